@@ -1,0 +1,81 @@
+// Streaming kernel sums: K(A, B) W, K(A, B) 1 and 1^T K(A, B) 1 without ever
+// storing K(A, B). Memory: O(tile + ~256 KiB packed block + W block), independent
+// of the number of rows of B.
+#pragma once
+
+#include <nystrom_kme/detail/tile_engine.hpp>
+
+namespace nystrom_kme {
+
+struct SumOptions {
+  int n_threads = 0;  ///< <= 0: all OpenMP threads; the result does not depend on it
+};
+
+namespace detail {
+template <class T>
+RowMatrixXd weighted_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const WeightsRef* W,
+                          Index k, const Kernel& kernel, const SumOptions& options) {
+  check_finite(A, "A");
+  check_finite(B, "B");
+  if (W) {
+    if (W->rows() != B.rows()) {
+      throw std::invalid_argument("weights have " + std::to_string(W->rows()) +
+                                  " rows but B has " + std::to_string(B.rows()));
+    }
+    check_finite_weights(*W);
+  }
+  TileEngine<T> engine(A, B, kernel);
+  RowMatrixXd out = RowMatrixXd::Zero(A.rows(), k);
+  engine.template run<Mode::sums>(W, out, options.n_threads);
+  return out;
+}
+}  // namespace detail
+
+/// S = K(A, B) W: S(i, c) = sum_j k(a_i, b_j) W(j, c).
+/// @param A  (p, d) points on the output side
+/// @param B  (q, d) points summed over, streamed block by block
+/// @param W  (q, k) weights, one weighting per column
+/// @return   (p, k) row-major, float64 (accumulated in float64 for float inputs)
+/// @throws std::invalid_argument on dimension mismatch or NaN/inf input
+template <class T>
+RowMatrixXd kernel_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
+                        const detail::WeightsRef& W, const Kernel& kernel,
+                        const SumOptions& options = {}) {
+  if (W.cols() < 1) throw std::invalid_argument("weights need at least one column");
+  return detail::weighted_sums<T>(A, B, &W, W.cols(), kernel, options);
+}
+
+/// s = K(A, B) 1: s_i = sum_j k(a_i, b_j), (p,) float64.
+template <class T>
+Eigen::VectorXd kernel_row_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
+                                const Kernel& kernel, const SumOptions& options = {}) {
+  return detail::weighted_sums<T>(A, B, nullptr, 1, kernel, options).col(0);
+}
+
+/// 1^T K(A, B) 1 = sum_ij k(a_i, b_j), by a compensated sum of the row sums.
+template <class T>
+double kernel_total_sum(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const Kernel& kernel,
+                        const SumOptions& options = {}) {
+  const Eigen::VectorXd rows = kernel_row_sums<T>(A, B, kernel, options);
+  double sum = 0.0, comp = 0.0;
+  for (Index i = 0; i < rows.size(); ++i) {
+    const double x = rows[i], total = sum + x;
+    comp += std::abs(sum) >= std::abs(x) ? (sum - total) + x : (x - total) + sum;
+    sum = total;
+  }
+  return sum + comp;
+}
+
+/// Dense K(A, B), (p, q) float64: for landmark matrices and tests, not for big data.
+template <class T>
+RowMatrixXd kernel_matrix(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const Kernel& kernel,
+                          const SumOptions& options = {}) {
+  detail::check_finite(A, "A");
+  detail::check_finite(B, "B");
+  detail::TileEngine<T> engine(A, B, kernel);
+  RowMatrixXd out(A.rows(), B.rows());
+  engine.template run<detail::Mode::matrix>(nullptr, out, options.n_threads);
+  return out;
+}
+
+}  // namespace nystrom_kme

@@ -1,0 +1,128 @@
+// Kernel functions on R^d: a validated description plus the vectorised map from
+// squared distances (radial kernels) or inner products (dot-product kernels) to
+// kernel values.
+#pragma once
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <nystrom_kme/detail/simd.hpp>
+#include <nystrom_kme/types.hpp>
+
+namespace nystrom_kme {
+
+enum class KernelKind {
+  gaussian,              ///< exp(-r^2 / (2 sigma^2))
+  laplacian,             ///< exp(-r / sigma), also Matern nu = 1/2
+  matern32,              ///< (1 + sqrt(3) r / sigma) exp(-sqrt(3) r / sigma)
+  matern52,              ///< (1 + sqrt(5) r / sigma + 5 r^2 / (3 sigma^2)) exp(-sqrt(5) r / sigma)
+  inverse_multiquadric,  ///< (1 + r^2 / sigma^2)^(-1/2)
+  linear,                ///< <x, y> / sigma^2
+  polynomial,            ///< (<x, y> / sigma^2 + offset)^degree
+};
+
+/// A kernel k(x, y) on R^d with bandwidth sigma > 0 (and, for the polynomial
+/// kernel, an offset c >= 0 and an integer degree p >= 1). Immutable once built.
+class Kernel {
+ public:
+  /// @throws std::invalid_argument for sigma <= 0 or non-finite, offset < 0, degree < 1.
+  Kernel(KernelKind kind, double bandwidth, double offset = 1.0, int degree = 2)
+      : kind_(kind), bandwidth_(bandwidth), offset_(offset), degree_(degree) {
+    if (!(bandwidth > 0.0) || !std::isfinite(bandwidth)) {
+      throw std::invalid_argument("bandwidth must be a finite number > 0, got " +
+                                  std::to_string(bandwidth));
+    }
+    if (kind == KernelKind::polynomial) {
+      if (!(offset >= 0.0) || !std::isfinite(offset)) {
+        throw std::invalid_argument("offset must be finite and >= 0, got " + std::to_string(offset));
+      }
+      if (degree < 1) {
+        throw std::invalid_argument("degree must be >= 1, got " + std::to_string(degree));
+      }
+    }
+  }
+
+  static Kernel gaussian(double bandwidth) { return {KernelKind::gaussian, bandwidth}; }
+  static Kernel laplacian(double bandwidth) { return {KernelKind::laplacian, bandwidth}; }
+
+  /// Names: gaussian, laplacian (= matern12), matern32, matern52,
+  /// inverse_multiquadric, linear, polynomial.
+  static Kernel from_name(const std::string& name, double bandwidth, double offset = 1.0,
+                          int degree = 2) {
+    if (name == "gaussian") return {KernelKind::gaussian, bandwidth};
+    if (name == "laplacian" || name == "matern12") return {KernelKind::laplacian, bandwidth};
+    if (name == "matern32") return {KernelKind::matern32, bandwidth};
+    if (name == "matern52") return {KernelKind::matern52, bandwidth};
+    if (name == "inverse_multiquadric") return {KernelKind::inverse_multiquadric, bandwidth};
+    if (name == "linear") return {KernelKind::linear, bandwidth};
+    if (name == "polynomial") return {KernelKind::polynomial, bandwidth, offset, degree};
+    throw std::invalid_argument("unknown kernel '" + name + "'");
+  }
+
+  KernelKind kind() const { return kind_; }
+  double bandwidth() const { return bandwidth_; }
+  double offset() const { return offset_; }
+  int degree() const { return degree_; }
+
+  /// Radial kernels depend on ||x - y|| only; the others on <x, y>.
+  bool is_radial() const { return kind_ != KernelKind::linear && kind_ != KernelKind::polynomial; }
+
+  /// Maps one vector of squared distances (radial) or inner products to kernel values.
+  template <class T>
+  detail::vec_t<T> apply(detail::vec_t<T> v) const {
+    using detail::splat;
+    const T inv_s = T(1.0 / bandwidth_);
+    const T inv_s2 = T(1.0 / (bandwidth_ * bandwidth_));
+    switch (kind_) {
+      case KernelKind::gaussian:
+        return detail::exp(v * T(-0.5 * inv_s2));
+      case KernelKind::laplacian:
+        return detail::exp(detail::sqrt<T>(v) * (-inv_s));
+      case KernelKind::matern32: {
+        const auto r = detail::sqrt<T>(v) * T(std::sqrt(3.0) / bandwidth_);
+        return (r + T(1)) * detail::exp(-r);
+      }
+      case KernelKind::matern52: {
+        const auto r = detail::sqrt<T>(v) * T(std::sqrt(5.0) / bandwidth_);
+        return (r * r * T(1.0 / 3.0) + r + T(1)) * detail::exp(-r);
+      }
+      case KernelKind::inverse_multiquadric:
+        return T(1) / detail::sqrt<T>(v * inv_s2 + T(1));
+      case KernelKind::linear:
+        return v * inv_s2;
+      case KernelKind::polynomial: {
+        const auto base = v * inv_s2 + T(offset_);
+        auto result = splat(T(1));
+        auto power = base;
+        for (int e = degree_; e > 0; e >>= 1) {  // exponentiation by squaring
+          if (e & 1) result *= power;
+          power *= power;
+        }
+        return result;
+      }
+    }
+    return v;  // unreachable
+  }
+
+  /// k(x, y) for two points of dimension d, computed directly in double
+  /// (a reference for tests and for the few values the fast path re-checks).
+  template <class T>
+  double operator()(const T* x, const T* y, Index d) const {
+    double acc = 0.0;
+    for (Index k = 0; k < d; ++k) {
+      const double a = x[k], b = y[k];
+      acc += is_radial() ? (a - b) * (a - b) : a * b;
+    }
+    auto v = apply<double>(detail::splat(acc));
+    return v[0];
+  }
+
+ private:
+  KernelKind kind_;
+  double bandwidth_;
+  double offset_;
+  int degree_;
+};
+
+}  // namespace nystrom_kme

@@ -1,0 +1,7 @@
+// Umbrella header of the nystrom_kme C++ core.
+#pragma once
+
+#include <nystrom_kme/kernel_sums.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/solve.hpp>
+#include <nystrom_kme/types.hpp>

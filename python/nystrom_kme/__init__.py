@@ -1,0 +1,61 @@
+"""Nyström kernel mean embeddings (Chatalic, Schreuder, Rudi, Rosasco, ICML 2022).
+
+Public API: kernels (:mod:`nystrom_kme.kernels`), the empirical and Nyström
+embeddings with RKHS inner products and distances, and the location of the C++
+headers and CMake package for native builds.
+"""
+
+from __future__ import annotations
+
+try:
+    from . import _core
+except ImportError as err:  # pragma: no cover - only without a build
+    if "_core" not in str(err):
+        raise
+    raise ImportError(
+        f"{err}\nnystrom_kme._core is missing: install the package with `pip install .` (see README)."
+    ) from err
+
+from .cmake import get_cmake_dir, get_include
+from .embedding import (
+    EmpiricalKME,
+    KernelMeanEmbedding,
+    NystromKME,
+    default_n_landmarks,
+    inner_product,
+    rkhs_distance,
+)
+from .kernels import (
+    Gaussian,
+    InverseMultiquadric,
+    Kernel,
+    Laplacian,
+    Linear,
+    Matern,
+    Polynomial,
+    get_kernel,
+    median_distance,
+)
+
+__version__: str = _core.__version__
+
+__all__ = [
+    "EmpiricalKME",
+    "Gaussian",
+    "InverseMultiquadric",
+    "Kernel",
+    "KernelMeanEmbedding",
+    "Laplacian",
+    "Linear",
+    "Matern",
+    "NystromKME",
+    "Polynomial",
+    "__version__",
+    "default_n_landmarks",
+    "get_cmake_dir",
+    "get_include",
+    "get_kernel",
+    "inner_product",
+    "median_distance",
+    "rkhs_distance",
+]

@@ -1,0 +1,229 @@
+"""Kernel objects: a name, a bandwidth (a number or ``"median"``) and parameters.
+
+Every kernel here is evaluated by the compiled core; these classes only validate
+parameters, resolve the median heuristic and hand a description to the core.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Union
+
+import numpy as np
+
+from . import _core
+from ._validation import (
+    as_data_matrix,
+    check_positive_int,
+    check_random_state,
+    common_dtype,
+    n_threads_arg,
+)
+
+Bandwidth = Union[float, str]
+
+#: Number of points the median heuristic looks at, as in the paper's experiments.
+MEDIAN_SUBSET = 1000
+
+
+def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = None) -> float:
+    """Median Euclidean distance between distinct pairs of a random subset of rows.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    subset : int, default=1000
+        Rows drawn (without replacement) when ``n_samples`` is larger.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    float
+        The median of the ``k (k - 1) / 2`` pairwise distances, in the units of X.
+    """
+    X = as_data_matrix(X, "X", min_rows=2)
+    subset = check_positive_int(subset, "subset")
+    rng = check_random_state(random_state)
+    if X.shape[0] > subset:
+        X = X[rng.choice(X.shape[0], size=subset, replace=False)]
+    Z = np.asarray(X, dtype=np.float64)
+    sq = (Z * Z).sum(axis=1)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
+    iu = np.triu_indices(Z.shape[0], k=1)
+    median = float(np.sqrt(max(float(np.median(d2[iu])), 0.0)))
+    if not median > 0.0:
+        raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
+                         "give the kernel a numeric bandwidth")
+    return median
+
+
+class Kernel:
+    """Base class of kernels k(x, y) on R^d.
+
+    Parameters
+    ----------
+    bandwidth : float > 0 or "median", default="median"
+        Length scale sigma, in the units of the data. ``"median"`` is resolved at
+        fit time to the median pairwise distance of up to 1000 random data points.
+    """
+
+    name = ""
+    radial = True
+
+    def __init__(self, bandwidth: Bandwidth = "median") -> None:
+        if isinstance(bandwidth, str):
+            if bandwidth != "median":
+                raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
+        elif isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating, np.integer)):
+            raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
+        elif not (math.isfinite(bandwidth) and bandwidth > 0):
+            raise ValueError(f"bandwidth must be a finite number > 0, got {bandwidth!r}")
+        self.bandwidth: Bandwidth = bandwidth if isinstance(bandwidth, str) else float(bandwidth)
+
+    # Extra constructor arguments, for repr, equality and copies.
+    def _params(self) -> dict[str, Any]:
+        return {}
+
+    def _with_bandwidth(self, bandwidth: float) -> Kernel:
+        return type(self)(bandwidth=bandwidth, **self._params())
+
+    @property
+    def is_resolved(self) -> bool:
+        """True once the bandwidth is a number."""
+        return not isinstance(self.bandwidth, str)
+
+    def resolve(self, X: Any, random_state: Any = None) -> Kernel:
+        """This kernel with a numeric bandwidth (the median heuristic applied to X)."""
+        if self.is_resolved:
+            return self
+        return self._with_bandwidth(median_distance(X, random_state=random_state))
+
+    def to_core(self) -> _core.Kernel:
+        """The compiled core's description of this kernel."""
+        if not self.is_resolved:
+            raise ValueError("bandwidth='median' must be resolved on data first (kernel.resolve(X))")
+        return _core.Kernel(self.name, float(self.bandwidth), **self._core_params())
+
+    def _core_params(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def sup_norm(self) -> float:
+        """K = sup_x sqrt(k(x, x)): 1 for the radial kernels, inf (unbounded) otherwise."""
+        return 1.0 if self.radial else math.inf
+
+    def __call__(self, X: Any, Y: Any = None, *, n_threads: int | None = None) -> np.ndarray:
+        """Dense kernel matrix K(X, Y) of shape (n_x, n_y), float64. For small inputs only."""
+        X = as_data_matrix(X, "X")
+        Y = X if Y is None else as_data_matrix(Y, "Y")
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
+        X, Y = common_dtype(X, Y)
+        return _core.kernel_matrix(X, Y, self.to_core(), n_threads_arg(n_threads))
+
+    def __repr__(self) -> str:
+        params = {"bandwidth": self.bandwidth, **self._params()}
+        inner = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        return f"{type(self).__name__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(self) is type(other)
+            and self.bandwidth == other.bandwidth  # type: ignore[attr-defined]
+            and self._params() == other._params()  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.bandwidth, tuple(sorted(self._params().items()))))
+
+
+class Gaussian(Kernel):
+    """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2))."""
+
+    name = "gaussian"
+
+
+class Laplacian(Kernel):
+    """Laplacian kernel exp(-||x - y|| / sigma) (Matern with nu = 1/2)."""
+
+    name = "laplacian"
+
+
+class Matern(Kernel):
+    """Matern kernel with smoothness nu in {0.5, 1.5, 2.5}, with r = ||x - y||.
+
+    nu = 0.5: exp(-r / sigma); nu = 1.5: (1 + sqrt(3) r / sigma) exp(-sqrt(3) r / sigma);
+    nu = 2.5: (1 + sqrt(5) r / sigma + 5 r^2 / (3 sigma^2)) exp(-sqrt(5) r / sigma).
+    """
+
+    _names = {0.5: "laplacian", 1.5: "matern32", 2.5: "matern52"}
+
+    def __init__(self, bandwidth: Bandwidth = "median", nu: float = 1.5) -> None:
+        super().__init__(bandwidth)
+        if nu not in self._names:
+            raise ValueError(f"nu must be one of 0.5, 1.5, 2.5, got {nu!r}")
+        self.nu = float(nu)
+        self.name = self._names[self.nu]
+
+    def _params(self) -> dict[str, Any]:
+        return {"nu": self.nu}
+
+
+class InverseMultiquadric(Kernel):
+    """Inverse multiquadric kernel (1 + ||x - y||^2 / sigma^2)^(-1/2)."""
+
+    name = "inverse_multiquadric"
+
+
+class Linear(Kernel):
+    """Linear kernel <x, y> / sigma^2 (not bounded: the paper's bounds do not apply)."""
+
+    name = "linear"
+    radial = False
+
+    def __init__(self, bandwidth: Bandwidth = 1.0) -> None:
+        super().__init__(bandwidth)
+
+
+class Polynomial(Kernel):
+    """Polynomial kernel (<x, y> / sigma^2 + offset)^degree, degree >= 1, offset >= 0."""
+
+    name = "polynomial"
+    radial = False
+
+    def __init__(self, bandwidth: Bandwidth = 1.0, degree: int = 2, offset: float = 1.0) -> None:
+        super().__init__(bandwidth)
+        self.degree = check_positive_int(degree, "degree")
+        if not (isinstance(offset, (int, float, np.floating, np.integer)) and math.isfinite(offset)
+                and offset >= 0):
+            raise ValueError(f"offset must be a finite number >= 0, got {offset!r}")
+        self.offset = float(offset)
+
+    def _params(self) -> dict[str, Any]:
+        return {"degree": self.degree, "offset": self.offset}
+
+    def _core_params(self) -> dict[str, Any]:
+        return {"offset": self.offset, "degree": self.degree}
+
+
+_BY_NAME = {
+    "gaussian": Gaussian,
+    "rbf": Gaussian,
+    "laplacian": Laplacian,
+    "matern12": lambda: Matern(nu=0.5),
+    "matern32": lambda: Matern(nu=1.5),
+    "matern52": lambda: Matern(nu=2.5),
+    "inverse_multiquadric": InverseMultiquadric,
+    "imq": InverseMultiquadric,
+    "linear": Linear,
+    "polynomial": Polynomial,
+}
+
+
+def get_kernel(kernel: Kernel | str) -> Kernel:
+    """A Kernel instance from an instance or a name (radial kernels default to 'median')."""
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str) and kernel in _BY_NAME:
+        return _BY_NAME[kernel]()
+    raise ValueError(f"kernel must be a Kernel or one of {sorted(_BY_NAME)}, got {kernel!r}")
