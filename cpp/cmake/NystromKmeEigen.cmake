@@ -1,17 +1,22 @@
 # Find Eigen 3.4: a system or CMAKE_PREFIX_PATH install first, then the prefix of
-# the cmeel-eigen wheel (PyPI build requirement), printed by `python -m cmeel cmake`.
+# the cmeel-eigen wheel (`python -m cmeel cmake`), for builds and for native
+# consumers of a pip-installed nystrom_kme (whose site-packages may hold it).
 find_package(Eigen3 3.4 QUIET NO_MODULE)
 if(NOT Eigen3_FOUND)
-  find_package(Python COMPONENTS Interpreter QUIET)
-  if(Python_Interpreter_FOUND)
-    execute_process(
-      COMMAND "${Python_EXECUTABLE}" -m cmeel cmake
-      OUTPUT_VARIABLE NYSTROM_KME_CMEEL_PREFIX
-      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-    if(NYSTROM_KME_CMEEL_PREFIX)
-      list(APPEND CMAKE_PREFIX_PATH "${NYSTROM_KME_CMEEL_PREFIX}")
-    endif()
+  set(_nystrom_kme_eigen_hints
+      # site-packages/nystrom_kme/share/cmake/nystrom_kme -> site-packages/cmeel.prefix
+      "${CMAKE_CURRENT_LIST_DIR}/../../../../cmeel.prefix")
+  if(DEFINED Python_EXECUTABLE)
+    set(_nystrom_kme_python "${Python_EXECUTABLE}")
+  else()
+    find_program(_nystrom_kme_python NAMES python3 python)
   endif()
-  find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+  if(_nystrom_kme_python)
+    execute_process(
+      COMMAND "${_nystrom_kme_python}" -m cmeel cmake
+      OUTPUT_VARIABLE _nystrom_kme_cmeel_prefix
+      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    list(APPEND _nystrom_kme_eigen_hints "${_nystrom_kme_cmeel_prefix}")
+  endif()
+  find_package(Eigen3 3.4 REQUIRED NO_MODULE HINTS ${_nystrom_kme_eigen_hints})
 endif()
-message(STATUS "nystrom_kme: Eigen ${Eigen3_VERSION} from ${Eigen3_DIR}")

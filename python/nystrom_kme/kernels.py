@@ -47,10 +47,9 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
     if X.shape[0] > subset:
         X = X[rng.choice(X.shape[0], size=subset, replace=False)]
     Z = np.asarray(X, dtype=np.float64)
-    sq = (Z * Z).sum(axis=1)
-    d2 = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
-    iu = np.triu_indices(Z.shape[0], k=1)
-    median = float(np.sqrt(max(float(np.median(d2[iu])), 0.0)))
+    # Direct differences, row by row: exact (no cancellation) and O(k d) memory.
+    d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
+    median = float(np.median(np.sqrt(d2)))
     if not median > 0.0:
         raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
                          "give the kernel a numeric bandwidth")

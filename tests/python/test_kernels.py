@@ -1,0 +1,131 @@
+"""Kernel objects and the core's kernel evaluations against dense numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import dense_kernel
+from scipy.spatial.distance import pdist
+
+import nystrom_kme as nk
+from nystrom_kme import _core
+
+KERNELS = [
+    ("gaussian", nk.Gaussian(1.7)),
+    ("laplacian", nk.Laplacian(1.7)),
+    ("matern12", nk.Matern(1.7, nu=0.5)),
+    ("matern32", nk.Matern(1.7, nu=1.5)),
+    ("matern52", nk.Matern(1.7, nu=2.5)),
+    ("inverse_multiquadric", nk.InverseMultiquadric(1.7)),
+    ("linear", nk.Linear(1.7)),
+    ("polynomial", nk.Polynomial(1.7, degree=3, offset=0.5)),
+]
+
+
+@pytest.mark.parametrize(("name", "kernel"), KERNELS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d", [1, 4, 37])
+def test_kernel_matrix_and_row_sums_match_dense(rng, name, kernel, dtype, d):
+    X = rng.normal(size=(301, d)).astype(dtype)
+    L = np.concatenate([X[:5], rng.normal(size=(6, d)).astype(dtype)])  # duplicates of data rows
+    extra = {"degree": 3, "offset": 0.5} if name == "polynomial" else {}
+    ref = dense_kernel(name, L.astype(np.float64), X.astype(np.float64), 1.7, **extra)
+    rtol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(kernel(L, X), ref, rtol=rtol, atol=rtol * np.abs(ref).max())
+    sums = _core.kernel_row_sums(L, X, kernel.to_core(), 0)
+    np.testing.assert_allclose(sums, ref.sum(axis=1), rtol=rtol)
+
+
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 1237, 4099])
+@pytest.mark.parametrize("m", [1, 3, 17])
+def test_row_sums_any_block_remainder(rng, n, m):
+    X = rng.normal(size=(n, 3))
+    L = rng.normal(size=(m, 3))
+    ref = dense_kernel("gaussian", L, X, 0.9).sum(axis=1)
+    got = _core.kernel_row_sums(L, X, _core.Kernel("gaussian", 0.9), 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-13)
+
+
+def test_weighted_multi_column_sums(rng):
+    X = rng.normal(size=(3001, 5))
+    L = rng.normal(size=(40, 5))
+    W = rng.normal(size=(3001, 7))
+    ref = dense_kernel("matern32", L, X, 2.0) @ W
+    got = _core.kernel_sums(L, X, W, _core.Kernel("matern32", 2.0), 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-11, atol=1e-11 * np.abs(ref).max())
+    total = _core.kernel_total_sum(L, X, _core.Kernel("matern32", 2.0), 0)
+    assert total == pytest.approx(dense_kernel("matern32", L, X, 2.0).sum(), rel=1e-13)
+
+
+def test_row_sums_thread_count_invariant_bitwise(rng):
+    X = rng.normal(size=(30_001, 10))
+    L = X[:257]
+    k = _core.Kernel("gaussian", 3.0)
+    one = _core.kernel_row_sums(L, X, k, 1)
+    two = _core.kernel_row_sums(L, X, k, 2)
+    three = _core.kernel_row_sums(L, X, k, 3)
+    assert one.tobytes() == two.tobytes() == three.tobytes()
+
+
+def test_median_distance_matches_scipy(rng):
+    X = rng.normal(size=(700, 4))
+    assert nk.median_distance(X) == pytest.approx(np.median(pdist(X)), rel=1e-12)
+    Y = rng.normal(size=(5000, 4))
+    med = nk.median_distance(Y, random_state=0)  # subset of 1000 rows
+    assert med == pytest.approx(np.median(pdist(Y[:2000])), rel=0.05)
+
+
+def test_median_resolution_and_repr(rng):
+    X = rng.normal(size=(200, 3))
+    k = nk.Gaussian()
+    assert not k.is_resolved
+    r = k.resolve(X)
+    assert r.is_resolved and r.bandwidth == pytest.approx(np.median(pdist(X)))
+    assert repr(nk.Polynomial(2.0, degree=3)) == "Polynomial(bandwidth=2.0, degree=3, offset=1.0)"
+    assert nk.Gaussian(2.0) == nk.Gaussian(2.0) != nk.Laplacian(2.0)
+    assert nk.get_kernel("matern52") == nk.Matern(nu=2.5)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), "mean", None, True])
+def test_bad_bandwidth_is_named(bad):
+    with pytest.raises(ValueError, match="bandwidth"):
+        nk.Gaussian(bad)
+
+
+def test_core_rejects_bad_bandwidth_and_parameters():
+    with pytest.raises(ValueError, match="bandwidth"):
+        _core.Kernel("gaussian", 0.0)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        _core.Kernel("cosine", 1.0)
+    with pytest.raises(ValueError, match="degree"):
+        nk.Polynomial(1.0, degree=0)
+    with pytest.raises(ValueError, match="offset"):
+        nk.Polynomial(1.0, offset=-1.0)
+    with pytest.raises(ValueError, match="nu"):
+        nk.Matern(1.0, nu=1.0)
+    with pytest.raises(ValueError, match="kernel"):
+        nk.get_kernel("cosine")
+
+
+def test_core_checks_its_preconditions():
+    k = _core.Kernel("gaussian", 1.0)
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        _core.kernel_row_sums(np.ones((2, 3)), np.ones((4, 2)), k, 0)
+    bad = np.ones((4, 3))
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _core.kernel_row_sums(np.ones((2, 3)), bad, k, 0)
+    with pytest.raises(ValueError, match="rows"):
+        _core.kernel_sums(np.ones((2, 3)), np.ones((4, 3)), np.ones((5, 1)), k, 0)
+    with pytest.raises(TypeError):  # no silent conversion at the boundary
+        _core.kernel_row_sums(np.ones((2, 3), dtype=np.int64), np.ones((4, 3)), k, 0)
+
+
+def test_kernel_call_validates_inputs(rng):
+    k = nk.Gaussian(1.0)
+    with pytest.raises(ValueError, match="X"):
+        k(np.ones(3))
+    with pytest.raises(ValueError, match="features"):
+        k(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="resolved"):
+        nk.Gaussian()(np.ones((2, 3)))
