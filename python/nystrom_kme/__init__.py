@@ -36,6 +36,9 @@ from .kernels import (
     get_kernel,
     median_distance,
 )
+from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
+from .quadrature import QuadratureRule
+from .two_sample import TwoSampleResult, two_sample_test
 
 __version__: str = _core.__version__
 
@@ -49,6 +52,8 @@ __all__ = [
     "Linear",
     "Matern",
     "NystromKME",
+    "QuadratureRule",
+    "TwoSampleResult",
     "Polynomial",
     "__version__",
     "default_n_landmarks",
@@ -57,5 +62,10 @@ __all__ = [
     "get_kernel",
     "inner_product",
     "median_distance",
+    "mmd",
+    "mmd2",
+    "mmd2_exact",
+    "mmd2_linear",
     "rkhs_distance",
+    "two_sample_test",
 ]

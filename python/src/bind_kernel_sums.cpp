@@ -49,6 +49,16 @@ void define_for(py::module_& m) {
       "A"_a.noconvert(), "B"_a.noconvert(), "kernel"_a, "n_threads"_a = 0,
       "1^T K(A, B) 1 (compensated) without storing K.");
   m.def(
+      "paired_kernel",
+      [](const CArray<T>& A, const CArray<T>& B, const nystrom_kme::Kernel& kernel) {
+        const auto a = as_matrix(A, "A");
+        const auto b = as_matrix(B, "B");
+        py::gil_scoped_release nogil;
+        return nystrom_kme::paired_kernel<T>(a, b, kernel);
+      },
+      "A"_a.noconvert(), "B"_a.noconvert(), "kernel"_a,
+      "k(a_i, b_i) for aligned rows: (p, d), (p, d) -> (p,) float64.");
+  m.def(
       "kernel_matrix",
       [](const CArray<T>& A, const CArray<T>& B, const nystrom_kme::Kernel& kernel, int n_threads) {
         const auto a = as_matrix(A, "A");

@@ -1,0 +1,105 @@
+"""MMD estimators against dense numpy formulas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import dense_kernel
+
+import nystrom_kme as nk
+
+
+def dense_mmd2(X, Y, sigma, unbiased=False, wx=None, wy=None):
+    Kxx = dense_kernel("gaussian", X, X, sigma)
+    Kyy = dense_kernel("gaussian", Y, Y, sigma)
+    Kxy = dense_kernel("gaussian", X, Y, sigma)
+    wx = np.full(len(X), 1 / len(X)) if wx is None else wx / wx.sum()
+    wy = np.full(len(Y), 1 / len(Y)) if wy is None else wy / wy.sum()
+    if not unbiased:
+        return wx @ Kxx @ wx + wy @ Kyy @ wy - 2 * wx @ Kxy @ wy
+    def within(K, w):
+        off = w @ K @ w - (w * w) @ np.diag(K)
+        return off / (1 - w @ w)
+    return within(Kxx, wx) + within(Kyy, wy) - 2 * wx @ Kxy @ wy
+
+
+@pytest.fixture
+def samples(rng):
+    X = rng.normal(size=(700, 3))
+    Y = rng.normal(size=(450, 3)) + np.array([0.4, 0.0, 0.0])
+    return X, Y
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_exact_mmd_matches_dense(samples, unbiased):
+    X, Y = samples
+    k = nk.Gaussian(1.1)
+    got = nk.mmd2_exact(X, Y, kernel=k, unbiased=unbiased)
+    assert got == pytest.approx(dense_mmd2(X, Y, 1.1, unbiased), rel=1e-10)
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_weighted_exact_mmd_matches_dense(samples, rng, unbiased):
+    X, Y = samples
+    wx, wy = rng.uniform(0.1, 1, len(X)), rng.uniform(0.1, 1, len(Y))
+    got = nk.mmd2_exact(X, Y, kernel=nk.Gaussian(0.8), unbiased=unbiased, weights_x=wx, weights_y=wy)
+    assert got == pytest.approx(dense_mmd2(X, Y, 0.8, unbiased, wx, wy), rel=1e-10)
+    # integer weights are the same as repeating points (V-statistic)
+    counts = rng.integers(1, 4, len(X))
+    rep = nk.mmd2_exact(np.repeat(X, counts, axis=0), Y, kernel=nk.Gaussian(0.8))
+    assert nk.mmd2_exact(X, Y, kernel=nk.Gaussian(0.8), weights_x=counts) == pytest.approx(rep, rel=1e-10)
+
+
+def test_unbiased_estimate_is_unbiased_under_h0(rng):
+    # E[U-statistic] = 0 when P = Q: the mean over many draws is within 4 standard errors
+    vals = [nk.mmd2_exact(rng.normal(size=(30, 2)), rng.normal(size=(30, 2)), kernel=nk.Gaussian(1.0),
+                          unbiased=True) for _ in range(300)]
+    assert abs(np.mean(vals)) < 4 * np.std(vals) / math.sqrt(len(vals))
+
+
+def test_linear_time_estimator(samples):
+    X, Y = samples
+    n = min(len(X), len(Y)) // 2
+    K = lambda a, b: np.exp(-((a - b) ** 2).sum(1) / (2 * 1.1**2))  # noqa: E731
+    x0, x1, y0, y1 = X[0:2 * n:2], X[1:2 * n:2], Y[0:2 * n:2], Y[1:2 * n:2]
+    ref = np.mean(K(x0, x1) + K(y0, y1) - K(x0, y1) - K(x1, y0))
+    assert nk.mmd2_linear(X, Y, kernel=nk.Gaussian(1.1)) == pytest.approx(ref, rel=1e-12)
+
+
+def test_nystrom_mmd_between_embeddings_matches_dense(samples):
+    X, Y = samples
+    k = nk.Gaussian(1.1)
+    ex = nk.NystromKME(k, n_landmarks=60, random_state=0).fit(X)
+    ey = nk.NystromKME(k, n_landmarks=35, random_state=1).fit(Y)  # m1 != m2
+    La, a, Lb, b = ex.landmarks_, ex.weights_, ey.landmarks_, ey.weights_
+    ref = (a @ dense_kernel("gaussian", La, La, 1.1) @ a + b @ dense_kernel("gaussian", Lb, Lb, 1.1) @ b
+           - 2 * a @ dense_kernel("gaussian", La, Lb, 1.1) @ b)
+    assert nk.mmd2(ex, ey) == pytest.approx(ref, rel=1e-9)
+    assert nk.mmd(ex, ey) == pytest.approx(math.sqrt(ref), rel=1e-9)
+    # on raw arrays, with enough landmarks, the Nystrom MMD approaches the exact one
+    exact = math.sqrt(nk.mmd2_exact(X, Y, kernel=k))
+    assert nk.mmd(X, Y, kernel=k, n_landmarks=400, random_state=0) == pytest.approx(exact, rel=0.05)
+
+
+def test_median_bandwidth_is_pooled(samples):
+    X, Y = samples[0][:500], samples[1][:400]  # 900 pooled points: no 1000-point subset drawn
+    pooled = nk.median_distance(np.concatenate([X, Y]))
+    assert nk.mmd2_exact(X, Y) == pytest.approx(dense_mmd2(X, Y, pooled), rel=1e-10)
+
+
+def test_mmd_bad_input(samples):
+    X, Y = samples
+    with pytest.raises(ValueError, match="features"):
+        nk.mmd2_exact(X, Y[:, :2])
+    with pytest.raises(ValueError, match="weights_x"):
+        nk.mmd2_exact(X, Y, weights_x=np.ones(3))
+    with pytest.raises(ValueError, match="at least 2 points"):
+        nk.mmd2_exact(X[:1], Y, unbiased=True)
+    with pytest.raises(ValueError, match="at least 2 points"):
+        nk.mmd2_linear(X[:1], Y)
+    with pytest.raises(ValueError, match="both"):
+        nk.mmd(nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X), Y)
+    with pytest.raises(ValueError, match="NaN"):
+        nk.mmd2_exact(np.full((3, 3), np.nan), Y)
