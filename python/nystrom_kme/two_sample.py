@@ -63,23 +63,24 @@ def _progress(total: int, enabled: bool | None, desc: str):  # pragma: no cover 
 
 
 def _label_bits(n1: int, n: int, n_permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Row 0: the observed split (first n1 rows are X); rows 1..B: random permutations.
-
-    Packed one bit per pooled point: (B + 1) * n / 8 bytes.
+    """Labels of the observed split (column 0: the first n1 rows are X) and of
+    n_permutations random permutations (columns 1..B), one bit per point and
+    permutation: an (n, ceil((B + 1) / 8)) uint8 array, row i packing point i.
     """
-    labels = np.zeros(n, dtype=bool)
-    labels[:n1] = True
-    rows = [np.packbits(labels)]
-    for _ in range(n_permutations):
-        rows.append(np.packbits(labels[rng.permutation(n)]))
-    return np.stack(rows)
+    observed = np.zeros(n, dtype=bool)
+    observed[:n1] = True
+    packed = np.empty((n, (n_permutations + 8) // 8), dtype=np.uint8)
+    for byte in range(packed.shape[1]):  # eight label columns per byte: O(8 n) scratch
+        cols = range(8 * byte, min(8 * byte + 8, n_permutations + 1))
+        group = np.stack([observed if c == 0 else observed[rng.permutation(n)] for c in cols], axis=1)
+        packed[:, byte] = np.packbits(group, axis=1)[:, 0]
+    return packed
 
 
-def _weights_for(bits: np.ndarray, start: int, stop: int, n1: int, n2: int) -> np.ndarray:
+def _weights_for(bits: np.ndarray, start: int, stop: int, n1: int, n2: int, n_columns: int) -> np.ndarray:
     """(stop - start, B + 1) label weights +1/n1 (X) / -1/n2 (Y) for rows start:stop."""
-    b0, b1 = start // 8, (stop + 7) // 8
-    chunk = np.unpackbits(bits[:, b0:b1], axis=1)[:, start - 8 * b0: stop - 8 * b0]
-    return np.ascontiguousarray(np.where(chunk.T, 1.0 / n1, -1.0 / n2))
+    labels = np.unpackbits(bits[start:stop], axis=1, count=n_columns)
+    return labels * (1.0 / n1 + 1.0 / n2) - 1.0 / n2
 
 
 def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
@@ -141,7 +142,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
     bits = _label_bits(n1, n, B, rng)
 
     if method == "exact":
-        W = _weights_for(bits, 0, n, n1, n2)
+        W = _weights_for(bits, 0, n, n1, n2, B + 1)
         S = _core.kernel_sums(Z, Z, W, core, nt)
         stats = np.einsum("ib,ib->b", W, S)
         m = None
@@ -151,7 +152,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
         bar = _progress(n, progress, "Nystrom permutation test")
         for start in range(0, n, CHUNK_ROWS):
             stop = min(n, start + CHUNK_ROWS)
-            S += _core.kernel_sums(L, Z[start:stop], _weights_for(bits, start, stop, n1, n2), core, nt)
+            S += _core.kernel_sums(L, Z[start:stop], _weights_for(bits, start, stop, n1, n2, B + 1), core, nt)
             if bar is not None:
                 bar.update(stop - start)
         if bar is not None:

@@ -35,6 +35,18 @@ constexpr double kCancellation = 1e-6;
 
 using WeightsRef = Eigen::Ref<const RowMatrixXd, 0, Eigen::OuterStride<>>;
 
+constexpr Index kWeightPanel = 16;  // weight columns per register panel (k > 1)
+
+// Packed weights: one plain column for k = 1; for k > 1 panels of kWeightPanel
+// columns, each R x kWeightPanel contiguous and zero-padded past column k.
+inline Index weight_stride(Index k) {
+  return k <= 1 ? 1 : ((k + kWeightPanel - 1) / kWeightPanel) * kWeightPanel;
+}
+inline Index weight_index(Index row, Index col, Index k, Index R) {
+  if (k <= 1) return row;
+  return ((col / kWeightPanel) * R + row) * kWeightPanel + col % kWeightPanel;
+}
+
 inline Index superblock_rows(Index d, Index elem_bytes) {
   Index r = kPackBytes / (d * elem_bytes);
   r = std::max<Index>(kChunk, (r / kChunk) * kChunk);
@@ -225,7 +237,7 @@ class TileEngine {
     // Shared packed superblock of B: transposed (d x R), centred, plus norms and weights.
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
     std::vector<T> bnorm(static_cast<std::size_t>(R));
-    std::vector<double> wpack(static_cast<std::size_t>(R * std::max<Index>(k, 1)));
+    std::vector<double> wpack(static_cast<std::size_t>(R * weight_stride(k)));
     RowMatrixXd comp;  // Neumaier compensation of the sums
     if (mode == Mode::sums) comp = RowMatrixXd::Zero(p, k);
 
@@ -252,13 +264,13 @@ class TileEngine {
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
 #endif
-        for (Index c = 0; c < n_chunks; ++c) pack_chunk(W, k, q0, qn, c, bt, bnorm, wpack);
+        for (Index c = 0; c < n_chunks; ++c) pack_chunk(W, k, q0, qn, c, R, bt, bnorm, wpack);
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
         for (Index t = 0; t < n_tiles; ++t) {
           errors.run([&] {
-            run_tile<mode>(t, q0, qn, n_chunks, k, bt, bnorm, wpack, s, out, comp);
+            run_tile<mode>(t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp);
           });
         }
       }
@@ -273,7 +285,7 @@ class TileEngine {
     std::vector<double> block_f64, partial;
   };
 
-  void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c,
+  void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
                   std::vector<T>& bt, std::vector<T>& bnorm, std::vector<double>& wpack) const {
     const Index begin = c * kChunk, end = begin + kChunk;
     for (Index i = begin; i < end; ++i) {
@@ -287,7 +299,7 @@ class TileEngine {
       bnorm[std::size_t(i)] = T(norm);
       if (k == 0) continue;
       for (Index col = 0; col < k; ++col)
-        wpack[std::size_t(i * k + col)] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
+        wpack[std::size_t(weight_index(i, col, k, R))] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
     }
   }
 
@@ -359,7 +371,7 @@ class TileEngine {
   }
 
   template <Mode mode>
-  void run_tile(Index t, Index q0, Index qn, Index n_chunks, Index k,
+  void run_tile(Index t, Index q0, Index qn, Index n_chunks, Index R, Index k,
                 const std::vector<T>& bt, const std::vector<T>& bnorm,
                 const std::vector<double>& wpack, Scratch& s, RowMatrixXd& out,
                 RowMatrixXd& comp) const {
@@ -391,7 +403,7 @@ class TileEngine {
           for (Index i = 0; i < cols; ++i)
             out(r0 + r, q0 + c0 + i) = double(s.block[std::size_t(r * kChunk + i)]);
       } else {
-        reduce_block(s, rows, wpack.data() + c0 * k, k);
+        reduce_block(s, rows, groups, wpack.data(), c0, R, k);
       }
     }
     if constexpr (mode == Mode::sums) {
@@ -409,10 +421,12 @@ class TileEngine {
   }
 
   // partial (rows x k) += block (rows x kChunk) * w (kChunk x k); padded w rows are 0.
-  void reduce_block(Scratch& s, Index rows, const double* w, Index k) const {
+  void reduce_block(Scratch& s, Index rows, Index groups, const double* wpack, Index c0, Index R,
+                    Index k) const {
     using VD = Vec<double>::type;
     constexpr int LD = Vec<double>::lanes;
     if (k == 1) {
+      const double* w = wpack + c0;
       for (Index r = 0; r < rows; ++r) {
         const T* row = s.block.data() + r * kChunk;
         VD acc[4] = {};
@@ -433,10 +447,29 @@ class TileEngine {
       for (std::size_t i = 0; i < s.block.size(); ++i) s.block_f64[i] = double(s.block[i]);
       block = s.block_f64.data();
     }
-    Eigen::Map<const RowMatrixXd> kv(block, rows, kChunk);
-    Eigen::Map<const RowMatrixXd> wm(w, kChunk, k);
-    Eigen::Map<RowMatrixXd> partial(s.partial.data(), rows, k);
-    partial.noalias() += kv * wm;
+    // Register-tiled GEMM against weight panels of kWeightPanel columns: no packing
+    // per call (a library GEMM would repack the weight block for every tile).
+    for (Index panel = 0; panel * kWeightPanel < k; ++panel) {
+      const double* wp = wpack + (panel * R + c0) * kWeightPanel;
+      const Index cols = std::min(kWeightPanel, k - panel * kWeightPanel);
+      for (Index g = 0; g < groups; ++g) {
+        VD acc[kGroupRows][2] = {};
+        const double* b = block + g * kGroupRows * kChunk;
+        for (Index i = 0; i < kChunk; ++i) {
+          const VD w0 = load(wp + i * kWeightPanel);
+          const VD w1 = load(wp + i * kWeightPanel + LD);
+          for (int r = 0; r < kGroupRows; ++r) {
+            const double v = b[r * kChunk + i];
+            acc[r][0] += w0 * v;
+            acc[r][1] += w1 * v;
+          }
+        }
+        for (int r = 0; r < kGroupRows && g * kGroupRows + r < rows; ++r) {
+          double* out = s.partial.data() + (g * kGroupRows + r) * k + panel * kWeightPanel;
+          for (Index c = 0; c < cols; ++c) out[c] += acc[r][c / LD][c % LD];
+        }
+      }
+    }
   }
 
   const ConstRowRef<T>& A_;
