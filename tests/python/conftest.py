@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import os
+
+# Small dense factorizations (eigh of a few hundred points) are 10-25x slower
+# with a multi-threaded BLAS on a loaded 2-core machine; the core has its own threads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 
 def dense_kernel(name: str, X: np.ndarray, Y: np.ndarray, sigma: float, *, degree: int = 2,
