@@ -77,7 +77,9 @@ inline void panel_products(const T* a, const T* panel, Index d,
                            typename Vec<T>::type (&acc)[kGroupRows][2]) {
   using V = vec_t<T>;
   constexpr int L = Vec<T>::lanes;
-  for (int r = 0; r < kGroupRows; ++r) acc[r][0] = acc[r][1] = V{};
+  // Local accumulators: the compiler cannot keep `acc` itself in registers (it
+  // might alias a or panel) and would store all eight vectors every iteration.
+  V sum[kGroupRows][2] = {};
   for (Index k = 0; k < d; ++k) {
     const V b0 = load(panel + k * 2 * L);
     const V b1 = load(panel + k * 2 * L + L);
@@ -85,13 +87,17 @@ inline void panel_products(const T* a, const T* panel, Index d,
       const T ar = a[r * d + k];
       if constexpr (Direct) {
         const V e0 = b0 - ar, e1 = b1 - ar;
-        acc[r][0] += e0 * e0;
-        acc[r][1] += e1 * e1;
+        sum[r][0] += e0 * e0;
+        sum[r][1] += e1 * e1;
       } else {
-        acc[r][0] += b0 * ar;
-        acc[r][1] += b1 * ar;
+        sum[r][0] += b0 * ar;
+        sum[r][1] += b1 * ar;
       }
     }
+  }
+  for (int r = 0; r < kGroupRows; ++r) {
+    acc[r][0] = sum[r][0];
+    acc[r][1] = sum[r][1];
   }
 }
 
