@@ -8,12 +8,16 @@ if(NOT Eigen3_FOUND)
       "${CMAKE_CURRENT_LIST_DIR}/../../../../cmeel.prefix")
   if(DEFINED Python_EXECUTABLE)
     set(_nystrom_kme_python "${Python_EXECUTABLE}")
+  elseif(DEFINED ENV{VIRTUAL_ENV})
+    set(_nystrom_kme_python "$ENV{VIRTUAL_ENV}/bin/python")
   else()
-    find_program(_nystrom_kme_python NAMES python3 python)
+    # Through env: CMake itself would resolve a venv's python3 symlink to the
+    # base interpreter, which does not see the venv's packages.
+    set(_nystrom_kme_python env python3)
   endif()
   if(_nystrom_kme_python)
     execute_process(
-      COMMAND "${_nystrom_kme_python}" -m cmeel cmake
+      COMMAND ${_nystrom_kme_python} -m cmeel cmake
       OUTPUT_VARIABLE _nystrom_kme_cmeel_prefix
       OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     list(APPEND _nystrom_kme_eigen_hints "${_nystrom_kme_cmeel_prefix}")

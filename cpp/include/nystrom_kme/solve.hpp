@@ -15,31 +15,42 @@
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 
+#include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/solve_qr.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme {
 
 enum class Solver {
-  automatic,  ///< merge duplicate landmarks, Cholesky with a residual check, else COD
-  cod,        ///< Eigen's CompleteOrthogonalDecomposition of the full K_m: minimum norm
-  cholesky,   ///< merge duplicates, Cholesky; throws if K_m is numerically singular
+  automatic,  ///< pivoted Cholesky (+ small projection if singular) if accurate, else cod
+  cod,        ///< complete orthogonal decomposition from pivoted Cholesky + QR: minimum norm
+  cholesky,   ///< plain Cholesky (parallel, blocked); throws if K is numerically singular
 };
 
 struct SolveOptions {
   Solver solver = Solver::automatic;
-  /// Rank threshold of the COD: pivots below rcond * |largest pivot| count as
-  /// zero. <= 0 means Eigen's default, m * machine epsilon.
+  /// Rank threshold: the pivoted Cholesky stops when the largest remaining diagonal
+  /// entry of the Schur complement (an eigenvalue-sized quantity, like |R_ii| of a
+  /// pivoted QR of K) is <= rcond * max_i K_ii. <= 0 means the default m * machine
+  /// epsilon (LAPACK dpstrf's default). "cholesky" uses the same value as the
+  /// smallest acceptable pivot.
   double rcond = 0.0;
   /// "automatic" keeps the Cholesky solution when its estimated RKHS error
-  /// sqrt(r^T K^-1 r), r = s - K alpha, is below tolerance * ||embedding||.
+  /// (see solve_psd) is below tolerance * ||embedding||, else it computes the COD.
   double tolerance = 1e-12;
+  /// OpenMP threads (<= 0: all). The result does not depend on it (bit for bit).
+  int n_threads = 0;
 };
 
 struct SolveResult {
   Eigen::MatrixXd weights;   ///< (m, k): one column per column of s
   Solver used = Solver::cod; ///< cod or cholesky
-  Index rank = 0;            ///< numerical rank (COD) or number of distinct landmarks
+  Index rank = 0;            ///< numerical rank (pivoted Cholesky) or number of distinct landmarks
+  bool minimum_norm = true;  ///< the returned alpha is the minimum-norm one (always, currently)
+  /// Largest (over columns) estimated RKHS error of the returned embedding relative to
+  /// ||embedding||, for the Cholesky paths; 0 when not estimated (cod).
+  double error_estimate = 0.0;
 };
 
 namespace detail {
@@ -66,56 +77,308 @@ std::vector<Index> group_duplicates(const ConstRowRef<T>& L, std::vector<Index>&
   return group;
 }
 
-inline Eigen::MatrixXd cod_solve(const Eigen::MatrixXd& K, const Eigen::MatrixXd& s, double rcond,
-                                 Index& rank) {
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(K);
-  if (rcond > 0) cod.setThreshold(rcond);
-  rank = cod.rank();
-  return cod.solve(s);
+inline double default_rcond(Index m) {
+  return double(std::max<Index>(m, 1)) * std::numeric_limits<double>::epsilon();
 }
 
-}  // namespace detail
-
-/// Minimum-norm solution of K alpha = s for a symmetric positive semi-definite K.
-/// @param K (m, m) kernel matrix of the landmarks
-/// @param s (m, k) right-hand sides (the scaled row sums K_mn w)
-inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
-                             const Eigen::Ref<const Eigen::MatrixXd>& s,
-                             const SolveOptions& options = {}) {
-  if (K.rows() != K.cols()) throw std::invalid_argument("K must be square");
+/// Validates K and s: square, matching rows, finite, symmetric (to 1e-5 relative),
+/// non-negative diagonal (to rounding). 1e-5 allows kernels computed in float32.
+inline void check_solve_input(const Eigen::Ref<const Eigen::MatrixXd>& K,
+                              const Eigen::Ref<const Eigen::MatrixXd>& s, const SolveOptions& o) {
+  if (K.rows() != K.cols()) {
+    throw std::invalid_argument("K must be square, got " + std::to_string(K.rows()) + " x " +
+                                std::to_string(K.cols()));
+  }
   if (s.rows() != K.rows()) {
     throw std::invalid_argument("s has " + std::to_string(s.rows()) + " rows, K has " +
                                 std::to_string(K.rows()));
   }
-  if (!K.allFinite() || !s.allFinite()) throw std::invalid_argument("K or s contains NaN or inf");
-  SolveResult result;
-  if (options.solver != Solver::cod) {
-    Eigen::LLT<Eigen::MatrixXd> llt(K);
-    if (llt.info() == Eigen::Success) {
-      Eigen::MatrixXd alpha = llt.solve(s);
-      alpha += llt.solve(s - K * alpha);  // one step of iterative refinement
-      const Eigen::MatrixXd residual = s - K * alpha;
-      // ||sum_j delta_j phi(l_j)||^2 = r^T K^-1 r = ||L^-1 r||^2 with K = L L^T
-      const Eigen::MatrixXd whitened = llt.matrixL().solve(residual);
-      bool accurate = alpha.allFinite();
-      for (Index c = 0; accurate && c < s.cols(); ++c) {
-        const double norm2 = std::abs(alpha.col(c).dot(s.col(c)));
-        accurate = whitened.col(c).norm() <= options.tolerance * std::sqrt(norm2) ||
-                   s.col(c).squaredNorm() == 0.0;
-      }
-      if (accurate || options.solver == Solver::cholesky) {
-        if (!alpha.allFinite()) throw std::runtime_error("Cholesky solve produced NaN or inf");
-        result.weights = std::move(alpha);
-        result.used = Solver::cholesky;
-        result.rank = K.rows();
-        return result;
-      }
-    } else if (options.solver == Solver::cholesky) {
-      throw std::runtime_error(
-          "Cholesky factorisation failed: K_m is numerically singular; use solver='cod' or 'auto'");
+  if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
+  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
+  if (std::isnan(o.rcond) || std::isnan(o.tolerance) || !(o.rcond < 1.0)) {
+    throw std::invalid_argument("rcond must be < 1 and tolerance a number");
+  }
+  const Index m = K.rows();
+  if (m == 0) return;
+  const double scale = K.cwiseAbs().maxCoeff();
+  double asym = 0.0;  // 64 x 64 tiles against their mirror images (cache friendly)
+  const Index t = 64;
+  for (Index j = 0; j < m; j += t) {
+    for (Index i = j; i < m; i += t) {
+      const Index h = std::min(t, m - i), w = std::min(t, m - j);
+      asym = std::max(asym, (K.block(i, j, h, w) - K.block(j, i, w, h).transpose()).cwiseAbs().maxCoeff());
     }
   }
-  result.weights = detail::cod_solve(K, s, options.rcond, result.rank);
+  if (asym > 1e-5 * scale) {
+    throw std::invalid_argument("K is not symmetric: max |K - K^T| = " + std::to_string(asym) +
+                                " (max |K| = " + std::to_string(scale) + ")");
+  }
+  const double min_diag = K.diagonal().minCoeff();
+  if (min_diag < -default_rcond(m) * scale) {
+    throw std::invalid_argument("K is not positive semi-definite: diagonal entry " +
+                                std::to_string(min_diag) + " < 0");
+  }
+}
+
+/// For each column c: ||embedding_c||^2 = alpha_c^T s_c (>= 0 up to rounding).
+inline bool accurate_enough(const Eigen::MatrixXd& alpha, const Eigen::Ref<const Eigen::MatrixXd>& s,
+                            const Eigen::VectorXd& error, double tolerance, double& worst) {
+  bool ok = true;
+  worst = 0.0;
+  for (Index c = 0; c < s.cols(); ++c) {
+    const double norm = std::sqrt(std::abs(alpha.col(c).dot(s.col(c))));
+    const double rel = norm > 0 ? error(c) / norm : (error(c) > 0 ? INFINITY : 0.0);
+    worst = std::max(worst, rel);
+    if (!(rel <= tolerance)) ok = false;
+  }
+  return ok;
+}
+
+/// Basic solution from a (pivoted) Cholesky factor: L11 = leading r x r lower triangle
+/// of A, position i <-> index perm[i] (empty perm: identity). alpha_P = K_PP^{-1} s_P
+/// with one step of iterative refinement, alpha = 0 off the pivots.
+/// For r = m, error(c) = ||L^{-1} res|| = sqrt(res^T K^{-1} res), res = s - K alpha: the
+/// RKHS distance of the embedding to the exact one (up to rounding).
+inline Eigen::MatrixXd basic_solve(const Eigen::MatrixXd& A, const std::vector<Index>& perm,
+                                   Index r, const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                   const Eigen::Ref<const Eigen::MatrixXd>& s,
+                                   Eigen::VectorXd& error) {
+  const Index m = K.rows(), k = s.cols();
+  auto idx = [&](Index i) { return perm.empty() ? i : perm[std::size_t(i)]; };
+  Eigen::MatrixXd alpha = Eigen::MatrixXd::Zero(m, k);
+  error.setZero(k);
+  if (r == 0) {
+    for (Index c = 0; c < k; ++c) error(c) = s.col(c).norm() > 0 ? INFINITY : 0.0;
+    return alpha;
+  }
+  const auto L11 = A.topLeftCorner(r, r).triangularView<Eigen::Lower>();
+  auto residual = [&](const Eigen::MatrixXd& x) {  // permuted s - K alpha
+    for (Index i = 0; i < r; ++i) alpha.row(idx(i)) = x.row(i);
+    const Eigen::MatrixXd res = s - K * alpha;
+    Eigen::MatrixXd rp(m, k);
+    for (Index i = 0; i < m; ++i) rp.row(i) = res.row(idx(i));
+    return rp;
+  };
+  Eigen::MatrixXd x(r, k);
+  for (Index i = 0; i < r; ++i) x.row(i) = s.row(idx(i));
+  L11.solveInPlace(x);
+  L11.transpose().solveInPlace(x);
+  Eigen::MatrixXd rp = residual(x);
+  Eigen::MatrixXd dx = rp.topRows(r);
+  L11.solveInPlace(dx);
+  L11.transpose().solveInPlace(dx);
+  x += dx;
+  rp = residual(x);
+  Eigen::MatrixXd y0 = rp.topRows(r);
+  L11.solveInPlace(y0);
+  error = y0.colwise().norm().transpose();
+  return alpha;
+}
+
+/// Minimum-norm solution of the rank-r system F F^T alpha = s, F = P [L11; L21]
+/// = P B L11 with B = [I; W], W = L21 L11^{-1}, without an orthogonal factorisation:
+/// (F F^T)^+ = B^{+T} K11^{-1} B^+, B^+ = (I + W^T W)^{-1} [I, W^T], and
+/// (I + W^T W)^{-1} = I - W^T G^{-1} W with the small G = I + W W^T ((m-r) x (m-r)).
+/// Cost O((m - r) r^2) for W, O((m - r)^2 r) for G. These normal equations have
+/// condition 1 + ||W||^2; the constructor reports failure for max |W_ij| > 1e4.
+class SemiNormalPinv {
+ public:
+  SemiNormalPinv(const Eigen::MatrixXd& A, const PivotedCholesky& pc, int n_threads)
+      : A_(A), pc_(pc), r_(pc.rank), q_(A.rows() - pc.rank) {
+    if (r_ == 0) return;
+    W_ = A.bottomLeftCorner(q_, r_);  // L21, then W L11 = L21
+    const Index row_tiles = (q_ + kRowTile - 1) / kRowTile;
+    parallel_tasks(row_tiles, n_threads, [&](Index t) {
+      const Index i = t * kRowTile, h = std::min(kRowTile, q_ - i);
+      auto block = W_.middleRows(i, h);
+      A_.topLeftCorner(r_, r_).triangularView<Eigen::Lower>().solveInPlace<Eigen::OnTheRight>(block);
+    });
+    if (!W_.allFinite() || (q_ > 0 && W_.cwiseAbs().maxCoeff() > 1e4)) return;
+    G_.resize(q_, q_);  // lower triangle of I + W W^T in fixed column tiles
+    const Index col_tiles = (q_ + kUpdateTile - 1) / kUpdateTile;
+    parallel_tasks(col_tiles, n_threads, [&](Index t) {
+      const Index c = t * kUpdateTile, w = std::min(kUpdateTile, q_ - c);
+      G_.block(c, c, q_ - c, w).noalias() = W_.bottomRows(q_ - c) * W_.middleRows(c, w).transpose();
+    });
+    G_.diagonal().array() += 1.0;
+    ok_ = blocked_cholesky(G_, 0.0, n_threads) < 0;
+  }
+  bool ok() const { return ok_; }
+
+  /// (F F^T)^+ rhs, rhs and result in the original order.
+  Eigen::MatrixXd apply(const Eigen::MatrixXd& rhs) const {
+    const Index m = rhs.rows(), k = rhs.cols();
+    Eigen::MatrixXd out = Eigen::MatrixXd::Zero(m, k);
+    if (r_ == 0) return out;
+    Eigen::MatrixXd top(r_, k), bottom(q_, k);
+    for (Index i = 0; i < r_; ++i) top.row(i) = rhs.row(pc_.perm[std::size_t(i)]);
+    for (Index i = 0; i < q_; ++i) bottom.row(i) = rhs.row(pc_.perm[std::size_t(r_ + i)]);
+    top.noalias() += W_.transpose() * bottom;  // [I, W^T] rhs
+    reduce(top);                               // (I + W^T W)^{-1}
+    const auto L11 = A_.topLeftCorner(r_, r_).triangularView<Eigen::Lower>();
+    L11.solveInPlace(top);                     // K11^{-1}
+    L11.transpose().solveInPlace(top);
+    reduce(top);                               // (I + W^T W)^{-1}
+    bottom.noalias() = W_ * top;               // B = [I; W]
+    for (Index i = 0; i < r_; ++i) out.row(pc_.perm[std::size_t(i)]) = top.row(i);
+    for (Index i = 0; i < q_; ++i) out.row(pc_.perm[std::size_t(r_ + i)]) = bottom.row(i);
+    return out;
+  }
+
+ private:
+  void reduce(Eigen::MatrixXd& z) const {  // z <- z - W^T G^{-1} W z
+    if (q_ == 0) return;
+    Eigen::MatrixXd t = W_ * z;
+    const auto LG = G_.triangularView<Eigen::Lower>();
+    LG.solveInPlace(t);
+    LG.transpose().solveInPlace(t);
+    z.noalias() -= W_.transpose() * t;
+  }
+  const Eigen::MatrixXd& A_;
+  const PivotedCholesky& pc_;
+  Index r_, q_;
+  Eigen::MatrixXd W_, G_;
+  bool ok_ = false;
+};
+
+/// Minimum-norm solution from the pivoted factor (columns 0..r-1 of A, order perm):
+/// F = P L (m x r) = Q U (Householder QR), K ~ F F^T = Q (U U^T) Q^T,
+/// alpha = Q U^{-T} U^{-1} Q^T s; plus one step of iterative refinement.
+inline Eigen::MatrixXd cod_from_factor(const Eigen::MatrixXd& A, const PivotedCholesky& pc,
+                                       const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                       const Eigen::Ref<const Eigen::MatrixXd>& s, int n_threads) {
+  const Index m = K.rows(), r = pc.rank, k = s.cols();
+  if (r == 0) return Eigen::MatrixXd::Zero(m, k);
+  Eigen::MatrixXd F = A.leftCols(r).triangularView<Eigen::Lower>();
+  const BlockedQR qr(std::move(F), n_threads);
+  const auto U = qr.matrixR();
+  auto pinv = [&](const Eigen::MatrixXd& rhs) {
+    Eigen::MatrixXd y(m, k);
+    for (Index i = 0; i < m; ++i) y.row(i) = rhs.row(pc.perm[std::size_t(i)]);
+    qr.apply_qt(y);
+    Eigen::MatrixXd z = y.topRows(r);
+    U.solveInPlace(z);              // U^{-1} y
+    U.transpose().solveInPlace(z);  // z = U^{-T} U^{-1} y = (U U^T)^{-1} y
+    y.topRows(r) = z;
+    y.bottomRows(m - r).setZero();
+    qr.apply_q(y);
+    Eigen::MatrixXd out(m, k);
+    for (Index i = 0; i < m; ++i) out.row(pc.perm[std::size_t(i)]) = y.row(i);
+    return out;
+  };
+  Eigen::MatrixXd alpha = pinv(s);
+  alpha += pinv(s - K * alpha);
+  return alpha;
+}
+
+}  // namespace detail
+
+/// Solution of K alpha = s for a symmetric positive semi-definite K (m x m, k columns).
+///
+/// All three solvers give the same embedding sum_j alpha_j phi(l_j) up to rounding and
+/// the rank threshold; they differ in which alpha they return:
+///  * cod: the minimum-norm solution. K is factorised by a diagonally pivoted (rank
+///    revealing) blocked Cholesky P^T K P ~ L L^T, stopped at the numerical rank r
+///    (pivot <= rcond * max K_ii, default rcond = m eps). If r = m, K is invertible and
+///    alpha = K^{-1} s from that factor. If r < m, F = P L (m x r) is factorised
+///    F = Q U by a blocked Householder QR, which gives the complete orthogonal
+///    decomposition K ~ Q (U U^T) Q^T, and alpha = Q U^{-T} U^{-1} Q^T s is the
+///    minimum-norm least-squares solution of that rank-r system. One step of iterative
+///    refinement follows.
+///  * cholesky: plain blocked Cholesky K = L L^T plus one refinement step; throws
+///    std::runtime_error if a pivot is <= rcond * max K_ii (numerically singular K).
+///  * automatic: the pivoted Cholesky above (one factorisation, ~ the cost of a plain
+///    Cholesky). r = m: alpha = K^{-1} s from it, one refinement step (the COD solution
+///    too); error_estimate = max_c sqrt(res^T K^{-1} res) / ||embedding||, res = s - K
+///    alpha. r < m: the same minimum-norm alpha as "cod", but from semi-normal
+///    equations instead of the QR: with W = L21 L11^{-1} and the small
+///    G = I + W W^T ((m - r) x (m - r)), (F F^T)^+ = B^{+T} K11^{-1} B^+, B = [I; W];
+///    cost O((m - r) r^2 + (m - r)^2 r), two refinement steps. It is kept when
+///    max |W_ij| <= 1e4 (condition of the normal equations 1 + ||W||^2) and either the
+///    RKHS norm of the last correction is <= tolerance * ||embedding|| (error_estimate)
+///    or the normwise backward error is that of a backward-stable solver,
+///    ||s - K alpha|| <= m eps (||K||_F ||alpha|| + ||s||) (then the QR would not be
+///    more accurate: both sit at the rounding floor, which can exceed tolerance for
+///    ill-conditioned K). Otherwise the QR-based COD is computed from the same factor
+///    (used = cod).
+///    used = cholesky means the fast path was accepted.
+/// Results are bit-identical for any number of OpenMP threads.
+/// @throws std::invalid_argument for non-square, mismatched, non-finite, non-symmetric or
+///         (clearly) indefinite input.
+inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
+                             const Eigen::Ref<const Eigen::MatrixXd>& s,
+                             const SolveOptions& options = {}) {
+  detail::check_solve_input(K, s, options);
+  const Index m = K.rows(), k = s.cols();
+  const double rcond = options.rcond > 0 ? options.rcond : detail::default_rcond(m);
+  const int threads = options.n_threads;
+  SolveResult result;
+  if (m == 0) {
+    result.weights.resize(0, k);
+    result.used = options.solver == Solver::cod ? Solver::cod : Solver::cholesky;
+    return result;
+  }
+  Eigen::MatrixXd A = K;
+  Eigen::VectorXd error;
+  if (options.solver == Solver::cholesky) {
+    const double max_diag = K.diagonal().maxCoeff();
+    const Index failed = detail::blocked_cholesky(A, rcond * std::max(max_diag, 0.0), threads);
+    if (failed >= 0) {
+      throw std::runtime_error(
+          "Cholesky factorisation failed at pivot " + std::to_string(failed) + " of " +
+          std::to_string(m) + ": K is numerically singular (pivot <= rcond * max K_ii = " +
+          std::to_string(rcond * max_diag) + "); use solver='cod' or 'auto'");
+    }
+    result.weights = detail::basic_solve(A, {}, m, K, s, error);
+    if (!result.weights.allFinite()) throw std::runtime_error("Cholesky solve produced NaN or inf");
+    detail::accurate_enough(result.weights, s, error, options.tolerance, result.error_estimate);
+    result.used = Solver::cholesky;
+    result.rank = m;
+    return result;
+  }
+  const detail::PivotedCholesky pc = detail::pivoted_cholesky(A, rcond, threads);
+  const Index r = pc.rank;
+  result.rank = r;
+  if (r == m) {
+    // K is invertible: K^{-1} s is the minimum-norm (COD) solution as well.
+    Eigen::MatrixXd alpha = detail::basic_solve(A, pc.perm, r, K, s, error);
+    if (!alpha.allFinite()) throw std::runtime_error("Cholesky solve produced NaN or inf");
+    detail::accurate_enough(alpha, s, error, options.tolerance, result.error_estimate);
+    result.weights = std::move(alpha);
+    result.used = options.solver == Solver::automatic ? Solver::cholesky : Solver::cod;
+    return result;
+  }
+  if (options.solver == Solver::automatic) {
+    const detail::SemiNormalPinv pinv(A, pc, threads);
+    if (pinv.ok()) {
+      Eigen::MatrixXd alpha = pinv.apply(s);
+      alpha += pinv.apply(s - K * alpha);  // iterative refinement
+      const Eigen::MatrixXd delta = pinv.apply(s - K * alpha);
+      alpha += delta;
+      const Eigen::MatrixXd res = s - K * alpha;
+      // forward estimate: RKHS norm of the last correction; backward error: residual
+      // at the level of a backward-stable solver, ||res|| <= m eps (||K||_F ||alpha|| + ||s||)
+      error.resize(k);
+      const double k_norm = K.norm(), eps = std::numeric_limits<double>::epsilon();
+      bool backward_ok = true;
+      for (Index c = 0; c < k; ++c) {
+        error(c) = std::sqrt(std::abs(delta.col(c).dot(K * delta.col(c))));
+        backward_ok = backward_ok && res.col(c).norm() <= double(m) * eps *
+                                         (k_norm * alpha.col(c).norm() + s.col(c).norm());
+      }
+      const bool forward_ok =
+          detail::accurate_enough(alpha, s, error, options.tolerance, result.error_estimate);
+      const bool ok = alpha.allFinite() && (forward_ok || backward_ok);
+      if (ok) {
+        result.weights = std::move(alpha);
+        result.used = Solver::cholesky;
+        return result;
+      }
+    }
+  }
+  result.error_estimate = 0.0;
+  result.weights = detail::cod_from_factor(A, pc, K, s, threads);
+  if (!result.weights.allFinite()) throw std::runtime_error("COD solve produced NaN or inf");
   result.used = Solver::cod;
   return result;
 }
@@ -134,25 +397,32 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
     throw std::invalid_argument("s has " + std::to_string(s.rows()) + " rows but there are " +
                                 std::to_string(L.rows()) + " landmarks");
   }
+  SolveOptions opts = options;
+  if (opts.n_threads <= 0) opts.n_threads = sum_options.n_threads;
+  // K_m is formed in float64 even for float32 landmarks (m x d is small): the
+  // solve amplifies errors in K_m by its condition number.
   if (options.solver == Solver::cod) {
-    return solve_psd(kernel_matrix<T>(L, L, kernel, sum_options), s, options);
+    const RowMatrixXd Ld = L.template cast<double>();
+    return solve_psd(kernel_matrix<double>(Ld, Ld, kernel, sum_options), s, opts);
   }
   std::vector<Index> rep;
   const std::vector<Index> group = detail::group_duplicates<T>(L, rep);
   const Index u = Index(rep.size());
-  RowMatrix<T> unique(u, L.cols());
+  RowMatrixXd unique(u, L.cols());
   Eigen::MatrixXd s_unique(u, s.cols());
   std::vector<Index> count(static_cast<std::size_t>(u), 0);
   for (Index j = 0; j < u; ++j) {
-    unique.row(j) = L.row(rep[std::size_t(j)]);
+    unique.row(j) = L.row(rep[std::size_t(j)]).template cast<double>();
     s_unique.row(j) = s.row(rep[std::size_t(j)]);
   }
   for (Index g : group) ++count[std::size_t(g)];
-  SolveResult merged = solve_psd(kernel_matrix<T>(unique, unique, kernel, sum_options), s_unique,
-                                 options);
+  SolveResult merged = solve_psd(kernel_matrix<double>(unique, unique, kernel, sum_options), s_unique,
+                                 opts);
   SolveResult result;
   result.used = merged.used;
   result.rank = merged.rank;
+  result.minimum_norm = merged.minimum_norm;
+  result.error_estimate = merged.error_estimate;
   result.weights.resize(L.rows(), s.cols());
   for (Index i = 0; i < L.rows(); ++i) {
     const Index g = group[std::size_t(i)];
