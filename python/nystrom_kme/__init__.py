@@ -38,24 +38,45 @@ from .kernels import (
 )
 from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
 from .quadrature import QuadratureRule
+from .sampling import (
+    BlockRPCholeskySampling,
+    CortesScottSampling,
+    DPPGreedySampling,
+    GreedyCholeskySampling,
+    KernelHerding,
+    RidgeLeverageSampling,
+    RPCholeskySampling,
+    SamplingPolicy,
+    UniformSampling,
+    resolve_sampler,
+    ridge_leverage_scores,
+)
 from .two_sample import TwoSampleResult, two_sample_test
 
 __version__: str = _core.__version__
 
 __all__ = [
+    "BlockRPCholeskySampling",
+    "CortesScottSampling",
+    "DPPGreedySampling",
     "EmpiricalKME",
     "Gaussian",
+    "GreedyCholeskySampling",
     "InverseMultiquadric",
     "Kernel",
+    "KernelHerding",
     "KernelMeanEmbedding",
     "Laplacian",
     "Linear",
     "Matern",
     "NystromKME",
-    "QuadratureRule",
-    "TwoSampleResult",
     "Polynomial",
-    "__version__",
+    "QuadratureRule",
+    "RPCholeskySampling",
+    "RidgeLeverageSampling",
+    "SamplingPolicy",
+    "TwoSampleResult",
+    "UniformSampling",
     "default_n_landmarks",
     "get_cmake_dir",
     "get_include",
@@ -66,6 +87,9 @@ __all__ = [
     "mmd2",
     "mmd2_exact",
     "mmd2_linear",
+    "resolve_sampler",
+    "ridge_leverage_scores",
     "rkhs_distance",
     "two_sample_test",
+    "__version__",
 ]

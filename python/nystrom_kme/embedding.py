@@ -23,8 +23,17 @@ from ._validation import (
     n_threads_arg,
 )
 from .kernels import Kernel, get_kernel
+from .sampling import (
+    FixedLandmarks,
+    UniformSampling,
+    landmark_points,
+    resolve_sampler,
+    validate_indices,
+)
 
 SOLVERS = ("auto", "cod", "cholesky")
+#: n_landmarks="auto" takes at most this many times the paper's sqrt(n) log sqrt(n).
+AUTO_CAP_FACTOR = 4
 
 
 def default_n_landmarks(n_samples: int) -> int:
@@ -154,18 +163,23 @@ class NystromKME(KernelMeanEmbedding):
     """Nyström kernel mean embedding (Chatalic et al., 2022, eq. 5).
 
     mu_m = sum_j alpha_j phi(l_j) is the orthogonal projection of the empirical
-    embedding onto span{phi(l_1), ..., phi(l_m)}, with landmarks l_j drawn
-    uniformly with replacement from X and alpha = (1/n) K_m^+ K_mn 1_n. Costs
-    O(n m d + m^3) time and O(m^2 + m d) memory; K_mn is never stored.
+    embedding onto span{phi(l_1), ..., phi(l_m)}, with landmarks l_j drawn by
+    ``sampler`` (by default uniformly with replacement from X, the paper's setting)
+    and alpha = (1/n) K_m^+ K_mn 1_n. Costs O(n m d + m^3) time and O(m^2 + m d)
+    memory plus the sampler's cost; K_mn is never stored.
 
     Parameters
     ----------
     kernel : Kernel or str, default="gaussian"
         A Kernel instance or a name; radial kernels given by name use the median
         heuristic for their bandwidth.
-    n_landmarks : int or None, default=None
+    n_landmarks : int, None or "auto", default=None
         m, with 1 <= m <= n_samples. None: ceil(sqrt(n) log sqrt(n)) capped at n,
         the size for which the paper's Corollary 4.1 keeps the O(1/sqrt(n)) rate.
+        "auto": :func:`nystrom_kme.bounds.suggest_n_landmarks` fits the decay of the
+        estimated covariance spectrum and applies Corollary 4.1, capped at
+        4 ceil(sqrt(n) log sqrt(n)) (the corollary's constants are conservative);
+        its report is kept in ``n_landmarks_report_``.
     solver : {"auto", "cod", "cholesky"}, default="auto"
         How K_m alpha = s is solved. "cod": complete orthogonal decomposition of
         K_m, the minimum-norm solution K_m^+ s of eq. 5. "cholesky": merge
@@ -174,6 +188,16 @@ class NystromKME(KernelMeanEmbedding):
         embedding's norm, else COD. All give the same embedding.
     rcond : float or None, default=None
         COD rank threshold relative to the largest pivot; None: m * machine epsilon.
+    sampler : str, SamplingPolicy, array-like or callable, default="uniform"
+        How landmarks are chosen: a name of :data:`nystrom_kme.sampling.SAMPLER_NAMES`
+        ("uniform" is uniform with replacement, the paper's guarantee), a policy
+        object with ``select_indices(X, kernel, n_landmarks, rng)``, a function of
+        that signature, user-supplied landmark row indices (1-D ints) or landmark
+        points (2-D, n_features columns; then ``landmark_indices_`` is None). With
+        explicit landmarks ``n_landmarks`` must be None or their number. Pivoted
+        Cholesky and farthest-point policies may return fewer than m landmarks
+        when the kernel matrix has numerical rank below m. ``sample_weight``
+        weights the uniform draws; the other policies select on X unweighted.
     random_state : None, int or numpy.random.Generator
         Landmark sampling and the median heuristic.
     n_threads : int or None
@@ -182,7 +206,9 @@ class NystromKME(KernelMeanEmbedding):
     Attributes
     ----------
     landmarks_ : ndarray of shape (m, n_features), dtype of X
-    landmark_indices_ : ndarray of shape (m,), int64 rows of X
+    landmark_indices_ : ndarray of shape (m,), int64 rows of X (None for given points)
+    sampler_ : the resolved sampling policy (None for given points); policies keep
+        what they computed, e.g. ``sampler_.scores_`` for "rls"
     weights_ : ndarray of shape (m,), float64 (alpha)
     support_ : alias of landmarks_
     kernel_ : Kernel with a numeric bandwidth
@@ -192,12 +218,13 @@ class NystromKME(KernelMeanEmbedding):
     """
 
     def __init__(self, kernel: Kernel | str = "gaussian", *, n_landmarks: int | None = None,
-                 solver: str = "auto", rcond: float | None = None, random_state: Any = None,
-                 n_threads: int | None = None) -> None:
+                 solver: str = "auto", rcond: float | None = None, sampler: Any = "uniform",
+                 random_state: Any = None, n_threads: int | None = None) -> None:
         self.kernel = kernel
         self.n_landmarks = n_landmarks
         self.solver = solver
         self.rcond = rcond
+        self.sampler = sampler
         self.random_state = random_state
         self.n_threads = n_threads
 
@@ -215,8 +242,19 @@ class NystromKME(KernelMeanEmbedding):
         if not (math.isfinite(rcond) and 0.0 <= rcond < 1.0):
             raise ValueError(f"rcond must be in [0, 1), got {self.rcond!r}")
         n_threads = n_threads_arg(self.n_threads)
-        if self.n_landmarks is None:
+        points = landmark_points(self.sampler, X)
+        policy = None if points is not None else resolve_sampler(self.sampler)
+        n_given = (points.shape[0] if points is not None
+                   else policy.indices.size if isinstance(policy, FixedLandmarks) else None)
+        if n_given is not None:
+            if self.n_landmarks is not None and self.n_landmarks != n_given:
+                raise ValueError(f"n_landmarks={self.n_landmarks!r} but the sampler gives "
+                                 f"{n_given} landmarks; leave n_landmarks=None")
+            m = n_given
+        elif self.n_landmarks is None:
             m = default_n_landmarks(n)
+        elif isinstance(self.n_landmarks, str) and self.n_landmarks == "auto":
+            m = None  # needs the resolved kernel, below
         else:
             m = check_positive_int(self.n_landmarks, "n_landmarks")
             if m > n:
@@ -225,10 +263,26 @@ class NystromKME(KernelMeanEmbedding):
         rng = check_random_state(self.random_state)
         kernel = get_kernel(self.kernel).resolve(X, rng)
         core_kernel = kernel.to_core()
+        self.n_landmarks_report_ = None
+        if m is None:
+            from .bounds import suggest_n_landmarks
 
-        # The paper's sampling: uniform with replacement (weighted data: prop. to w).
-        indices = rng.integers(0, n, size=m) if w is None else rng.choice(n, size=m, p=w)
-        landmarks = np.ascontiguousarray(X[indices])
+            report = suggest_n_landmarks(X, kernel, random_state=rng, n_threads=self.n_threads,
+                                         max_landmarks=AUTO_CAP_FACTOR * default_n_landmarks(n))
+            self.n_landmarks_report_ = report
+            m = min(n, report.n_landmarks)
+
+        if points is not None:
+            indices, landmarks = None, points
+        else:
+            if w is not None and isinstance(policy, UniformSampling):
+                # weighted data: uniform draws become draws proportional to w
+                indices = rng.choice(n, size=m, replace=policy.replace, p=w)
+            else:
+                # default: the paper's sampling, uniform with replacement
+                indices = policy.select_indices(X, kernel, m, rng)
+            indices = validate_indices(indices, n, "the indices returned by the sampler")
+            landmarks = np.ascontiguousarray(X[indices])
         if w is None:
             s = _core.kernel_row_sums(landmarks, X, core_kernel, n_threads) / n
         else:
@@ -236,7 +290,8 @@ class NystromKME(KernelMeanEmbedding):
         alpha, used, rank = _core.nystrom_weights(landmarks, s.reshape(-1, 1), core_kernel,
                                                   self.solver, rcond, 1e-12, n_threads)
         self.kernel_ = kernel
-        self.landmark_indices_ = indices.astype(np.int64)
+        self.landmark_indices_ = indices
+        self.sampler_ = policy
         self.landmarks_ = landmarks
         self.support_ = landmarks
         self.weights_ = np.ascontiguousarray(alpha[:, 0])

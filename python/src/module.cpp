@@ -6,12 +6,14 @@ namespace py = pybind11;
 void register_kernels(py::module_& m);
 void register_kernel_sums(py::module_& m);
 void register_solve(py::module_& m);
+void register_sampling(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Private compiled core of nystrom_kme; use the public nystrom_kme API.";
   register_kernels(m);
   register_kernel_sums(m);
   register_solve(m);
+  register_sampling(m);
   m.attr("__version__") = NYSTROM_KME_VERSION_INFO;
 #if defined(NYSTROM_KME_WITH_OPENMP)
   m.attr("with_openmp") = true;

@@ -217,3 +217,18 @@ def test_unfitted_and_mismatched_use(rng):
         a(np.ones((4, 3)))
     with pytest.raises(ValueError, match="fitted embedding"):
         nk.inner_product(a, np.ones(3))  # type: ignore[arg-type]
+
+
+def test_auto_landmark_count_follows_the_bounds_module(rng):
+    from nystrom_kme.bounds import suggest_n_landmarks
+
+    X = rng.normal(size=(3000, 3))
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto", random_state=0).fit(X)
+    report = est.n_landmarks_report_
+    cap = 4 * nk.default_n_landmarks(3000)
+    assert est.weights_.shape == (min(report.n_landmarks, cap),)
+    ref = suggest_n_landmarks(X, nk.Gaussian(1.0), random_state=np.random.default_rng(0), max_landmarks=cap)
+    assert ref.n_landmarks == report.n_landmarks
+    assert isinstance(report.explain(), str) and report.explain()
+    with pytest.raises(ValueError, match="n_landmarks"):
+        nk.NystromKME(n_landmarks="many").fit(X)

@@ -1,0 +1,214 @@
+// Building blocks of the landmark samplers: one kernel column k(X, p) at a time,
+// the kernel diagonal, a fixed partition of the rows into chunks (so reductions do
+// not depend on the thread count), and a portable uniform random number.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nystrom_kme/detail/parallel.hpp>
+#include <nystrom_kme/detail/simd.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/types.hpp>
+
+namespace nystrom_kme::detail {
+
+/// Rows per chunk of the fixed partition used by every per-pivot loop.
+inline constexpr Index kSamplingChunk = 2048;
+
+inline Index n_sampling_chunks(Index n) { return (n + kSamplingChunk - 1) / kSamplingChunk; }
+
+/// Runs body(chunk, begin, end) for every chunk of [0, n), in parallel over chunks
+/// (static schedule); exceptions are captured and rethrown after the loop.
+template <class Body>
+void for_each_chunk(Index n, int n_threads, Body&& body) {
+  const Index n_chunks = n_sampling_chunks(n);
+  const int nt = static_cast<int>(std::max<Index>(1, std::min<Index>(resolve_threads(n_threads), n_chunks)));
+  ErrorCapture errors;
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+  for (Index c = 0; c < n_chunks; ++c) {
+    errors.run([&] {
+      const Index begin = c * kSamplingChunk;
+      body(c, begin, std::min(n, begin + kSamplingChunk));
+    });
+  }
+  (void)nt;
+  errors.rethrow();
+}
+
+/// Pointer to row i of a row-major view (unit inner stride).
+template <class T>
+inline const T* row_ptr(const ConstRowRef<T>& X, Index i) {
+  return X.data() + i * X.outerStride();
+}
+
+/// out[i - begin] = k(x_i, p) for rows begin <= i < end of X, with p a pointer to d
+/// values. Distances / inner products are accumulated in double, then mapped by the
+/// kernel eight at a time.
+template <class T>
+void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
+                   Index end, double* out) {
+  constexpr int L = Vec<double>::lanes;
+  const Index d = X.cols();
+  const bool radial = kernel.is_radial();
+  double buf[L];
+  for (Index i0 = begin; i0 < end; i0 += L) {
+    const int cnt = static_cast<int>(std::min<Index>(L, end - i0));
+    for (int l = 0; l < L; ++l) {
+      double acc = 0.0;
+      if (l < cnt) {
+        const T* x = row_ptr(X, i0 + l);
+        if (radial) {
+          for (Index f = 0; f < d; ++f) {
+            const double e = double(x[f]) - double(p[f]);
+            acc += e * e;
+          }
+        } else {
+          for (Index f = 0; f < d; ++f) acc += double(x[f]) * double(p[f]);
+        }
+      }
+      buf[l] = acc;
+    }
+    const auto v = kernel.apply<double>(load(buf));
+    store(buf, v);
+    std::copy(buf, buf + cnt, out + (i0 - begin));
+  }
+}
+
+/// out[i - begin] = k(x_i, x_i) for rows begin <= i < end.
+template <class T>
+void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index begin, Index end,
+                          double* out) {
+  constexpr int L = Vec<double>::lanes;
+  const Index d = X.cols();
+  const bool radial = kernel.is_radial();
+  double buf[L];
+  for (Index i0 = begin; i0 < end; i0 += L) {
+    const int cnt = static_cast<int>(std::min<Index>(L, end - i0));
+    for (int l = 0; l < L; ++l) {
+      double acc = 0.0;
+      if (l < cnt && !radial) {
+        const T* x = row_ptr(X, i0 + l);
+        for (Index f = 0; f < d; ++f) acc += double(x[f]) * double(x[f]);
+      }
+      buf[l] = acc;
+    }
+    const auto v = kernel.apply<double>(load(buf));
+    store(buf, v);
+    std::copy(buf, buf + cnt, out + (i0 - begin));
+  }
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): small, fast, and the same stream on every
+/// platform, unlike the std distributions.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1) with 53 random bits.
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// Per-chunk sum and (first) argmax of a non-negative vector, combined in chunk
+/// order: identical for every thread count.
+struct ChunkStats {
+  std::vector<double> sum;
+  std::vector<double> max;
+  std::vector<Index> argmax;
+  explicit ChunkStats(Index n_chunks)
+      : sum(static_cast<std::size_t>(n_chunks), 0.0), max(static_cast<std::size_t>(n_chunks), -1.0),
+        argmax(static_cast<std::size_t>(n_chunks), -1) {}
+
+  void record(Index c, const double* v, Index begin, Index end) {
+    double s = 0.0, best = -1.0;
+    Index arg = -1;
+    for (Index i = begin; i < end; ++i) {
+      s += v[i];
+      if (v[i] > best) {
+        best = v[i];
+        arg = i;
+      }
+    }
+    sum[std::size_t(c)] = s;
+    max[std::size_t(c)] = best;
+    argmax[std::size_t(c)] = arg;
+  }
+  double total() const {
+    double s = 0.0;
+    for (double x : sum) s += x;
+    return s;
+  }
+  /// Largest entry and its smallest index.
+  std::pair<double, Index> best() const {
+    double b = -1.0;
+    Index arg = -1;
+    for (std::size_t c = 0; c < max.size(); ++c) {
+      if (max[c] > b) {
+        b = max[c];
+        arg = argmax[c];
+      }
+    }
+    return {b, arg};
+  }
+};
+
+/// Index i drawn with probability v_i / sum(v) (v >= 0, sum > 0), by inverse
+/// transform over the chunk sums then within one chunk: O(n / chunk + chunk).
+inline Index sample_proportional(const std::vector<double>& v, const ChunkStats& stats,
+                                 SplitMix64& gen) {
+  const Index n = Index(v.size());
+  const double total = stats.total();
+  double target = gen.uniform() * total;
+  Index c = 0;
+  const Index n_chunks = Index(stats.sum.size());
+  for (; c < n_chunks - 1; ++c) {
+    if (target < stats.sum[std::size_t(c)]) break;
+    target -= stats.sum[std::size_t(c)];
+  }
+  Index last_positive = -1;
+  for (; c < n_chunks; ++c) {  // usually one chunk; rounding may push us one further
+    const Index begin = c * kSamplingChunk, end = std::min(n, begin + kSamplingChunk);
+    double acc = 0.0;
+    for (Index i = begin; i < end; ++i) {
+      if (v[std::size_t(i)] > 0.0) {
+        last_positive = i;
+        acc += v[std::size_t(i)];
+        if (acc > target) return i;
+      }
+    }
+    target -= acc;
+  }
+  if (last_positive < 0) {  // rounding at the very end: take the largest-index positive entry
+    for (Index i = n - 1; i >= 0; --i) {
+      if (v[std::size_t(i)] > 0.0) return i;
+    }
+  }
+  return last_positive;
+}
+
+inline void check_sampling_args(Index n, Index d, Index m, const char* what) {
+  if (n < 1 || d < 1) {
+    throw std::invalid_argument(std::string(what) + ": X must have at least one row and column, got (" +
+                                std::to_string(n) + ", " + std::to_string(d) + ")");
+  }
+  if (m < 1) {
+    throw std::invalid_argument(std::string(what) + ": n_landmarks must be >= 1, got " +
+                                std::to_string(m));
+  }
+}
+
+}  // namespace nystrom_kme::detail

@@ -1,0 +1,480 @@
+// Landmark selection: pivoted Cholesky (greedy, randomly pivoted, accelerated block
+// randomly pivoted), kernel herding, farthest-point (incoherence) selection, and the
+// ridge-leverage-score estimator used by BLESS. Kernel values come from the same
+// Kernel::apply map as every other routine of the core.
+//
+// Every routine takes the data X (n, d) row-major and never forms the n x n kernel
+// matrix. Memory is stated per routine: O(n m) for the Cholesky factor where one is
+// needed, O(n) otherwise. Per-pivot loops run over a fixed partition of the rows
+// into chunks and combine chunk results in order, so results (pivots, traces) are
+// the same for every thread count.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include <nystrom_kme/detail/sampling_common.hpp>
+#include <nystrom_kme/kernel_sums.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/types.hpp>
+
+namespace nystrom_kme {
+
+struct SamplingOptions {
+  int n_threads = 0;  ///< <= 0: all OpenMP threads; results do not depend on it
+  /// Pivoted Cholesky and farthest-point selection stop early (returning fewer
+  /// than m pivots) once every residual diagonal entry is <= tolerance * max_i k(x_i, x_i):
+  /// the remaining points are then in the span of the chosen ones up to round-off.
+  double tolerance = 1e-12;
+};
+
+enum class PivotRule {
+  greedy,  ///< argmax of the residual diagonal (smallest index on ties)
+  random,  ///< drawn with probability proportional to the residual diagonal
+};
+
+struct PivotedCholeskyResult {
+  std::vector<Index> pivots;          ///< selected rows of X, in selection order (distinct)
+  std::vector<double> residual_trace; ///< tr(K - F F^T) before the first pivot and after each
+  std::vector<double> pivot_values;   ///< residual diagonal (Schur complement) of each pivot
+};
+
+namespace detail {
+
+template <class T>
+void check_pivot_args(const ConstRowRef<T>& X, Index m, const char* what) {
+  check_sampling_args(X.rows(), X.cols(), m, what);
+  check_finite(X, "X");
+  if (m > X.rows()) {
+    throw std::invalid_argument(std::string(what) + ": n_landmarks=" + std::to_string(m) +
+                                " exceeds the number of rows of X, " + std::to_string(X.rows()));
+  }
+}
+
+/// Residual diagonal d_i = k(x_i, x_i) and its chunk statistics.
+template <class T>
+std::vector<double> initial_diagonal(const ConstRowRef<T>& X, const Kernel& kernel, ChunkStats& stats,
+                                     int n_threads) {
+  std::vector<double> diag(static_cast<std::size_t>(X.rows()));
+  for_each_chunk(X.rows(), n_threads, [&](Index c, Index b, Index e) {
+    kernel_diagonal_rows(X, kernel, b, e, diag.data() + b);
+    stats.record(c, diag.data(), b, e);
+  });
+  return diag;
+}
+
+/// Unpivoted Cholesky of a small SPD matrix in place (lower triangle); returns the
+/// number r of leading pivots that stayed above `threshold`.
+inline Index leading_cholesky(Eigen::MatrixXd& A, double threshold) {
+  const Index t = A.rows();
+  for (Index j = 0; j < t; ++j) {
+    double piv = A(j, j);
+    for (Index l = 0; l < j; ++l) piv -= A(j, l) * A(j, l);
+    if (!(piv > threshold)) return j;
+    const double ljj = std::sqrt(piv);
+    A(j, j) = ljj;
+    for (Index i = j + 1; i < t; ++i) {
+      double v = A(i, j);
+      for (Index l = 0; l < j; ++l) v -= A(i, l) * A(j, l);
+      A(i, j) = v / ljj;
+    }
+  }
+  return t;
+}
+
+}  // namespace detail
+
+/// Pivoted partial Cholesky K ~ F F^T of the kernel matrix of X, one pivot at a time.
+///
+/// rule = greedy: the deterministic greedy pivoted Cholesky (also the fast greedy MAP
+/// inference of a k-DPP with L-ensemble K, L. Chen, Zhang, Zhou, NeurIPS 2018, Alg. 1).
+/// rule = random: randomly pivoted Cholesky (Y. Chen, Epperly, Tropp, Webber 2022,
+/// "Randomly pivoted Cholesky", Alg. 1), pivots drawn from `seed`.
+///
+/// Each step evaluates one kernel column (O(n d)) and subtracts F's projection (O(n j)):
+/// O(n m (m + d)) time in all, O(n m) memory for F (n x m doubles).
+/// @param X  (n, d) points
+/// @param m  number of pivots, 1 <= m <= n (fewer are returned if the residual vanishes)
+/// @throws std::invalid_argument on bad sizes or NaN/inf in X
+template <class T>
+PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
+                                       PivotRule rule, std::uint64_t seed = 0,
+                                       const SamplingOptions& options = {}) {
+  using namespace detail;
+  check_pivot_args(X, m, "pivoted_cholesky");
+  const Index n = X.rows(), d = X.cols();
+  const int nt = options.n_threads;
+  ChunkStats stats(n_sampling_chunks(n));
+  std::vector<double> diag = initial_diagonal(X, kernel, stats, nt);
+  const double threshold = options.tolerance * stats.best().first;
+
+  PivotedCholeskyResult result;
+  result.residual_trace.push_back(stats.total());
+  RowMatrixXd F(n, m);  // O(n m): row i holds the first j factor entries of x_i
+  std::vector<double> column(static_cast<std::size_t>(n)), fs(static_cast<std::size_t>(m));
+  std::vector<T> p(static_cast<std::size_t>(d));
+  SplitMix64 gen(seed);
+
+  for (Index j = 0; j < m; ++j) {
+    if (!(stats.best().first > threshold)) break;  // numerically exact already
+    Index s;
+    if (rule == PivotRule::greedy) {
+      s = stats.best().second;
+    } else {
+      for (;;) {  // a pivot below the threshold is cancellation noise: discard and redraw
+        s = sample_proportional(diag, stats, gen);
+        if (diag[std::size_t(s)] > threshold) break;
+        diag[std::size_t(s)] = 0.0;
+        const Index c = s / kSamplingChunk;
+        stats.record(c, diag.data(), c * kSamplingChunk, std::min(n, (c + 1) * kSamplingChunk));
+      }
+    }
+    const double piv = diag[std::size_t(s)];
+    const double inv = 1.0 / std::sqrt(piv);
+    for (Index l = 0; l < j; ++l) fs[std::size_t(l)] = F(s, l);
+    for (Index f = 0; f < d; ++f) p[std::size_t(f)] = X(s, f);
+
+    for_each_chunk(n, nt, [&](Index c, Index b, Index e) {
+      kernel_column(X, p.data(), kernel, b, e, column.data() + b);
+      const Eigen::Map<const Eigen::VectorXd> fsj(fs.data(), j);
+      for (Index i = b; i < e; ++i) {
+        // Eigen's dot keeps several accumulators (vectorised); a plain loop would not
+        const double v = column[std::size_t(i)] -
+                         (j > 0 ? Eigen::Map<const Eigen::VectorXd>(F.data() + i * m, j).dot(fsj) : 0.0);
+        const double f = v * inv;
+        F(i, j) = f;
+        diag[std::size_t(i)] = std::max(diag[std::size_t(i)] - f * f, 0.0);
+      }
+      if (s >= b && s < e) diag[std::size_t(s)] = 0.0;
+      stats.record(c, diag.data(), b, e);
+    });
+    result.pivots.push_back(s);
+    result.pivot_values.push_back(piv);
+    result.residual_trace.push_back(stats.total());
+  }
+  return result;
+}
+
+/// Accelerated randomly pivoted Cholesky (Epperly, Tropp, Webber 2024, "Embrace
+/// rejection: kernel matrix approximation by accelerated randomly pivoted Cholesky",
+/// Alg. 2): each round proposes `block_size` pivots i.i.d. from the residual diagonal
+/// d, then accepts proposal i with probability g_ii / d_i, where g_ii is its residual
+/// after the pivots accepted so far in the round (a b x b Schur complement), and
+/// updates F with one block column K(X, S) from the tiled kernel engine. The pivots
+/// have exactly the distribution of sequential RPCholesky, at block (GEMM) speed.
+///
+/// O(n m (m + d)) time, O(n m + n b) memory (F and one block column).
+/// residual_trace has one entry per accepted pivot, from the column norms of the block.
+template <class T>
+PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
+                                       Index block_size, std::uint64_t seed = 0,
+                                       const SamplingOptions& options = {}) {
+  using namespace detail;
+  check_pivot_args(X, m, "block_rpcholesky");
+  if (block_size < 1) {
+    throw std::invalid_argument("block_size must be >= 1, got " + std::to_string(block_size));
+  }
+  const Index n = X.rows(), d = X.cols();
+  const int nt = options.n_threads;
+  ChunkStats stats(n_sampling_chunks(n));
+  std::vector<double> diag = initial_diagonal(X, kernel, stats, nt);
+  const double threshold = options.tolerance * stats.best().first;
+
+  PivotedCholeskyResult result;
+  result.residual_trace.push_back(stats.total());
+  RowMatrixXd F(n, m);
+  SplitMix64 gen(seed);
+  Index k = 0;  // pivots so far
+
+  while (k < m) {
+    if (!(stats.best().first > threshold)) break;
+    const Index b = block_size;
+    std::vector<Index> prop(static_cast<std::size_t>(b));
+    for (auto& s : prop) s = sample_proportional(diag, stats, gen);
+
+    // G = K(S', S') - F(S', :k) F(S', :k)^T: residual kernel on the proposals.
+    RowMatrixXd Fp(b, k);
+    for (Index a = 0; a < b; ++a) Fp.row(a) = F.row(prop[std::size_t(a)]).head(k);
+    Eigen::MatrixXd G(b, b);
+    for (Index a = 0; a < b; ++a) {
+      for (Index c = 0; c <= a; ++c) {
+        G(a, c) = G(c, a) = kernel(row_ptr(X, prop[std::size_t(a)]), row_ptr(X, prop[std::size_t(c)]), d);
+      }
+    }
+    if (k > 0) G.noalias() -= Fp * Fp.transpose();
+
+    // Rejection step: sequential RPCholesky restricted to the proposals.
+    std::vector<Index> accepted, noise;
+    for (Index t = 0; t < b && k + Index(accepted.size()) < m; ++t) {
+      const Index s = prop[std::size_t(t)];
+      const double g = G(t, t), dt = diag[std::size_t(s)];
+      if (!(dt > 0.0)) continue;
+      if (!(g > threshold)) {  // a duplicate of an accepted pivot, or round-off
+        if (accepted.empty()) noise.push_back(s);
+        continue;
+      }
+      if (!(gen.uniform() * dt < g)) continue;
+      accepted.push_back(prop[std::size_t(t)]);
+      for (Index a = t + 1; a < b; ++a) {
+        const double ga = G(a, t) / g;
+        for (Index c = t + 1; c < b; ++c) G(a, c) -= ga * G(t, c);
+      }
+    }
+    if (accepted.empty()) {
+      // Residuals that vanish against the current factor alone are round-off: drop them
+      // so that the loop always progresses.
+      for (Index s : noise) diag[std::size_t(s)] = 0.0;
+      for_each_chunk(n, 1, [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
+      continue;
+    }
+
+    // H = K(X, S) - F(:, :k) F(S, :k)^T and the Cholesky factor of H(S, :).
+    const Index t_acc = Index(accepted.size());
+    RowMatrix<T> P(t_acc, d);
+    RowMatrixXd Fs(t_acc, k);
+    for (Index a = 0; a < t_acc; ++a) {
+      P.row(a) = X.row(accepted[std::size_t(a)]);
+      Fs.row(a) = F.row(accepted[std::size_t(a)]).head(k);
+    }
+    RowMatrixXd H = kernel_matrix<T>(X, P, kernel, {nt});  // (n, t): O(n b)
+    Eigen::MatrixXd Hs(t_acc, t_acc);
+    for (Index a = 0; a < t_acc; ++a) Hs.row(a) = H.row(accepted[std::size_t(a)]);
+    if (k > 0) Hs.noalias() -= Fs * Fs.transpose();
+    const Index r = leading_cholesky(Hs, threshold);  // r < t only through round-off
+    if (r == 0) {
+      for (Index s : accepted) diag[std::size_t(s)] = 0.0;  // noise-level pivots
+      for_each_chunk(n, 1, [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
+      continue;
+    }
+    const Eigen::MatrixXd Lt = Hs.topLeftCorner(r, r).triangularView<Eigen::Lower>().transpose();
+
+    std::vector<double> colsq(static_cast<std::size_t>(n_sampling_chunks(n) * r), 0.0);
+    for_each_chunk(n, nt, [&](Index c, Index bb, Index e) {
+      const Index rows = e - bb;
+      RowMatrixXd Hb = H.block(bb, 0, rows, r);
+      if (k > 0) Hb.noalias() -= F.block(bb, 0, rows, k) * Fs.topRows(r).transpose();
+      Lt.triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(Hb);
+      F.block(bb, k, rows, r) = Hb;
+      for (Index i = 0; i < rows; ++i) {
+        double& di = diag[std::size_t(bb + i)];
+        di = std::max(di - Hb.row(i).squaredNorm(), 0.0);
+        for (Index l = 0; l < r; ++l) colsq[std::size_t(c * r + l)] += Hb(i, l) * Hb(i, l);
+      }
+      for (Index a = 0; a < r; ++a) {
+        const Index s = accepted[std::size_t(a)];
+        if (s >= bb && s < e) diag[std::size_t(s)] = 0.0;
+      }
+      stats.record(c, diag.data(), bb, e);
+    });
+    if (r < t_acc) {  // round-off casualties: their residual is negligible
+      for (Index a = r; a < t_acc; ++a) diag[std::size_t(accepted[std::size_t(a)])] = 0.0;
+      for_each_chunk(n, 1, [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
+    }
+    const double before = result.residual_trace.back(), after = stats.total();
+    double removed = 0.0;
+    for (Index l = 0; l < r; ++l) {
+      for (Index c = 0; c < n_sampling_chunks(n); ++c) removed += colsq[std::size_t(c * r + l)];
+      const double trace = l + 1 < r ? std::min(before, std::max(before - removed, after)) : after;
+      result.residual_trace.push_back(std::min(trace, result.residual_trace.back()));
+      result.pivots.push_back(accepted[std::size_t(l)]);
+      result.pivot_values.push_back(Hs(l, l) * Hs(l, l));
+    }
+    k += r;
+  }
+  return result;
+}
+
+/// Kernel herding (Y. Chen, Welling, Smola, UAI 2010) over the candidate rows C:
+/// step t picks argmax_i target_i - (1/(t+1)) sum_{s<=t} k(c_i, c_{j_s}), with
+/// target_i the mean embedding to match evaluated at c_i (e.g. mu_hat(c_i) =
+/// (1/n) sum_l k(x_l, c_i)). O(m n_c d) time, O(n_c) memory beyond the target.
+/// @param allow_repeats  false: a chosen candidate is never chosen again (m <= n_c)
+template <class T>
+std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<const Eigen::VectorXd>& target,
+                                  const Kernel& kernel, Index m, bool allow_repeats = false,
+                                  const SamplingOptions& options = {}) {
+  using namespace detail;
+  check_sampling_args(C.rows(), C.cols(), m, "kernel_herding");
+  check_finite(C, "C");
+  const Index n = C.rows(), d = C.cols();
+  if (target.size() != n) {
+    throw std::invalid_argument("kernel_herding: target has " + std::to_string(target.size()) +
+                                " entries but C has " + std::to_string(n) + " rows");
+  }
+  if (!target.allFinite()) throw std::invalid_argument("kernel_herding: target contains NaN or inf");
+  if (!allow_repeats && m > n) {
+    throw std::invalid_argument("kernel_herding: n_landmarks=" + std::to_string(m) +
+                                " exceeds the number of candidates " + std::to_string(n) +
+                                " (allow repeats to go beyond)");
+  }
+  const Index n_chunks = n_sampling_chunks(n);
+  std::vector<double> sums(static_cast<std::size_t>(n), 0.0), column(static_cast<std::size_t>(n));
+  std::vector<char> taken(static_cast<std::size_t>(n), 0);
+  std::vector<double> best(static_cast<std::size_t>(n_chunks));
+  std::vector<Index> arg(static_cast<std::size_t>(n_chunks));
+  std::vector<T> p(static_cast<std::size_t>(d));
+  std::vector<Index> chosen;
+  Index last = -1;
+  for (Index t = 0; t < m; ++t) {
+    const double scale = 1.0 / double(t + 1);
+    for_each_chunk(n, options.n_threads, [&](Index c, Index b, Index e) {
+      if (last >= 0) {
+        kernel_column(C, p.data(), kernel, b, e, column.data() + b);
+        for (Index i = b; i < e; ++i) sums[std::size_t(i)] += column[std::size_t(i)];
+      }
+      double bv = -std::numeric_limits<double>::infinity();
+      Index ba = -1;
+      for (Index i = b; i < e; ++i) {
+        if (taken[std::size_t(i)]) continue;
+        const double v = target[i] - scale * sums[std::size_t(i)];
+        if (v > bv) {
+          bv = v;
+          ba = i;
+        }
+      }
+      best[std::size_t(c)] = bv;
+      arg[std::size_t(c)] = ba;
+    });
+    double bv = -std::numeric_limits<double>::infinity();
+    Index j = -1;
+    for (Index c = 0; c < n_chunks; ++c) {
+      if (arg[std::size_t(c)] >= 0 && (j < 0 || best[std::size_t(c)] > bv)) {
+        bv = best[std::size_t(c)];
+        j = arg[std::size_t(c)];
+      }
+    }
+    chosen.push_back(j);
+    if (!allow_repeats) taken[std::size_t(j)] = 1;
+    last = j;
+    for (Index f = 0; f < d; ++f) p[std::size_t(f)] = C(j, f);
+  }
+  return chosen;
+}
+
+/// Farthest-point selection in the RKHS metric ||phi(x) - phi(z)||^2 = k(x,x) + k(z,z)
+/// - 2 k(x,z) (Gonzalez's greedy k-centre): each step picks the point least coherent
+/// with the chosen set, the incoherence heuristic of Cruz Cortes & Scott, "Scalable
+/// sparse approximation of a sample mean", ICASSP 2014. Starts at row `first`; stops
+/// early once every point is within tolerance of a chosen one.
+/// O(m n d) time, O(n) memory.
+template <class T>
+std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel, Index m, Index first,
+                                  const SamplingOptions& options = {}) {
+  using namespace detail;
+  check_pivot_args(X, m, "farthest_point");
+  const Index n = X.rows(), d = X.cols();
+  if (first < 0 || first >= n) {
+    throw std::invalid_argument("farthest_point: first=" + std::to_string(first) + " is not a row of X");
+  }
+  ChunkStats stats(n_sampling_chunks(n));
+  const std::vector<double> diag = initial_diagonal(X, kernel, stats, options.n_threads);
+  const double threshold = 2.0 * options.tolerance * stats.best().first;
+  std::vector<double> dist(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
+  std::vector<double> column(static_cast<std::size_t>(n));
+  std::vector<T> p(static_cast<std::size_t>(d));
+  std::vector<Index> chosen;
+  Index j = first;
+  for (Index t = 0; t < m; ++t) {
+    chosen.push_back(j);
+    for (Index f = 0; f < d; ++f) p[std::size_t(f)] = X(j, f);
+    const double djj = diag[std::size_t(j)];
+    for_each_chunk(n, options.n_threads, [&](Index c, Index b, Index e) {
+      kernel_column(X, p.data(), kernel, b, e, column.data() + b);
+      for (Index i = b; i < e; ++i) {
+        const double r = std::max(diag[std::size_t(i)] + djj - 2.0 * column[std::size_t(i)], 0.0);
+        dist[std::size_t(i)] = std::min(dist[std::size_t(i)], r);
+      }
+      if (j >= b && j < e) dist[std::size_t(j)] = 0.0;
+      stats.record(c, dist.data(), b, e);
+    });
+    const auto [far, arg] = stats.best();
+    if (!(far > threshold)) break;
+    j = arg;
+  }
+  return chosen;
+}
+
+/// Ridge leverage score estimates from a weighted dictionary D (Rudi, Calandriello,
+/// Carratino, Rosasco, "On fast leverage score sampling and optimal learning",
+/// NeurIPS 2018, eq. (5)):
+///   l(x, lambda) = (k(x, x) - k_D(x)^T (K_DD + diag(reg))^{-1} k_D(x)) / lambda_n
+/// with reg_j = lambda_n / w_j for dictionary weights w_j and lambda_n = lambda * n.
+/// With D empty it is k(x, x) / lambda_n. Evaluated for each row of X in blocks of
+/// 256 rows: O(n_x |D| (|D| + d) + |D|^3) time, O(|D|^2 + 256 |D|) memory.
+template <class T>
+Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRowRef<T>& D,
+                                         const Eigen::Ref<const Eigen::VectorXd>& reg, double lambda_n,
+                                         const Kernel& kernel, const SamplingOptions& options = {}) {
+  using namespace detail;
+  check_finite(X, "X");
+  check_finite(D, "D");
+  if (X.rows() > 0 && D.rows() > 0 && X.cols() != D.cols()) {
+    throw std::invalid_argument("ridge_leverage_estimates: X has " + std::to_string(X.cols()) +
+                                " features but D has " + std::to_string(D.cols()));
+  }
+  if (reg.size() != D.rows()) {
+    throw std::invalid_argument("ridge_leverage_estimates: reg has " + std::to_string(reg.size()) +
+                                " entries but D has " + std::to_string(D.rows()) + " rows");
+  }
+  if (!(lambda_n > 0.0) || !std::isfinite(lambda_n)) {
+    throw std::invalid_argument("ridge_leverage_estimates: lambda_n must be finite and > 0");
+  }
+  if (!(reg.array() > 0.0).all() || !reg.allFinite()) {
+    throw std::invalid_argument("ridge_leverage_estimates: reg must be finite and > 0");
+  }
+  const Index n = X.rows(), M = D.rows();
+  Eigen::VectorXd out(n);
+  if (n == 0) return out;
+  for_each_chunk(n, options.n_threads, [&](Index, Index b, Index e) {
+    kernel_diagonal_rows(X, kernel, b, e, out.data() + b);
+  });
+  if (M > 0) {
+    Eigen::MatrixXd KD = kernel_matrix<T>(D, D, kernel, {options.n_threads});
+    KD.diagonal() += reg;
+    const Eigen::LLT<Eigen::MatrixXd> llt(KD);
+    if (llt.info() != Eigen::Success) {
+      throw std::runtime_error("ridge_leverage_estimates: K_DD + diag(reg) is not positive definite");
+    }
+    const Eigen::MatrixXd L = llt.matrixL();
+    constexpr Index kBlock = 256;
+    const Index n_blocks = (n + kBlock - 1) / kBlock;
+    const int nt = static_cast<int>(std::max<Index>(1, std::min<Index>(resolve_threads(options.n_threads), n_blocks)));
+    ErrorCapture errors;
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+#endif
+    for (Index blk = 0; blk < n_blocks; ++blk) {
+      errors.run([&] {
+        const Index b = blk * kBlock, rows = std::min(kBlock, n - b);
+        // K(D, X_b): (M, rows), column-major so the triangular solve runs in place.
+        Eigen::MatrixXd Kb = kernel_matrix<T>(D, X.middleRows(b, rows), kernel, {1});
+        L.triangularView<Eigen::Lower>().solveInPlace(Kb);
+        for (Index i = 0; i < rows; ++i) out[b + i] -= Kb.col(i).squaredNorm();
+      });
+    }
+    (void)nt;
+    errors.rethrow();
+  }
+  out = (out.array().max(0.0) / lambda_n).matrix();
+  return out;
+}
+
+/// k(x_i, x_i) for every row of X, (n,) float64.
+template <class T>
+Eigen::VectorXd kernel_diagonal(const ConstRowRef<T>& X, const Kernel& kernel, const SamplingOptions& options = {}) {
+  Eigen::VectorXd out(X.rows());
+  detail::for_each_chunk(X.rows(), options.n_threads, [&](Index, Index b, Index e) {
+    detail::kernel_diagonal_rows(X, kernel, b, e, out.data() + b);
+  });
+  return out;
+}
+
+}  // namespace nystrom_kme
