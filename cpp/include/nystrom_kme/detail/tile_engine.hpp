@@ -81,8 +81,14 @@ inline void panel_products(const T* a, const T* panel, Index d,
   // might alias a or panel) and would store all eight vectors every iteration.
   V sum[kGroupRows][2] = {};
   for (Index k = 0; k < d; ++k) {
-    const V b0 = load(panel + k * 2 * L);
-    const V b1 = load(panel + k * 2 * L + L);
+    V b0 = load(panel + k * 2 * L);
+    V b1 = load(panel + k * 2 * L + L);
+    // Inner products: GCC folds the panel loads into each FMA as memory operands,
+    // loading them kGroupRows times; pinning them in registers doubled the speed
+    // at d = 100 (0.53 -> 0.24 s for n = 1e5, m = 1000 on one core).
+#if defined(__AVX512F__)  // one 64-byte vector = one register only with AVX-512
+    if constexpr (!Direct) __asm__("" : "+v"(b0), "+v"(b1));
+#endif
     for (int r = 0; r < kGroupRows; ++r) {
       const T ar = a[r * d + k];
       if constexpr (Direct) {
