@@ -16,6 +16,7 @@ from ._validation import (
     common_dtype,
     n_threads_arg,
 )
+from .chunked import is_dask_array
 from .embedding import KernelMeanEmbedding, NystromKME, inner_product, rkhs_distance
 from .kernels import Kernel, get_kernel
 
@@ -61,11 +62,21 @@ def mmd2(P: Any, Q: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
 
 def mmd(P: Any, Q: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | None = None,
         random_state: Any = None, n_threads: int | None = None) -> float:
-    """MMD ||mu_P - mu_Q|| in the RKHS; see :func:`mmd2` for the arguments."""
+    """MMD ||mu_P - mu_Q|| in the RKHS; see :func:`mmd2` for the arguments.
+
+    P and Q may be dask arrays chunked by rows: both fits then run their row sums
+    on the dask workers, with the same draws and result (to round-off) as in
+    memory; see :mod:`nystrom_kme.distributed`.
+    """
     if isinstance(P, KernelMeanEmbedding) and isinstance(Q, KernelMeanEmbedding):
         return rkhs_distance(P, Q, n_threads=n_threads)
     if isinstance(P, KernelMeanEmbedding) or isinstance(Q, KernelMeanEmbedding):
         raise ValueError("P and Q must both be fitted embeddings or both be arrays")
+    if is_dask_array(P) or is_dask_array(Q):
+        from .distributed import mmd_dask
+
+        return mmd_dask(P, Q, kernel=kernel, n_landmarks=n_landmarks, random_state=random_state,
+                        n_threads=n_threads)
     X, Y = _pair(P, Q)
     rng = check_random_state(random_state)
     k = _pooled_kernel(kernel, X, Y, rng)

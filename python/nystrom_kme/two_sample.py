@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _core
 from ._validation import check_positive_int, check_random_state, n_threads_arg
+from .chunked import is_dask_array
 from .embedding import default_n_landmarks
 from .kernels import Kernel
 from .mmd import _pair, _pooled_kernel
@@ -83,6 +84,17 @@ def _weights_for(bits: np.ndarray, start: int, stop: int, n1: int, n2: int, n_co
     return labels * (1.0 / n1 + 1.0 / n2) - 1.0 / n2
 
 
+def _nystrom_statistics(L: np.ndarray, S: np.ndarray, core: _core.Kernel, nt: int) -> np.ndarray:
+    """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1), through the
+    eigendecomposition of K_m (pinv threshold as numpy's pinv: eigenvalues below
+    m * eps * largest are dropped)."""
+    m = L.shape[0]
+    evals, evecs = np.linalg.eigh(_core.kernel_matrix(L, L, core, nt))
+    keep = evals > max(evals[-1], 0.0) * m * np.finfo(float).eps
+    proj = evecs[:, keep].T @ S
+    return (proj**2 / evals[keep, None]).sum(axis=0)
+
+
 def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
                     n_landmarks: int | None = None, n_permutations: int = 200,
                     random_state: Any = None, progress: bool | None = None,
@@ -116,10 +128,21 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
     progress : bool or None
         Progress bar (needs tqdm); None: only when stderr is a terminal.
 
+    X and Y may be dask arrays chunked by rows (``method="nystrom"``): the
+    streaming pass then runs on the dask workers, with the same landmarks,
+    permutations and result (to round-off) as in memory; see
+    :mod:`nystrom_kme.distributed`.
+
     Returns
     -------
     TwoSampleResult
     """
+    if is_dask_array(X) or is_dask_array(Y):
+        from .distributed import two_sample_test_dask
+
+        return two_sample_test_dask(X, Y, kernel=kernel, method=method, n_landmarks=n_landmarks,
+                                    n_permutations=n_permutations, random_state=random_state,
+                                    n_threads=n_threads)
     X, Y = _pair(X, Y)
     if len(X) < 2 or len(Y) < 2:
         raise ValueError("X and Y need at least 2 points each")
@@ -157,12 +180,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
                 bar.update(stop - start)
         if bar is not None:
             bar.close()
-        # T_b = s_b^T K_m^+ s_b through the eigendecomposition of K_m (pinv threshold
-        # as numpy's pinv: eigenvalues below m * eps * largest are dropped).
-        evals, evecs = np.linalg.eigh(_core.kernel_matrix(L, L, core, nt))
-        keep = evals > max(evals[-1], 0.0) * m * np.finfo(float).eps
-        proj = evecs[:, keep].T @ S
-        stats = (proj**2 / evals[keep, None]).sum(axis=0)
+        stats = _nystrom_statistics(L, S, core, nt)
     observed, null = float(stats[0]), np.asarray(stats[1:])
     pvalue = (1.0 + np.count_nonzero(null >= observed)) / (1.0 + B)
     return TwoSampleResult(statistic=observed, pvalue=float(pvalue), null_distribution=null,
