@@ -157,33 +157,6 @@ def _pair(X: Any, Y: Any) -> tuple[Any, Any]:
     return X, Y
 
 
-def _pooled_kernel(kernel: Kernel | str, X: Any, Y: Any, rng: np.random.Generator) -> Kernel:
-    """mmd._pooled_kernel with the same draws, gathering the rows from dask arrays."""
-    k = get_kernel(kernel)
-    if k.is_resolved:
-        return k
-    nx, ny = X.shape[0], Y.shape[0]
-    if nx + ny <= 2000:
-        pooled = np.concatenate([take(X, np.arange(nx)), take(Y, np.arange(ny))])
-    else:
-        pooled = np.concatenate([take(X, rng.choice(nx, min(nx, 1000), replace=False)),
-                                 take(Y, rng.choice(ny, min(ny, 1000), replace=False))])
-    return k.resolve(pooled, rng)
-
-
-def mmd_dask(P: Any, Q: Any, *, kernel: Kernel | str, n_landmarks: int | None, random_state: Any,
-             n_threads: int | None) -> float:
-    """nystrom_kme.mmd on dask arrays: the in-memory computation's draws and result."""
-    from .embedding import NystromKME, rkhs_distance
-
-    X, Y = _pair(P, Q)
-    rng = check_random_state(random_state)
-    k = _pooled_kernel(kernel, X, Y, rng)
-    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(X)
-    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(Y)
-    return rkhs_distance(ex, ey, n_threads=n_threads)
-
-
 def two_sample_test_dask(X: Any, Y: Any, *, kernel: Kernel | str, method: str,
                          n_landmarks: int | None, n_permutations: int, random_state: Any,
                          n_threads: int | None) -> Any:
@@ -192,6 +165,7 @@ def two_sample_test_dask(X: Any, Y: Any, *, kernel: Kernel | str, method: str,
     (m, B + 1) sums, the statistics on the client. The packed labels (n (B + 1) bits)
     live on the client and travel with the blocks."""
     from .embedding import default_n_landmarks
+    from .mmd import _pooled_kernel
     from .two_sample import TwoSampleResult, _label_bits, _nystrom_statistics
 
     if method != "nystrom":
@@ -204,7 +178,7 @@ def two_sample_test_dask(X: Any, Y: Any, *, kernel: Kernel | str, method: str,
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     n = n1 + n2
-    k = _pooled_kernel(kernel, X, Y, rng)
+    k = _pooled_kernel(kernel, X, Y, rng, take)
     m = default_n_landmarks(n) if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
     if m > n:
         raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {n}")
@@ -219,4 +193,4 @@ def two_sample_test_dask(X: Any, Y: Any, *, kernel: Kernel | str, method: str,
                            method=method, kernel=k, n_landmarks=m, n_permutations=B)
 
 
-__all__ = ["fit_dask", "mmd_dask", "row_sums", "take", "two_sample_test_dask"]
+__all__ = ["fit_dask", "row_sums", "take", "two_sample_test_dask"]

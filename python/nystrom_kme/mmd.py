@@ -4,7 +4,7 @@ U/V-statistics by streaming kernel sums, and the linear-time estimator.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -30,14 +30,22 @@ def _pair(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
-def _pooled_kernel(kernel: Kernel | str, X: np.ndarray, Y: np.ndarray, rng: np.random.Generator) -> Kernel:
-    """Resolve the median heuristic on the pooled sample, so both sides share sigma."""
+def _pooled_kernel(kernel: Kernel | str, X: Any, Y: Any, rng: np.random.Generator,
+                   take: Callable[[Any, np.ndarray], np.ndarray] | None = None) -> Kernel:
+    """Resolve the median heuristic on the pooled sample, so both sides share sigma.
+
+    ``take(A, rows)`` gathers rows (numpy indexing by default; dask arrays pass their own).
+    """
     k = get_kernel(kernel)
     if k.is_resolved:
         return k
-    pooled = np.concatenate([X, Y]) if len(X) + len(Y) <= 2000 else np.concatenate(
-        [X[rng.choice(len(X), min(len(X), 1000), replace=False)],
-         Y[rng.choice(len(Y), min(len(Y), 1000), replace=False)]])
+    take = take or (lambda A, rows: A[rows])
+    nx, ny = X.shape[0], Y.shape[0]
+    if nx + ny <= 2000:
+        pooled = np.concatenate([take(X, np.arange(nx)), take(Y, np.arange(ny))])
+    else:
+        pooled = np.concatenate([take(X, rng.choice(nx, min(nx, 1000), replace=False)),
+                                 take(Y, rng.choice(ny, min(ny, 1000), replace=False))])
     return k.resolve(pooled, rng)
 
 
@@ -73,13 +81,12 @@ def mmd(P: Any, Q: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int |
     if isinstance(P, KernelMeanEmbedding) or isinstance(Q, KernelMeanEmbedding):
         raise ValueError("P and Q must both be fitted embeddings or both be arrays")
     if is_dask_array(P) or is_dask_array(Q):
-        from .distributed import mmd_dask
-
-        return mmd_dask(P, Q, kernel=kernel, n_landmarks=n_landmarks, random_state=random_state,
-                        n_threads=n_threads)
-    X, Y = _pair(P, Q)
+        from .distributed import _pair as pair, take
+    else:
+        pair, take = _pair, None
+    X, Y = pair(P, Q)
     rng = check_random_state(random_state)
-    k = _pooled_kernel(kernel, X, Y, rng)
+    k = _pooled_kernel(kernel, X, Y, rng, take)
     ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(X)
     ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(Y)
     return rkhs_distance(ex, ey, n_threads=n_threads)
