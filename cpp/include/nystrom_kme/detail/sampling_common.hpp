@@ -48,61 +48,51 @@ inline const T* row_ptr(const ConstRowRef<T>& X, Index i) {
   return X.data() + i * X.outerStride();
 }
 
-/// out[i - begin] = k(x_i, p) for rows begin <= i < end of X, with p a pointer to d
-/// values. Distances / inner products are accumulated in double, then mapped by the
-/// kernel eight at a time.
-template <class T>
-void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
-                   Index end, double* out) {
+/// out[i - begin] = kernel map of value(i) for rows begin <= i < end, eight at a
+/// time through the vectorised kernel map; value(i) is a squared distance (radial
+/// kernels) or an inner product, accumulated in double.
+template <class Value>
+void map_rows(const Kernel& kernel, Index begin, Index end, double* out, Value&& value) {
   constexpr int L = Vec<double>::lanes;
-  const Index d = X.cols();
-  const bool radial = kernel.is_radial();
   double buf[L];
   for (Index i0 = begin; i0 < end; i0 += L) {
     const int cnt = static_cast<int>(std::min<Index>(L, end - i0));
-    for (int l = 0; l < L; ++l) {
-      double acc = 0.0;
-      if (l < cnt) {
-        const T* x = row_ptr(X, i0 + l);
-        if (radial) {
-          for (Index f = 0; f < d; ++f) {
-            const double e = double(x[f]) - double(p[f]);
-            acc += e * e;
-          }
-        } else {
-          for (Index f = 0; f < d; ++f) acc += double(x[f]) * double(p[f]);
-        }
-      }
-      buf[l] = acc;
-    }
-    const auto v = kernel.apply<double>(load(buf));
-    store(buf, v);
+    for (int l = 0; l < L; ++l) buf[l] = l < cnt ? value(i0 + l) : 0.0;
+    store(buf, kernel.apply<double>(load(buf)));
     std::copy(buf, buf + cnt, out + (i0 - begin));
   }
+}
+
+/// out[i - begin] = k(x_i, p) for rows begin <= i < end of X, with p a pointer to d values.
+template <class T>
+void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
+                   Index end, double* out) {
+  const Index d = X.cols();
+  const bool radial = kernel.is_radial();
+  map_rows(kernel, begin, end, out, [&](Index i) {
+    const T* x = row_ptr(X, i);
+    double acc = 0.0;
+    for (Index f = 0; f < d; ++f) {
+      const double a = double(x[f]), b = double(p[f]);
+      acc += radial ? (a - b) * (a - b) : a * b;
+    }
+    return acc;
+  });
 }
 
 /// out[i - begin] = k(x_i, x_i) for rows begin <= i < end.
 template <class T>
 void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index begin, Index end,
                           double* out) {
-  constexpr int L = Vec<double>::lanes;
   const Index d = X.cols();
   const bool radial = kernel.is_radial();
-  double buf[L];
-  for (Index i0 = begin; i0 < end; i0 += L) {
-    const int cnt = static_cast<int>(std::min<Index>(L, end - i0));
-    for (int l = 0; l < L; ++l) {
-      double acc = 0.0;
-      if (l < cnt && !radial) {
-        const T* x = row_ptr(X, i0 + l);
-        for (Index f = 0; f < d; ++f) acc += double(x[f]) * double(x[f]);
-      }
-      buf[l] = acc;
-    }
-    const auto v = kernel.apply<double>(load(buf));
-    store(buf, v);
-    std::copy(buf, buf + cnt, out + (i0 - begin));
-  }
+  map_rows(kernel, begin, end, out, [&](Index i) {
+    if (radial) return 0.0;  // squared distance of a point to itself
+    const T* x = row_ptr(X, i);
+    double acc = 0.0;
+    for (Index f = 0; f < d; ++f) acc += double(x[f]) * double(x[f]);
+    return acc;
+  });
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): small, fast, and the same stream on every
