@@ -349,14 +349,24 @@ class TileEngine {
         V v[4];
         for (int u = 0; u < 4; ++u) v[u] = load(row + i + u * L);
         if (expansion) {
+          using I = typename Vec<T>::itype;
+          I lost[4];
           for (int u = 0; u < 4; ++u) {
             const V bn = load(bnorm + i + u * L);
             const V d2 = vmax<T>(bn + an - v[u] * T(2), splat(T(0)));
-            const auto lost = d2 < (bn + an) * T(kCancellation);
+            lost[u] = (I)(d2 < (bn + an) * T(kCancellation));
             v[u] = d2;
-            for (int l = 0; l < L; ++l) {
-              const Index col = i + u * L + l;
-              if (lost[l]) v[u][l] = exact_sq_distance(a + r * d_, bt + panel_index(col, 0) - col % (2 * L), col % (2 * L));
+          }
+          // Cancellation is rare (near-duplicate points): test the four masks at once.
+          if (any_lane<T>(lost[0] | lost[1] | lost[2] | lost[3])) {
+            for (int u = 0; u < 4; ++u) {
+              for (int l = 0; l < L; ++l) {
+                const Index col = i + u * L + l;
+                if (lost[u][l]) {
+                  v[u][l] = exact_sq_distance(a + r * d_, bt + panel_index(col, 0) - col % (2 * L),
+                                              col % (2 * L));
+                }
+              }
             }
           }
         }
