@@ -101,7 +101,7 @@ def _weighted_self_term(Z: np.ndarray, w: np.ndarray | None, core: _core.Kernel,
             return total / n**2
         if n < 2:
             raise ValueError("the unbiased MMD needs at least 2 points per sample")
-        diag = _core.paired_kernel(Z, Z, core).sum()
+        diag = _core.kernel_diagonal(Z, core, n_threads).sum()
         return (total - diag) / (n * (n - 1))
     quad = float(w @ _core.kernel_sums(Z, Z, w.reshape(-1, 1), core, n_threads)[:, 0])
     if not unbiased:
@@ -111,7 +111,7 @@ def _weighted_self_term(Z: np.ndarray, w: np.ndarray | None, core: _core.Kernel,
     w2 = float(w @ w)
     if w2 >= 1.0:
         raise ValueError("the unbiased MMD needs at least 2 points with positive weight")
-    diag = float((w * w) @ _core.paired_kernel(Z, Z, core))
+    diag = float((w * w) @ _core.kernel_diagonal(Z, core, n_threads))
     return (quad - diag) / (1.0 - w2)
 
 
