@@ -7,13 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <Eigen/Cholesky>
-#include <Eigen/QR>
 
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
 #include <nystrom_kme/detail/solve_qr.hpp>
