@@ -77,7 +77,8 @@ Eigen::VectorXd paired_kernel(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
   detail::check_finite(A, "A");
   detail::check_finite(B, "B");
   Eigen::VectorXd out(A.rows());
-  for (Index i = 0; i < A.rows(); ++i) out[i] = kernel(A.row(i).data(), B.row(i).data(), A.cols());
+  detail::simd_table().ops<T>().paired_rows(A.data(), A.outerStride(), B.data(), B.outerStride(),
+                                            A.rows(), A.cols(), kernel, out.data());
   return out;
 }
 

@@ -1,13 +1,12 @@
-// Kernel functions on R^d: a validated description plus the vectorised map from
+// Kernel functions on R^d: a validated description. The vectorised map from
 // squared distances (radial kernels) or inner products (dot-product kernels) to
-// kernel values.
+// kernel values is compiled per instruction set (detail/simd_body/vector_math.inl).
 #pragma once
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include <nystrom_kme/detail/simd.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme {
@@ -67,56 +66,6 @@ class Kernel {
 
   /// Radial kernels depend on ||x - y|| only; the others on <x, y>.
   bool is_radial() const { return kind_ != KernelKind::linear && kind_ != KernelKind::polynomial; }
-
-  /// Maps one vector of squared distances (radial) or inner products to kernel values.
-  template <class T>
-  detail::vec_t<T> apply(detail::vec_t<T> v) const {
-    using detail::splat;
-    const T inv_s = T(1.0 / bandwidth_);
-    const T inv_s2 = T(1.0 / (bandwidth_ * bandwidth_));
-    switch (kind_) {
-      case KernelKind::gaussian:
-        return detail::exp(v * T(-0.5 * inv_s2));
-      case KernelKind::laplacian:
-        return detail::exp(detail::sqrt<T>(v) * (-inv_s));
-      case KernelKind::matern32: {
-        const auto r = detail::sqrt<T>(v) * T(std::sqrt(3.0) / bandwidth_);
-        return (r + T(1)) * detail::exp(-r);
-      }
-      case KernelKind::matern52: {
-        const auto r = detail::sqrt<T>(v) * T(std::sqrt(5.0) / bandwidth_);
-        return (r * r * T(1.0 / 3.0) + r + T(1)) * detail::exp(-r);
-      }
-      case KernelKind::inverse_multiquadric:
-        return T(1) / detail::sqrt<T>(v * inv_s2 + T(1));
-      case KernelKind::linear:
-        return v * inv_s2;
-      case KernelKind::polynomial: {
-        const auto base = v * inv_s2 + T(offset_);
-        auto result = splat(T(1));
-        auto power = base;
-        for (int e = degree_; e > 0; e >>= 1) {  // exponentiation by squaring
-          if (e & 1) result *= power;
-          power *= power;
-        }
-        return result;
-      }
-    }
-    return v;  // unreachable
-  }
-
-  /// k(x, y) for two points of dimension d, computed directly in double
-  /// (a reference for tests and for the few values the fast path re-checks).
-  template <class T>
-  double operator()(const T* x, const T* y, Index d) const {
-    double acc = 0.0;
-    for (Index k = 0; k < d; ++k) {
-      const double a = x[k], b = y[k];
-      acc += is_radial() ? (a - b) * (a - b) : a * b;
-    }
-    auto v = apply<double>(detail::splat(acc));
-    return v[0];
-  }
 
  private:
   KernelKind kind_;

@@ -203,12 +203,9 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
     // G = K(S', S') - F(S', :k) F(S', :k)^T: residual kernel on the proposals.
     RowMatrixXd Fp(b, k);
     for (Index a = 0; a < b; ++a) Fp.row(a) = F.row(prop[std::size_t(a)]).head(k);
-    Eigen::MatrixXd G(b, b);
-    for (Index a = 0; a < b; ++a) {
-      for (Index c = 0; c <= a; ++c) {
-        G(a, c) = G(c, a) = kernel(row_ptr(X, prop[std::size_t(a)]), row_ptr(X, prop[std::size_t(c)]), d);
-      }
-    }
+    RowMatrix<T> Xp(b, d);
+    for (Index a = 0; a < b; ++a) Xp.row(a) = X.row(prop[std::size_t(a)]);
+    Eigen::MatrixXd G = kernel_matrix<T>(Xp, Xp, kernel, {1});
     if (k > 0) G.noalias() -= Fp * Fp.transpose();
 
     // Rejection step: sequential RPCholesky restricted to the proposals.

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <nystrom_kme/detail/parallel.hpp>
-#include <nystrom_kme/detail/simd.hpp>
+#include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/types.hpp>
 
@@ -48,51 +48,20 @@ inline const T* row_ptr(const ConstRowRef<T>& X, Index i) {
   return X.data() + i * X.outerStride();
 }
 
-/// out[i - begin] = kernel map of value(i) for rows begin <= i < end, eight at a
-/// time through the vectorised kernel map; value(i) is a squared distance (radial
-/// kernels) or an inner product, accumulated in double.
-template <class Value>
-void map_rows(const Kernel& kernel, Index begin, Index end, double* out, Value&& value) {
-  constexpr int L = Vec<double>::lanes;
-  double buf[L];
-  for (Index i0 = begin; i0 < end; i0 += L) {
-    const int cnt = static_cast<int>(std::min<Index>(L, end - i0));
-    for (int l = 0; l < L; ++l) buf[l] = l < cnt ? value(i0 + l) : 0.0;
-    store(buf, kernel.apply<double>(load(buf)));
-    std::copy(buf, buf + cnt, out + (i0 - begin));
-  }
-}
-
 /// out[i - begin] = k(x_i, p) for rows begin <= i < end of X, with p a pointer to d values.
 template <class T>
 void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
                    Index end, double* out) {
-  const Index d = X.cols();
-  const bool radial = kernel.is_radial();
-  map_rows(kernel, begin, end, out, [&](Index i) {
-    const T* x = row_ptr(X, i);
-    double acc = 0.0;
-    for (Index f = 0; f < d; ++f) {
-      const double a = double(x[f]), b = double(p[f]);
-      acc += radial ? (a - b) * (a - b) : a * b;
-    }
-    return acc;
-  });
+  simd_table().ops<T>().kernel_rows(X.data(), X.outerStride(), X.cols(), p, kernel, begin, end, out);
 }
 
 /// out[i - begin] = k(x_i, x_i) for rows begin <= i < end.
 template <class T>
 void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index begin, Index end,
                           double* out) {
-  const Index d = X.cols();
-  const bool radial = kernel.is_radial();
-  map_rows(kernel, begin, end, out, [&](Index i) {
-    if (radial) return 0.0;  // squared distance of a point to itself
-    const T* x = row_ptr(X, i);
-    double acc = 0.0;
-    for (Index f = 0; f < d; ++f) acc += double(x[f]) * double(x[f]);
-    return acc;
-  });
+  const T* rows = row_ptr(X, begin);
+  simd_table().ops<T>().paired_rows(rows, X.outerStride(), rows, X.outerStride(), end - begin,
+                                    X.cols(), kernel, out);
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): small, fast, and the same stream on every

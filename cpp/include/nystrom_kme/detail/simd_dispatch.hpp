@@ -1,0 +1,213 @@
+// Runtime dispatch of the hot loops: the bodies in simd_body/ are compiled once
+// per instruction-set level, each in its own namespace and under that level's
+// target pragma, and each level exports a table of entry points (SimdTable).
+// Everything stays header-only: a consumer who compiles these headers with no
+// -march flag gets the same levels as our wheels (see ARCHITECTURE.md).
+//
+// Levels at or above what the compiler flags already guarantee are compiled;
+// lower ones are not (a -march=native build keeps only its own level and up).
+// Define NYSTROM_KME_NO_DISPATCH to compile the static level only.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <nystrom_kme/detail/cpu_features.hpp>
+#include <nystrom_kme/detail/tile_layout.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/types.hpp>
+
+#if !defined(__GNUC__)
+#error "nystrom_kme needs GCC or Clang vector extensions (MSVC: use clang-cl)"
+#endif
+
+#if defined(NYSTROM_KME_X86)
+#include <immintrin.h>
+#elif defined(NYSTROM_KME_AARCH64)
+#include <arm_neon.h>
+#endif
+
+namespace nystrom_kme::detail {
+
+/// Entry points of one level for one element type (float or double inputs).
+template <class T>
+struct SimdOps {
+  void (*tile_sums)(const TileTask<T>&);
+  void (*tile_matrix)(const TileTask<T>&, Index qn, double* out, Index ld);
+  void (*kernel_rows)(const T* X, Index ld, Index d, const T* p, const Kernel& kernel,
+                      Index begin, Index end, double* out);
+  void (*paired_rows)(const T* A, Index lda, const T* B, Index ldb, Index n, Index d,
+                      const Kernel& kernel, double* out);
+  bool (*all_finite)(const T* data, Index rows, Index cols, Index ld);
+};
+
+struct SimdTable {
+  SimdLevel level;
+  void (*map_values)(const Kernel& kernel, double* values, Index n);
+  SimdOps<double> f64;
+  SimdOps<float> f32;
+
+  template <class T>
+  const SimdOps<T>& ops() const {
+    if constexpr (std::is_same_v<T, double>) {
+      return f64;
+    } else {
+      return f32;
+    }
+  }
+};
+
+}  // namespace nystrom_kme::detail
+
+// The static level: what every function of this translation unit may use anyway.
+#if defined(NYSTROM_KME_X86)
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__) && defined(__AVX2__) && defined(__FMA__)
+#define NYSTROM_KME_STATIC_RANK 2
+#elif defined(__AVX2__) && defined(__FMA__)
+#define NYSTROM_KME_STATIC_RANK 1
+#else
+#define NYSTROM_KME_STATIC_RANK 0
+#endif
+#endif
+
+// 64-byte vectors passed by value inside a level change the ABI only against code
+// of another level, which never sees them: GCC's -Wpsabi notes are noise here.
+#pragma GCC diagnostic push
+#if defined(__clang__)
+#pragma GCC diagnostic ignored "-Wunknown-warning-option"
+#endif
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#if defined(NYSTROM_KME_X86)
+
+#if NYSTROM_KME_STATIC_RANK == 0
+namespace nystrom_kme::detail::simd_baseline {
+#define NYSTROM_KME_SIMD_BYTES 16
+#define NYSTROM_KME_SIMD_SSE2 1
+#define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
+#include <nystrom_kme/detail/simd_body/vector_math.inl>
+#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#undef NYSTROM_KME_SIMD_LEVEL
+#undef NYSTROM_KME_SIMD_SSE2
+#undef NYSTROM_KME_SIMD_BYTES
+}  // namespace nystrom_kme::detail::simd_baseline
+#define NYSTROM_KME_HAVE_BASELINE 1
+#endif
+
+#if NYSTROM_KME_STATIC_RANK <= 1 && !(NYSTROM_KME_STATIC_RANK < 1 && defined(NYSTROM_KME_NO_DISPATCH))
+#if NYSTROM_KME_STATIC_RANK < 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
+#endif
+#endif
+namespace nystrom_kme::detail::simd_avx2 {
+#define NYSTROM_KME_SIMD_BYTES 32
+#define NYSTROM_KME_SIMD_AVX2 1
+#define NYSTROM_KME_SIMD_LEVEL SimdLevel::avx2
+#include <nystrom_kme/detail/simd_body/vector_math.inl>
+#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#undef NYSTROM_KME_SIMD_LEVEL
+#undef NYSTROM_KME_SIMD_AVX2
+#undef NYSTROM_KME_SIMD_BYTES
+}  // namespace nystrom_kme::detail::simd_avx2
+#if NYSTROM_KME_STATIC_RANK < 1
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+#define NYSTROM_KME_HAVE_AVX2 1
+#endif
+
+#if !(NYSTROM_KME_STATIC_RANK < 2 && defined(NYSTROM_KME_NO_DISPATCH))
+#if NYSTROM_KME_STATIC_RANK < 2
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
+#endif
+#endif
+namespace nystrom_kme::detail::simd_avx512 {
+#define NYSTROM_KME_SIMD_BYTES 64
+#define NYSTROM_KME_SIMD_AVX512 1
+#define NYSTROM_KME_SIMD_LEVEL SimdLevel::avx512
+#include <nystrom_kme/detail/simd_body/vector_math.inl>
+#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#undef NYSTROM_KME_SIMD_LEVEL
+#undef NYSTROM_KME_SIMD_AVX512
+#undef NYSTROM_KME_SIMD_BYTES
+}  // namespace nystrom_kme::detail::simd_avx512
+#if NYSTROM_KME_STATIC_RANK < 2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+#define NYSTROM_KME_HAVE_AVX512 1
+#endif
+
+#elif defined(NYSTROM_KME_AARCH64)
+
+// ASIMD is part of every aarch64 CPU: one level, no target region. (SVE is not
+// compiled yet: there is no machine to measure it on.)
+namespace nystrom_kme::detail::simd_neon {
+#define NYSTROM_KME_SIMD_BYTES 16
+#define NYSTROM_KME_SIMD_NEON 1
+#define NYSTROM_KME_SIMD_LEVEL SimdLevel::neon
+#include <nystrom_kme/detail/simd_body/vector_math.inl>
+#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#undef NYSTROM_KME_SIMD_LEVEL
+#undef NYSTROM_KME_SIMD_NEON
+#undef NYSTROM_KME_SIMD_BYTES
+}  // namespace nystrom_kme::detail::simd_neon
+#define NYSTROM_KME_HAVE_NEON 1
+
+#else
+
+// Other architectures: portable vector code, lowered by the compiler.
+namespace nystrom_kme::detail::simd_baseline {
+#define NYSTROM_KME_SIMD_BYTES 16
+#define NYSTROM_KME_SIMD_GENERIC 1
+#define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
+#include <nystrom_kme/detail/simd_body/vector_math.inl>
+#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#undef NYSTROM_KME_SIMD_LEVEL
+#undef NYSTROM_KME_SIMD_GENERIC
+#undef NYSTROM_KME_SIMD_BYTES
+}  // namespace nystrom_kme::detail::simd_baseline
+#define NYSTROM_KME_HAVE_BASELINE 1
+
+#endif
+
+#pragma GCC diagnostic pop
+
+namespace nystrom_kme::detail {
+
+/// The table of `level`, or nullptr when that level is not compiled in.
+inline const SimdTable* compiled_table(SimdLevel level) {
+  switch (level) {
+#if defined(NYSTROM_KME_HAVE_BASELINE)
+    case SimdLevel::baseline: return &simd_baseline::kTable;
+#endif
+#if defined(NYSTROM_KME_HAVE_AVX2)
+    case SimdLevel::avx2: return &simd_avx2::kTable;
+#endif
+#if defined(NYSTROM_KME_HAVE_AVX512)
+    case SimdLevel::avx512: return &simd_avx512::kTable;
+#endif
+#if defined(NYSTROM_KME_HAVE_NEON)
+    case SimdLevel::neon: return &simd_neon::kTable;
+#endif
+    default: return nullptr;
+  }
+}
+
+}  // namespace nystrom_kme::detail
