@@ -17,6 +17,7 @@ except ImportError as err:  # pragma: no cover - only without a build
     ) from err
 
 from .cmake import get_cmake_dir, get_include
+from .config import set_simd_level, show_config, simd_level
 from .embedding import (
     EmpiricalKME,
     KernelMeanEmbedding,
@@ -90,6 +91,9 @@ __all__ = [
     "resolve_sampler",
     "ridge_leverage_scores",
     "rkhs_distance",
+    "set_simd_level",
+    "show_config",
+    "simd_level",
     "two_sample_test",
     "__version__",
 ]

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 
 from . import _core
+from .config import show_config
 from .datasets import GaussianMixture
 from .embedding import EmpiricalKME, NystromKME, default_n_landmarks
 
@@ -48,13 +49,20 @@ def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nystrom-kme", description="Nystrom kernel mean embeddings")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="store_true",
+                        help="print the version and build configuration (SIMD level, OpenMP) and exit")
+    sub = parser.add_subparsers(dest="command")
     p_demo = sub.add_parser("demo", help="exact errors of the empirical and Nystrom estimators")
     p_demo.add_argument("--n-samples", type=int, default=10_000)
     p_demo.add_argument("--n-landmarks", type=int, nargs="*", default=None,
                         help="landmark counts to try (default: around the paper's m)")
     p_demo.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.version:
+        show_config()
+        return 0
+    if args.command is None:
+        parser.error("a command is required (demo), or --version")
     if args.command == "demo":
         if args.n_samples < 2:
             parser.error("--n-samples must be >= 2")

@@ -28,3 +28,27 @@ inline int failures = 0;
       ++test::failures;                                                      \
     }                                                                        \
   } while (0)
+
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include <nystrom_kme/simd.hpp>
+
+namespace test {
+/// 77 (ctest: skipped) when NYSTROM_KME_SIMD names a compiled level this CPU
+/// cannot run; 0 otherwise (any other bad value fails at first use, as it should).
+inline int skip_if_level_unsupported() {
+  const char* env = std::getenv("NYSTROM_KME_SIMD");
+  if (!env || std::string(env).empty() || std::string(env) == "auto") return 0;
+  try {
+    const nystrom_kme::SimdLevel level = nystrom_kme::parse_simd_level(env);
+    if (nystrom_kme::detail::compiled_table(level) && !nystrom_kme::cpu_supports(level)) {
+      std::fprintf(stderr, "skipped: this CPU cannot run NYSTROM_KME_SIMD=%s\n", env);
+      return 77;
+    }
+  } catch (const std::exception&) {
+  }
+  return 0;
+}
+}  // namespace test

@@ -151,6 +151,7 @@ void test_errors() {
 }  // namespace
 
 int main() {
+  if (const int skip = test::skip_if_level_unsupported()) return skip;
   test_every_kernel_both_dtypes();
   test_matrix_and_weighted_sums();
   test_far_from_origin();

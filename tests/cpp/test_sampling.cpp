@@ -170,6 +170,7 @@ void test_ridge_leverage() {
 }  // namespace
 
 int main() {
+  if (const int skip = test::skip_if_level_unsupported()) return skip;
   test_pivoted_cholesky();
   test_herding_and_farthest_point();
   test_ridge_leverage();

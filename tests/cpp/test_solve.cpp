@@ -330,6 +330,7 @@ void test_thread_invariance() {
 }  // namespace
 
 int main() {
+  if (const int skip = test::skip_if_level_unsupported()) return skip;
   test_well_conditioned();
   test_duplicated_rows(120, 80, 3, 1.0);
   test_duplicated_rows(400, 300, 4, 0.8);
