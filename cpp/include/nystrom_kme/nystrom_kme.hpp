@@ -3,5 +3,6 @@
 
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/solve.hpp>
 #include <nystrom_kme/types.hpp>
