@@ -121,6 +121,17 @@ void test_far_from_origin() {
   CHECK(max_rel_error(kernel_row_sums<double>(L, X, kernel), ref) < 1e-10);
 }
 
+void test_column_major_input_is_accepted() {
+  // The API takes row-major views; a column-major matrix converts (copied once).
+  const RowMatrixXd X = gaussian_data(700, 6, 1.0, 0.0, 12);
+  const RowMatrixXd L = X.topRows(9);
+  const Eigen::MatrixXd Xc = X, Lc = L;
+  const Kernel kernel = Kernel::gaussian(1.7);
+  const Eigen::VectorXd row_major = kernel_row_sums<double>(L, X, kernel);
+  const Eigen::VectorXd col_major = kernel_row_sums<double>(Lc, Xc, kernel);
+  CHECK((row_major.array() == col_major.array()).all());
+}
+
 void test_thread_invariance() {
 #if defined(NYSTROM_KME_WITH_OPENMP)
   const RowMatrixXd X = gaussian_data(20011, 10, 1.0, 0.0, 9);
@@ -155,6 +166,7 @@ int main() {
   test_every_kernel_both_dtypes();
   test_matrix_and_weighted_sums();
   test_far_from_origin();
+  test_column_major_input_is_accepted();
   test_thread_invariance();
   test_errors();
   if (test::failures == 0) std::printf("test_kernel_sums: all checks passed\n");
