@@ -52,7 +52,7 @@ from .sampling import (
     resolve_sampler,
     ridge_leverage_scores,
 )
-from .two_sample import TwoSampleResult, two_sample_test
+from .two_sample import TwoSampleResult, random_splits, two_sample_test
 
 __version__: str = _core.__version__
 
@@ -89,6 +89,7 @@ __all__ = [
     "mmd2_exact",
     "mmd2_linear",
     "resolve_sampler",
+    "random_splits",
     "ridge_leverage_scores",
     "rkhs_distance",
     "set_simd_level",

@@ -166,7 +166,7 @@ def two_sample_test_dask(X: Any, Y: Any, *, kernel: Kernel | str, method: str,
     live on the client and travel with the blocks."""
     from .embedding import default_n_landmarks
     from .mmd import _pooled_kernel
-    from .two_sample import TwoSampleResult, _label_bits, _nystrom_statistics
+    from .two_sample import TwoSampleResult, _label_bits, _nystrom_statistics, _split_seed
 
     if method != "nystrom":
         raise ValueError("dask arrays support method='nystrom' only (the exact test is O(n^2))")
@@ -178,11 +178,12 @@ def two_sample_test_dask(X: Any, Y: Any, *, kernel: Kernel | str, method: str,
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     n = n1 + n2
+    splits = _core.RandomSplits(n1, n2, B, _split_seed(rng))  # the same splits as in memory
     k = _pooled_kernel(kernel, X, Y, rng, take)
     m = default_n_landmarks(n) if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
     if m > n:
         raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {n}")
-    bits = _label_bits(n1, n, B, rng)
+    bits = _label_bits(splits)
     Z = _dask().array.concatenate([X, Y])
     L = np.ascontiguousarray(take(Z, np.sort(rng.choice(n, size=m, replace=False))))
     S = row_sums(Z, L, k, nt, bits=bits, label_args=(n1, n2, B + 1))

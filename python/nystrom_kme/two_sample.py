@@ -17,8 +17,9 @@ from .embedding import default_n_landmarks
 from .kernels import Kernel
 from .mmd import _pair, _pooled_kernel
 
-#: Rows of the pooled sample per streaming pass of the Nyström test.
-CHUNK_ROWS = 16_384
+#: Rows of the pooled sample per core call of the Nyström test (progress and
+#: Ctrl-C between calls; the core streams each call in ~1 MiB superblocks).
+CHUNK_ROWS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -63,18 +64,56 @@ def _progress(total: int, enabled: bool | None, desc: str):  # pragma: no cover 
     return tqdm(total=total, desc=desc, leave=False)
 
 
-def _label_bits(n1: int, n: int, n_permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Labels of the observed split (column 0: the first n1 rows are X) and of
-    n_permutations random permutations (columns 1..B), one bit per point and
-    permutation: an (n, ceil((B + 1) / 8)) uint8 array, row i packing point i.
+def _split_seed(rng: np.random.Generator) -> int:
+    """The seed of the permutation splits: the first draw from the test's generator."""
+    return int(rng.integers(0, 2**63))
+
+
+def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Any = None) -> np.ndarray:
+    """The splits a permutation test with these arguments uses, as booleans.
+
+    Column 0 is the observed split (the first ``n1`` of the ``n1 + n2`` pooled rows
+    belong to the first sample); column b >= 1 is an independent, uniformly random
+    split into ``n1`` and ``n2`` rows, drawn in the C++ core by selection sampling.
+    :func:`two_sample_test` with the same ``random_state`` (an int or a fresh
+    Generator in the same state) uses exactly these splits, whatever the data, so
+    its null distribution can be replayed.
+
+    Parameters
+    ----------
+    n1, n2 : int
+        Sizes of the two samples (>= 1 each).
+    n_permutations : int, default=200
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of bool, shape (n1 + n2, n_permutations + 1)
+        True where the row belongs to the first sample.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> S = nk.random_splits(3, 2, n_permutations=4, random_state=0)
+    >>> S.shape, S.sum(axis=0).tolist()
+    ((5, 5), [3, 3, 3, 3, 3])
     """
-    observed = np.zeros(n, dtype=bool)
-    observed[:n1] = True
-    packed = np.empty((n, (n_permutations + 8) // 8), dtype=np.uint8)
-    for byte in range(packed.shape[1]):  # eight label columns per byte: O(8 n) scratch
-        cols = range(8 * byte, min(8 * byte + 8, n_permutations + 1))
-        group = np.stack([observed if c == 0 else observed[rng.permutation(n)] for c in cols], axis=1)
-        packed[:, byte] = np.packbits(group, axis=1)[:, 0]
+    n1 = check_positive_int(n1, "n1")
+    n2 = check_positive_int(n2, "n2")
+    B = check_positive_int(n_permutations, "n_permutations")
+    splits = _core.RandomSplits(n1, n2, B, _split_seed(check_random_state(random_state)))
+    return splits.next_weights(n1 + n2) > 0
+
+
+def _label_bits(splits: _core.RandomSplits) -> np.ndarray:
+    """All labels of `splits`, packed one bit per row and column as np.packbits does:
+    an (n, ceil((B + 1) / 8)) uint8 array (for the dask path, which ships row
+    blocks of it to the workers)."""
+    n, cols = splits.n_rows, splits.n_columns
+    packed = np.empty((n, (cols + 7) // 8), dtype=np.uint8)
+    for start in range(0, n, CHUNK_ROWS):  # O(CHUNK_ROWS (B + 1)) scratch
+        stop = min(n, start + CHUNK_ROWS)
+        packed[start:stop] = np.packbits(splits.next_weights(stop - start) > 0, axis=1)
     return packed
 
 
@@ -85,14 +124,10 @@ def _weights_for(bits: np.ndarray, start: int, stop: int, n1: int, n2: int, n_co
 
 
 def _nystrom_statistics(L: np.ndarray, S: np.ndarray, core: _core.Kernel, nt: int) -> np.ndarray:
-    """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1), through the
-    eigendecomposition of K_m (pinv threshold as numpy's pinv: eigenvalues below
-    m * eps * largest are dropped)."""
-    m = L.shape[0]
-    evals, evecs = np.linalg.eigh(_core.kernel_matrix(L, L, core, nt))
-    keep = evals > max(evals[-1], 0.0) * m * np.finfo(float).eps
-    proj = evecs[:, keep].T @ S
-    return (proj**2 / evals[keep, None]).sum(axis=0)
+    """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1). The minimum-norm
+    solve of the core (deterministic, parallel; s_b lies in the range of K_m)."""
+    alpha, _, _ = _core.nystrom_weights(L, S, core, "auto", 0.0, 1e-12, nt)
+    return np.einsum("ib,ib->b", S, alpha)
 
 
 def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
@@ -106,11 +141,12 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
     (n = n1 + n2 points), features are Phi = K_{.m} (K_m^+)^{1/2}, and the statistic
     is ||mean Phi(X) - mean Phi(Y)||^2 = s^T K_m^+ s with s = K(L, Z) v and v the
     label weights (+1/n1 on X, -1/n2 on Y). All B permuted statistics come from
-    one streaming pass computing K(L, Z) W, where column b of W holds the label
-    weights of permutation b, chunk by chunk: the n x m feature matrix is never
-    stored. Time O(n m d + n m B + m^3); memory O(m B + chunk B) floats plus
-    n (B + 1) bits of permutation labels. With m = n every pooled point is a
-    landmark and the statistic is the exact biased MMD^2.
+    one streaming pass computing K(L, Z) W in the C++ core, where column b of W
+    holds the label weights of random split b, generated on the fly (see
+    :func:`random_splits`): neither the n x m feature matrix nor W is stored.
+    Time O(n m d + n m B + m^3), parallel; memory O(m B) floats plus ~1 MiB
+    blocks. With m = n every pooled point is a landmark and the statistic is the
+    exact biased MMD^2.
 
     ``method="exact"``: the biased MMD^2 (V-statistic) with the same permutations,
     from one streaming pass K(Z, Z) W: O(n^2 (d + B)) time, O(n B) memory.
@@ -124,7 +160,8 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
         m (Nyström only), 1 <= m <= n1 + n2; None: ceil(sqrt(n) log sqrt(n)).
     n_permutations : int, default=200
     random_state : None, int or numpy.random.Generator
-        Landmarks and permutations are reproducible from it.
+        Splits and landmarks are reproducible from it (the splits do not depend on
+        the thread count or the data; :func:`random_splits` returns them).
     progress : bool or None
         Progress bar (needs tqdm); None: only when stderr is a terminal.
 
@@ -153,6 +190,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
     rng = check_random_state(random_state)
     n1, n2 = len(X), len(Y)
     n = n1 + n2
+    splits = _core.RandomSplits(n1, n2, B, _split_seed(rng))  # first draw: see random_splits
     k = _pooled_kernel(kernel, X, Y, rng)
     core = k.to_core()
     Z = np.concatenate([X, Y])
@@ -162,10 +200,8 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
             raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {n}")
     elif n_landmarks is not None:
         raise ValueError("n_landmarks applies to method='nystrom' only")
-    bits = _label_bits(n1, n, B, rng)
-
     if method == "exact":
-        W = _weights_for(bits, 0, n, n1, n2, B + 1)
+        W = splits.next_weights(n)
         S = _core.kernel_sums(Z, Z, W, core, nt)
         stats = np.einsum("ib,ib->b", W, S)
         m = None
@@ -173,9 +209,10 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
         L = np.ascontiguousarray(Z[np.sort(rng.choice(n, size=m, replace=False))])
         S = np.zeros((m, B + 1))
         bar = _progress(n, progress, "Nystrom permutation test")
+        # One streaming pass: the core makes each chunk's label weights on the fly.
         for start in range(0, n, CHUNK_ROWS):
             stop = min(n, start + CHUNK_ROWS)
-            S += _core.kernel_sums(L, Z[start:stop], _weights_for(bits, start, stop, n1, n2, B + 1), core, nt)
+            S += _core.split_kernel_sums(L, Z[start:stop], splits, core, nt)
             if bar is not None:
                 bar.update(stop - start)
         if bar is not None:

@@ -10,6 +10,7 @@ void register_kernel_sums(py::module_& m);
 void register_solve(py::module_& m);
 void register_sampling(py::module_& m);
 void register_simd(py::module_& m);
+void register_random_splits(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Private compiled core of nystrom_kme; use the public nystrom_kme API.";
@@ -18,6 +19,7 @@ PYBIND11_MODULE(_core, m) {
   register_solve(m);
   register_sampling(m);
   register_simd(m);
+  register_random_splits(m);
   // Fail at import, with the reason, when NYSTROM_KME_SIMD names a level that cannot run.
   (void)nystrom_kme::simd_level();
   m.attr("__version__") = NYSTROM_KME_VERSION_INFO;

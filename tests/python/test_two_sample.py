@@ -24,17 +24,65 @@ def test_null_distribution_matches_explicit_permutations(rng):
     X, Y = rng.normal(size=(40, 2)), rng.normal(size=(30, 2))
     k = nk.Gaussian(1.0)
     res = nk.two_sample_test(X, Y, kernel=k, method="exact", n_permutations=30, random_state=7)
-    # replay the generator: pooled-sample bandwidth is numeric, so the first draws are the permutations
-    gen = np.random.default_rng(7)
+    splits = nk.random_splits(40, 30, n_permutations=30, random_state=7)
+    assert splits[:40, 0].all() and not splits[40:, 0].any()  # column 0: the observed split
     Z = np.concatenate([X, Y])
     for b in range(30):
-        perm = gen.permutation(70)
-        labels = np.zeros(70, dtype=bool)
-        labels[:40] = True
-        labels = labels[perm]
+        labels = splits[:, b + 1]
         ref = nk.mmd2_exact(Z[labels], Z[~labels], kernel=k)
         assert res.null_distribution[b] == pytest.approx(ref, rel=1e-9, abs=1e-15)
     assert res.pvalue == (1 + np.sum(res.null_distribution >= res.statistic)) / 31
+    # the median-heuristic bandwidth draws from random_state after the splits: same splits
+    nystrom = nk.two_sample_test(X, Y, n_landmarks=70, n_permutations=30, random_state=7)
+    for b in (0, 17):
+        labels = splits[:, b + 1]
+        ref = nk.mmd2_exact(Z[labels], Z[~labels], kernel=nystrom.kernel)
+        assert nystrom.null_distribution[b] == pytest.approx(ref, rel=1e-8)
+
+
+def test_random_splits_are_uniform_over_subsets():
+    """n = 5, n1 = 2: each of the C(5, 2) = 10 subsets has probability 1/10. Chi-square
+    goodness of fit over 20000 splits, at level 0.001 (scipy's chi2 quantile)."""
+    B = 20_000
+    S = nk.random_splits(2, 3, n_permutations=B, random_state=11)
+    assert S.shape == (5, B + 1) and (S.sum(axis=0) == 2).all()
+    codes = (S[:, 1:] * (1 << np.arange(5))[:, None]).sum(axis=0)
+    _, counts = np.unique(codes, return_counts=True)
+    assert len(counts) == 10
+    chi2 = ((counts - B / 10) ** 2 / (B / 10)).sum()
+    assert chi2 < stats.chi2.ppf(0.999, df=9)
+
+
+def test_random_splits_inclusion_rate_and_pairs():
+    """n = 300, n1 = 100, 3000 splits: each row joins the first sample with probability
+    1/3 (binomial counts; Bonferroni over the 300 rows at family level 0.001, and the
+    spread of the counts against the binomial variance with chi-square bounds at 0.001)
+    and a given pair with probability 100 * 99 / (300 * 299) (binomial, level 0.001)."""
+    B = 3000
+    S = nk.random_splits(100, 200, n_permutations=B, random_state=5)[:, 1:]
+    assert (S.sum(axis=0) == 100).all()
+    p_row = 1 / 3
+    rate = S.sum(axis=1)
+    lo, hi = stats.binom.interval(1 - 0.001 / 300, B, p_row)
+    assert lo <= rate.min() and rate.max() <= hi
+    scaled = (300 - 1) * rate.var(ddof=1) / (B * p_row * (1 - p_row))
+    assert stats.chi2.ppf(0.0005, 299) < scaled < stats.chi2.ppf(0.9995, 299)
+    p_pair = 100 * 99 / (300 * 299)
+    lo2, hi2 = stats.binom.interval(0.999, B, p_pair)
+    assert lo2 <= (S[0] & S[1]).sum() <= hi2
+    assert len({col.tobytes() for col in S.T}) == B
+
+
+def test_random_splits_do_not_depend_on_chunking_or_threads(rng):
+    X, Y = rng.normal(size=(700, 3)), rng.normal(size=(500, 3)) + 0.2
+    a = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1.0), n_landmarks=50, random_state=2, n_threads=1)
+    b = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1.0), n_landmarks=50, random_state=2, n_threads=2)
+    assert a.statistic == b.statistic
+    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+    with pytest.raises(ValueError, match="n1"):
+        nk.random_splits(0, 3)
+    with pytest.raises(ValueError, match="n_permutations"):
+        nk.random_splits(3, 3, n_permutations=0)
 
 
 def test_level_under_h0(rng):

@@ -45,6 +45,8 @@ struct SimdOps {
 struct SimdTable {
   SimdLevel level;
   void (*map_values)(const Kernel& kernel, double* values, Index n);
+  void (*split_weights)(std::uint64_t* state, double* needed, const double* plus,
+                        const double* minus, Index left0, Index rows, double* out, Index ld);
   SimdOps<double> f64;
   SimdOps<float> f32;
 
@@ -89,6 +91,8 @@ namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#include <nystrom_kme/detail/simd_body/split_labels.inl>
+#include <nystrom_kme/detail/simd_body/table.inl>
 #undef NYSTROM_KME_SIMD_LEVEL
 #undef NYSTROM_KME_SIMD_SSE2
 #undef NYSTROM_KME_SIMD_BYTES
@@ -111,6 +115,8 @@ namespace nystrom_kme::detail::simd_avx2 {
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::avx2
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#include <nystrom_kme/detail/simd_body/split_labels.inl>
+#include <nystrom_kme/detail/simd_body/table.inl>
 #undef NYSTROM_KME_SIMD_LEVEL
 #undef NYSTROM_KME_SIMD_AVX2
 #undef NYSTROM_KME_SIMD_BYTES
@@ -140,6 +146,8 @@ namespace nystrom_kme::detail::simd_avx512 {
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::avx512
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#include <nystrom_kme/detail/simd_body/split_labels.inl>
+#include <nystrom_kme/detail/simd_body/table.inl>
 #undef NYSTROM_KME_SIMD_LEVEL
 #undef NYSTROM_KME_SIMD_AVX512
 #undef NYSTROM_KME_SIMD_BYTES
@@ -164,6 +172,8 @@ namespace nystrom_kme::detail::simd_neon {
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::neon
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#include <nystrom_kme/detail/simd_body/split_labels.inl>
+#include <nystrom_kme/detail/simd_body/table.inl>
 #undef NYSTROM_KME_SIMD_LEVEL
 #undef NYSTROM_KME_SIMD_NEON
 #undef NYSTROM_KME_SIMD_BYTES
@@ -179,6 +189,8 @@ namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#include <nystrom_kme/detail/simd_body/split_labels.inl>
+#include <nystrom_kme/detail/simd_body/table.inl>
 #undef NYSTROM_KME_SIMD_LEVEL
 #undef NYSTROM_KME_SIMD_GENERIC
 #undef NYSTROM_KME_SIMD_BYTES

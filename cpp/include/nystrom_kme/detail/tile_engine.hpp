@@ -44,6 +44,20 @@ inline void check_finite_weights(const WeightsRef& W) {
       if (!std::isfinite(W(i, c))) throw std::invalid_argument("weights contain NaN or inf");
 }
 
+/// Weights made on the fly for consecutive rows of B (e.g. random permutation
+/// labels), a panel of kWeightPanel columns at a time: never stored for all rows.
+class WeightStream {
+ public:
+  virtual ~WeightStream() = default;
+  /// Number of weight columns k (> 1).
+  virtual Index columns() const = 0;
+  /// Writes the next `rows` rows of panel `panel` (row-major, rows x kWeightPanel,
+  /// columns past k left alone). Called concurrently for different panels.
+  virtual void next_panel(Index panel, Index rows, double* out) = 0;
+  /// Moves past `rows` rows once every panel of them has been written.
+  virtual void advance(Index rows) = 0;
+};
+
 /// What the engine does with each block of kernel values.
 enum class Mode { sums, matrix };
 
@@ -73,11 +87,25 @@ class TileEngine {
   /// S (p x k) = K(A, B) W, W (q x k); or, with Mode::matrix, out = K(A, B).
   template <Mode mode>
   void run(const WeightsRef* W, RowMatrixXd& out, int n_threads) const {
+    run_impl<mode>(W, nullptr, out, n_threads);
+  }
+
+  /// S (p x k) += K(A, B) W with the rows of W taken from `stream` in order.
+  void run_streamed(WeightStream& stream, RowMatrixXd& out, int n_threads) const {
+    if (stream.columns() < 2 || out.cols() != stream.columns() || out.rows() != A_.rows()) {
+      throw std::invalid_argument("run_streamed: output and weight stream shapes differ");
+    }
+    run_impl<Mode::sums>(nullptr, &stream, out, n_threads);
+  }
+
+ private:
+  template <Mode mode>
+  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd& out, int n_threads) const {
     const Index p = A_.rows(), q = B_.rows();
     const Index k = mode == Mode::sums ? out.cols() : 0;
     if (p == 0 || q == 0) return;
     const SimdOps<T>& ops = simd_table().ops<T>();
-    const Index R = superblock_rows(d_, Index(sizeof(T)));
+    const Index R = superblock_rows(d_, Index(sizeof(T)), k);
     const Index n_super = (q + R - 1) / R;
     const Index n_tiles = (p + kTileRows - 1) / kTileRows;
     const int nt = int(std::min<Index>(resolve_threads(n_threads), n_tiles));
@@ -112,7 +140,8 @@ class TileEngine {
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
 #endif
-        for (Index c = 0; c < n_chunks; ++c) pack_chunk(W, k, q0, qn, c, R, bt, bnorm, wpack);
+        for (Index c = 0; c < n_chunks; ++c) pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack);
+        if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, errors);
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -127,7 +156,6 @@ class TileEngine {
     if (mode == Mode::sums) out += comp;
   }
 
- private:
   struct Scratch {
     std::vector<T> a, anorm, block;
     std::vector<double> block_f64, partial;
@@ -149,6 +177,25 @@ class TileEngine {
       for (Index col = 0; col < k; ++col)
         wpack[std::size_t(weight_index(i, col, k, R))] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
     }
+  }
+
+  // Streamed weights of one superblock, panel by panel (in parallel over panels;
+  // called inside the parallel region). Padded rows get weight 0.
+  static void pack_stream(WeightStream& stream, Index k, Index qn, Index padded, Index R,
+                          std::vector<double>& wpack, ErrorCapture& errors) {
+    const Index n_panels = weight_stride(k) / kWeightPanel;
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp for schedule(static)
+#endif
+    for (Index panel = 0; panel < n_panels; ++panel) {
+      double* out = wpack.data() + panel * R * kWeightPanel;
+      std::fill(out, out + padded * kWeightPanel, 0.0);
+      errors.run([&] { stream.next_panel(panel, qn, out); });
+    }
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp single
+#endif
+    errors.run([&] { stream.advance(qn); });
   }
 
   void pack_tile(Index r0, Index rows, std::vector<T>& a, std::vector<T>& anorm) const {

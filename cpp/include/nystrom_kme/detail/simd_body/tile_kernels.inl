@@ -358,13 +358,3 @@ bool all_finite(const T* data, Index rows, Index cols, Index ld) {
   }
   return !any_lane<T>(bad) && scalar == T(0);
 }
-
-/// The level's entry points, for the dispatcher.
-inline constexpr SimdTable kTable = {
-    NYSTROM_KME_SIMD_LEVEL,
-    &map_values,
-    {&tile_sums<double>, &tile_matrix<double>, &kernel_rows<double>, &paired_rows<double>,
-     &all_finite<double>},
-    {&tile_sums<float>, &tile_matrix<float>, &kernel_rows<float>, &paired_rows<float>,
-     &all_finite<float>},
-};

@@ -15,6 +15,7 @@ template <>
 struct Vec<double> {
   typedef double type __attribute__((vector_size(NYSTROM_KME_SIMD_BYTES)));
   typedef std::int64_t itype __attribute__((vector_size(NYSTROM_KME_SIMD_BYTES)));
+  typedef std::uint64_t utype __attribute__((vector_size(NYSTROM_KME_SIMD_BYTES)));
   typedef float half_float __attribute__((vector_size(NYSTROM_KME_SIMD_BYTES / 2)));
   static constexpr int lanes = NYSTROM_KME_SIMD_BYTES / 8;
 };

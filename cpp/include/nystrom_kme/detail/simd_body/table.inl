@@ -1,0 +1,13 @@
+// The level's table of entry points, for the dispatcher (simd_dispatch.hpp).
+// Included last, once per level, in that level's namespace. No include guard.
+
+/// The level's entry points, for the dispatcher.
+inline constexpr SimdTable kTable = {
+    NYSTROM_KME_SIMD_LEVEL,
+    &map_values,
+    &split_weights,
+    {&tile_sums<double>, &tile_matrix<double>, &kernel_rows<double>, &paired_rows<double>,
+     &all_finite<double>},
+    {&tile_sums<float>, &tile_matrix<float>, &kernel_rows<float>, &paired_rows<float>,
+     &all_finite<float>},
+};

@@ -1,0 +1,57 @@
+// Bindings of random_splits.hpp: the permutation labels of two-sample tests,
+// streamed, and their kernel sums in one pass.
+#include <cstdint>
+
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <nystrom_kme/random_splits.hpp>
+
+#include "arrays.hpp"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+using nystrom_kme::Index;
+using nystrom_kme::RandomSplits;
+using nystrom_kme::python::as_matrix;
+using nystrom_kme::python::CArray;
+
+namespace {
+
+template <class T>
+void define_for(py::module_& m) {
+  m.def(
+      "split_kernel_sums",
+      [](const CArray<T>& L, const CArray<T>& Z, RandomSplits& splits,
+         const nystrom_kme::Kernel& kernel, int n_threads) {
+        const auto l = as_matrix(L, "L");
+        const auto z = as_matrix(Z, "Z");
+        // Safe without the GIL: views of arrays kept alive by the caller, and the
+        // splits object is kept alive by the call's own reference.
+        py::gil_scoped_release nogil;
+        return nystrom_kme::split_kernel_sums<T>(l, z, splits, kernel, {n_threads});
+      },
+      "L"_a.noconvert(), "Z"_a.noconvert(), "splits"_a, "kernel"_a, "n_threads"_a = 0,
+      "K(L, Z) W for the next Z.shape[0] rows of the splits (W never stored): (m, B + 1) float64.");
+}
+
+}  // namespace
+
+void register_random_splits(py::module_& m) {
+  py::class_<RandomSplits>(m, "RandomSplits",
+                           "Permutation-test label weights (+1/n1, -1/n2), generated row by row.")
+      .def(py::init<Index, Index, Index, std::uint64_t>(), "n1"_a, "n2"_a, "n_permutations"_a, "seed"_a)
+      .def_property_readonly("n_rows", &RandomSplits::n_rows)
+      .def_property_readonly("n_columns", &RandomSplits::n_columns)
+      .def_property_readonly("position", &RandomSplits::position)
+      .def(
+          "next_weights",
+          [](RandomSplits& s, Index rows) {
+            py::gil_scoped_release nogil;
+            return s.next_weights(rows);
+          },
+          "rows"_a, "Weights of the next rows, (rows, B + 1) float64; advances the cursor.");
+  define_for<double>(m);
+  define_for<float>(m);
+}

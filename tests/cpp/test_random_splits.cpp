@@ -1,0 +1,94 @@
+// Random splits for permutation tests: exact split sizes, independence from the
+// chunking and the thread count, and the streamed K(L, Z) W against a dense product.
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include <nystrom_kme/random_splits.hpp>
+
+#include "check.hpp"
+
+using namespace nystrom_kme;
+
+namespace {
+
+RowMatrixXd normal_data(Index n, Index d, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  RowMatrixXd X(n, d);
+  for (Index i = 0; i < n; ++i)
+    for (Index k = 0; k < d; ++k) X(i, k) = normal(gen);
+  return X;
+}
+
+void test_labels() {
+  const Index n1 = 700, n2 = 1300, B = 40;
+  RandomSplits all(n1, n2, B, 123);
+  const RowMatrixXd W = all.next_weights(n1 + n2);
+  CHECK(all.position() == n1 + n2);
+  for (Index c = 0; c <= B; ++c) {
+    Index first = 0;
+    for (Index i = 0; i < n1 + n2; ++i) {
+      const bool in_first = W(i, c) > 0;
+      first += in_first;
+      CHECK(W(i, c) == (in_first ? 1.0 / n1 : -1.0 / n2));
+      if (c == 0) CHECK(in_first == (i < n1));  // the observed split
+    }
+    CHECK(first == n1);
+  }
+  // The same labels whatever the chunking; different seeds give different splits.
+  RandomSplits chunked(n1, n2, B, 123);
+  const RowMatrixXd a = chunked.next_weights(1), b = chunked.next_weights(999), c = chunked.next_weights(1000);
+  CHECK(a == W.topRows(1));
+  CHECK(b == W.middleRows(1, 999));
+  CHECK(c == W.bottomRows(1000));
+  RandomSplits other(n1, n2, B, 124);
+  CHECK(other.next_weights(n1 + n2).rightCols(B) != W.rightCols(B));
+  CHECK_THROWS(chunked.next_weights(1));  // none left
+  // Integer and exactly rounded arithmetic only: the same labels at every SIMD level.
+  const SimdLevel before = simd_level();
+  for (SimdLevel level : available_simd_levels()) {
+    set_simd_level(level);
+    RandomSplits again(n1, n2, B, 123);
+    CHECK(again.next_weights(n1 + n2) == W);
+  }
+  set_simd_level(before);
+  CHECK_THROWS(RandomSplits(0, 5, 3, 1));
+  CHECK_THROWS(RandomSplits(5, 5, 0, 1));
+}
+
+void test_streamed_sums_match_dense() {
+  const Index n1 = 5000, n2 = 3001, B = 37;  // 38 columns: three weight panels, the last partial
+  const RowMatrixXd Z = normal_data(n1 + n2, 4, 9);
+  const RowMatrixXd L = Z.topRows(45);
+  const Kernel kernel = Kernel::gaussian(1.3);
+  RandomSplits reference(n1, n2, B, 77);
+  const RowMatrixXd dense = kernel_matrix<double>(L, Z, kernel) * reference.next_weights(n1 + n2);
+  for (int threads : {1, 2, 3}) {
+    RandomSplits splits(n1, n2, B, 77);
+    RowMatrixXd S = split_kernel_sums<double>(L, Z.topRows(2500), splits, kernel, {threads});
+    S += split_kernel_sums<double>(L, Z.bottomRows(n1 + n2 - 2500), splits, kernel, {threads});
+    const double err = (S - dense).cwiseAbs().maxCoeff() / dense.cwiseAbs().maxCoeff();
+    if (err > 1e-12) std::fprintf(stderr, "threads %d: error %g\n", threads, err);
+    CHECK(err < 1e-12);
+    if (threads == 1) continue;
+    RandomSplits one(n1, n2, B, 77);
+    RowMatrixXd S1 = split_kernel_sums<double>(L, Z.topRows(2500), one, kernel, {1});
+    S1 += split_kernel_sums<double>(L, Z.bottomRows(n1 + n2 - 2500), one, kernel, {1});
+    CHECK(S1 == S);  // bit-identical for any thread count
+  }
+  RandomSplits splits(n1, n2, B, 77);
+  const RowMatrixXd none(0, 4);
+  CHECK_THROWS(split_kernel_sums<double>(none, Z, splits, kernel));
+  CHECK_THROWS(split_kernel_sums<double>(L, normal_data(n1 + n2 + 1, 4, 1), splits, kernel));
+}
+
+}  // namespace
+
+int main() {
+  if (const int skip = test::skip_if_level_unsupported()) return skip;
+  test_labels();
+  test_streamed_sums_match_dense();
+  if (test::failures == 0) std::printf("test_random_splits: all checks passed\n");
+  return test::failures == 0 ? 0 : 1;
+}
