@@ -31,11 +31,24 @@ inline int failures = 0;
 
 #include <cstdlib>
 #include <exception>
+#include <random>
 #include <string>
 
 #include <nystrom_kme/simd.hpp>
+#include <nystrom_kme/types.hpp>
 
 namespace test {
+/// An (n, d) matrix of independent N(0, 1) entries from a fixed seed.
+template <class T = double>
+nystrom_kme::RowMatrix<T> normal_matrix(nystrom_kme::Index n, nystrom_kme::Index d, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  nystrom_kme::RowMatrix<T> X(n, d);
+  for (nystrom_kme::Index i = 0; i < n; ++i)
+    for (nystrom_kme::Index k = 0; k < d; ++k) X(i, k) = T(normal(gen));
+  return X;
+}
+
 /// 77 (ctest: skipped) when NYSTROM_KME_SIMD names a compiled level this CPU
 /// cannot run; 0 otherwise (any other bad value fails at first use, as it should).
 inline int skip_if_level_unsupported() {

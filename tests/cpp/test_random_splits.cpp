@@ -12,15 +12,6 @@ using namespace nystrom_kme;
 
 namespace {
 
-RowMatrixXd normal_data(Index n, Index d, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  RowMatrixXd X(n, d);
-  for (Index i = 0; i < n; ++i)
-    for (Index k = 0; k < d; ++k) X(i, k) = normal(gen);
-  return X;
-}
-
 void test_labels() {
   const Index n1 = 700, n2 = 1300, B = 40;
   RandomSplits all(n1, n2, B, 123);
@@ -59,7 +50,7 @@ void test_labels() {
 
 void test_streamed_sums_match_dense() {
   const Index n1 = 5000, n2 = 3001, B = 37;  // 38 columns: three weight panels, the last partial
-  const RowMatrixXd Z = normal_data(n1 + n2, 4, 9);
+  const RowMatrixXd Z = test::normal_matrix<double>(n1 + n2, 4, 9);
   const RowMatrixXd L = Z.topRows(45);
   const Kernel kernel = Kernel::gaussian(1.3);
   RandomSplits reference(n1, n2, B, 77);
@@ -80,7 +71,7 @@ void test_streamed_sums_match_dense() {
   RandomSplits splits(n1, n2, B, 77);
   const RowMatrixXd none(0, 4);
   CHECK_THROWS(split_kernel_sums<double>(none, Z, splits, kernel));
-  CHECK_THROWS(split_kernel_sums<double>(L, normal_data(n1 + n2 + 1, 4, 1), splits, kernel));
+  CHECK_THROWS(split_kernel_sums<double>(L, test::normal_matrix<double>(n1 + n2 + 1, 4, 1), splits, kernel));
 }
 
 }  // namespace

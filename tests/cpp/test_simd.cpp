@@ -20,16 +20,6 @@ using namespace nystrom_kme;
 
 namespace {
 
-template <class T>
-RowMatrix<T> normal_data(Index n, Index d, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  RowMatrix<T> X(n, d);
-  for (Index i = 0; i < n; ++i)
-    for (Index k = 0; k < d; ++k) X(i, k) = T(normal(gen));
-  return X;
-}
-
 double max_rel_diff(const RowMatrixXd& a, const RowMatrixXd& b) {
   return ((a - b).cwiseAbs().array() / b.cwiseAbs().array().max(1e-300)).maxCoeff();
 }
@@ -65,10 +55,10 @@ struct Results {
 };
 
 Results compute_all(const Kernel& kernel, Index d) {
-  const RowMatrixXd X = normal_data<double>(1237, d, 11 + unsigned(d));
+  const RowMatrixXd X = test::normal_matrix<double>(1237, d, 11 + unsigned(d));
   const RowMatrixXd L = X.topRows(37);
   const RowMatrixXf Xf = X.cast<float>(), Lf = L.cast<float>();
-  const RowMatrixXd W = normal_data<double>(1237, 21, 3).cwiseAbs();  // 21 columns: two weight panels
+  const RowMatrixXd W = test::normal_matrix<double>(1237, 21, 3).cwiseAbs();  // 21 columns: two weight panels
   Results r;
   r.sums64 = kernel_row_sums<double>(L, X, kernel);
   r.sums32 = kernel_row_sums<float>(Lf, Xf, kernel);

@@ -89,13 +89,7 @@ namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_BYTES 16
 #define NYSTROM_KME_SIMD_SSE2 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
-#include <nystrom_kme/detail/simd_body/vector_math.inl>
-#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
-#include <nystrom_kme/detail/simd_body/split_labels.inl>
-#include <nystrom_kme/detail/simd_body/table.inl>
-#undef NYSTROM_KME_SIMD_LEVEL
-#undef NYSTROM_KME_SIMD_SSE2
-#undef NYSTROM_KME_SIMD_BYTES
+#include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_baseline
 #define NYSTROM_KME_HAVE_BASELINE 1
 #endif
@@ -113,13 +107,7 @@ namespace nystrom_kme::detail::simd_avx2 {
 #define NYSTROM_KME_SIMD_BYTES 32
 #define NYSTROM_KME_SIMD_AVX2 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::avx2
-#include <nystrom_kme/detail/simd_body/vector_math.inl>
-#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
-#include <nystrom_kme/detail/simd_body/split_labels.inl>
-#include <nystrom_kme/detail/simd_body/table.inl>
-#undef NYSTROM_KME_SIMD_LEVEL
-#undef NYSTROM_KME_SIMD_AVX2
-#undef NYSTROM_KME_SIMD_BYTES
+#include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_avx2
 #if NYSTROM_KME_STATIC_RANK < 1
 #if defined(__clang__)
@@ -144,13 +132,7 @@ namespace nystrom_kme::detail::simd_avx512 {
 #define NYSTROM_KME_SIMD_BYTES 64
 #define NYSTROM_KME_SIMD_AVX512 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::avx512
-#include <nystrom_kme/detail/simd_body/vector_math.inl>
-#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
-#include <nystrom_kme/detail/simd_body/split_labels.inl>
-#include <nystrom_kme/detail/simd_body/table.inl>
-#undef NYSTROM_KME_SIMD_LEVEL
-#undef NYSTROM_KME_SIMD_AVX512
-#undef NYSTROM_KME_SIMD_BYTES
+#include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_avx512
 #if NYSTROM_KME_STATIC_RANK < 2
 #if defined(__clang__)
@@ -170,13 +152,7 @@ namespace nystrom_kme::detail::simd_neon {
 #define NYSTROM_KME_SIMD_BYTES 16
 #define NYSTROM_KME_SIMD_NEON 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::neon
-#include <nystrom_kme/detail/simd_body/vector_math.inl>
-#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
-#include <nystrom_kme/detail/simd_body/split_labels.inl>
-#include <nystrom_kme/detail/simd_body/table.inl>
-#undef NYSTROM_KME_SIMD_LEVEL
-#undef NYSTROM_KME_SIMD_NEON
-#undef NYSTROM_KME_SIMD_BYTES
+#include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_neon
 #define NYSTROM_KME_HAVE_NEON 1
 
@@ -187,13 +163,7 @@ namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_BYTES 16
 #define NYSTROM_KME_SIMD_GENERIC 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
-#include <nystrom_kme/detail/simd_body/vector_math.inl>
-#include <nystrom_kme/detail/simd_body/tile_kernels.inl>
-#include <nystrom_kme/detail/simd_body/split_labels.inl>
-#include <nystrom_kme/detail/simd_body/table.inl>
-#undef NYSTROM_KME_SIMD_LEVEL
-#undef NYSTROM_KME_SIMD_GENERIC
-#undef NYSTROM_KME_SIMD_BYTES
+#include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_baseline
 #define NYSTROM_KME_HAVE_BASELINE 1
 
