@@ -1,8 +1,11 @@
 """Nyström kernel mean embeddings (Chatalic, Schreuder, Rudi, Rosasco, ICML 2022).
 
-Public API: kernels (:mod:`nystrom_kme.kernels`), the empirical and Nyström
-embeddings with RKHS inner products and distances, and the location of the C++
-headers and CMake package for native builds.
+Public API: kernels, the empirical and Nyström embeddings (fitted over any row
+source: arrays, memmaps, HDF5/zarr, iterables of chunks, dask arrays) with RKHS
+inner products and distances, MMDs and two-sample tests, kernel quadrature, the
+paper's bounds (:mod:`nystrom_kme.bounds`), landmark sampling policies
+(:mod:`nystrom_kme.sampling`), the build configuration, and the location of the
+C++ headers and CMake package for native builds.
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ except ImportError as err:  # pragma: no cover - only without a build
         f"{err}\nnystrom_kme._core is missing: install the package with `pip install .` (see README)."
     ) from err
 
+from . import bounds, sampling, sources
+from ._validation import NotFittedError
+from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
 from .config import set_simd_level, show_config, simd_level
 from .embedding import (
     EmpiricalKME,
     KernelMeanEmbedding,
-    NystromKME,
-    default_n_landmarks,
     inner_product,
     rkhs_distance,
+    squared_distance,
 )
 from .kernels import (
     Gaussian,
@@ -38,6 +43,8 @@ from .kernels import (
     median_distance,
 )
 from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
+from .nystrom import NystromKME
+from .permutation import random_splits
 from .quadrature import QuadratureRule
 from .sampling import (
     BlockRPCholeskySampling,
@@ -52,7 +59,7 @@ from .sampling import (
     resolve_sampler,
     ridge_leverage_scores,
 )
-from .two_sample import TwoSampleResult, random_splits, two_sample_test
+from .two_sample import TwoSampleResult, two_sample_test
 
 __version__: str = _core.__version__
 
@@ -70,6 +77,7 @@ __all__ = [
     "Laplacian",
     "Linear",
     "Matern",
+    "NotFittedError",
     "NystromKME",
     "Polynomial",
     "QuadratureRule",
@@ -96,5 +104,9 @@ __all__ = [
     "show_config",
     "simd_level",
     "two_sample_test",
+    "bounds",
+    "sampling",
+    "sources",
+    "squared_distance",
     "__version__",
 ]

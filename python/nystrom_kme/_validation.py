@@ -34,19 +34,28 @@ def as_data_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     return arr
 
 
-def as_weights(w: Any, n: int, name: str = "sample_weight") -> np.ndarray:
-    """Non-negative finite weights of shape (n,), normalised to sum to one."""
-    arr = np.asarray(w, dtype=np.float64)
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
-    if not np.isfinite(arr).all():
+def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True,
+                        name: str = "sample_weight") -> Any:
+    """Validated per-row weights, or None. In-memory weights (anything but a dask array)
+    are checked at once: shape (n,), finite, non-negative, and (``normalisable``) a
+    positive sum; they come back as float64. Dask weights are checked block by block
+    where they are read."""
+    if sample_weight is None:
+        return None
+    if type(sample_weight).__module__.split(".")[0] == "dask":
+        if tuple(sample_weight.shape) != (n,):
+            raise ValueError(f"{name} must have shape ({n},), got {tuple(sample_weight.shape)}")
+        return sample_weight
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {w.shape}")
+    if not np.isfinite(w).all():
         raise ValueError(f"{name} contains NaN or inf")
-    if (arr < 0).any():
+    if (w < 0).any():
         raise ValueError(f"{name} must be non-negative")
-    total = arr.sum()
-    if not total > 0:
+    if normalisable and not w.sum() > 0:
         raise ValueError(f"{name} must have a positive sum")
-    return np.ascontiguousarray(arr / total)
+    return w
 
 
 def check_positive_int(value: Any, name: str) -> int:
@@ -57,13 +66,33 @@ def check_positive_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def check_random_state(random_state: Any) -> np.random.Generator:
-    """None, an int seed or a numpy Generator -> a Generator."""
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(random_state)
+def check_random_state(random_state: Any, name: str = "random_state") -> np.random.Generator:
+    """The one seed rule of the package: None (fresh entropy), a non-negative int, a
+    numpy SeedSequence, a numpy Generator (used as is, so draws continue from it), or
+    a legacy numpy RandomState (a seed is drawn from it, as scikit-learn users pass)."""
     if isinstance(random_state, np.random.Generator):
         return random_state
-    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}")
+    if random_state is None or isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
+        raise ValueError(f"{name} must be None, a non-negative int, a numpy SeedSequence or "
+                         f"Generator, got {random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"{name} must be a non-negative int seed, got {random_state!r}")
+    return np.random.default_rng(int(random_state))
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator was used before ``fit``: a ValueError and an AttributeError, as
+    scikit-learn's ``NotFittedError`` (so ``hasattr`` checks and sklearn tools work)."""
+
+
+def check_is_fitted(estimator: Any, attribute: str = "weights_") -> None:
+    """Raise :class:`NotFittedError` unless ``estimator`` has the fitted ``attribute``."""
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call fit(X) first")
 
 
 def n_threads_arg(n_threads: Any) -> int:

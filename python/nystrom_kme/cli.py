@@ -8,9 +8,11 @@ import time
 from collections.abc import Sequence
 
 from . import _core
+from .bounds import default_n_landmarks
 from .config import show_config
 from .datasets import GaussianMixture
-from .embedding import EmpiricalKME, NystromKME, default_n_landmarks
+from .embedding import EmpiricalKME
+from .nystrom import NystromKME
 
 
 def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0) -> int:

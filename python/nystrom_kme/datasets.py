@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_random_state
+
 __all__ = ["GaussianMixture"]
 
 # Rows of Y handled at once by mean_embedding: the (block, p, d) difference
@@ -65,21 +67,6 @@ def _float_array(value: Any, name: str) -> np.ndarray:
 def _check_finite(arr: np.ndarray, name: str) -> None:
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf")
-
-
-def _rng(random_state: Any, name: str = "random_state") -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
-        raise ValueError(
-            f"{name} must be None, a non-negative int or a numpy.random.Generator, "
-            f"got {random_state!r}"
-        )
-    if random_state < 0:
-        raise ValueError(f"{name} must be a non-negative int seed, got {random_state!r}")
-    return np.random.default_rng(int(random_state))
 
 
 # --------------------------------------------------------------------------- #
@@ -166,7 +153,7 @@ class GaussianMixture:
                 raise ValueError(f"weights must sum to 1 (within 1e-12), got sum {total!r}")
             w = w / total
 
-        rng = _rng(random_state)
+        rng = check_random_state(random_state)
         if centers is None:
             c = np.sqrt(cvar) * rng.standard_normal((p, d))
         else:
@@ -204,7 +191,7 @@ class GaussianMixture:
         X : ndarray of shape (n_samples, dim), float64
         """
         n = _positive_int(n_samples, "n_samples")
-        rng = self._rng if random_state is None else _rng(random_state)
+        rng = self._rng if random_state is None else check_random_state(random_state)
         labels = rng.choice(self.n_components, size=n, p=self.weights_)
         X = rng.standard_normal((n, self.dim))
         X *= np.sqrt(self.variances_)[labels, None]

@@ -7,6 +7,7 @@ parameters, resolve the median heuristic and hand a description to the core.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -226,3 +227,30 @@ def get_kernel(kernel: Kernel | str) -> Kernel:
     if isinstance(kernel, str) and kernel in _BY_NAME:
         return _BY_NAME[kernel]()
     raise ValueError(f"kernel must be a Kernel or one of {sorted(_BY_NAME)}, got {kernel!r}")
+
+
+def resolve_kernel(kernel: Kernel | str, sources: Sequence[Any], rng: np.random.Generator) -> Kernel:
+    """``kernel`` with a numeric bandwidth: a given one as is, else the median heuristic
+    on rows of ``sources`` (objects with ``count_rows()`` and ``take(indices)``, e.g.
+    :class:`nystrom_kme.sources.RowSource`), only those rows being read.
+
+    One source: the rows :func:`median_distance` would use (``MEDIAN_SUBSET`` drawn
+    without replacement when there are more), so an in-memory array and a streamed
+    copy of it get the same bandwidth. Several (the samples of an MMD or a test):
+    pooled, up to ``MEDIAN_SUBSET`` rows drawn from each, so that all share one
+    bandwidth.
+    """
+    k = get_kernel(kernel)
+    if k.is_resolved:
+        return k
+    counts = [int(s.count_rows()) for s in sources]
+    if len(sources) == 1:
+        n = counts[0]
+        rows = rng.choice(n, size=MEDIAN_SUBSET, replace=False) if n > MEDIAN_SUBSET else np.arange(n)
+        return k.resolve(sources[0].take(rows), rng)
+    if sum(counts) <= 2 * MEDIAN_SUBSET:
+        picks = [np.arange(n) for n in counts]
+    else:
+        picks = [rng.choice(n, size=min(n, MEDIAN_SUBSET), replace=False) for n in counts]
+    pooled = np.concatenate([np.asarray(s.take(rows), dtype=np.float64) for s, rows in zip(sources, picks)])
+    return k.resolve(pooled, rng)

@@ -1,157 +1,163 @@
-"""Maximum mean discrepancy: between fitted embeddings (paper Section 5), exact
-U/V-statistics by streaming kernel sums, and the linear-time estimator.
+"""Maximum mean discrepancy between two samples or two fitted embeddings.
+
+``mmd2`` (the Nyström estimator of the paper's Section 5) is the primary
+function and ``mmd`` its square root; ``mmd2_exact`` gives the exact U- and
+V-statistics by streaming kernel sums, ``mmd2_linear`` the linear-time estimator.
+Samples may be in-memory arrays or any source of :mod:`nystrom_kme.sources`
+(memmaps, HDF5/zarr datasets, iterables of chunks, dask arrays), with per-row
+``sample_weight_x`` / ``sample_weight_y``. All return plain Python floats.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import math
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from ._validation import (
     as_data_matrix,
-    as_weights,
     check_random_state,
-    common_dtype,
+    check_sample_weight,
     n_threads_arg,
 )
-from .chunked import is_dask_array
-from .embedding import KernelMeanEmbedding, NystromKME, inner_product, rkhs_distance
-from .kernels import Kernel, get_kernel
+from .embedding import KernelMeanEmbedding, squared_distance
+from .kernels import Kernel, resolve_kernel
+from .nystrom import NystromKME
+from .sources import RowSource, as_source_pair
 
 
-def _pair(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
-    X = as_data_matrix(X, "X")
-    Y = as_data_matrix(Y, "Y")
-    if X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
-    X, Y = common_dtype(X, Y)
-    return X, Y
+def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | None = None,
+         sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
+         n_threads: int | None = None, chunk_rows: int | None = None) -> float:
+    """Squared MMD ||mu_X - mu_Y||^2 between two samples or two fitted embeddings.
 
+    With two fitted embeddings (Nyström or empirical, same kernel) this is
+    <X, X> + <Y, Y> - 2 <X, Y>; for two Nyström embeddings it is the estimator of the
+    paper's Section 5 (separate landmark sets, m1 != m2 allowed), costing
+    O((m1 + m2)^2 d). With two samples, a Nyström embedding is fitted on each
+    (``n_landmarks`` each, default sqrt(n) log sqrt(n); a "median" bandwidth is
+    taken on the pooled sample) and compared: O((n1 + n2) m d + m^3).
 
-def _pooled_kernel(kernel: Kernel | str, X: Any, Y: Any, rng: np.random.Generator,
-                   take: Callable[[Any, np.ndarray], np.ndarray] | None = None) -> Kernel:
-    """Resolve the median heuristic on the pooled sample, so both sides share sigma.
-
-    ``take(A, rows)`` gathers rows (numpy indexing by default; dask arrays pass their own).
-    """
-    k = get_kernel(kernel)
-    if k.is_resolved:
-        return k
-    take = take or (lambda A, rows: A[rows])
-    nx, ny = X.shape[0], Y.shape[0]
-    if nx + ny <= 2000:
-        pooled = np.concatenate([take(X, np.arange(nx)), take(Y, np.arange(ny))])
-    else:
-        pooled = np.concatenate([take(X, rng.choice(nx, min(nx, 1000), replace=False)),
-                                 take(Y, rng.choice(ny, min(ny, 1000), replace=False))])
-    return k.resolve(pooled, rng)
-
-
-def mmd2(P: Any, Q: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | None = None,
-         random_state: Any = None, n_threads: int | None = None) -> float:
-    """Squared MMD ||mu_P - mu_Q||^2 between two embeddings or two samples.
-
-    With two fitted embeddings (Nyström or empirical, same kernel), this is
-    <P, P> + <Q, Q> - 2 <P, Q>; for two Nyström embeddings it is the estimator of
-    the paper's Section 5 (separate landmark sets, m1 != m2 allowed), costing
-    O((m1 + m2)^2 d). With two arrays X (n1, d) and Y (n2, d), a Nyström embedding
-    is fitted on each (``n_landmarks`` each, default sqrt(n) log sqrt(n); the
-    median-heuristic bandwidth is taken on the pooled sample) and compared.
+    Parameters
+    ----------
+    X, Y : array-like (n1, d) and (n2, d), sources, or fitted KernelMeanEmbedding
+    kernel : Kernel or str, default="gaussian"
+    n_landmarks : int or None
+    sample_weight_x, sample_weight_y : array-like (n1,), (n2,) or None
+        Non-negative per-row weights of each sample.
+    random_state : None, int or numpy Generator
+    n_threads : int or None
+    chunk_rows : int or None
+        Rows per read for array-like sources (see :class:`nystrom_kme.NystromKME`).
 
     Returns
     -------
     float, >= 0 (clamped against round-off).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(2000, 2)), rng.normal(size=(2000, 2)) + 1.0
+    >>> nk.mmd2(X, Y, kernel=nk.Gaussian(1.0), random_state=0) > 0.1
+    True
     """
-    return mmd(P, Q, kernel=kernel, n_landmarks=n_landmarks, random_state=random_state,
-               n_threads=n_threads) ** 2
-
-
-def mmd(P: Any, Q: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | None = None,
-        random_state: Any = None, n_threads: int | None = None) -> float:
-    """MMD ||mu_P - mu_Q|| in the RKHS; see :func:`mmd2` for the arguments.
-
-    P and Q may be dask arrays chunked by rows: both fits then run their row sums
-    on the dask workers, with the same draws and result (to round-off) as in
-    memory; see :mod:`nystrom_kme.distributed`.
-    """
-    if isinstance(P, KernelMeanEmbedding) and isinstance(Q, KernelMeanEmbedding):
-        return rkhs_distance(P, Q, n_threads=n_threads)
-    if isinstance(P, KernelMeanEmbedding) or isinstance(Q, KernelMeanEmbedding):
-        raise ValueError("P and Q must both be fitted embeddings or both be arrays")
-    if is_dask_array(P) or is_dask_array(Q):
-        from .distributed import _pair as pair, take
-    else:
-        pair, take = _pair, None
-    X, Y = pair(P, Q)
+    if isinstance(X, KernelMeanEmbedding) and isinstance(Y, KernelMeanEmbedding):
+        return squared_distance(X, Y, n_threads=n_threads)
+    if isinstance(X, KernelMeanEmbedding) or isinstance(Y, KernelMeanEmbedding):
+        raise ValueError("X and Y must both be fitted embeddings or both be samples")
+    sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     rng = check_random_state(random_state)
-    k = _pooled_kernel(kernel, X, Y, rng, take)
-    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(X)
-    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(Y)
-    return rkhs_distance(ex, ey, n_threads=n_threads)
+    k = resolve_kernel(kernel, [sx, sy], rng)
+    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(sx, sample_weight_x)
+    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(sy, sample_weight_y)
+    return squared_distance(ex, ey, n_threads=n_threads)
 
 
-def _weighted_self_term(Z: np.ndarray, w: np.ndarray | None, core: _core.Kernel, unbiased: bool,
-                        n_threads: int) -> float:
-    n = len(Z)
+def mmd(X: Any, Y: Any, **kwargs: Any) -> float:
+    """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments)."""
+    return math.sqrt(mmd2(X, Y, **kwargs))
+
+
+def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
+    w = check_sample_weight(sample_weight, n, name=name)
     if w is None:
-        total = _core.kernel_total_sum(Z, Z, core, n_threads)
-        if not unbiased:
-            return total / n**2
-        if n < 2:
-            raise ValueError("the unbiased MMD needs at least 2 points per sample")
-        diag = _core.kernel_diagonal(Z, core, n_threads).sum()
-        return (total - diag) / (n * (n - 1))
-    quad = float(w @ _core.kernel_sums(Z, Z, w.reshape(-1, 1), core, n_threads)[:, 0])
+        return None
+    if not isinstance(w, np.ndarray):  # dask weights: normalised lazily
+        return w / w.sum().compute()
+    return w / w.sum()
+
+
+def _cross(sa: RowSource, wa: np.ndarray | None, sb: RowSource, wb: np.ndarray | None, kernel: Kernel,
+           n_threads: int) -> float:
+    """sum_ij a_i b_j k(x_i, y_j) with a, b the normalised weights (1/n when None):
+    blocks of A against a streamed pass over B, O(n_a n_b d) time, O(block) memory."""
+    na = sa.count_rows()
+    parts = []
+    for start, block in sa.chunks():
+        acc, total = sb.kernel_sums(block, kernel, weights=wb, n_threads=n_threads)
+        sums = acc.value() / (total if wb is None else 1.0)  # sum_j b_j k(x_i, y_j)
+        a = (np.full(block.shape[0], 1.0 / na) if wa is None
+             else np.asarray(wa[start:start + block.shape[0]], dtype=np.float64))
+        parts.append(float(a @ sums))
+    return math.fsum(parts)
+
+
+def _within(src: RowSource, w: np.ndarray | None, kernel: Kernel, unbiased: bool, n_threads: int) -> float:
+    """The within-sample mean of k: V-statistic, or U-statistic without the diagonal
+    (weighted: sum_{i != j} w_i w_j k_ij / (1 - sum w_i^2), unbiased for fixed weights)."""
+    n = src.count_rows()
+    quad = _cross(src, w, src, w, kernel, n_threads)
     if not unbiased:
         return quad
-    # Weighted U-statistic: sum_{i != j} w_i w_j k_ij / (1 - sum w_i^2), unbiased
-    # for E k(x, x') when the (normalised) weights are fixed.
-    w2 = float(w @ w)
+    if w is None:
+        if n < 2:
+            raise ValueError("the unbiased MMD needs at least 2 points per sample")
+        diag = src.diagonal_sum(kernel, n_threads=n_threads) / n**2
+        return (quad - diag) * n / (n - 1)
+    w2 = float((w * w).sum()) if isinstance(w, np.ndarray) else float((w * w).sum().compute())
     if w2 >= 1.0:
         raise ValueError("the unbiased MMD needs at least 2 points with positive weight")
-    diag = float((w * w) @ _core.kernel_diagonal(Z, core, n_threads))
+    diag = src.diagonal_sum(kernel, weights=w, n_threads=n_threads)
     return (quad - diag) / (1.0 - w2)
 
 
 def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
-               weights_x: Any = None, weights_y: Any = None, random_state: Any = None,
-               n_threads: int | None = None) -> float:
-    """Exact empirical MMD^2 between samples, by streaming kernel sums.
+               sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
+               n_threads: int | None = None, chunk_rows: int | None = None) -> float:
+    """Exact empirical MMD^2 between two samples, by streaming kernel sums.
 
     Biased (V-statistic): mean K_XX + mean K_YY - 2 mean K_XY. Unbiased
-    (U-statistic, Gretton et al. 2012, eq. 3): the same with the diagonals
-    i = j left out of the within-sample means. Weighted samples (a non-negative
-    weight per point, normalised to sum to one) are supported; the weighted
-    U-statistic divides the off-diagonal sum by 1 - sum w_i^2.
+    (U-statistic, Gretton et al. 2012, eq. 3): the same with the diagonals i = j
+    left out of the within-sample means. With weights (non-negative, normalised to
+    sum to one per sample) the weighted U-statistic divides the off-diagonal sum by
+    1 - sum w_i^2.
 
-    Time O((n1 + n2)^2 d); memory O(n1 + n2) (row sums), never an (n1 + n2)^2 matrix.
+    Time O((n1 + n2)^2 d); memory O(block) beyond the inputs, never an n x n matrix.
+    Streamed sources are read once per block of the other side.
 
     Parameters
     ----------
-    X : array-like (n1, d);  Y : array-like (n2, d)
+    X, Y : array-like (n1, d) and (n2, d), or sources
     kernel : Kernel or str; "median" bandwidths use the pooled sample.
     unbiased : bool, default=False
-    weights_x, weights_y : array-like (n1,), (n2,) or None
+    sample_weight_x, sample_weight_y : array-like (n1,), (n2,) or None
+    random_state, n_threads, chunk_rows : see :func:`mmd2`
 
     Returns
     -------
-    float (the unbiased estimate may be negative).
+    float (the unbiased estimate may be negative; the biased one is clamped at 0).
     """
-    X, Y = _pair(X, Y)
-    rng = check_random_state(random_state)
-    core = _pooled_kernel(kernel, X, Y, rng).to_core()
+    sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
+    k = resolve_kernel(kernel, [sx, sy], check_random_state(random_state))
     nt = n_threads_arg(n_threads)
-    wx = None if weights_x is None else as_weights(weights_x, len(X), "weights_x")
-    wy = None if weights_y is None else as_weights(weights_y, len(Y), "weights_y")
-    xx = _weighted_self_term(X, wx, core, unbiased, nt)
-    yy = _weighted_self_term(Y, wy, core, unbiased, nt)
-    wy_col = (np.full(len(Y), 1.0 / len(Y)) if wy is None else wy).reshape(-1, 1)
-    sx = _core.kernel_sums(X, Y, wy_col, core, nt)[:, 0]
-    xy = float(sx.mean() if wx is None else wx @ sx)
-    value = xx + yy - 2.0 * xy
-    return value if unbiased else max(value, 0.0)
+    wx = _normalised(sample_weight_x, sx.count_rows(), "sample_weight_x")
+    wy = _normalised(sample_weight_y, sy.count_rows(), "sample_weight_y")
+    value = (_within(sx, wx, k, unbiased, nt) + _within(sy, wy, k, unbiased, nt)
+             - 2.0 * _cross(sx, wx, sy, wy, k, nt))
+    return float(value) if unbiased else max(float(value), 0.0)
 
 
 def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_state: Any = None) -> float:
@@ -159,13 +165,17 @@ def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_sta
 
     With n = min(n1, n2) // 2 pairs: mean over i of
     k(x_2i, x_2i+1) + k(y_2i, y_2i+1) - k(x_2i, y_2i+1) - k(x_2i+1, y_2i).
-    O(n d) time and memory; higher variance than the quadratic estimators.
+    O(n d) time and memory (in-memory samples); higher variance than the quadratic
+    estimators.
     """
-    X, Y = _pair(X, Y)
+    X, Y = as_data_matrix(X, "X"), as_data_matrix(Y, "Y")
+    sx, sy = as_source_pair(X, Y)
     n = min(len(X), len(Y)) // 2
     if n < 1:
         raise ValueError("the linear-time MMD needs at least 2 points in each sample")
-    core = _pooled_kernel(kernel, X, Y, check_random_state(random_state)).to_core()
+    core = resolve_kernel(kernel, [sx, sy], check_random_state(random_state)).to_core()
+    if X.dtype != Y.dtype:
+        X, Y = X.astype(np.float64), Y.astype(np.float64)
     x0, x1 = np.ascontiguousarray(X[0:2 * n:2]), np.ascontiguousarray(X[1:2 * n:2])
     y0, y1 = np.ascontiguousarray(Y[0:2 * n:2]), np.ascontiguousarray(Y[1:2 * n:2])
     h = (_core.paired_kernel(x0, x1, core) + _core.paired_kernel(y0, y1, core)
@@ -173,4 +183,4 @@ def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_sta
     return float(h.mean())
 
 
-__all__ = ["inner_product", "mmd", "mmd2", "mmd2_exact", "mmd2_linear"]
+__all__ = ["mmd", "mmd2", "mmd2_exact", "mmd2_linear"]

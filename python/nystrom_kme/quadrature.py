@@ -13,7 +13,13 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from ._validation import as_data_matrix, as_weights, common_dtype, n_threads_arg
+from ._validation import (
+    as_data_matrix,
+    check_is_fitted,
+    check_sample_weight,
+    common_dtype,
+    n_threads_arg,
+)
 from .datasets import GaussianMixture
 from .embedding import KernelMeanEmbedding
 from .kernels import Gaussian, Kernel, get_kernel
@@ -46,7 +52,7 @@ class QuadratureRule:
         """The rule sum_j weights_[j] f(support_[j]) of a fitted embedding."""
         if not isinstance(embedding, KernelMeanEmbedding):
             raise ValueError(f"expected a fitted embedding, got {type(embedding).__name__}")
-        embedding._check_fitted()
+        check_is_fitted(embedding)
         return cls(embedding.support_, embedding.weights_, embedding.kernel_)
 
     def integrate(self, f: Callable[[np.ndarray], Any]) -> Any:
@@ -86,7 +92,7 @@ class QuadratureRule:
         else:
             Z = as_data_matrix(reference, "reference")
             wz = (np.full(len(Z), 1.0 / len(Z)) if sample_weight is None
-                  else as_weights(sample_weight, len(Z)))
+                  else _normalised(check_sample_weight(sample_weight, len(Z))))
         if Z.shape[1] != nodes.shape[1]:
             raise ValueError(f"the reference has {Z.shape[1]} features, the nodes {nodes.shape[1]}")
         Z, nodes_z = common_dtype(Z, nodes)
@@ -96,3 +102,7 @@ class QuadratureRule:
 
     def __repr__(self) -> str:
         return f"QuadratureRule(n_nodes={self.nodes.shape[0]}, dim={self.nodes.shape[1]}, kernel={self.kernel!r})"
+
+
+def _normalised(w: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(w / w.sum())

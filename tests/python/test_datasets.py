@@ -14,9 +14,8 @@ import types
 
 import numpy as np
 import pytest
-from scipy import integrate
-
 from nystrom_kme.datasets import GaussianMixture
+from scipy import integrate
 
 N_SE = 5.0  # Monte Carlo tolerance, in standard errors
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from conftest import dense_kernel
-from scipy.spatial.distance import pdist
-
 import nystrom_kme as nk
+import pytest
 from nystrom_kme import _core
+from references import dense_kernel
+from scipy.spatial.distance import pdist
 
 KERNELS = [
     ("gaussian", nk.Gaussian(1.7)),

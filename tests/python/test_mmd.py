@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
-from conftest import dense_kernel
-
 import nystrom_kme as nk
+import pytest
+from references import dense_kernel
 
 
 def dense_mmd2(X, Y, sigma, unbiased=False, wx=None, wy=None):
@@ -44,12 +43,12 @@ def test_exact_mmd_matches_dense(samples, unbiased):
 def test_weighted_exact_mmd_matches_dense(samples, rng, unbiased):
     X, Y = samples
     wx, wy = rng.uniform(0.1, 1, len(X)), rng.uniform(0.1, 1, len(Y))
-    got = nk.mmd2_exact(X, Y, kernel=nk.Gaussian(0.8), unbiased=unbiased, weights_x=wx, weights_y=wy)
+    got = nk.mmd2_exact(X, Y, kernel=nk.Gaussian(0.8), unbiased=unbiased, sample_weight_x=wx, sample_weight_y=wy)
     assert got == pytest.approx(dense_mmd2(X, Y, 0.8, unbiased, wx, wy), rel=1e-10)
     # integer weights are the same as repeating points (V-statistic)
     counts = rng.integers(1, 4, len(X))
     rep = nk.mmd2_exact(np.repeat(X, counts, axis=0), Y, kernel=nk.Gaussian(0.8))
-    assert nk.mmd2_exact(X, Y, kernel=nk.Gaussian(0.8), weights_x=counts) == pytest.approx(rep, rel=1e-10)
+    assert nk.mmd2_exact(X, Y, kernel=nk.Gaussian(0.8), sample_weight_x=counts) == pytest.approx(rep, rel=1e-10)
 
 
 def test_unbiased_estimate_is_unbiased_under_h0(rng):
@@ -93,8 +92,10 @@ def test_mmd_bad_input(samples):
     X, Y = samples
     with pytest.raises(ValueError, match="features"):
         nk.mmd2_exact(X, Y[:, :2])
-    with pytest.raises(ValueError, match="weights_x"):
-        nk.mmd2_exact(X, Y, weights_x=np.ones(3))
+    with pytest.raises(ValueError, match="sample_weight_x must have shape"):
+        nk.mmd2_exact(X, Y, sample_weight_x=np.ones(3))
+    with pytest.raises(ValueError, match="sample_weight_y must be non-negative"):
+        nk.mmd2_exact(X, Y, sample_weight_y=-np.ones(len(Y)))
     with pytest.raises(ValueError, match="at least 2 points"):
         nk.mmd2_exact(X[:1], Y, unbiased=True)
     with pytest.raises(ValueError, match="at least 2 points"):
@@ -103,3 +104,27 @@ def test_mmd_bad_input(samples):
         nk.mmd(nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X), Y)
     with pytest.raises(ValueError, match="NaN"):
         nk.mmd2_exact(np.full((3, 3), np.nan), Y)
+
+
+def test_every_source_gives_the_in_memory_mmd(samples, tmp_path, rng):
+    """The exact and Nystrom MMDs over a memmap and an iterable of chunks equal the
+    in-memory ones to 1e-13 (the sums are only grouped differently), weights included."""
+    X, Y = samples
+    k = nk.Gaussian(0.9)
+    wx = rng.uniform(0.2, 1.0, len(X))
+    np.save(tmp_path / "x.npy", X)
+    streamed = [np.load(tmp_path / "x.npy", mmap_mode="r"), [X[:300], X[300:]]]
+    for unbiased in (False, True):
+        ref = nk.mmd2_exact(X, Y, kernel=k, unbiased=unbiased, sample_weight_x=wx)
+        for src in streamed:
+            got = nk.mmd2_exact(src, [Y[:200], Y[200:]], kernel=k, unbiased=unbiased, sample_weight_x=wx,
+                                chunk_rows=256)
+            assert abs(got - ref) < 1e-13
+    ref = nk.mmd2(X, Y, kernel=k, n_landmarks=50, random_state=2, sample_weight_x=wx)
+    for src in streamed:
+        got = nk.mmd2(src, Y, kernel=k, n_landmarks=50, random_state=2, sample_weight_x=wx)
+        assert abs(got - ref) < 1e-13
+    # one vocabulary: mmd is the square root of mmd2, both plain floats
+    value = nk.mmd(X, Y, kernel=k, n_landmarks=50, random_state=2, sample_weight_x=wx)
+    assert type(value) is float and value == pytest.approx(math.sqrt(ref), rel=1e-15)
+    assert type(nk.mmd2_exact(X, Y, kernel=k)) is float and type(nk.mmd2_linear(X, Y, kernel=k)) is float

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
-from conftest import dense_kernel
-
 import nystrom_kme as nk
+import pytest
 from nystrom_kme.datasets import GaussianMixture
+from references import dense_kernel
 
 
 @pytest.fixture

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import nystrom_kme as nk
 import pytest
 from scipy import stats
-
-import nystrom_kme as nk
 
 
 def test_nystrom_with_all_points_is_the_exact_biased_mmd(rng):
@@ -40,49 +39,12 @@ def test_null_distribution_matches_explicit_permutations(rng):
         assert nystrom.null_distribution[b] == pytest.approx(ref, rel=1e-8)
 
 
-def test_random_splits_are_uniform_over_subsets():
-    """n = 5, n1 = 2: each of the C(5, 2) = 10 subsets has probability 1/10. Chi-square
-    goodness of fit over 20000 splits, at level 0.001 (scipy's chi2 quantile)."""
-    B = 20_000
-    S = nk.random_splits(2, 3, n_permutations=B, random_state=11)
-    assert S.shape == (5, B + 1) and (S.sum(axis=0) == 2).all()
-    codes = (S[:, 1:] * (1 << np.arange(5))[:, None]).sum(axis=0)
-    _, counts = np.unique(codes, return_counts=True)
-    assert len(counts) == 10
-    chi2 = ((counts - B / 10) ** 2 / (B / 10)).sum()
-    assert chi2 < stats.chi2.ppf(0.999, df=9)
-
-
-def test_random_splits_inclusion_rate_and_pairs():
-    """n = 300, n1 = 100, 3000 splits: each row joins the first sample with probability
-    1/3 (binomial counts; Bonferroni over the 300 rows at family level 0.001, and the
-    spread of the counts against the binomial variance with chi-square bounds at 0.001)
-    and a given pair with probability 100 * 99 / (300 * 299) (binomial, level 0.001)."""
-    B = 3000
-    S = nk.random_splits(100, 200, n_permutations=B, random_state=5)[:, 1:]
-    assert (S.sum(axis=0) == 100).all()
-    p_row = 1 / 3
-    rate = S.sum(axis=1)
-    lo, hi = stats.binom.interval(1 - 0.001 / 300, B, p_row)
-    assert lo <= rate.min() and rate.max() <= hi
-    scaled = (300 - 1) * rate.var(ddof=1) / (B * p_row * (1 - p_row))
-    assert stats.chi2.ppf(0.0005, 299) < scaled < stats.chi2.ppf(0.9995, 299)
-    p_pair = 100 * 99 / (300 * 299)
-    lo2, hi2 = stats.binom.interval(0.999, B, p_pair)
-    assert lo2 <= (S[0] & S[1]).sum() <= hi2
-    assert len({col.tobytes() for col in S.T}) == B
-
-
 def test_random_splits_do_not_depend_on_chunking_or_threads(rng):
     X, Y = rng.normal(size=(700, 3)), rng.normal(size=(500, 3)) + 0.2
     a = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1.0), n_landmarks=50, random_state=2, n_threads=1)
     b = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1.0), n_landmarks=50, random_state=2, n_threads=2)
     assert a.statistic == b.statistic
     np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
-    with pytest.raises(ValueError, match="n1"):
-        nk.random_splits(0, 3)
-    with pytest.raises(ValueError, match="n_permutations"):
-        nk.random_splits(3, 3, n_permutations=0)
 
 
 def test_level_under_h0(rng):
@@ -123,3 +85,21 @@ def test_reproducible_and_validated(rng):
         nk.two_sample_test(X, Y, method="exact", n_landmarks=5)
     with pytest.raises(ValueError, match="at least 2"):
         nk.two_sample_test(X[:1], Y)
+
+
+@pytest.mark.parametrize("method", ["nystrom", "exact"])
+def test_streamed_samples_give_the_in_memory_test(rng, tmp_path, method):
+    """A memmap and an iterable of chunks: the same splits, landmarks, statistic and
+    null distribution (to round-off in the sums) as in memory."""
+    X, Y = rng.normal(size=(900, 3)), rng.normal(size=(700, 3)) + 0.15
+    np.save(tmp_path / "x.npy", X)
+    kwargs = dict(kernel=nk.Gaussian(1.2), method=method, n_permutations=40, random_state=9)
+    if method == "nystrom":
+        kwargs["n_landmarks"] = 60
+    ref = nk.two_sample_test(X, Y, **kwargs)
+    got = nk.two_sample_test(np.load(tmp_path / "x.npy", mmap_mode="r"), [Y[:250], Y[250:]],
+                             chunk_rows=256, **kwargs)
+    scale = max(abs(ref.statistic), np.abs(ref.null_distribution).max())
+    assert abs(got.statistic - ref.statistic) < 1e-12 * scale
+    np.testing.assert_allclose(got.null_distribution, ref.null_distribution, rtol=0, atol=1e-12 * scale)
+    assert got.pvalue == ref.pvalue and got.n_landmarks == ref.n_landmarks

@@ -1,13 +1,13 @@
-"""Dask: fit, mmd and the two-sample test on a 2-process LocalCluster equal the in-memory results."""
+"""Dask sources on a 2-process LocalCluster: fit (weighted too), the MMDs and both
+two-sample tests equal the in-memory results."""
 
 from __future__ import annotations
 
 import dask.array as da
 import numpy as np
+import nystrom_kme as nk
 import pytest
 from distributed import Client, LocalCluster, get_task_stream
-
-import nystrom_kme as nk
 
 
 @pytest.fixture(scope="module")
@@ -78,5 +78,26 @@ def test_two_sample_matches_in_memory(client, data):
     assert _rel(got.statistic, ref.statistic) < 1e-10
     np.testing.assert_allclose(got.null_distribution, ref.null_distribution, rtol=1e-10)
     assert got.pvalue == ref.pvalue
-    with pytest.raises(ValueError, match="nystrom"):
-        nk.two_sample_test(da.from_array(X), Y, method="exact")
+    # the exact test too (each pooled block's sums run on the workers), and mixed inputs
+    exact_ref = nk.two_sample_test(X[:800], Y[:700], method="exact", n_permutations=30, random_state=2)
+    exact = nk.two_sample_test(da.from_array(X[:800], chunks=(300, 5)), Y[:700], method="exact",
+                               n_permutations=30, random_state=2)
+    assert _rel(exact.statistic, exact_ref.statistic) < 1e-12
+    np.testing.assert_allclose(exact.null_distribution, exact_ref.null_distribution, rtol=1e-11)
+
+
+def test_weighted_fit_and_exact_mmd_match_in_memory(client, data):
+    X, Y = data[0][:4000], data[1][:3000]
+    w = np.random.default_rng(1).uniform(0.1, 2.0, size=len(X))
+    ref = nk.NystromKME(n_landmarks=80, random_state=4).fit(X, sample_weight=w)
+    for weights in (w, da.from_array(w, chunks=1500)):  # numpy or dask weights
+        got = nk.NystromKME(n_landmarks=80, random_state=4).fit(da.from_array(X, chunks=(1000, 5)),
+                                                               sample_weight=weights)
+        np.testing.assert_array_equal(got.landmark_indices_, ref.landmark_indices_)
+        np.testing.assert_allclose(got.s_sum_, ref.s_sum_, rtol=1e-14)
+        assert got.weight_sum_ == pytest.approx(ref.weight_sum_, rel=1e-15)
+    k = nk.Gaussian(2.0)
+    exact = nk.mmd2_exact(X[:1500], Y[:1200], kernel=k, unbiased=True)
+    got = nk.mmd2_exact(da.from_array(X[:1500], chunks=(400, 5)), da.from_array(Y[:1200], chunks=(500, 5)),
+                        kernel=k, unbiased=True)
+    assert abs(got - exact) < 1e-13  # a difference of O(1) means of kernel values

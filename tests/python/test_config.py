@@ -1,4 +1,4 @@
-"""Instruction-set levels: every level the CPU runs against dense numpy, the
+"""Build configuration (nystrom_kme.config): every instruction-set level the CPU runs against dense numpy, the
 documented agreement between levels, and the configuration a bug report needs."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
-
 import nystrom_kme as nk
+import pytest
 
 LEVELS = nk.show_config(mode="dicts")["simd"]["available"]
 
@@ -112,11 +111,3 @@ def test_show_config_reports_level_openmp_and_version(capsys):
     assert "OpenMP" in out
     with pytest.raises(ValueError, match="mode must be"):
         nk.show_config(mode="json")
-
-
-def test_cli_version_prints_the_configuration():
-    out = subprocess.run([sys.executable, "-m", "nystrom_kme.cli", "--version"], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert f"nystrom-kme {nk.__version__}" in out.stdout
-    assert f"SIMD level      {nk.simd_level()}" in out.stdout

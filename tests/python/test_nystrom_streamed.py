@@ -1,14 +1,13 @@
-"""Out-of-core fitting: chunked sources, partial_fit and merge against in-memory fits."""
+"""NystromKME.fit over streamed sources (memmap, HDF5, zarr, iterables of chunks,
+generators) against the in-memory fit: the same landmarks and sums."""
 
 from __future__ import annotations
 
 import h5py
 import numpy as np
+import nystrom_kme as nk
 import pytest
 import zarr
-
-import nystrom_kme as nk
-from nystrom_kme.chunked import core_block_rows
 
 
 def _eval_close(a: nk.NystromKME, b: nk.NystromKME, Y: np.ndarray) -> float:
@@ -117,8 +116,10 @@ def test_one_pass_generator(data):
 def test_chunked_source_errors(data, memmap):
     with pytest.raises(ValueError, match="needs all of X"):
         nk.NystromKME(n_landmarks=10, sampler="rpcholesky").fit(memmap)
-    with pytest.raises(ValueError, match="sample_weight"):
-        nk.NystromKME(n_landmarks=10).fit(memmap, sample_weight=np.ones(len(data)))
+    with pytest.raises(ValueError, match="sample_weight must have shape"):
+        nk.NystromKME(n_landmarks=10).fit(memmap, sample_weight=np.ones(len(data) - 1))
+    with pytest.raises(ValueError, match="sample_weight is not supported with passes=1"):
+        nk.NystromKME(n_landmarks=10, passes=1).fit(memmap, sample_weight=np.ones(len(data)))
     with pytest.raises(ValueError, match="auto"):
         nk.NystromKME(n_landmarks="auto").fit(memmap)
     with pytest.raises(ValueError, match="passes"):
@@ -131,87 +132,20 @@ def test_chunked_source_errors(data, memmap):
         nk.NystromKME(n_landmarks=5).fit([data[:100], bad])
 
 
-def test_in_memory_fit_unchanged_and_statistics(data):
-    kme = nk.NystromKME(n_landmarks=80, random_state=2).fit(data)
-    np.testing.assert_array_equal(kme.weights_, nk.NystromKME(n_landmarks=80, random_state=2).fit(data).weights_)
-    assert kme.weight_sum_ == len(data)
-    L = kme.landmarks_
-    from conftest import dense_kernel
-
-    sigma = kme.kernel_.bandwidth
-    np.testing.assert_allclose(kme.s_sum_, dense_kernel("gaussian", L, data, sigma).sum(axis=1), rtol=1e-12)
-
-
-def test_partial_fit_equals_fit(data):
-    k = nk.Gaussian(1.0)
-    est = nk.NystromKME(k, n_landmarks=60, random_state=5)
-    for i in range(0, len(data), 7000):
-        est.partial_fit(data[i:i + 7000])
-    # landmarks from the first chunk, then fixed
-    assert est.landmark_indices_.max() < 7000 and est.n_samples_ == len(data)
-    ref = nk.NystromKME(k, sampler=est.landmarks_).fit(data)
-    np.testing.assert_allclose(est.s_sum_, ref.s_sum_, rtol=1e-14)
-    np.testing.assert_allclose(est.weights_, ref.weights_, rtol=1e-12, atol=1e-12 * np.abs(ref.weights_).max())
-    # weighted chunks: raw weights, not normalised
-    w = np.random.default_rng(0).uniform(size=len(data))
-    wst = nk.NystromKME(k, sampler=est.landmarks_)
-    for i in range(0, len(data), 9000):
-        wst.partial_fit(data[i:i + 9000], sample_weight=w[i:i + 9000])
-    wref = nk.NystromKME(k, sampler=est.landmarks_).fit(data, sample_weight=w)
-    np.testing.assert_allclose(wst.weight_sum_, w.sum(), rtol=1e-13)
-    np.testing.assert_allclose(wst.weights_, wref.weights_, rtol=1e-12, atol=1e-12 * np.abs(wref.weights_).max())
-    with pytest.raises(ValueError, match="integer n_landmarks"):
-        nk.NystromKME(k).partial_fit(data[:100])
-    with pytest.raises(ValueError, match="features"):
-        est.partial_fit(data[:10, :3])
-
-
-def test_merge_same_landmarks_equals_union(data):
-    k = nk.Gaussian(1.0)
-    L = data[np.random.default_rng(1).integers(0, len(data), 60)]
-    shards = [data[:11_000], data[11_000:12_345], data[12_345:]]
-    fits = [nk.NystromKME(k, sampler=L).fit(s) for s in shards]
-    merged = fits[0].merge(*fits[1:])
-    ref = nk.NystromKME(k, sampler=L).fit(data)
-    assert merged.n_samples_ == len(data) and merged.weight_sum_ == len(data)
-    np.testing.assert_allclose(merged.s_sum_, ref.s_sum_, rtol=1e-14)
-    np.testing.assert_allclose(merged.weights_, ref.weights_, rtol=1e-12,
-                               atol=1e-12 * np.abs(ref.weights_).max())
-    assert _eval_close(merged, ref, data[:300]) < 1e-12
-    # inputs unchanged; merge then partial_fit continues exactly
-    np.testing.assert_array_equal(fits[0].weights_, nk.NystromKME(k, sampler=L).fit(shards[0]).weights_)
-    more = data[:5000] + 0.5
-    cont = merged.partial_fit(more)
-    ref2 = nk.NystromKME(k, sampler=L).fit(np.concatenate([data, more]))
-    np.testing.assert_allclose(cont.s_sum_, ref2.s_sum_, rtol=1e-14)
-
-
-def test_merge_different_landmarks_is_projection(data):
-    k = nk.Gaussian(1.5)
-    a = nk.NystromKME(k, n_landmarks=40, random_state=0).fit(data[:20_000])
-    b = nk.NystromKME(k, n_landmarks=30, random_state=1).fit(data[20_000:])
-    merged = a.merge(b)
-    Lu = np.concatenate([a.landmarks_, b.landmarks_])
-    assert merged.landmarks_.shape == (70, 4) and merged.landmark_indices_ is None
-    from conftest import dense_kernel
-
-    Ku = dense_kernel("gaussian", Lu, Lu, 1.5)
-    beta = np.concatenate([a.weights_ * 2 / 3, b.weights_ / 3])  # W_a / W = 2/3
-    alpha = np.linalg.pinv(Ku, rcond=1e-13) @ (Ku @ beta)
-    Y = data[:400] * 1.2
-    combined = (2 * a(Y) + b(Y)) / 3
-    assert np.abs(merged(Y) - combined).max() < 1e-9 * np.abs(combined).max()
-    assert np.abs(merged(Y) - dense_kernel("gaussian", Y, Lu, 1.5) @ alpha).max() < 1e-9 * np.abs(combined).max()
-    # the documented bound: ||merged - P_u mu_hat|| <= sum_e (W_e/W) ||mu_e - P_u mu_hat_e||
-    union = nk.NystromKME(k, sampler=Lu).fit(data)
-    bound = (2 / 3 * a.distance(nk.NystromKME(k, sampler=Lu).fit(data[:20_000]))
-             + 1 / 3 * b.distance(nk.NystromKME(k, sampler=Lu).fit(data[20_000:])))
-    assert merged.distance(union) <= bound * (1 + 1e-6)
-    with pytest.raises(ValueError, match="different kernels"):
-        a.merge(nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5).fit(data[:100]))
-
-
-def test_core_block_rows_matches_engine():
-    # bit-identity of chunked sums rests on this mirror of the core's superblock size
-    assert core_block_rows(10, 8) == 13_056 and core_block_rows(4, 4) == 16_384
-    assert core_block_rows(5000, 8) == 256
+@pytest.mark.parametrize("chunk_rows", [None, 7000])
+def test_weighted_fit_on_every_source(data, memmap, tmp_path, chunk_rows):
+    """sample_weight works for every source: bit-identical to the in-memory weighted fit
+    for array-likes (weights read block by block, also from a memmap), to ~1e-16 for
+    iterables."""
+    w = np.random.default_rng(3).uniform(0.0, 2.0, size=len(data))
+    ref = nk.NystromKME(n_landmarks=90, random_state=6).fit(data, sample_weight=w)
+    np.save(tmp_path / "w.npy", w)
+    w_map = np.load(tmp_path / "w.npy", mmap_mode="r")
+    for weights in (w, w_map):
+        got = nk.NystromKME(n_landmarks=90, random_state=6, chunk_rows=chunk_rows).fit(memmap, sample_weight=weights)
+        _same_fit(got, ref)
+    chunks = [data[i:i + 4000] for i in range(0, len(data), 4000)]
+    got = nk.NystromKME(n_landmarks=90, random_state=6).fit(chunks, sample_weight=w)
+    np.testing.assert_array_equal(got.landmarks_, ref.landmarks_)  # draws proportional to w
+    np.testing.assert_allclose(got.s_sum_, ref.s_sum_, rtol=1e-14)
+    assert got.weight_sum_ == pytest.approx(w.sum(), rel=1e-15)

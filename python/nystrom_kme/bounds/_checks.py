@@ -1,0 +1,105 @@
+"""Argument checks shared by the modules of :mod:`nystrom_kme.bounds` (private).
+
+Every failure is a ``ValueError`` that names the argument. The names carry no
+leading underscore so that the sibling modules import public names of this
+private module; nothing outside the package should import it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: The subsample estimate of N(lambda) is trusted while N_hat(lambda) <= s * this
+#: (``s`` the subsample size); shared by the spectrum estimate and the decay fit.
+RELIABLE_FRACTION = 0.1
+
+
+def real(value: Any, name: str) -> float:
+    """``value`` as a float; a ValueError for bools, non-numbers and nan."""
+    is_scalar_array = (isinstance(value, np.ndarray) and value.ndim == 0
+                       and value.dtype.kind in "fiu")
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)) \
+            and not is_scalar_array:
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    out = float(value)
+    if math.isnan(out):
+        raise ValueError(f"{name} must be a real number, got nan")
+    return out
+
+
+def positive(value: Any, name: str, *, finite: bool = True) -> float:
+    """A real number > 0 (and finite unless ``finite=False``)."""
+    out = real(value, name)
+    if not out > 0.0 or (finite and not math.isfinite(out)):
+        raise ValueError(f"{name} must be a {'finite ' if finite else ''}number > 0, got {value!r}")
+    return out
+
+
+def nonnegative(value: Any, name: str) -> float:
+    """A finite real number >= 0."""
+    out = real(value, name)
+    if not (out >= 0.0 and math.isfinite(out)):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return out
+
+
+def probability(value: Any, name: str = "delta") -> float:
+    """A real number in the open interval (0, 1)."""
+    out = real(value, name)
+    if not 0.0 < out < 1.0:
+        raise ValueError(f"{name} must lie in the open interval (0, 1), got {value!r}")
+    return out
+
+
+def count(value: Any, name: str) -> int:
+    """A positive integer; integral floats (``5.0``) are accepted, bools are not."""
+    is_integer = isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and math.isfinite(float(value))
+        and float(value).is_integer())
+    if isinstance(value, (bool, np.bool_)) or not is_integer or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def boolean(value: Any, name: str) -> bool:
+    """A Python or numpy bool (not a number or a string)."""
+    if not isinstance(value, (bool, np.bool_)):
+        # a ValueError like every other argument error here, not the TypeError TRY004 asks
+        raise ValueError(f"{name} must be a bool, got {value!r}")  # noqa: TRY004
+    return bool(value)
+
+
+def pair(value: Any, name: str) -> tuple:
+    """``(value[0], value[1])`` for a sequence or array of length 2 (one per distribution)."""
+    is_pair = (isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+               and len(value) == 2) or (isinstance(value, np.ndarray) and value.shape == (2,))
+    if not is_pair:
+        raise ValueError(f"{name} must be a pair (one value per distribution), got {value!r}")
+    return (value[0], value[1])
+
+
+def check_m_le_n(m: int, n: int, m_name: str = "m", n_name: str = "n") -> None:
+    """A ValueError unless ``m <= n`` (sub-samples are drawn from the data)."""
+    if m > n:
+        raise ValueError(f"{m_name}={m} must be <= {n_name}={n} "
+                         "(sub-samples are drawn from the data)")
+
+
+def eff_dim_at(eff_dim: Any, lam: float, name: str = "eff_dim") -> float:
+    """N(lam) from a number or a callable of lambda (a CovarianceSpectrum is one), >= 0."""
+    value = eff_dim(lam) if callable(eff_dim) else eff_dim
+    return nonnegative(value, name)
+
+
+def all_hold(*conds: bool | None) -> bool | None:
+    """False if a condition fails, else None if one is unknown (None), else True."""
+    if any(c is False for c in conds):
+        return False
+    if any(c is None for c in conds):
+        return None
+    return True

@@ -1,0 +1,486 @@
+"""The Nyström kernel mean embedding (Chatalic et al., 2022, eq. 5), fitted over
+any row source: in memory, out of core, iterables of chunks or dask arrays.
+
+With landmarks L (m, d) the embedding depends on the data only through the
+sufficient statistics ``s = sum_i w_i k(L, x_i)`` (m,) and ``W = sum_i w_i``
+(``W = n`` unweighted): alpha = K_m^+ s / W. Both add up over any split of the
+rows, so one code path serves ``fit`` on every source, ``partial_fit`` and ``merge``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._compensated import CompensatedSum
+from ._estimator import ParamsMixin
+from ._validation import (
+    check_positive_int,
+    check_random_state,
+    check_sample_weight,
+    common_dtype,
+    n_threads_arg,
+)
+from .bounds import default_n_landmarks, suggest_n_landmarks
+from .embedding import KernelMeanEmbedding
+from .kernels import Kernel, resolve_kernel
+from .sampling import (
+    FixedLandmarks,
+    UniformSampling,
+    landmark_points,
+    resolve_sampler,
+    validate_indices,
+)
+from .sources import ArraySource, IterableSource, RowSource, as_source
+
+SOLVERS = ("auto", "cod", "cholesky")
+#: n_landmarks="auto" takes at most this many times the paper's sqrt(n) log sqrt(n).
+AUTO_CAP_FACTOR = 4
+
+
+class NystromKME(ParamsMixin, KernelMeanEmbedding):
+    """Nyström kernel mean embedding (Chatalic et al., 2022, eq. 5).
+
+    mu_m = sum_j alpha_j phi(l_j) is the orthogonal projection of the empirical
+    embedding onto span{phi(l_1), ..., phi(l_m)}, with landmarks l_j drawn by
+    ``sampler`` (by default uniformly with replacement from X, the paper's setting)
+    and alpha = (1/n) K_m^+ K_mn 1_n. Costs O(n m d + m^3) time and O(m^2 + m d)
+    memory plus the sampler's cost; K_mn is never stored.
+
+    Parameters
+    ----------
+    kernel : Kernel or str, default="gaussian"
+        A Kernel instance or a name; radial kernels given by name use the median
+        heuristic for their bandwidth.
+    n_landmarks : int, None or "auto", default=None
+        m, with 1 <= m <= n_samples. None: ceil(sqrt(n) log sqrt(n)) capped at n,
+        the size for which the paper's Corollary 4.1 keeps the O(1/sqrt(n)) rate.
+        "auto": :func:`nystrom_kme.bounds.suggest_n_landmarks` fits the decay of the
+        estimated covariance spectrum and applies Corollary 4.1, capped at
+        4 ceil(sqrt(n) log sqrt(n)) (the corollary's constants are conservative);
+        its report is kept in ``n_landmarks_report_``. In-memory data only.
+    solver : {"auto", "cod", "cholesky"}, default="auto"
+        How K_m alpha = s is solved. "cod": complete orthogonal decomposition of
+        K_m, the minimum-norm solution K_m^+ s of eq. 5. "cholesky": merge
+        duplicate landmarks, then Cholesky; fails on a numerically singular K_m.
+        "auto": Cholesky when its estimated RKHS error is below 1e-12 of the
+        embedding's norm, else COD. All give the same embedding.
+    rcond : float or None, default=None
+        COD rank threshold relative to the largest pivot; None: m * machine epsilon.
+    sampler : str, SamplingPolicy, array-like or callable, default="uniform"
+        How landmarks are chosen: a name of :data:`nystrom_kme.sampling.SAMPLER_NAMES`
+        ("uniform" is uniform with replacement, the paper's guarantee), a policy
+        object, a function ``f(X, kernel, n_landmarks, rng) -> indices``, landmark
+        row indices (1-D ints) or landmark points (2-D; then ``landmark_indices_`` is
+        None). A policy object is copied, never modified; when its ``n_threads`` is
+        None the copy gets this estimator's. Policies other than "uniform" need the
+        data in memory (or ``passes=1``). ``sample_weight`` weights the uniform
+        draws; the other policies select on X unweighted.
+    random_state : None, int, numpy Generator or SeedSequence
+        Landmark sampling and the median heuristic.
+    n_threads : int or None
+        OpenMP threads for the core (None: all); results do not depend on it.
+    chunk_rows : int or None, default=None
+        Rows per read when X is streamed from an array-like source (memmap, h5py,
+        zarr); None: about 16 MiB of data. Rounded up to a multiple of the core's block.
+    passes : {2, 1}, default=2
+        How ``fit`` reads a streamed source: 2 draws the landmarks over all rows
+        (the in-memory fit's draws), 1 takes them from the first chunk(s) in a
+        single read (generators). See :meth:`fit`.
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (m, n_features), dtype of X
+    landmark_indices_ : ndarray of shape (m,), int64 rows of X (None for given points)
+    sampler_ : the copy of the sampling policy that chose them (None for given
+        points); policies keep what they computed, e.g. ``sampler_.scores_`` for "rls"
+    weights_ : ndarray of shape (m,), float64 (alpha)
+    support_ : alias of landmarks_
+    kernel_ : Kernel with a numeric bandwidth
+    n_samples_, n_features_in_ : int
+    solver_ : str, the solver actually used ("cholesky" or "cod")
+    rank_ : int, numerical rank of K_m (COD) or number of distinct landmarks
+    s_sum_ : ndarray of shape (m,), float64, sufficient statistic sum_i w_i k(L, x_i)
+        (w_i = 1 unweighted); weights_ = K_m^+ s_sum_ / weight_sum_
+    weight_sum_ : float, sum_i w_i (n_samples_ unweighted)
+    n_landmarks_report_ : LandmarkSuggestion or None (n_landmarks="auto")
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(10_000, 3))
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=200, random_state=0).fit(X)
+    >>> kme.weights_.shape, round(float(kme.weights_.sum()), 2)
+    ((200,), 1.0)
+    """
+
+    def __init__(self, kernel: Kernel | str = "gaussian", *, n_landmarks: int | str | None = None,
+                 solver: str = "auto", rcond: float | None = None, sampler: Any = "uniform",
+                 random_state: Any = None, n_threads: int | None = None,
+                 chunk_rows: int | None = None, passes: int = 2) -> None:
+        self.kernel = kernel
+        self.n_landmarks = n_landmarks
+        self.solver = solver
+        self.rcond = rcond
+        self.sampler = sampler
+        self.random_state = random_state
+        self.n_threads = n_threads
+        self.chunk_rows = chunk_rows
+        self.passes = passes
+
+    # ------------------------------------------------------------------ #
+    # checks
+    # ------------------------------------------------------------------ #
+    def _check_params(self) -> tuple[float, int]:
+        """Validated (rcond, n_threads); also checks solver, passes and chunk_rows."""
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        rcond = 0.0 if self.rcond is None else float(self.rcond)
+        if not (math.isfinite(rcond) and 0.0 <= rcond < 1.0):
+            raise ValueError(f"rcond must be in [0, 1), got {self.rcond!r}")
+        if self.passes not in (1, 2) or isinstance(self.passes, bool):
+            raise ValueError(f"passes must be 1 or 2, got {self.passes!r}")
+        if self.chunk_rows is not None:
+            check_positive_int(self.chunk_rows, "chunk_rows")
+        return rcond, n_threads_arg(self.n_threads)
+
+    def _policy(self, X: np.ndarray | None, src: RowSource) -> tuple[np.ndarray | None, Any]:
+        """(given landmark points or None, a private copy of the sampling policy or None);
+        points take the dtype of the data (X, else a probe of src's shape and dtype)."""
+        probe = X if X is not None else np.empty((0, src.n_features or 0), dtype=src.dtype or np.float64)
+        points = landmark_points(self.sampler, probe)
+        if points is not None:
+            return points, None
+        policy = copy.deepcopy(resolve_sampler(self.sampler))
+        params = policy.get_params() if hasattr(policy, "get_params") else {}
+        if "n_threads" in params and params["n_threads"] is None and self.n_threads is not None:
+            policy.set_params(n_threads=self.n_threads)
+        return None, policy
+
+    def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Any, *,
+                     streamed: str | None) -> int | None:
+        """m for n rows (None: "auto", resolved later on X). ``streamed`` names the
+        situation that cannot see all of X, where "auto" is refused."""
+        given = (points.shape[0] if points is not None
+                 else np.asarray(policy.indices).size if isinstance(policy, FixedLandmarks) else None)
+        if given is not None:
+            if self.n_landmarks is not None and self.n_landmarks != given:
+                raise ValueError(f"n_landmarks={self.n_landmarks!r} but the sampler gives "
+                                 f"{given} landmarks; leave n_landmarks=None")
+            return given
+        if self.n_landmarks is None:
+            return default_n_landmarks(n)
+        if isinstance(self.n_landmarks, str) and self.n_landmarks == "auto":
+            if streamed is not None:
+                raise ValueError(f"n_landmarks='auto' needs all of X in memory; {streamed} "
+                                 "needs an integer n_landmarks (or explicit landmarks)")
+            return None
+        m = check_positive_int(self.n_landmarks, "n_landmarks")
+        if m > n:
+            raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
+        return m
+
+    # ------------------------------------------------------------------ #
+    # the one fitting path
+    # ------------------------------------------------------------------ #
+    def _choose_landmarks(self, src: RowSource, sample_weight: Any, rng: np.random.Generator,
+                          *, streamed: str | None = None, n_total: int | None = None
+                          ) -> tuple[Kernel, Any, np.ndarray | None, np.ndarray]:
+        """Resolve the kernel and pick the landmarks among the rows of ``src``, reading
+        only the rows needed; m is sized for ``n_total`` rows (default: src's).
+
+        The draws are those of an in-memory fit whatever the source: the median
+        heuristic's rows, then the sampler's (uniform draws need only n)."""
+        n = src.count_rows()
+        X = src.to_array()
+        points, policy = self._policy(X, src)
+        m = self._n_landmarks(n if n_total is None else n_total, points, policy,
+                              streamed=streamed if X is None else None)
+        if m is not None and points is None and not isinstance(policy, FixedLandmarks) and m > n:
+            raise ValueError(f"n_landmarks={m} exceeds the {n} rows the landmarks are drawn from")
+        kernel = resolve_kernel(self.kernel, [src], rng)
+        self.n_landmarks_report_ = None
+        if m is None:
+            report = suggest_n_landmarks(X, kernel, random_state=rng, n_threads=self.n_threads,
+                                         max_landmarks=AUTO_CAP_FACTOR * default_n_landmarks(n))
+            self.n_landmarks_report_ = report
+            m = min(n, report.n_landmarks)
+        if points is not None:
+            src.check_features(points.shape[1], "the given landmarks")
+            return kernel, None, None, points
+        if isinstance(policy, FixedLandmarks):
+            indices = policy.indices
+        elif type(policy) is UniformSampling:  # needs n only: any source
+            if sample_weight is not None:
+                p = np.asarray(sample_weight, dtype=np.float64)
+                indices = rng.choice(n, size=m, replace=policy.replace, p=p / p.sum())
+            elif policy.replace:
+                indices = rng.integers(0, n, size=m)
+            elif m > n:
+                raise ValueError(f"n_landmarks={m} exceeds n_samples={n} (sampling without replacement)")
+            else:
+                indices = rng.choice(n, size=m, replace=False)
+        elif X is None:
+            raise ValueError(f"sampler {policy!r} needs all of X in memory; with {streamed} use "
+                             "'uniform', explicit landmarks, or passes=1 (the sampler then runs on "
+                             "the first chunk(s))")
+        else:
+            indices = policy.select_indices(X, kernel, m, rng)
+        indices = validate_indices(indices, n, "the indices returned by the sampler")
+        return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
+
+    def _solve(self, kernel: Kernel, policy: Any, indices: np.ndarray | None, landmarks: np.ndarray,
+               acc: CompensatedSum, weight_sum: float, n: int) -> NystromKME:
+        """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes."""
+        rcond, n_threads = self._check_params()
+        if not weight_sum > 0:
+            raise ValueError("the total sample weight must be positive")
+        s = acc.value() / weight_sum
+        alpha, used, rank = _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
+                                                  self.solver, rcond, 1e-12, n_threads)
+        self.kernel_ = kernel
+        self.landmark_indices_ = indices
+        self.sampler_ = policy
+        self.landmarks_ = landmarks
+        self.support_ = landmarks
+        self.weights_ = np.ascontiguousarray(alpha[:, 0])
+        self.n_samples_ = int(n)
+        self.n_features_in_ = landmarks.shape[1]
+        self.solver_ = used
+        self.rank_ = int(rank)
+        self._sums = acc
+        self.s_sum_ = acc.value()
+        self.weight_sum_ = float(weight_sum)
+        return self
+
+    def fit(self, X: Any, sample_weight: Any = None) -> NystromKME:
+        """Fit on X of shape (n_samples, n_features), float32 or float64.
+
+        X may be an in-memory array, or a source that is read block by block (see
+        :mod:`nystrom_kme.sources`): a ``numpy.memmap``, an h5py or zarr dataset, a
+        list of 2-D chunks, a callable returning an iterator of chunks, a generator
+        of chunks, or a dask array chunked by rows (summed on the dask workers).
+        Streamed sources use peak memory O(chunk_rows d + m d + m^2), independent of n:
+
+        * ``passes=2`` (default): the landmarks are drawn over all rows with the
+          in-memory fit's random draws, gathered by index, then the row sums are
+          streamed. Array-likes give a result bit-identical to ``fit(np.asarray(X))``;
+          iterables (read three times: count, gather, sum; they must be re-iterable)
+          and dask arrays agree to ~1e-16 relative. Only "uniform" sampling and
+          explicit landmarks work without all of X in memory.
+        * ``passes=1``: one read. The first chunk(s), at least m rows, are pooled;
+          the bandwidth ("median") and the landmarks (any sampler) are taken from that
+          pool, then all rows are summed. Works with generators. The landmarks then
+          only represent the start of the stream: shuffle ordered data first.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or a streamed source
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights (any scale): the target becomes the weighted
+            empirical embedding, and uniform landmark draws become draws proportional
+            to them. For a streamed source it is read block by block alongside X
+            (a numpy array, memmap, h5py/zarr dataset, or a dask array for dask X).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        rng = check_random_state(self.random_state)
+        src = as_source(X, "X", chunk_rows=self.chunk_rows)
+        streamed = None if isinstance(src, ArraySource) else "a streamed source"
+        if streamed and self.passes == 1:
+            return self._fit_one_pass(src, sample_weight, rng)
+        if not src.reiterable:
+            raise ValueError("a generator or iterator can be read only once, and passes=2 reads "
+                             "the data more than once: pass a list of chunks, a callable "
+                             "returning a fresh iterator, or an array; or use passes=1")
+        n = src.count_rows()
+        sample_weight = check_sample_weight(sample_weight, n)
+        kernel, policy, indices, landmarks = self._choose_landmarks(src, sample_weight, rng,
+                                                                    streamed=streamed)
+        acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
+                                     n_threads=n_threads_arg(self.n_threads))
+        return self._solve(kernel, policy, indices, landmarks, acc, total, n)
+
+    def _fit_one_pass(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported with passes=1; weight each chunk "
+                             "with partial_fit(chunk, sample_weight=...)")
+        chunks = src.chunks()
+        first = next(chunks, None)
+        if first is None:
+            raise ValueError(f"{src.name} has no rows")
+        pool = [first[1]]
+        points, policy = self._policy(pool[0], src)
+        if (src.n_rows is None and points is None and not isinstance(policy, FixedLandmarks)
+                and not isinstance(self.n_landmarks, numbers.Integral)):
+            raise ValueError("passes=1 over an iterable of unknown length needs an integer "
+                             "n_landmarks (or explicit landmarks)")
+        n_total = src.n_rows if src.n_rows is not None else 2**62
+        m = self._n_landmarks(n_total, points, policy, streamed="passes=1")
+        while points is None and sum(b.shape[0] for b in pool) < m:  # pool at least m rows
+            nxt = next(chunks, None)
+            if nxt is None:
+                break
+            pool.append(nxt[1])
+        head = pool[0] if len(pool) == 1 else np.concatenate(common_dtype(*pool))
+        kernel, policy, indices, landmarks = self._choose_landmarks(ArraySource(head), None, rng,
+                                                                    n_total=n_total)
+        del head
+
+        def replay() -> Any:
+            while pool:
+                yield pool.pop(0)
+            for _, block in chunks:
+                yield block
+
+        acc, total = IterableSource(replay(), src.name).kernel_sums(
+            landmarks, kernel, n_threads=n_threads_arg(self.n_threads))
+        return self._solve(kernel, policy, indices, landmarks, acc, total, int(total))
+
+    def partial_fit(self, X: Any, sample_weight: Any = None) -> NystromKME:
+        """Add the rows of X (n_chunk, n_features) to the embedding, landmarks fixed.
+
+        The first call (on an unfitted estimator) chooses the landmarks among the rows
+        of this chunk, as :meth:`fit` would; ``n_landmarks`` must then be an integer or
+        come from the sampler. Later calls (and calls after :meth:`fit`) keep
+        ``landmarks_`` and ``kernel_`` and add K(L, X) w to ``s_sum_`` and sum(w) to
+        ``weight_sum_``; the weights are re-solved, O(n_chunk m d + m^3) per call. The
+        result after any sequence of calls equals ``fit`` on the concatenated rows with
+        these landmarks (the sums agree to ~1e-16 relative). X may be any source.
+
+        ``sample_weight`` (n_chunk,), non-negative and not normalised (missing weights
+        count 1 per row).
+        """
+        self._check_params()
+        src = as_source(X, "X", chunk_rows=self.chunk_rows)
+        n_chunk = src.count_rows()
+        sample_weight = check_sample_weight(sample_weight, n_chunk, normalisable=False)
+        if not hasattr(self, "_sums"):
+            if self.n_landmarks is None or (isinstance(self.n_landmarks, str)):
+                points, policy = self._policy(src.to_array(), src)
+                if points is None and not isinstance(policy, FixedLandmarks):
+                    raise ValueError("partial_fit chooses the landmarks from the first chunk: give an "
+                                     f"integer n_landmarks or explicit landmarks, not {self.n_landmarks!r}")
+            kernel, policy, indices, landmarks = self._choose_landmarks(
+                src, sample_weight, check_random_state(self.random_state), streamed="partial_fit")
+            acc, total, n = CompensatedSum((landmarks.shape[0],)), 0.0, 0
+        else:
+            src.check_features(self.n_features_in_, "the embedding")
+            kernel, policy, indices, landmarks = (self.kernel_, self.sampler_, self.landmark_indices_,
+                                                  self.landmarks_)
+            acc, total, n = self._sums.copy(), self.weight_sum_, self.n_samples_
+        part, part_total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
+                                           n_threads=n_threads_arg(self.n_threads))
+        acc.merge(part)
+        return self._solve(kernel, policy, indices, landmarks, acc, total + part_total, n + n_chunk)
+
+    # ------------------------------------------------------------------ #
+    # merging and scoring
+    # ------------------------------------------------------------------ #
+    def merge(self, *others: NystromKME) -> NystromKME:
+        """A new embedding of the union of the data behind ``self`` and ``others``.
+
+        Each embedding must be fitted (by ``fit``, ``partial_fit`` or ``merge``) with
+        the same kernel ``kernel_`` on disjoint data (shards). With weights
+        W_e = ``weight_sum_`` (the row count when unweighted):
+
+        * **Same landmarks** (``landmarks_`` equal in every embedding): the
+          sufficient statistics add up, s = sum_e ``s_sum_``, W = sum_e W_e, and the
+          result is the Nyström embedding of the union with those landmarks, as
+          ``fit`` on the concatenated data would give (to round-off in the sums,
+          ~1e-16 relative). It can go on with :meth:`partial_fit`.
+        * **Different landmarks**: the union L_u of the landmark sets (exact
+          duplicate rows dropped) becomes the support, and the result is the
+          orthogonal projection onto span{phi(l), l in L_u} of the combined
+          embedding mu_c = sum_e (W_e / W) mu_e: alpha_u = K_u^+ s_u with
+          s_u = sum_e (W_e / W) K(L_u, L_e) alpha_e. Since mu_c lies in that span,
+          this is mu_c itself written with minimum-norm weights on L_u. It is not
+          the Nyström embedding of the union with landmarks L_u (that needs
+          K(L_u, X) 1 over all data); the difference is at most
+          sum_e (W_e / W) ||(P_u - P_e) mu_hat_e||, each shard's own Nyström error.
+          ``s_sum_`` becomes W s_u, so :meth:`partial_fit` can add new data exactly.
+
+        ``landmark_indices_`` of the result is None; solver, rcond and n_threads are
+        this estimator's.
+
+        Returns
+        -------
+        NystromKME
+            A new fitted estimator; the inputs are unchanged.
+        """
+        parts = (self, *others)
+        for e in parts:
+            if not isinstance(e, NystromKME):
+                raise ValueError(f"can only merge NystromKME embeddings, got {type(e).__name__}")
+            e._check_fitted()
+            if e.kernel_ != self.kernel_:
+                raise ValueError(f"the embeddings use different kernels: {self.kernel_!r} and {e.kernel_!r}")
+            if e.n_features_in_ != self.n_features_in_:
+                raise ValueError(f"the embeddings live in R^{self.n_features_in_} and R^{e.n_features_in_}")
+        total = float(sum(e.weight_sum_ for e in parts))
+        n = sum(e.n_samples_ for e in parts)
+        out = copy.copy(self)
+        same = all(e.landmarks_.shape == self.landmarks_.shape and e.landmarks_.dtype == self.landmarks_.dtype
+                   and np.array_equal(e.landmarks_, self.landmarks_) for e in parts)
+        if same:
+            acc = self._sums.copy()
+            for e in others:
+                acc.merge(e._sums)
+            return out._solve(self.kernel_, self.sampler_, None, self.landmarks_, acc, total, n)
+        union = _union_rows([e.landmarks_ for e in parts])
+        core_kernel = self.kernel_.to_core()
+        n_threads = n_threads_arg(self.n_threads)
+        acc = CompensatedSum((union.shape[0],))
+        for e in parts:
+            U, Le = common_dtype(union, e.landmarks_)
+            acc.add(e.weight_sum_ * _core.kernel_sums(U, Le, e.weights_.reshape(-1, 1), core_kernel,
+                                                      n_threads)[:, 0])
+        return out._solve(self.kernel_, self.sampler_, None, union, acc, total, n)
+
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+        """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2: higher is
+        better. For one kernel, differences of scores on the same X are exactly
+        differences of the squared RKHS distances ||mu - mu_hat_X||^2 between this
+        embedding and the empirical embedding of X, so model selection on held-out
+        data (e.g. ``GridSearchCV`` over ``n_landmarks`` or ``sampler``) picks the
+        embedding closest to it. Across bandwidths the RKHS changes and scores are
+        not comparable. O(n m d) streaming; X may be any source; ``y`` is ignored.
+        """
+        self._check_fitted()
+        src = as_source(X, "X", chunk_rows=self.chunk_rows)
+        sample_weight = check_sample_weight(sample_weight, src.count_rows())
+        acc, total = src.kernel_sums(self.landmarks_, self.kernel_, weights=sample_weight,
+                                     n_threads=n_threads_arg(self.n_threads))
+        mean_eval = float(self.weights_ @ acc.value()) / total
+        return 2.0 * mean_eval - self.inner(self)
+
+    def _fitted_summary(self) -> str | None:
+        if not hasattr(self, "weights_"):
+            return None
+        return (f"{self.landmarks_.shape[0]} landmarks in R^{self.n_features_in_}, "
+                f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, solver={self.solver_!r}, "
+                f"rank={self.rank_}")
+
+
+def _union_rows(blocks: list[np.ndarray]) -> np.ndarray:
+    """Rows of the blocks in order, exact duplicates dropped; float32 only if all are."""
+    blocks = common_dtype(*blocks)
+    seen: set[bytes] = set()
+    keep = []
+    for row in np.concatenate(blocks):
+        key = row.tobytes()
+        if key not in seen:
+            seen.add(key)
+            keep.append(row)
+    return np.ascontiguousarray(np.stack(keep))
+
+
+__all__ = ["NystromKME", "SOLVERS"]

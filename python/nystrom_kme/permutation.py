@@ -1,0 +1,120 @@
+"""Permutation labels of two-sample tests and the Nyström test statistics.
+
+The random splits are generated in the compiled core (``random_splits.hpp``:
+selection sampling from one SplitMix64 stream per split), row by row, so that a
+test over n rows and B permutations never stores the n x (B + 1) label matrix.
+A :class:`SplitSpec` names them: the same spec gives the same labels on every
+machine, thread count and SIMD level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._validation import check_positive_int, check_random_state
+
+#: Rows per call when labels are materialised (packed bits, replay).
+LABEL_BLOCK_ROWS = 1 << 18
+
+
+def split_seed(rng: np.random.Generator) -> int:
+    """The seed of a test's splits: the first draw from its generator."""
+    return int(rng.integers(0, 2**63))
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    """Random splits of ``n1 + n2`` pooled rows: column 0 the observed split (the
+    first ``n1`` rows form the first sample), columns 1..B independent uniformly
+    random splits into ``n1`` and ``n2`` rows, drawn from ``seed``."""
+
+    n1: int
+    n2: int
+    n_permutations: int
+    seed: int
+
+    @property
+    def n_rows(self) -> int:
+        return self.n1 + self.n2
+
+    @property
+    def n_columns(self) -> int:
+        return self.n_permutations + 1
+
+    def new(self) -> _core.RandomSplits:
+        """A fresh generator of the label weights (+1/n1, -1/n2), at row 0."""
+        return _core.RandomSplits(self.n1, self.n2, self.n_permutations, self.seed)
+
+    def labels(self) -> np.ndarray:
+        """All labels as booleans (True: first sample), (n1 + n2, B + 1)."""
+        splits = self.new()
+        out = np.empty((self.n_rows, self.n_columns), dtype=bool)
+        for start in range(0, self.n_rows, LABEL_BLOCK_ROWS):
+            stop = min(self.n_rows, start + LABEL_BLOCK_ROWS)
+            out[start:stop] = splits.next_weights(stop - start) > 0
+        return out
+
+    def packed_labels(self) -> np.ndarray:
+        """All labels packed one bit per row and split as ``np.packbits(axis=1)``
+        does: (n1 + n2, ceil((B + 1) / 8)) uint8, O(LABEL_BLOCK_ROWS (B + 1)) scratch."""
+        splits = self.new()
+        packed = np.empty((self.n_rows, (self.n_columns + 7) // 8), dtype=np.uint8)
+        for start in range(0, self.n_rows, LABEL_BLOCK_ROWS):
+            stop = min(self.n_rows, start + LABEL_BLOCK_ROWS)
+            packed[start:stop] = np.packbits(splits.next_weights(stop - start) > 0, axis=1)
+        return packed
+
+    def weights_from_packed(self, packed: np.ndarray) -> np.ndarray:
+        """Label weights (rows, B + 1), +1/n1 or -1/n2, of a block of packed labels."""
+        labels = np.unpackbits(packed, axis=1, count=self.n_columns)
+        return labels * (1.0 / self.n1 + 1.0 / self.n2) - 1.0 / self.n2
+
+
+def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Any = None) -> np.ndarray:
+    """The splits a permutation test with these arguments uses, as booleans.
+
+    Column 0 is the observed split (the first ``n1`` of the ``n1 + n2`` pooled rows
+    belong to the first sample); column b >= 1 is an independent, uniformly random
+    split into ``n1`` and ``n2`` rows, drawn in the C++ core by selection sampling.
+    :func:`nystrom_kme.two_sample_test` with the same ``random_state`` (an int, or a
+    fresh Generator in the same state) uses exactly these splits, whatever the data,
+    so its null distribution can be replayed.
+
+    Parameters
+    ----------
+    n1, n2 : int
+        Sizes of the two samples (>= 1 each).
+    n_permutations : int, default=200
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of bool, shape (n1 + n2, n_permutations + 1)
+        True where the row belongs to the first sample.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> S = nk.random_splits(3, 2, n_permutations=4, random_state=0)
+    >>> S.shape, S.sum(axis=0).tolist()
+    ((5, 5), [3, 3, 3, 3, 3])
+    """
+    n1 = check_positive_int(n1, "n1")
+    n2 = check_positive_int(n2, "n2")
+    B = check_positive_int(n_permutations, "n_permutations")
+    return SplitSpec(n1, n2, B, split_seed(check_random_state(random_state))).labels()
+
+
+def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int = 0) -> np.ndarray:
+    """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1): the squared distance
+    between the two samples' mean features. The core's minimum-norm solve
+    (deterministic, parallel; each s_b lies in the range of K_m)."""
+    alpha, _, _ = _core.nystrom_weights(L, S, kernel.to_core(), "auto", 0.0, 1e-12, n_threads)
+    return np.einsum("ib,ib->b", S, alpha)
+
+
+__all__ = ["SplitSpec", "nystrom_statistics", "random_splits", "split_seed"]

@@ -1,0 +1,80 @@
+"""Argument checks and the seed draw shared by the sampling modules (not public API).
+
+Each check validates a constructor argument and returns nothing: policies store
+their arguments unmodified (the scikit-learn convention) and convert where they
+use them. An argument of the wrong type raises ValueError, as everywhere in the
+package (hence the ``noqa: TRY004``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._validation import (
+    as_data_matrix,
+    check_positive_int,
+    check_random_state,
+    n_threads_arg,
+)
+from ..kernels import Kernel, get_kernel
+
+#: Exclusive upper bound of the 64-bit seeds handed to the core.
+SEED_BOUND = 2**63 - 1
+
+
+def prepare_input(X: Any, kernel: Kernel | str, n_landmarks: Any, rng: Any, *,
+                  distinct: bool) -> tuple[np.ndarray, Kernel, int, np.random.Generator]:
+    """Validated (X, resolved kernel, m, Generator); distinct: m must not exceed n."""
+    X = as_data_matrix(X, "X")
+    m = check_positive_int(n_landmarks, "n_landmarks")
+    if distinct and m > X.shape[0]:
+        raise ValueError(f"n_landmarks={m} exceeds n_samples={X.shape[0]}; this policy "
+                         "selects distinct rows")
+    rng = check_random_state(rng)
+    if not isinstance(kernel, (Kernel, str)):
+        raise ValueError(  # noqa: TRY004
+            f"kernel must be a nystrom_kme Kernel or a kernel name, got {kernel!r}")
+    kernel = get_kernel(kernel).resolve(X, rng)
+    return X, kernel, m, rng
+
+
+def draw_seed(rng: np.random.Generator) -> int:
+    """One seed for the core's generator, drawn from ``rng``."""
+    return int(rng.integers(0, SEED_BOUND))
+
+
+def check_bool(value: Any, name: str) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {value!r}")  # noqa: TRY004
+
+
+def check_n_threads(n_threads: Any) -> None:
+    """None or a positive int."""
+    n_threads_arg(n_threads)
+
+
+def check_optional_positive_int(value: Any, name: str) -> None:
+    """None or a positive int."""
+    if value is not None:
+        check_positive_int(value, name)
+
+
+def check_tolerance(tolerance: Any) -> None:
+    """A real number in [0, 1)."""
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
+        raise ValueError(  # noqa: TRY004
+            f"tolerance must be a real number in [0, 1), got {tolerance!r}")
+    if not (math.isfinite(tolerance) and 0.0 <= tolerance < 1.0):
+        raise ValueError(f"tolerance must be in [0, 1), got {tolerance!r}")
+
+
+def check_positive_real(value: Any, name: str, *, above: float = 0.0) -> None:
+    """A finite real number > ``above``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number > {above}, got {value!r}")  # noqa: TRY004
+    if not (math.isfinite(value) and value > above):
+        raise ValueError(f"{name} must be a finite number > {above}, got {value!r}")

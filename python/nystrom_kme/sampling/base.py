@@ -1,0 +1,227 @@
+"""The policy interface, the policies that need no kernel, and the index checks.
+
+:class:`SamplingPolicy` is the abstract base with scikit-learn style parameters;
+:class:`UniformSampling`, :class:`FixedLandmarks` and :class:`CallableSampling`
+choose rows without looking at the kernel. :func:`validate_indices` and
+:func:`landmark_points` check what a user or a policy hands to the estimator.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_data_matrix, check_positive_int, check_random_state
+from ..kernels import Kernel
+from ._common import check_bool
+
+
+def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
+    """``indices`` as a non-empty 1-D int64 array of rows of an n-row X, or ValueError."""
+    arr = np.asarray(indices)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of row indices, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.min() < 0 or arr.max() >= n:
+        raise ValueError(f"{name} must lie in [0, {n}), got values in [{arr.min()}, {arr.max()}]")
+    return arr.astype(np.int64)
+
+
+def landmark_points(sampler: Any, X: np.ndarray) -> np.ndarray | None:
+    """User-supplied landmark *points* (a 2-D array-like) as an array of X's dtype,
+    or None when ``sampler`` is anything else (a name, a policy, indices)."""
+    if not isinstance(sampler, (np.ndarray, list, tuple)):
+        return None
+    arr = np.asarray(sampler)
+    if arr.ndim != 2:
+        return None
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise ValueError(f"landmark points must be numeric, got dtype {arr.dtype}")
+    points = as_data_matrix(np.asarray(arr, dtype=X.dtype), "landmark points")
+    if points.shape[1] != X.shape[1]:
+        raise ValueError(f"landmark points have {points.shape[1]} features but X has {X.shape[1]}")
+    return points
+
+
+class SamplingPolicy(abc.ABC):
+    """Chooses landmark rows of ``X`` for a Nyström approximation.
+
+    Subclasses implement :meth:`select_indices`. Any object with a method of that
+    signature (or a plain function of it, see :class:`CallableSampling`) is
+    accepted by :class:`~nystrom_kme.NystromKME` as well.
+
+    Parameters follow the scikit-learn convention, without needing scikit-learn:
+    every constructor argument is checked and then stored *unmodified* as an
+    attribute of the same name (converted where it is used); :meth:`get_params`
+    reads them back by the names of ``__init__``'s signature, :meth:`set_params`
+    changes them, and ``sklearn.base.clone(policy)`` makes a fresh, unfitted copy.
+    What :meth:`select_indices` computes stays on the policy under names with a
+    trailing underscore (``scores_``, ``residual_trace_``, ...), so a policy
+    object is reused and inspected like a scikit-learn estimator.
+
+    Threads: the policies that run parallel code in the compiled core take
+    ``n_threads`` (None: every OpenMP thread); ``"n_threads" in policy.get_params()``
+    tells which do, and ``policy.set_params(n_threads=...)`` sets it.
+    :class:`~nystrom_kme.NystromKME` never mutates the policy it is given: it
+    selects with a copy (its ``sampler_``), and when the policy's ``n_threads`` is
+    None it gives that copy its own ``n_threads``.
+    """
+
+    @abc.abstractmethod
+    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Return landmark row indices of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        kernel : Kernel or str
+            A kernel with a numeric bandwidth (``"median"`` is resolved on X).
+        n_landmarks : int
+            m >= 1; policies that select distinct rows need m <= n_samples.
+        rng : numpy.random.Generator, int or None
+            Source of randomness (unused by the deterministic policies).
+
+        Returns
+        -------
+        ndarray of shape (m',), int64
+            m' = m, except for the pivoted-Cholesky and farthest-point policies,
+            which stop early (m' < m) once the kernel matrix is exhausted to
+            round-off (numerical rank below m).
+        """
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        """The constructor's argument names, in the order of its signature."""
+        if cls.__init__ is object.__init__:
+            return []
+        names = []
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                raise RuntimeError(f"{cls.__name__}.__init__ takes *{p.name}; a policy's "
+                                   "parameters must be named in its signature")
+            if p.name != "self" and p.kind is not p.VAR_KEYWORD:
+                names.append(p.name)
+        return names
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments, by name (as stored: unconverted).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of arguments that have ``get_params``
+            themselves, as ``<argument>__<parameter>`` (scikit-learn's nesting).
+        """
+        params: dict[str, Any] = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+            params[name] = value
+        return params
+
+    def set_params(self, **params: Any) -> SamplingPolicy:
+        """Set parameters by name (``<argument>__<parameter>`` for nested ones); returns self.
+
+        The values are checked as the constructor checks them; on a ValueError the
+        policy is left unchanged.
+        """
+        own = self.get_params(deep=False)
+        top: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, nest, sub = key.partition("__")
+            if name not in own or (nest and not hasattr(own[name], "set_params")):
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; valid "
+                                 f"parameters are {sorted(self.get_params(deep=True))}")
+            if nest:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                top[name] = value
+        if top:
+            type(self)(**{**own, **top})  # raises on an invalid value before anything changes
+        for name, value in top.items():
+            setattr(self, name, value)
+        for name, sub_params in nested.items():
+            getattr(self, name).set_params(**sub_params)
+        return self
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
+        return f"{type(self).__name__}({inner})"
+
+
+class UniformSampling(SamplingPolicy):
+    """Uniform landmarks, with replacement (default) or without.
+
+    With replacement is the paper's setting, for which Theorem 4.1 (Chatalic et
+    al. 2022) bounds the error; without replacement never wastes a landmark on a
+    duplicate. O(m) time and memory; no kernel evaluations, hence no threads.
+
+    Parameters
+    ----------
+    replace : bool, default=True
+    """
+
+    def __init__(self, replace: bool = True) -> None:
+        check_bool(replace, "replace")
+        self.replace = replace
+
+    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+        X = as_data_matrix(X, "X")
+        m = check_positive_int(n_landmarks, "n_landmarks")
+        n = X.shape[0]
+        rng = check_random_state(rng)
+        if self.replace:
+            return rng.integers(0, n, size=m).astype(np.int64)
+        if m > n:
+            raise ValueError(f"n_landmarks={m} exceeds n_samples={n} (sampling without replacement)")
+        return rng.choice(n, size=m, replace=False).astype(np.int64)
+
+
+class FixedLandmarks(SamplingPolicy):
+    """User-supplied landmark rows: returns ``indices`` whatever ``n_landmarks`` is.
+
+    Parameters
+    ----------
+    indices : array-like of int, shape (m,)
+        Stored as given (a list stays a list); ``np.asarray(policy.indices)`` is
+        the array.
+    """
+
+    def __init__(self, indices: Any) -> None:
+        arr = np.asarray(indices)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError("indices must be a non-empty 1-D array of integers, got "
+                             f"shape {arr.shape} and dtype {arr.dtype}")
+        self.indices = indices
+
+    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int | None = None,
+                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+        X = as_data_matrix(X, "X")
+        return validate_indices(self.indices, X.shape[0])
+
+
+class CallableSampling(SamplingPolicy):
+    """Wraps a function ``f(X, kernel, n_landmarks, rng) -> indices`` as a policy.
+
+    The function's own threading is its business, so there is no ``n_threads``.
+    """
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        if not callable(function):
+            raise ValueError(f"function must be callable, got {function!r}")  # noqa: TRY004
+        self.function = function
+
+    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+        X = as_data_matrix(X, "X")
+        return validate_indices(self.function(X, kernel, n_landmarks, rng), X.shape[0],
+                                "the indices returned by the sampler")

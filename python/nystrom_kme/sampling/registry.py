@@ -1,0 +1,78 @@
+"""Sampler names, and what NystromKME's ``sampler=`` argument resolves to.
+
+=================================  =============================================
+``"uniform"`` (default)            uniform with replacement: the paper's guarantee
+``"uniform-without-replacement"``  uniform without replacement
+``"rls"`` / ``"bless"``            approximate ridge leverage scores (BLESS)
+``"rpcholesky"``                   randomly pivoted Cholesky
+``"block-rpcholesky"``             accelerated (block, rejection) RPCholesky
+``"greedy-cholesky"``              greedy (deterministic) pivoted Cholesky
+``"herding"``                      kernel herding
+``"cortes-scott"``                 farthest-point (incoherence) selection
+``"dpp-greedy"``                   fast greedy MAP inference of a k-DPP
+=================================  =============================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .base import CallableSampling, FixedLandmarks, SamplingPolicy, UniformSampling
+from .cholesky import (
+    BlockRPCholeskySampling,
+    DPPGreedySampling,
+    GreedyCholeskySampling,
+    RPCholeskySampling,
+)
+from .greedy import CortesScottSampling, KernelHerding
+from .leverage import RidgeLeverageSampling
+
+_NAMES: dict[str, Callable[[], SamplingPolicy]] = {
+    "uniform": UniformSampling,
+    "uniform-without-replacement": lambda: UniformSampling(replace=False),
+    "rls": RidgeLeverageSampling,
+    "bless": RidgeLeverageSampling,
+    "rpcholesky": RPCholeskySampling,
+    "block-rpcholesky": BlockRPCholeskySampling,
+    "greedy-cholesky": GreedyCholeskySampling,
+    "herding": KernelHerding,
+    "cortes-scott": CortesScottSampling,
+    "dpp-greedy": DPPGreedySampling,
+}
+
+#: The accepted sampler names.
+SAMPLER_NAMES: tuple[str, ...] = tuple(_NAMES)
+
+
+def resolve_sampler(sampler: Any) -> Any:
+    """A policy object from a name, a policy, an object with ``select_indices``, a
+    function ``f(X, kernel, n_landmarks, rng)`` or an integer index array.
+
+    A name gives a new policy with default parameters; a policy or any object
+    with ``select_indices`` is returned as it is (copying is the caller's
+    choice); index arrays become :class:`FixedLandmarks` of an ndarray.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or an unusable object.
+    """
+    if isinstance(sampler, str):
+        try:
+            return _NAMES[sampler]()
+        except KeyError:
+            raise ValueError(f"unknown sampler {sampler!r}; expected one of {sorted(_NAMES)}, "
+                             "a SamplingPolicy, or landmark indices / points") from None
+    if isinstance(sampler, SamplingPolicy):
+        return sampler
+    if callable(getattr(sampler, "select_indices", None)):
+        return sampler
+    if isinstance(sampler, (np.ndarray, list, tuple)):
+        return FixedLandmarks(np.asarray(sampler))
+    if callable(sampler):
+        return CallableSampling(sampler)
+    raise ValueError(f"sampler must be a name in {sorted(_NAMES)}, a SamplingPolicy, an object "
+                     f"with select_indices, a function or landmark indices; got {sampler!r}")

@@ -1,0 +1,89 @@
+"""Row sources: where the data lives, behind one interface (:class:`RowSource`).
+
+:func:`as_source` turns what a user passes into a source:
+
+* a ``numpy.ndarray`` (or anything array-like that is not one of the below):
+  :class:`ArraySource`, converted once to C-contiguous float32/float64;
+* a ``numpy.memmap``, an h5py or zarr dataset, or any object with a 2-D ``shape``,
+  a ``dtype`` and row slicing: :class:`ArrayLikeSource`, read in blocks of
+  ``chunk_rows`` rows (default ~16 MiB);
+* a list or tuple of 2-D numpy arrays, a callable returning a fresh iterator of
+  chunks, or a one-shot iterator / generator: :class:`IterableSource`;
+* a dask array chunked by rows: :class:`DaskSource`, summed on the workers.
+
+Estimators, MMDs and tests are written once over sources, so every kind works
+everywhere; results agree with the in-memory ones bit for bit (array-likes) or to
+~1e-16 relative (iterables, dask: the sums are grouped differently).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+from typing import Any
+
+import numpy as np
+
+from .base import RowSource, core_block_rows
+from .chunked import ArrayLikeSource, IterableSource, is_array_like
+from .concat import ConcatSource
+from .dask import DaskSource, is_dask_array
+from .dask import concatenate as _concatenate_dask
+from .memory import ArraySource
+
+
+def is_streamed(X: Any) -> bool:
+    """True when ``X`` is read block by block rather than converted in memory: a
+    memmap, a non-numpy array-like (h5py, zarr, ...), an iterator, a callable, a
+    non-empty list/tuple of 2-D numpy arrays, or a dask array."""
+    if isinstance(X, np.memmap) or is_dask_array(X):
+        return True
+    if isinstance(X, np.ndarray):
+        return False
+    if isinstance(X, (list, tuple)):
+        return len(X) > 0 and all(isinstance(c, np.ndarray) and c.ndim == 2 for c in X)
+    if is_array_like(X):
+        return True
+    return isinstance(X, collections.abc.Iterator) or callable(X)
+
+
+def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowSource:
+    """The row source for ``X`` (a source is returned as is). See the module docstring."""
+    if isinstance(X, RowSource):
+        return X
+    if is_dask_array(X):
+        return DaskSource(X, name)
+    if is_streamed(X):
+        if is_array_like(X):
+            return ArrayLikeSource(X, name, chunk_rows)
+        return IterableSource(X, name)
+    return ArraySource(X, name)
+
+
+def as_source_pair(X: Any, Y: Any, *, chunk_rows: int | None = None) -> tuple[RowSource, RowSource]:
+    """Sources for two samples of the same width."""
+    sx, sy = as_source(X, "X", chunk_rows=chunk_rows), as_source(Y, "Y", chunk_rows=chunk_rows)
+    if sx.n_features is not None and sy.n_features is not None and sx.n_features != sy.n_features:
+        raise ValueError(f"X has {sx.n_features} features but Y has {sy.n_features}")
+    return sx, sy
+
+
+def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
+    """The rows of ``parts`` one after the other (the pooled sample of a test)."""
+    if all(isinstance(p, DaskSource) for p in parts):
+        return _concatenate_dask(parts, name)  # type: ignore[arg-type]
+    if any(isinstance(p, DaskSource) for p in parts) and all(
+            isinstance(p, (DaskSource, ArraySource)) for p in parts):
+        # an in-memory sample beside a dask one joins it on the cluster
+        return _concatenate_dask([p if isinstance(p, DaskSource) else DaskSource.from_array(p.array, p.name)
+                                  for p in parts], name)
+    if all(isinstance(p, ArraySource) for p in parts):
+        arrays = [p.array for p in parts]
+        if len({a.dtype for a in arrays}) > 1:
+            arrays = [a.astype(np.float64) for a in arrays]
+        return ArraySource(np.concatenate(arrays), name)
+    return ConcatSource(parts, name)
+
+
+__all__ = ["ArrayLikeSource", "ArraySource", "ConcatSource", "DaskSource", "IterableSource",
+           "RowSource", "as_source", "as_source_pair", "concatenate", "core_block_rows",
+           "is_dask_array", "is_streamed"]

@@ -1,0 +1,79 @@
+"""In-memory numpy arrays as a row source: one core call per sum."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._compensated import CompensatedSum
+from .._validation import as_data_matrix, common_dtype
+from ..kernels import Kernel
+from ..permutation import SplitSpec
+from .base import Progress, RowSource, weight_block
+
+
+class ArraySource(RowSource):
+    """A C-contiguous float32/float64 array in memory (anything else is converted once)."""
+
+    def __init__(self, X: Any, name: str = "X") -> None:
+        self.array = as_data_matrix(X, name)
+        self.name = name
+        self.n_features = self.array.shape[1]
+        self.dtype = self.array.dtype
+
+    @property
+    def n_rows(self) -> int:
+        return self.array.shape[0]
+
+    def to_array(self) -> np.ndarray:
+        return self.array
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        yield 0, self.array
+
+    def take(self, indices: Any) -> np.ndarray:
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size and (indices.min() < 0 or indices.max() >= self.n_rows):
+            raise ValueError(f"indices must lie in [0, {self.n_rows})")
+        return np.ascontiguousarray(self.array[indices])
+
+    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
+                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+        self.check_features(L.shape[1])
+        L, X = common_dtype(L, self.array)
+        if weights is None:
+            sums = _core.kernel_row_sums(L, X, kernel.to_core(), n_threads)
+            total = float(self.n_rows)
+        else:
+            w = weight_block(weights, 0, self.n_rows)
+            sums = _core.kernel_sums(L, X, w.reshape(-1, 1), kernel.to_core(), n_threads)[:, 0]
+            total = float(np.sum(w))
+        if progress is not None:
+            progress(self.n_rows)
+        return CompensatedSum.of(sums), total
+
+    def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
+                   progress: Progress | None = None) -> np.ndarray:
+        # Blocks of 2^18 rows: progress and Ctrl-C between core calls.
+        self.check_features(L.shape[1])
+        if self.n_rows != spec.n_rows:
+            raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
+        L, X = common_dtype(L, self.array)
+        core = kernel.to_core()
+        splits = spec.new()
+        acc = CompensatedSum((L.shape[0], spec.n_columns))
+        for start in range(0, self.n_rows, BLOCK_ROWS):
+            block = X[start:start + BLOCK_ROWS]
+            acc.add(_core.split_kernel_sums(L, block, splits, core, n_threads))
+            if progress is not None:
+                progress(block.shape[0])
+        return acc.value()
+
+
+#: Rows per core call of the multi-column sums over an in-memory array.
+BLOCK_ROWS = 1 << 18
+
+__all__ = ["ArraySource"]

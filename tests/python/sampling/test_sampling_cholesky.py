@@ -1,0 +1,88 @@
+"""The pivoted-Cholesky family against dense references."""
+
+from __future__ import annotations
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+from nystrom_kme import sampling as S
+from references import dense_kernel
+from sampling_data import blobs
+
+
+def test_pivoted_policies_stop_at_the_numerical_rank(rng):
+    X = rng.normal(size=(200, 3))
+    for name in ("greedy-cholesky", "rpcholesky", "block-rpcholesky", "dpp-greedy"):
+        idx = S.resolve_sampler(name).select_indices(X, nk.Linear(1.0), 10, 0)
+        assert len(idx) == 3 and len(np.unique(idx)) == 3
+    est = nk.NystromKME(nk.Linear(1.0), n_landmarks=10, sampler="rpcholesky", random_state=0).fit(X)
+    assert est.landmarks_.shape == (3, 3)
+
+
+def test_thread_count_does_not_change_the_pivots(rng):
+    X = blobs(rng, n=5000)  # several row chunks
+    for cls in (S.RPCholeskySampling, S.BlockRPCholeskySampling, S.GreedyCholeskySampling):
+        a = cls(n_threads=1).select_indices(X, nk.Gaussian(1.0), 50, 3)
+        b = cls(n_threads=2).select_indices(X, nk.Gaussian(1.0), 50, 3)
+        np.testing.assert_array_equal(a, b)
+
+
+def dense_residual_trace(K, S_):
+    if len(S_) == 0:
+        return np.trace(K)
+    KS = K[:, S_]
+    return np.trace(K) - np.trace(KS @ np.linalg.solve(K[np.ix_(S_, S_)], KS.T))
+
+
+@pytest.mark.parametrize("cls", [S.GreedyCholeskySampling, S.RPCholeskySampling,
+                                 S.BlockRPCholeskySampling, S.DPPGreedySampling])
+def test_residual_trace_is_non_increasing_and_exact(rng, cls):
+    X = blobs(rng, n=300)
+    K = dense_kernel("gaussian", X, X, 1.2)
+    policy = cls() if cls is not S.BlockRPCholeskySampling else cls(block_size=7)
+    idx = policy.select_indices(X, nk.Gaussian(1.2), 35, 4)
+    trace = policy.residual_trace_
+    assert trace.shape == (36,)
+    assert np.all(np.diff(trace) <= 0)
+    assert trace[0] == pytest.approx(300.0)
+    for j in (1, 5, 17, 35):
+        assert trace[j] == pytest.approx(dense_residual_trace(K, idx[:j]), abs=1e-8 * 300)
+    assert np.all(policy.pivot_values_ > 0)
+
+
+def test_greedy_cholesky_takes_the_largest_residual(rng):
+    X = blobs(rng, n=200)
+    K = dense_kernel("gaussian", X, X, 1.0)
+    policy = S.GreedyCholeskySampling()
+    idx = policy.select_indices(X, nk.Gaussian(1.0), 15)
+    for j in range(1, 15):
+        Sj = idx[:j]
+        R = K - K[:, Sj] @ np.linalg.solve(K[np.ix_(Sj, Sj)], K[Sj, :])
+        assert np.diag(R)[idx[j]] >= np.diag(R).max() - 1e-10
+    # the DPP greedy MAP is the same algorithm
+    np.testing.assert_array_equal(S.DPPGreedySampling().select_indices(X, nk.Gaussian(1.0), 15), idx)
+
+
+def test_rpcholesky_first_pivot_follows_the_diagonal(rng):
+    # with k(x, x) = ||x||^2 (linear kernel) the first pivot is drawn prop. to ||x||^2
+    X = np.array([[1.0, 0.0], [3.0, 0.0]])
+    counts = np.zeros(2)
+    gen = np.random.default_rng(0)
+    for _ in range(2000):
+        counts[S.RPCholeskySampling().select_indices(X, nk.Linear(1.0), 1, gen)[0]] += 1
+    assert counts[1] / counts.sum() == pytest.approx(0.9, abs=0.03)
+
+
+def test_input_validation(rng):
+    X = rng.normal(size=(50, 2))
+    k = nk.Gaussian(1.0)
+    with pytest.raises(ValueError, match="n_landmarks"):
+        S.RPCholeskySampling().select_indices(X, k, 0)
+    with pytest.raises(ValueError, match="n_landmarks=51 exceeds"):
+        S.GreedyCholeskySampling().select_indices(X, k, 51)
+    with pytest.raises(ValueError, match="block_size"):
+        S.BlockRPCholeskySampling(block_size=0)
+    with pytest.raises(ValueError, match="tolerance"):
+        S.RPCholeskySampling(tolerance=-1.0)
+    with pytest.raises(ValueError, match="n_threads"):
+        S.GreedyCholeskySampling(n_threads=0)

@@ -1,0 +1,52 @@
+"""Kernel herding and Cortes-Scott (farthest point) against their definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+from nystrom_kme import sampling as S
+from references import dense_kernel
+from sampling_data import blobs
+
+
+def test_herding_matches_its_definition(rng):
+    X = blobs(rng, n=250)
+    K = dense_kernel("gaussian", X, X, 1.0)
+    mu = K.mean(axis=1)
+    idx = S.KernelHerding().select_indices(X, nk.Gaussian(1.0), 20)
+    sums = np.zeros(len(X))
+    taken = np.zeros(len(X), bool)
+    for t, j in enumerate(idx):
+        obj = np.where(taken, -np.inf, mu - sums / (t + 1))
+        assert j == int(np.argmax(obj))
+        taken[j] = True
+        sums += K[:, j]
+    # candidates subset: indices still rows of X, among the candidates
+    pol = S.KernelHerding(n_candidates=100)
+    sub = pol.select_indices(X, nk.Gaussian(1.0), 20, 1)
+    assert np.isin(sub, pol.candidates_).all() and len(pol.candidates_) == 100
+    rep = S.KernelHerding(allow_repeats=True).select_indices(X[:10], nk.Gaussian(1.0), 30)
+    assert len(rep) == 30
+
+
+def test_cortes_scott_is_farthest_point(rng):
+    X = blobs(rng, n=250)
+    K = dense_kernel("gaussian", X, X, 1.0)
+    idx = S.CortesScottSampling().select_indices(X, nk.Gaussian(1.0), 20, 5)
+    for t in range(1, 20):
+        dist = (2 - 2 * K[:, idx[:t]]).min(axis=1)
+        assert dist[idx[t]] >= dist.max() - 1e-12
+
+
+def test_input_validation(rng):
+    X = rng.normal(size=(50, 2))
+    k = nk.Gaussian(1.0)
+    with pytest.raises(ValueError, match="X"):
+        S.KernelHerding().select_indices(np.ones(5), k, 2)
+    with pytest.raises(ValueError, match="kernel"):
+        S.CortesScottSampling().select_indices(X, 3.0, 2)
+    with pytest.raises(ValueError, match="n_candidates"):
+        S.KernelHerding(n_candidates=0)
+    with pytest.raises(ValueError, match="candidates"):
+        S.KernelHerding(n_candidates=10).select_indices(X, k, 20, 0)

@@ -1,0 +1,51 @@
+"""Ridge leverage scores (BLESS) against the exact scores, and the RLS policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+from nystrom_kme import sampling as S
+from references import dense_kernel
+from sampling_data import blobs
+
+
+# Default BLESS constants up to d_eff ~ 10% of n; beyond, the dictionary must
+# grow (q1, q2 = 8 here) for the same factor: the theory's constants are larger.
+@pytest.mark.parametrize(("lam", "q12"), [(1e-2, 4.0), (1e-3, 4.0), (1e-4, 8.0)])
+def test_leverage_scores_within_a_constant_factor(rng, lam, q12):
+    X = blobs(rng, n=800)
+    sigma = 1.5
+    n = len(X)
+    K = dense_kernel("gaussian", X, X, sigma)
+    exact = np.diag(np.linalg.solve(K + n * lam * np.eye(n), K))
+    for seed in range(5):
+        est = S.ridge_leverage_scores(X, nk.Gaussian(sigma), lam, random_state=seed, q1=q12, q2=q12)
+        ratio = est / exact
+        assert ratio.min() > 1 / 4 and ratio.max() < 4, (ratio.min(), ratio.max())
+        assert est.sum() == pytest.approx(exact.sum(), rel=0.5)  # effective dimension
+
+
+def test_rls_policy_exposes_scores_and_derives_lambda(rng):
+    X = blobs(rng, n=1000)
+    policy = S.RidgeLeverageSampling()
+    idx = policy.select_indices(X, nk.Gaussian(1.0), 60, 0)
+    assert idx.shape == (60,)
+    assert policy.scores_.shape == (1000,) and np.all(policy.scores_ >= 0)
+    assert policy.lam_ > 0
+    # lambda derived from m: effective dimension at least deff_fraction * m (estimates)
+    assert policy.effective_dimension_ >= 0.5 * 60 * 0.5
+    fixed = S.RidgeLeverageSampling(lam=1e-3, replace=False)
+    idx = fixed.select_indices(X, nk.Gaussian(1.0), 60, 0)
+    assert fixed.lam_ == 1e-3 and len(np.unique(idx)) == 60
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=60, sampler="rls", random_state=0).fit(X)
+    assert est.sampler_.scores_.shape == (1000,)
+
+
+def test_input_validation():
+    with pytest.raises(ValueError, match="lam"):
+        S.RidgeLeverageSampling(lam=0.0)
+    with pytest.raises(ValueError, match="q must"):
+        S.RidgeLeverageSampling(q=1.0)
+    with pytest.raises(ValueError, match="lam"):
+        S.ridge_leverage_scores(np.ones((5, 1)), nk.Gaussian(1.0), None)

@@ -1,0 +1,341 @@
+"""NystromKME in memory against dense numpy (weights, solvers, sample weights, layouts),
+partial_fit and merge, and its scikit-learn conventions."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+from references import dense_kernel
+
+
+def rkhs_norm(K: np.ndarray, v: np.ndarray) -> float:
+    return math.sqrt(max(float(v @ K @ v), 0.0))
+
+
+def _eval_close(a: nk.NystromKME, b: nk.NystromKME, Y: np.ndarray) -> float:
+    """max |mu_a(y) - mu_b(y)| / max |mu_b(y)|: the embeddings as functions."""
+    fa, fb = a(Y), b(Y)
+    return float(np.abs(fa - fb).max() / np.abs(fb).max())
+
+
+@pytest.fixture
+def data(rng: np.random.Generator) -> np.ndarray:
+    return rng.normal(size=(30_000, 4))
+
+
+@pytest.mark.parametrize("solver", ["auto", "cod", "cholesky"])
+def test_weights_match_pinv_when_well_conditioned(rng, solver):
+    X = rng.normal(size=(2000, 3))
+    est = nk.NystromKME(nk.Gaussian(0.4), n_landmarks=60, solver=solver, random_state=1).fit(X)
+    L = X[est.landmark_indices_]
+    np.testing.assert_array_equal(est.landmarks_, L)
+    s = dense_kernel("gaussian", L, X, 0.4).sum(axis=1) / len(X)
+    alpha = np.linalg.pinv(dense_kernel("gaussian", L, L, 0.4)) @ s
+    np.testing.assert_allclose(est.weights_, alpha, rtol=1e-9, atol=1e-9 * np.abs(alpha).max())
+
+
+def test_duplicate_landmarks_get_equal_minimum_norm_weights(rng):
+    X = rng.normal(size=(15, 2))
+    # m = n with replacement: many duplicates, K_m exactly singular
+    for solver in ("auto", "cod", "cholesky"):
+        est = nk.NystromKME(nk.Gaussian(0.5), n_landmarks=15, solver=solver, random_state=3).fit(X)
+        idx = est.landmark_indices_
+        assert len(np.unique(idx)) < len(idx)
+        L = X[idx]
+        K = dense_kernel("gaussian", L, L, 0.5)
+        s = dense_kernel("gaussian", L, X, 0.5).sum(axis=1) / len(X)
+        alpha = np.linalg.pinv(K, rcond=1e-10) @ s  # the minimum-norm solution
+        np.testing.assert_allclose(est.weights_, alpha, rtol=1e-8, atol=1e-10)
+        for j in np.unique(idx):
+            assert np.ptp(est.weights_[idx == j]) < 1e-12
+
+
+def test_rank_deficient_cod_is_minimum_norm(rng):
+    # linear kernel on d = 2 data: K_m = L L^T has rank 2 for any m
+    X = rng.normal(size=(500, 2))
+    est = nk.NystromKME(nk.Linear(1.0), n_landmarks=25, solver="cod", random_state=0).fit(X)
+    L = X[est.landmark_indices_]
+    K = L @ L.T
+    s = (L @ X.T).sum(axis=1) / len(X)
+    alpha = np.linalg.pinv(K, rcond=1e-10) @ s
+    np.testing.assert_allclose(est.weights_, alpha, rtol=1e-8, atol=1e-12)
+    assert est.rank_ == 2
+    # any other solution has a larger norm
+    null = np.linalg.svd(K)[2][2:].T
+    other = est.weights_ + null @ rng.normal(size=null.shape[1])
+    np.testing.assert_allclose(K @ other, K @ est.weights_, atol=1e-10)
+    assert np.linalg.norm(other) > np.linalg.norm(est.weights_)
+
+
+# Two backward-stable solutions (residual ~1e-15) differ in RKHS norm by about
+# sqrt(r^T K^+ r), which grows with cond(K_m): sigma = 3 has cond ~1e13 (measured
+# 2e-10 apart), sigma = 300 is numerically rank ~16 of 200 (measured 1.2e-8).
+@pytest.mark.parametrize(("sigma", "rtol"), [(0.3, 1e-10), (3.0, 1e-9), (300.0, 1e-7)])
+def test_all_solvers_give_the_same_embedding(rng, sigma, rtol):
+    X = rng.normal(size=(3000, 4))
+    ests = {s: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=200, solver=s, random_state=5).fit(X)
+            for s in ("auto", "cod")}
+    L = ests["cod"].landmarks_
+    K = dense_kernel("gaussian", L, L, sigma)
+    ref = ests["cod"].weights_
+    diff = rkhs_norm(K, ests["auto"].weights_ - ref)
+    assert diff <= rtol * rkhs_norm(K, ref)
+    # the projection property: K_m alpha = K_mn 1 / n
+    s = dense_kernel("gaussian", L, X, sigma).sum(axis=1) / len(X)
+    assert np.linalg.norm(K @ ref - s) <= 1e-8 * np.linalg.norm(s)
+
+
+def test_sample_weight_matches_dense(rng):
+    X = rng.normal(size=(800, 2))
+    w = rng.uniform(0.0, 2.0, size=800)
+    est = nk.NystromKME(nk.Gaussian(0.7), n_landmarks=40, solver="cod", random_state=0).fit(X, w)
+    L = X[est.landmark_indices_]
+    s = dense_kernel("gaussian", L, X, 0.7) @ (w / w.sum())
+    alpha = np.linalg.pinv(dense_kernel("gaussian", L, L, 0.7), rcond=1e-12) @ s
+    np.testing.assert_allclose(est.weights_, alpha, rtol=1e-7, atol=1e-9)
+    emp = nk.EmpiricalKME(nk.Gaussian(0.7)).fit(X, w)
+    np.testing.assert_allclose(emp.weights_, w / w.sum())
+
+
+def test_input_layouts_and_dtypes_agree(rng):
+    base = rng.normal(size=(1000, 6))
+    k = nk.Gaussian(2.0)
+    ref = nk.NystromKME(k, n_landmarks=50, random_state=4).fit(base[:, ::2].copy()).weights_
+    for X in (base[:, ::2], np.asfortranarray(base[:, ::2]), base[:, ::2].tolist()):
+        got = nk.NystromKME(k, n_landmarks=50, random_state=4).fit(X).weights_
+        np.testing.assert_array_equal(got, ref)
+    X32 = base[:, ::2].astype(np.float32)
+    f32 = nk.NystromKME(k, n_landmarks=50, random_state=4, solver="cod").fit(X32)
+    assert f32.landmarks_.dtype == np.float32
+    # same (rounded) data in float64: the difference is the float32 arithmetic alone
+    ref64 = nk.NystromKME(k, n_landmarks=50, random_state=4, solver="cod").fit(X32.astype(np.float64)).weights_
+    L = X32.astype(np.float64)[f32.landmark_indices_]
+    K = dense_kernel("gaussian", L, L, 2.0)
+    assert rkhs_norm(K, f32.weights_ - ref64) <= 1e-4 * rkhs_norm(K, ref64)
+    ints = nk.NystromKME(k, n_landmarks=20, random_state=0).fit(rng.integers(0, 5, size=(300, 2)))
+    assert ints.landmarks_.dtype == np.float64
+
+
+def test_default_landmark_count():
+    assert nk.default_n_landmarks(10_000) == 461
+    assert nk.default_n_landmarks(1) == 1
+    assert nk.default_n_landmarks(3) == 1
+    assert nk.default_n_landmarks(10**6) == math.ceil(1000 * math.log(1000))
+    X = np.random.default_rng(0).normal(size=(10_000, 2))
+    assert nk.NystromKME(random_state=0).fit(X).weights_.shape == (461,)
+
+
+_THREAD_SCRIPT = """
+import hashlib, numpy as np, nystrom_kme as nk
+X = np.random.default_rng(0).normal(size=(40000, 10))
+e = nk.NystromKME(random_state=0).fit(X)
+print(hashlib.sha256(e.weights_.tobytes()).hexdigest(), e(X[:1000]).sum().hex())
+"""
+
+
+def test_weights_bit_identical_for_any_thread_count():
+    outs = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads}
+        outs.append(subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, check=True,
+                                   capture_output=True, text=True).stdout)
+    assert outs[0] == outs[1]
+
+
+def test_bad_parameters_are_named(rng):
+    X = rng.normal(size=(20, 2))
+    cases = [
+        (dict(n_landmarks=21), "n_landmarks=21 exceeds n_samples=20"),
+        (dict(n_landmarks=0), "n_landmarks"),
+        (dict(n_landmarks=2.5), "n_landmarks"),
+        (dict(solver="lu"), "solver"),
+        (dict(rcond=-1.0), "rcond"),
+        (dict(random_state="seed"), "random_state"),
+        (dict(n_threads=0), "n_threads"),
+        (dict(kernel="cosine"), "kernel"),
+    ]
+    for params, match in cases:
+        with pytest.raises(ValueError, match=match):
+            nk.NystromKME(**params).fit(X)
+    with pytest.raises(ValueError, match="sample_weight"):
+        nk.NystromKME().fit(X, np.ones(3))
+    with pytest.raises(ValueError, match="sample_weight"):
+        nk.NystromKME().fit(X, -np.ones(20))
+    with pytest.raises(ValueError, match="median pairwise distance is 0"):
+        nk.NystromKME().fit(np.ones((10, 2)))
+
+
+def test_auto_landmark_count_follows_the_bounds_module(rng):
+    from nystrom_kme.bounds import suggest_n_landmarks
+
+    X = rng.normal(size=(3000, 3))
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto", random_state=0).fit(X)
+    report = est.n_landmarks_report_
+    cap = 4 * nk.default_n_landmarks(3000)
+    assert est.weights_.shape == (min(report.n_landmarks, cap),)
+    ref = suggest_n_landmarks(X, nk.Gaussian(1.0), random_state=np.random.default_rng(0), max_landmarks=cap)
+    assert ref.n_landmarks == report.n_landmarks
+    assert isinstance(report.explain(), str) and report.explain()
+    with pytest.raises(ValueError, match="n_landmarks"):
+        nk.NystromKME(n_landmarks="many").fit(X)
+
+
+def test_partial_fit_equals_fit(data):
+    k = nk.Gaussian(1.0)
+    est = nk.NystromKME(k, n_landmarks=60, random_state=5)
+    for i in range(0, len(data), 7000):
+        est.partial_fit(data[i:i + 7000])
+    # landmarks from the first chunk, then fixed
+    assert est.landmark_indices_.max() < 7000 and est.n_samples_ == len(data)
+    ref = nk.NystromKME(k, sampler=est.landmarks_).fit(data)
+    np.testing.assert_allclose(est.s_sum_, ref.s_sum_, rtol=1e-14)
+    np.testing.assert_allclose(est.weights_, ref.weights_, rtol=1e-12, atol=1e-12 * np.abs(ref.weights_).max())
+    # weighted chunks: raw weights, not normalised
+    w = np.random.default_rng(0).uniform(size=len(data))
+    wst = nk.NystromKME(k, sampler=est.landmarks_)
+    for i in range(0, len(data), 9000):
+        wst.partial_fit(data[i:i + 9000], sample_weight=w[i:i + 9000])
+    wref = nk.NystromKME(k, sampler=est.landmarks_).fit(data, sample_weight=w)
+    np.testing.assert_allclose(wst.weight_sum_, w.sum(), rtol=1e-13)
+    np.testing.assert_allclose(wst.weights_, wref.weights_, rtol=1e-12, atol=1e-12 * np.abs(wref.weights_).max())
+    with pytest.raises(ValueError, match="integer n_landmarks"):
+        nk.NystromKME(k).partial_fit(data[:100])
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(data[:10, :3])
+
+
+def test_merge_same_landmarks_equals_union(data):
+    k = nk.Gaussian(1.0)
+    L = data[np.random.default_rng(1).integers(0, len(data), 60)]
+    shards = [data[:11_000], data[11_000:12_345], data[12_345:]]
+    fits = [nk.NystromKME(k, sampler=L).fit(s) for s in shards]
+    merged = fits[0].merge(*fits[1:])
+    ref = nk.NystromKME(k, sampler=L).fit(data)
+    assert merged.n_samples_ == len(data) and merged.weight_sum_ == len(data)
+    np.testing.assert_allclose(merged.s_sum_, ref.s_sum_, rtol=1e-14)
+    np.testing.assert_allclose(merged.weights_, ref.weights_, rtol=1e-12,
+                               atol=1e-12 * np.abs(ref.weights_).max())
+    assert _eval_close(merged, ref, data[:300]) < 1e-12
+    # inputs unchanged; merge then partial_fit continues exactly
+    np.testing.assert_array_equal(fits[0].weights_, nk.NystromKME(k, sampler=L).fit(shards[0]).weights_)
+    more = data[:5000] + 0.5
+    cont = merged.partial_fit(more)
+    ref2 = nk.NystromKME(k, sampler=L).fit(np.concatenate([data, more]))
+    np.testing.assert_allclose(cont.s_sum_, ref2.s_sum_, rtol=1e-14)
+
+
+def test_merge_different_landmarks_is_projection(data):
+    k = nk.Gaussian(1.5)
+    a = nk.NystromKME(k, n_landmarks=40, random_state=0).fit(data[:20_000])
+    b = nk.NystromKME(k, n_landmarks=30, random_state=1).fit(data[20_000:])
+    merged = a.merge(b)
+    Lu = np.concatenate([a.landmarks_, b.landmarks_])
+    assert merged.landmarks_.shape == (70, 4) and merged.landmark_indices_ is None
+    from references import dense_kernel
+
+    Ku = dense_kernel("gaussian", Lu, Lu, 1.5)
+    beta = np.concatenate([a.weights_ * 2 / 3, b.weights_ / 3])  # W_a / W = 2/3
+    alpha = np.linalg.pinv(Ku, rcond=1e-13) @ (Ku @ beta)
+    Y = data[:400] * 1.2
+    combined = (2 * a(Y) + b(Y)) / 3
+    assert np.abs(merged(Y) - combined).max() < 1e-9 * np.abs(combined).max()
+    assert np.abs(merged(Y) - dense_kernel("gaussian", Y, Lu, 1.5) @ alpha).max() < 1e-9 * np.abs(combined).max()
+    # the documented bound: ||merged - P_u mu_hat|| <= sum_e (W_e/W) ||mu_e - P_u mu_hat_e||
+    union = nk.NystromKME(k, sampler=Lu).fit(data)
+    bound = (2 / 3 * a.distance(nk.NystromKME(k, sampler=Lu).fit(data[:20_000]))
+             + 1 / 3 * b.distance(nk.NystromKME(k, sampler=Lu).fit(data[20_000:])))
+    assert merged.distance(union) <= bound * (1 + 1e-6)
+    with pytest.raises(ValueError, match="different kernels"):
+        a.merge(nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5).fit(data[:100]))
+
+
+def test_in_memory_fit_unchanged_and_statistics(data):
+    kme = nk.NystromKME(n_landmarks=80, random_state=2).fit(data)
+    np.testing.assert_array_equal(kme.weights_, nk.NystromKME(n_landmarks=80, random_state=2).fit(data).weights_)
+    assert kme.weight_sum_ == len(data)
+    L = kme.landmarks_
+    from references import dense_kernel
+
+    sigma = kme.kernel_.bandwidth
+    np.testing.assert_allclose(kme.s_sum_, dense_kernel("gaussian", L, data, sigma).sum(axis=1), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# scikit-learn conventions
+# --------------------------------------------------------------------------- #
+def test_get_set_params_clone_and_repr(rng):
+    from sklearn.base import clone
+
+    policy = nk.RPCholeskySampling(tolerance=1e-10)
+    est = nk.NystromKME(nk.Gaussian(1.5), n_landmarks=40, sampler=policy, random_state=3)
+    params = est.get_params()
+    assert params["n_landmarks"] == 40 and params["sampler"] is policy
+    assert params["sampler__tolerance"] == 1e-10  # nested parameters of the policy
+    twin = clone(est)
+    assert twin is not est and twin.sampler is not policy and repr(twin) == repr(est)
+    assert repr(est) == ("NystromKME(kernel=Gaussian(bandwidth=1.5), n_landmarks=40, "
+                         f"sampler={policy!r}, random_state=3)")  # only what differs from the defaults
+    assert est.set_params(n_landmarks=30, sampler__tolerance=1e-8) is est
+    assert est.n_landmarks == 30 and policy.tolerance == 1e-8
+    with pytest.raises(ValueError, match="invalid parameter 'bandwith'"):
+        est.set_params(bandwith=2.0)
+    X = rng.normal(size=(500, 2))
+    est.fit(X)
+    # a fitted estimator says what it holds
+    assert repr(est).startswith("NystromKME(") and "# fitted: 30 landmarks in R^2, n_samples=500" in repr(est)
+    assert "fitted" not in repr(clone(est))  # clone drops the fitted state
+
+
+def test_sampler_object_is_copied_never_mutated_and_gets_n_threads(rng):
+    X = rng.normal(size=(800, 3))
+    policy = nk.RidgeLeverageSampling()
+    before = repr(policy), sorted(vars(policy))
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=25, sampler=policy, random_state=0, n_threads=1).fit(X)
+    assert (repr(policy), sorted(vars(policy))) == before  # nothing computed is stored on the user's object
+    assert est.sampler_ is not policy and hasattr(est.sampler_, "scores_")
+    assert est.sampler_.n_threads == 1  # the estimator's threads reach the copy
+    explicit = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=25, random_state=0, n_threads=1,
+                             sampler=nk.RidgeLeverageSampling(n_threads=2)).fit(X)
+    assert explicit.sampler_.n_threads == 2  # an explicit choice is kept
+    # the result does not depend on the thread count
+    np.testing.assert_array_equal(explicit.landmark_indices_, est.landmark_indices_)
+
+
+def test_score_ranks_by_distance_to_the_held_out_embedding(rng):
+    """score(X) differences are differences of -||mu - mu_hat_X||^2 (dense reference)."""
+    X, X_test = rng.normal(size=(3000, 2)), rng.normal(size=(700, 2))
+    k = nk.Gaussian(0.8)
+    small = nk.NystromKME(k, n_landmarks=5, random_state=0).fit(X)
+    large = nk.NystromKME(k, n_landmarks=200, random_state=0).fit(X)
+
+    def dist2(e: nk.NystromKME) -> float:
+        L, a = e.landmarks_, e.weights_
+        return float(a @ dense_kernel("gaussian", L, L, 0.8) @ a
+                     - 2 * a @ dense_kernel("gaussian", L, X_test, 0.8).mean(axis=1)
+                     + dense_kernel("gaussian", X_test, X_test, 0.8).mean())
+
+    diff = large.score(X_test) - small.score(X_test)
+    # 200 landmarks at this bandwidth: large cancelling weights, a^T K a good to ~1e-8
+    assert diff == pytest.approx(dist2(small) - dist2(large), rel=1e-6)
+    assert diff > 0  # more landmarks: closer to the held-out embedding
+    with pytest.raises(nk.NotFittedError):
+        nk.NystromKME().score(X_test)
+
+
+def test_grid_search_over_landmarks_and_sampler(rng):
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X = rng.normal(size=(2000, 2))
+    grid = GridSearchCV(nk.NystromKME(nk.Gaussian(0.7), random_state=0),
+                        {"n_landmarks": [2, 50], "sampler": ["uniform", "rpcholesky"]},
+                        cv=KFold(3, shuffle=True, random_state=0))
+    grid.fit(X)
+    assert grid.best_params_["n_landmarks"] == 50  # 2 landmarks are far from any fold's embedding
+    assert grid.best_estimator_.weights_.shape == (50,)
+    assert np.isfinite(grid.cv_results_["mean_test_score"]).all()

@@ -1,0 +1,71 @@
+"""Argument checks shared by the package: one seed rule, sample weights, the fitted check."""
+
+from __future__ import annotations
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+from nystrom_kme._validation import (
+    NotFittedError,
+    as_data_matrix,
+    check_is_fitted,
+    check_positive_int,
+    check_random_state,
+    check_sample_weight,
+    n_threads_arg,
+)
+
+
+def test_one_seed_rule_everywhere():
+    g = np.random.default_rng(5)
+    assert check_random_state(g) is g  # draws continue from the caller's generator
+    a, b = check_random_state(3), check_random_state(3)
+    assert a.integers(1 << 30) == b.integers(1 << 30)
+    seq = np.random.SeedSequence(9)
+    assert check_random_state(seq).integers(1 << 30) == np.random.default_rng(np.random.SeedSequence(9)).integers(1 << 30)
+    legacy = check_random_state(np.random.RandomState(0))  # scikit-learn users pass these
+    assert isinstance(legacy, np.random.Generator)
+    assert check_random_state(None) is not check_random_state(None)
+    for bad, match in ((-1, "non-negative"), (True, "random_state"), (1.5, "random_state"), ("7", "random_state")):
+        with pytest.raises(ValueError, match=match):
+            check_random_state(bad)
+    # the same rule in the public API (datasets used to have its own)
+    with pytest.raises(ValueError, match="non-negative"):
+        nk.NystromKME(random_state=-2).fit(np.random.default_rng(0).normal(size=(50, 2)))
+    from nystrom_kme.datasets import GaussianMixture
+
+    with pytest.raises(ValueError, match="non-negative"):
+        GaussianMixture(2, 2, random_state=-2)
+
+
+def test_sample_weight_checks():
+    w = check_sample_weight([1, 2, 3], 3)
+    assert w.dtype == np.float64 and w.tolist() == [1.0, 2.0, 3.0]
+    assert check_sample_weight(None, 3) is None
+    for bad, match in (([1, 2], "must have shape \\(3,\\)"), ([1, np.nan, 1], "contains NaN"),
+                       ([1, -1, 1], "must be non-negative"), ([0, 0, 0], "must have a positive sum")):
+        with pytest.raises(ValueError, match="sample_weight " + match):
+            check_sample_weight(bad, 3)
+    assert check_sample_weight([0, 0, 0], 3, normalisable=False).sum() == 0  # partial_fit allows it
+    with pytest.raises(ValueError, match="w_y must be"):
+        check_sample_weight([1, -1, 1], 3, name="w_y")
+
+
+def test_fitted_check_and_small_checks():
+    class Thing:
+        pass
+
+    thing = Thing()
+    with pytest.raises(NotFittedError, match="this Thing is not fitted"):
+        check_is_fitted(thing)
+    thing.weights_ = 1
+    check_is_fitted(thing)
+    assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
+    assert nk.NotFittedError is NotFittedError
+    assert check_positive_int(np.int64(3), "k") == 3
+    for bad in (0, -1, 2.0, True, "3"):
+        with pytest.raises(ValueError, match="k must be a positive integer"):
+            check_positive_int(bad, "k")
+    assert n_threads_arg(None) == 0 and n_threads_arg(2) == 2
+    X = as_data_matrix(np.asfortranarray(np.ones((3, 2), dtype=np.float32)))
+    assert X.flags.c_contiguous and X.dtype == np.float32
