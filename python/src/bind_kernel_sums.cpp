@@ -59,6 +59,14 @@ void define_for(py::module_& m) {
       "A"_a.noconvert(), "B"_a.noconvert(), "kernel"_a,
       "k(a_i, b_i) for aligned rows: (p, d), (p, d) -> (p,) float64.");
   m.def(
+      "kernel_diagonal",
+      [](const CArray<T>& X, const nystrom_kme::Kernel& kernel, int n_threads) {
+        const auto x = as_matrix(X, "X");
+        py::gil_scoped_release nogil;
+        return nystrom_kme::kernel_diagonal<T>(x, kernel, {n_threads});
+      },
+      "X"_a.noconvert(), "kernel"_a, "n_threads"_a = 0, "k(x_i, x_i) for each row, (n,) float64.");
+  m.def(
       "kernel_matrix",
       [](const CArray<T>& A, const CArray<T>& B, const nystrom_kme::Kernel& kernel, int n_threads) {
         const auto a = as_matrix(A, "A");

@@ -112,14 +112,6 @@ void define_for(py::module_& m) {
       "X"_a.noconvert(), "D"_a.noconvert(), "reg"_a.noconvert(), "lambda_n"_a, "kernel"_a,
       "n_threads"_a = 0,
       "(k(x,x) - k_D(x)^T (K_DD + diag(reg))^-1 k_D(x)) / lambda_n for each row of X.");
-  m.def(
-      "kernel_diagonal",
-      [](const CArray<T>& X, const nystrom_kme::Kernel& kernel, int n_threads) {
-        const auto x = as_matrix(X, "X");
-        py::gil_scoped_release nogil;
-        return nystrom_kme::kernel_diagonal<T>(x, kernel, {n_threads});
-      },
-      "X"_a.noconvert(), "kernel"_a, "n_threads"_a = 0, "k(x_i, x_i) for each row, (n,) float64.");
 }
 
 }  // namespace

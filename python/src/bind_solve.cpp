@@ -53,18 +53,4 @@ void define_for(py::module_& m) {
 void register_solve(py::module_& m) {
   define_for<double>(m);
   define_for<float>(m);
-  m.def(
-      "solve_psd",
-      [](const Eigen::MatrixXd& K, const Eigen::MatrixXd& s, const std::string& solver,
-         double rcond, double tolerance) {
-        nystrom_kme::SolveOptions options{parse_solver(solver), rcond, tolerance};
-        nystrom_kme::SolveResult result;
-        {
-          py::gil_scoped_release nogil;
-          result = nystrom_kme::solve_psd(K, s, options);
-        }
-        return to_python(result);
-      },
-      "K"_a, "s"_a, "solver"_a = "auto", "rcond"_a = 0.0, "tolerance"_a = 1e-12,
-      "Minimum-norm solution of K alpha = s for symmetric PSD K: (alpha, solver used, rank).");
 }

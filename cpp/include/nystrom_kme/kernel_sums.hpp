@@ -1,9 +1,19 @@
 // Streaming kernel sums: K(A, B) W, K(A, B) 1 and 1^T K(A, B) 1 without ever
 // storing K(A, B). Memory: O(tile + ~256 KiB packed block + W block), independent
-// of the number of rows of B.
+// of the number of rows of B. Also the direct per-row values: paired k(a_i, b_i),
+// the diagonal k(x_i, x_i), and the dense K(A, B) for small inputs.
 #pragma once
 
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/tile_engine.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/simd.hpp>
+#include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme {
 
@@ -29,6 +39,18 @@ RowMatrixXd weighted_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B, cons
   engine.template run<Mode::sums>(W, out, options.n_threads);
   return out;
 }
+
+/// Rows per parallel task of kernel_diagonal.
+inline constexpr Index kDiagonalChunk = 2048;
+
+/// out[i - begin] = k(x_i, x_i) for rows begin <= i < end of X.
+template <class T>
+void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index begin, Index end,
+                          double* out) {
+  const T* rows = X.data() + begin * X.outerStride();
+  simd_table().ops<T>().paired_rows(rows, X.outerStride(), rows, X.outerStride(), end - begin,
+                                    X.cols(), kernel, out);
+}
 }  // namespace detail
 
 /// S = K(A, B) W: S(i, c) = sum_j k(a_i, b_j) W(j, c).
@@ -39,7 +61,7 @@ RowMatrixXd weighted_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B, cons
 /// @throws std::invalid_argument on dimension mismatch or NaN/inf input
 template <class T>
 RowMatrixXd kernel_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
-                        const detail::WeightsRef& W, const Kernel& kernel,
+                        const WeightsRef& W, const Kernel& kernel,
                         const SumOptions& options = {}) {
   if (W.cols() < 1) throw std::invalid_argument("weights need at least one column");
   return detail::weighted_sums<T>(A, B, &W, W.cols(), kernel, options);
@@ -79,6 +101,19 @@ Eigen::VectorXd paired_kernel(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
   Eigen::VectorXd out(A.rows());
   detail::simd_table().ops<T>().paired_rows(A.data(), A.outerStride(), B.data(), B.outerStride(),
                                             A.rows(), A.cols(), kernel, out.data());
+  return out;
+}
+
+/// k(x_i, x_i) for every row of X, (n,) float64. Direct formula, O(n d), in
+/// parallel over fixed chunks of rows.
+template <class T>
+Eigen::VectorXd kernel_diagonal(const ConstRowRef<T>& X, const Kernel& kernel,
+                                const SumOptions& options = {}) {
+  Eigen::VectorXd out(X.rows());
+  detail::for_each_chunk(X.rows(), detail::kDiagonalChunk, options.n_threads,
+                         [&](Index, Index b, Index e) {
+                           detail::kernel_diagonal_rows(X, kernel, b, e, out.data() + b);
+                         });
   return out;
 }
 

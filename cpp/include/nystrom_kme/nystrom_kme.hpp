@@ -3,6 +3,8 @@
 
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/random_splits.hpp>
+#include <nystrom_kme/sampling.hpp>
 #include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/solve.hpp>
 #include <nystrom_kme/types.hpp>

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <nystrom_kme/detail/checks.hpp>
 #include <nystrom_kme/detail/sampling_common.hpp>
 #include <nystrom_kme/detail/tile_engine.hpp>
 #include <nystrom_kme/kernel_sums.hpp>

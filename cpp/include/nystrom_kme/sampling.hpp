@@ -21,6 +21,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
+#include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/sampling_common.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
@@ -64,7 +66,7 @@ template <class T>
 std::vector<double> initial_diagonal(const ConstRowRef<T>& X, const Kernel& kernel, ChunkStats& stats,
                                      int n_threads) {
   std::vector<double> diag(static_cast<std::size_t>(X.rows()));
-  for_each_chunk(X.rows(), n_threads, [&](Index c, Index b, Index e) {
+  for_each_chunk(X.rows(), kSamplingChunk, n_threads, [&](Index c, Index b, Index e) {
     kernel_diagonal_rows(X, kernel, b, e, diag.data() + b);
     stats.record(c, diag.data(), b, e);
   });
@@ -108,12 +110,11 @@ template <class T>
 PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
                                        PivotRule rule, std::uint64_t seed = 0,
                                        const SamplingOptions& options = {}) {
-  using namespace detail;
-  check_pivot_args(X, m, "pivoted_cholesky");
+  detail::check_pivot_args(X, m, "pivoted_cholesky");
   const Index n = X.rows(), d = X.cols();
   const int nt = options.n_threads;
-  ChunkStats stats(n_sampling_chunks(n));
-  std::vector<double> diag = initial_diagonal(X, kernel, stats, nt);
+  detail::ChunkStats stats(detail::n_sampling_chunks(n));
+  std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, nt);
   const double threshold = options.tolerance * stats.best().first;
 
   PivotedCholeskyResult result;
@@ -121,7 +122,7 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
   RowMatrixXd F(n, m);  // O(n m): row i holds the first j factor entries of x_i
   std::vector<double> column(static_cast<std::size_t>(n)), fs(static_cast<std::size_t>(m));
   std::vector<T> p(static_cast<std::size_t>(d));
-  SplitMix64 gen(seed);
+  detail::SplitMix64 gen(seed);
 
   for (Index j = 0; j < m; ++j) {
     if (!(stats.best().first > threshold)) break;  // numerically exact already
@@ -130,11 +131,12 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
       s = stats.best().second;
     } else {
       for (;;) {  // a pivot below the threshold is cancellation noise: discard and redraw
-        s = sample_proportional(diag, stats, gen);
+        s = detail::sample_proportional(diag, stats, gen);
         if (diag[std::size_t(s)] > threshold) break;
         diag[std::size_t(s)] = 0.0;
-        const Index c = s / kSamplingChunk;
-        stats.record(c, diag.data(), c * kSamplingChunk, std::min(n, (c + 1) * kSamplingChunk));
+        const Index c = s / detail::kSamplingChunk;
+        const Index begin = c * detail::kSamplingChunk;
+        stats.record(c, diag.data(), begin, std::min(n, begin + detail::kSamplingChunk));
       }
     }
     const double piv = diag[std::size_t(s)];
@@ -142,8 +144,8 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
     for (Index l = 0; l < j; ++l) fs[std::size_t(l)] = F(s, l);
     for (Index f = 0; f < d; ++f) p[std::size_t(f)] = X(s, f);
 
-    for_each_chunk(n, nt, [&](Index c, Index b, Index e) {
-      kernel_column(X, p.data(), kernel, b, e, column.data() + b);
+    detail::for_each_chunk(n, detail::kSamplingChunk, nt, [&](Index c, Index b, Index e) {
+      detail::kernel_column(X, p.data(), kernel, b, e, column.data() + b);
       const Eigen::Map<const Eigen::VectorXd> fsj(fs.data(), j);
       for (Index i = b; i < e; ++i) {
         // Eigen's dot keeps several accumulators (vectorised); a plain loop would not
@@ -177,28 +179,27 @@ template <class T>
 PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
                                        Index block_size, std::uint64_t seed = 0,
                                        const SamplingOptions& options = {}) {
-  using namespace detail;
-  check_pivot_args(X, m, "block_rpcholesky");
+  detail::check_pivot_args(X, m, "block_rpcholesky");
   if (block_size < 1) {
     throw std::invalid_argument("block_size must be >= 1, got " + std::to_string(block_size));
   }
   const Index n = X.rows(), d = X.cols();
   const int nt = options.n_threads;
-  ChunkStats stats(n_sampling_chunks(n));
-  std::vector<double> diag = initial_diagonal(X, kernel, stats, nt);
+  detail::ChunkStats stats(detail::n_sampling_chunks(n));
+  std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, nt);
   const double threshold = options.tolerance * stats.best().first;
 
   PivotedCholeskyResult result;
   result.residual_trace.push_back(stats.total());
   RowMatrixXd F(n, m);
-  SplitMix64 gen(seed);
+  detail::SplitMix64 gen(seed);
   Index k = 0;  // pivots so far
 
   while (k < m) {
     if (!(stats.best().first > threshold)) break;
     const Index b = block_size;
     std::vector<Index> prop(static_cast<std::size_t>(b));
-    for (auto& s : prop) s = sample_proportional(diag, stats, gen);
+    for (auto& s : prop) s = detail::sample_proportional(diag, stats, gen);
 
     // G = K(S', S') - F(S', :k) F(S', :k)^T: residual kernel on the proposals.
     RowMatrixXd Fp(b, k);
@@ -229,7 +230,8 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
       // Residuals that vanish against the current factor alone are round-off: drop them
       // so that the loop always progresses.
       for (Index s : noise) diag[std::size_t(s)] = 0.0;
-      for_each_chunk(n, 1, [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
+      detail::for_each_chunk(n, detail::kSamplingChunk, 1,
+                             [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
       continue;
     }
 
@@ -245,16 +247,17 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
     Eigen::MatrixXd Hs(t_acc, t_acc);
     for (Index a = 0; a < t_acc; ++a) Hs.row(a) = H.row(accepted[std::size_t(a)]);
     if (k > 0) Hs.noalias() -= Fs * Fs.transpose();
-    const Index r = leading_cholesky(Hs, threshold);  // r < t only through round-off
+    const Index r = detail::leading_cholesky(Hs, threshold);  // r < t only through round-off
     if (r == 0) {
       for (Index s : accepted) diag[std::size_t(s)] = 0.0;  // noise-level pivots
-      for_each_chunk(n, 1, [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
+      detail::for_each_chunk(n, detail::kSamplingChunk, 1,
+                             [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
       continue;
     }
     const Eigen::MatrixXd Lt = Hs.topLeftCorner(r, r).triangularView<Eigen::Lower>().transpose();
 
-    std::vector<double> colsq(static_cast<std::size_t>(n_sampling_chunks(n) * r), 0.0);
-    for_each_chunk(n, nt, [&](Index c, Index bb, Index e) {
+    std::vector<double> colsq(static_cast<std::size_t>(detail::n_sampling_chunks(n) * r), 0.0);
+    detail::for_each_chunk(n, detail::kSamplingChunk, nt, [&](Index c, Index bb, Index e) {
       const Index rows = e - bb;
       RowMatrixXd Hb = H.block(bb, 0, rows, r);
       if (k > 0) Hb.noalias() -= F.block(bb, 0, rows, k) * Fs.topRows(r).transpose();
@@ -273,12 +276,13 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
     });
     if (r < t_acc) {  // round-off casualties: their residual is negligible
       for (Index a = r; a < t_acc; ++a) diag[std::size_t(accepted[std::size_t(a)])] = 0.0;
-      for_each_chunk(n, 1, [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
+      detail::for_each_chunk(n, detail::kSamplingChunk, 1,
+                             [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
     }
     const double before = result.residual_trace.back(), after = stats.total();
     double removed = 0.0;
     for (Index l = 0; l < r; ++l) {
-      for (Index c = 0; c < n_sampling_chunks(n); ++c) removed += colsq[std::size_t(c * r + l)];
+      for (Index c = 0; c < detail::n_sampling_chunks(n); ++c) removed += colsq[std::size_t(c * r + l)];
       const double trace = l + 1 < r ? std::min(before, std::max(before - removed, after)) : after;
       result.residual_trace.push_back(std::min(trace, result.residual_trace.back()));
       result.pivots.push_back(accepted[std::size_t(l)]);
@@ -298,9 +302,8 @@ template <class T>
 std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<const Eigen::VectorXd>& target,
                                   const Kernel& kernel, Index m, bool allow_repeats = false,
                                   const SamplingOptions& options = {}) {
-  using namespace detail;
-  check_sampling_args(C.rows(), C.cols(), m, "kernel_herding");
-  check_finite(C, "C");
+  detail::check_sampling_args(C.rows(), C.cols(), m, "kernel_herding");
+  detail::check_finite(C, "C");
   const Index n = C.rows(), d = C.cols();
   if (target.size() != n) {
     throw std::invalid_argument("kernel_herding: target has " + std::to_string(target.size()) +
@@ -312,7 +315,7 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
                                 " exceeds the number of candidates " + std::to_string(n) +
                                 " (allow repeats to go beyond)");
   }
-  const Index n_chunks = n_sampling_chunks(n);
+  const Index n_chunks = detail::n_sampling_chunks(n);
   std::vector<double> sums(static_cast<std::size_t>(n), 0.0), column(static_cast<std::size_t>(n));
   std::vector<char> taken(static_cast<std::size_t>(n), 0);
   std::vector<double> best(static_cast<std::size_t>(n_chunks));
@@ -322,9 +325,9 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
   Index last = -1;
   for (Index t = 0; t < m; ++t) {
     const double scale = 1.0 / double(t + 1);
-    for_each_chunk(n, options.n_threads, [&](Index c, Index b, Index e) {
+    detail::for_each_chunk(n, detail::kSamplingChunk, options.n_threads, [&](Index c, Index b, Index e) {
       if (last >= 0) {
-        kernel_column(C, p.data(), kernel, b, e, column.data() + b);
+        detail::kernel_column(C, p.data(), kernel, b, e, column.data() + b);
         for (Index i = b; i < e; ++i) sums[std::size_t(i)] += column[std::size_t(i)];
       }
       double bv = -std::numeric_limits<double>::infinity();
@@ -365,14 +368,13 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
 template <class T>
 std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel, Index m, Index first,
                                   const SamplingOptions& options = {}) {
-  using namespace detail;
-  check_pivot_args(X, m, "farthest_point");
+  detail::check_pivot_args(X, m, "farthest_point");
   const Index n = X.rows(), d = X.cols();
   if (first < 0 || first >= n) {
     throw std::invalid_argument("farthest_point: first=" + std::to_string(first) + " is not a row of X");
   }
-  ChunkStats stats(n_sampling_chunks(n));
-  const std::vector<double> diag = initial_diagonal(X, kernel, stats, options.n_threads);
+  detail::ChunkStats stats(detail::n_sampling_chunks(n));
+  const std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, options.n_threads);
   const double threshold = 2.0 * options.tolerance * stats.best().first;
   std::vector<double> dist(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
   std::vector<double> column(static_cast<std::size_t>(n));
@@ -383,8 +385,8 @@ std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel,
     chosen.push_back(j);
     for (Index f = 0; f < d; ++f) p[std::size_t(f)] = X(j, f);
     const double djj = diag[std::size_t(j)];
-    for_each_chunk(n, options.n_threads, [&](Index c, Index b, Index e) {
-      kernel_column(X, p.data(), kernel, b, e, column.data() + b);
+    detail::for_each_chunk(n, detail::kSamplingChunk, options.n_threads, [&](Index c, Index b, Index e) {
+      detail::kernel_column(X, p.data(), kernel, b, e, column.data() + b);
       for (Index i = b; i < e; ++i) {
         const double r = std::max(diag[std::size_t(i)] + djj - 2.0 * column[std::size_t(i)], 0.0);
         dist[std::size_t(i)] = std::min(dist[std::size_t(i)], r);
@@ -410,9 +412,8 @@ template <class T>
 Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRowRef<T>& D,
                                          const Eigen::Ref<const Eigen::VectorXd>& reg, double lambda_n,
                                          const Kernel& kernel, const SamplingOptions& options = {}) {
-  using namespace detail;
-  check_finite(X, "X");
-  check_finite(D, "D");
+  detail::check_finite(X, "X");
+  detail::check_finite(D, "D");
   if (X.rows() > 0 && D.rows() > 0 && X.cols() != D.cols()) {
     throw std::invalid_argument("ridge_leverage_estimates: X has " + std::to_string(X.cols()) +
                                 " features but D has " + std::to_string(D.cols()));
@@ -428,11 +429,8 @@ Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRow
     throw std::invalid_argument("ridge_leverage_estimates: reg must be finite and > 0");
   }
   const Index n = X.rows(), M = D.rows();
-  Eigen::VectorXd out(n);
+  Eigen::VectorXd out = kernel_diagonal<T>(X, kernel, {options.n_threads});
   if (n == 0) return out;
-  for_each_chunk(n, options.n_threads, [&](Index, Index b, Index e) {
-    kernel_diagonal_rows(X, kernel, b, e, out.data() + b);
-  });
   if (M > 0) {
     Eigen::MatrixXd KD = kernel_matrix<T>(D, D, kernel, {options.n_threads});
     KD.diagonal() += reg;
@@ -443,34 +441,15 @@ Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRow
     const Eigen::MatrixXd L = llt.matrixL();
     constexpr Index kBlock = 256;
     const Index n_blocks = (n + kBlock - 1) / kBlock;
-    const int nt = static_cast<int>(std::max<Index>(1, std::min<Index>(resolve_threads(options.n_threads), n_blocks)));
-    ErrorCapture errors;
-#if defined(NYSTROM_KME_WITH_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
-#endif
-    for (Index blk = 0; blk < n_blocks; ++blk) {
-      errors.run([&] {
-        const Index b = blk * kBlock, rows = std::min(kBlock, n - b);
-        // K(D, X_b): (M, rows), column-major so the triangular solve runs in place.
-        Eigen::MatrixXd Kb = kernel_matrix<T>(D, X.middleRows(b, rows), kernel, {1});
-        L.triangularView<Eigen::Lower>().solveInPlace(Kb);
-        for (Index i = 0; i < rows; ++i) out[b + i] -= Kb.col(i).squaredNorm();
-      });
-    }
-    (void)nt;
-    errors.rethrow();
+    detail::parallel_tasks(n_blocks, options.n_threads, [&](Index blk) {
+      const Index b = blk * kBlock, rows = std::min(kBlock, n - b);
+      // K(D, X_b): (M, rows), column-major so the triangular solve runs in place.
+      Eigen::MatrixXd Kb = kernel_matrix<T>(D, X.middleRows(b, rows), kernel, {1});
+      L.triangularView<Eigen::Lower>().solveInPlace(Kb);
+      for (Index i = 0; i < rows; ++i) out[b + i] -= Kb.col(i).squaredNorm();
+    });
   }
   out = (out.array().max(0.0) / lambda_n).matrix();
-  return out;
-}
-
-/// k(x_i, x_i) for every row of X, (n,) float64.
-template <class T>
-Eigen::VectorXd kernel_diagonal(const ConstRowRef<T>& X, const Kernel& kernel, const SamplingOptions& options = {}) {
-  Eigen::VectorXd out(X.rows());
-  detail::for_each_chunk(X.rows(), options.n_threads, [&](Index, Index b, Index e) {
-    detail::kernel_diagonal_rows(X, kernel, b, e, out.data() + b);
-  });
   return out;
 }
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/solve_qr.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/types.hpp>
@@ -44,7 +44,6 @@ struct SolveResult {
   Eigen::MatrixXd weights;   ///< (m, k): one column per column of s
   Solver used = Solver::cod; ///< cod or cholesky
   Index rank = 0;            ///< numerical rank (pivoted Cholesky) or number of distinct landmarks
-  bool minimum_norm = true;  ///< the returned alpha is the minimum-norm one (always, currently)
   /// Largest (over columns) estimated RKHS error of the returned embedding relative to
   /// ||embedding||, for the Cholesky paths; 0 when not estimated (cod).
   double error_estimate = 0.0;
@@ -333,7 +332,7 @@ inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
     result.rank = m;
     return result;
   }
-  const detail::PivotedCholesky pc = detail::pivoted_cholesky(A, rcond, threads);
+  const detail::PivotedCholesky pc = detail::pivoted_cholesky_factor(A, rcond, threads);
   const Index r = pc.rank;
   result.rank = r;
   if (r == m) {
@@ -418,7 +417,6 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
   SolveResult result;
   result.used = merged.used;
   result.rank = merged.rank;
-  result.minimum_norm = merged.minimum_norm;
   result.error_estimate = merged.error_estimate;
   result.weights.resize(L.rows(), s.cols());
   for (Index i = 0; i < L.rows(); ++i) {

@@ -17,4 +17,7 @@ using RowMatrixXf = RowMatrix<float>;
 template <class T>
 using ConstRowRef = Eigen::Ref<const RowMatrix<T>, 0, Eigen::OuterStride<>>;
 
+/// Read-only view of float64 weights (q, k), one row per summed point, any row stride.
+using WeightsRef = ConstRowRef<double>;
+
 }  // namespace nystrom_kme

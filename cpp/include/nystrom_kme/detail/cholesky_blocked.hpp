@@ -1,7 +1,8 @@
 // Blocked Cholesky factorisations of a symmetric PSD matrix, lower triangle, in place:
 //  * blocked_cholesky: right-looking, no pivoting (K = L L^T);
-//  * pivoted_cholesky: diagonally pivoted, rank revealing (P^T K P ~ L L^T with L
-//    m x r lower trapezoidal), LAPACK dpstrf's algorithm with a Level-3 trailing update.
+//  * pivoted_cholesky_factor: diagonally pivoted, rank revealing (P^T K P ~ L L^T
+//    with L m x r lower trapezoidal), LAPACK dpstrf's algorithm with a Level-3
+//    trailing update.
 //
 // Parallelism: the trailing update A22 -= L21 L21^T and the panel solve are split into
 // FIXED-size tiles that depend only on the matrix size, never on the thread count; each
@@ -26,23 +27,6 @@ inline constexpr Index kCholeskyBlock = 128;
 inline constexpr Index kPivotedBlock = 64;
 inline constexpr Index kUpdateTile = 128;
 inline constexpr Index kRowTile = 256;
-
-/// Runs body(c) for c in [0, n_tasks) on up to n_threads threads. The caller's
-/// decomposition into tasks must not depend on the thread count.
-template <class Body>
-void parallel_tasks(Index n_tasks, int n_threads, Body&& body) {
-  if (n_tasks <= 0) return;
-  ErrorCapture errors;
-#if defined(NYSTROM_KME_WITH_OPENMP)
-  const int threads = int(std::min<Index>(resolve_threads(n_threads), n_tasks));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-  for (Index c = 0; c < n_tasks; ++c) errors.run([&] { body(c); });
-#else
-  (void)n_threads;
-  for (Index c = 0; c < n_tasks; ++c) errors.run([&] { body(c); });
-#endif
-  errors.rethrow();
-}
 
 /// A(c0:n, c0:n) -= P P^T on the lower triangle, P = A(c0:n, k0:k0+kb): tiles of
 /// kUpdateTile columns; the diagonal tile is updated in full (its upper part is scratch).
@@ -118,7 +102,7 @@ struct PivotedCholesky {
 /// <= rcond * max_i K_ii. The panel columns are computed left-looking (GEMV); after
 /// each panel the trailing lower triangle gets one Level-3 update. Row swaps in the
 /// columns of finished panels are deferred and applied once at the end.
-inline PivotedCholesky pivoted_cholesky(Eigen::MatrixXd& A, double rcond, int n_threads) {
+inline PivotedCholesky pivoted_cholesky_factor(Eigen::MatrixXd& A, double rcond, int n_threads) {
   const Index n = A.rows();
   PivotedCholesky out;
   out.perm.resize(std::size_t(n));

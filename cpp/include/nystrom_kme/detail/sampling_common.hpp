@@ -1,6 +1,7 @@
 // Building blocks of the landmark samplers: one kernel column k(X, p) at a time,
-// the kernel diagonal, a fixed partition of the rows into chunks (so reductions do
-// not depend on the thread count), and a portable uniform random number.
+// the fixed partition of the rows into chunks with per-chunk statistics combined in
+// order (so reductions do not depend on the thread count), and a portable uniform
+// random number.
 #pragma once
 
 #include <algorithm>
@@ -10,58 +11,23 @@
 #include <string>
 #include <vector>
 
-#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme::detail {
 
-/// Rows per chunk of the fixed partition used by every per-pivot loop.
+/// Rows per chunk of the fixed partition used by every per-pivot loop
+/// (for_each_chunk(n, kSamplingChunk, ...), detail/parallel.hpp).
 inline constexpr Index kSamplingChunk = 2048;
 
 inline Index n_sampling_chunks(Index n) { return (n + kSamplingChunk - 1) / kSamplingChunk; }
-
-/// Runs body(chunk, begin, end) for every chunk of [0, n), in parallel over chunks
-/// (static schedule); exceptions are captured and rethrown after the loop.
-template <class Body>
-void for_each_chunk(Index n, int n_threads, Body&& body) {
-  const Index n_chunks = n_sampling_chunks(n);
-  const int nt = static_cast<int>(std::max<Index>(1, std::min<Index>(resolve_threads(n_threads), n_chunks)));
-  ErrorCapture errors;
-#if defined(NYSTROM_KME_WITH_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-  for (Index c = 0; c < n_chunks; ++c) {
-    errors.run([&] {
-      const Index begin = c * kSamplingChunk;
-      body(c, begin, std::min(n, begin + kSamplingChunk));
-    });
-  }
-  (void)nt;
-  errors.rethrow();
-}
-
-/// Pointer to row i of a row-major view (unit inner stride).
-template <class T>
-inline const T* row_ptr(const ConstRowRef<T>& X, Index i) {
-  return X.data() + i * X.outerStride();
-}
 
 /// out[i - begin] = k(x_i, p) for rows begin <= i < end of X, with p a pointer to d values.
 template <class T>
 void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
                    Index end, double* out) {
   simd_table().ops<T>().kernel_rows(X.data(), X.outerStride(), X.cols(), p, kernel, begin, end, out);
-}
-
-/// out[i - begin] = k(x_i, x_i) for rows begin <= i < end.
-template <class T>
-void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index begin, Index end,
-                          double* out) {
-  const T* rows = row_ptr(X, begin);
-  simd_table().ops<T>().paired_rows(rows, X.outerStride(), rows, X.outerStride(), end - begin,
-                                    X.cols(), kernel, out);
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): small, fast, and the same stream on every

@@ -10,6 +10,7 @@
 #include <Eigen/Householder>
 
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme::detail {

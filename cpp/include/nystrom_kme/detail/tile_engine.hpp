@@ -28,22 +28,6 @@
 
 namespace nystrom_kme::detail {
 
-using WeightsRef = Eigen::Ref<const RowMatrixXd, 0, Eigen::OuterStride<>>;
-
-/// @throws std::invalid_argument naming `name` when M holds a NaN or an infinity
-template <class T>
-void check_finite(const ConstRowRef<T>& M, const char* name) {
-  if (M.size() == 0) return;
-  if (!simd_table().ops<T>().all_finite(M.data(), M.rows(), M.cols(), M.outerStride()))
-    throw std::invalid_argument(std::string(name) + " contains NaN or inf");
-}
-
-inline void check_finite_weights(const WeightsRef& W) {
-  for (Index i = 0; i < W.rows(); ++i)
-    for (Index c = 0; c < W.cols(); ++c)
-      if (!std::isfinite(W(i, c))) throw std::invalid_argument("weights contain NaN or inf");
-}
-
 /// Weights made on the fly for consecutive rows of B (e.g. random permutation
 /// labels), a panel of kWeightPanel columns at a time: never stored for all rows.
 class WeightStream {

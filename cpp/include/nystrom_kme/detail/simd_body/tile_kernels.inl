@@ -299,21 +299,28 @@ inline void map_values(const Kernel& kernel, double* v, Index n) {
   }
 }
 
+/// sum_f (a_f - b_f)^2 (radial) or sum_f a_f b_f over the d features of a and b,
+/// accumulated in double in feature order: the direct formula behind kernel_rows
+/// and paired_rows. (exact_sq_distance keeps its own loop: Clang contracts its
+/// `acc += e * e` into an FMA but not this conditional form, so sharing this one
+/// would change its last bits in Clang builds.)
+template <class T>
+inline double pair_value(const T* a, const T* b, Index d, bool radial) {
+  double acc = 0.0;
+  for (Index f = 0; f < d; ++f) {
+    const double x = double(a[f]), y = double(b[f]);
+    acc += radial ? (x - y) * (x - y) : x * y;
+  }
+  return acc;
+}
+
 /// out[i - begin] = k(x_i, p) for rows begin <= i < end of X (row stride ld),
 /// the squared distance or inner product accumulated in double.
 template <class T>
 void kernel_rows(const T* X, Index ld, Index d, const T* p, const Kernel& kernel, Index begin,
                  Index end, double* out) {
   const bool radial = kernel.is_radial();
-  for (Index i = begin; i < end; ++i) {
-    const T* x = X + i * ld;
-    double acc = 0.0;
-    for (Index f = 0; f < d; ++f) {
-      const double a = double(x[f]), b = double(p[f]);
-      acc += radial ? (a - b) * (a - b) : a * b;
-    }
-    out[i - begin] = acc;
-  }
+  for (Index i = begin; i < end; ++i) out[i - begin] = pair_value(X + i * ld, p, d, radial);
   map_values(kernel, out, end - begin);
 }
 
@@ -322,16 +329,7 @@ template <class T>
 void paired_rows(const T* A, Index lda, const T* B, Index ldb, Index n, Index d,
                  const Kernel& kernel, double* out) {
   const bool radial = kernel.is_radial();
-  for (Index i = 0; i < n; ++i) {
-    const T* a = A + i * lda;
-    const T* b = B + i * ldb;
-    double acc = 0.0;
-    for (Index f = 0; f < d; ++f) {
-      const double x = double(a[f]), y = double(b[f]);
-      acc += radial ? (x - y) * (x - y) : x * y;
-    }
-    out[i] = acc;
-  }
+  for (Index i = 0; i < n; ++i) out[i] = pair_value(A + i * lda, B + i * ldb, d, radial);
   map_values(kernel, out, n);
 }
 
