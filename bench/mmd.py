@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """MMD between two samples: Nyström (m = sqrt(n) log sqrt(n) per sample) vs the exact
 biased MMD by streaming sums in C++ vs blocked numpy; time, peak RSS, |difference|.
 
@@ -7,7 +6,7 @@ every axis. Each measurement runs in a fresh process so peak RSS is its own.
 Exact methods are skipped where they would take longer than --budget seconds
 (estimated from the n = 10^4 run, O(n^2)).
 
-Usage: python bench/mmd.py [--quick] [--budget SECONDS]
+Usage: python -m bench.mmd [--quick] [--budget SECONDS]
 """
 
 from __future__ import annotations
@@ -15,14 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, peak_rss_mb, run_worker  # noqa: E402
+from bench.harness import gaussian_kernel, machine, peak_rss_mb, run_worker, utc_now
 
 SIGMA = 10.0  # close to the median heuristic for this mixture; fixed so all methods agree
 
@@ -36,11 +32,7 @@ def samples(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def numpy_mmd2(X: np.ndarray, Y: np.ndarray, block: int = 4096) -> float:
     def mean_k(A, B):
-        total, nb = 0.0, (B * B).sum(1)
-        for i in range(0, len(A), block):
-            a = A[i:i + block]
-            d2 = (a * a).sum(1)[:, None] + nb[None, :] - 2 * a @ B.T
-            total += np.exp(-np.maximum(d2, 0) / (2 * SIGMA**2)).sum()
+        total = sum(gaussian_kernel(A[i:i + block], B, SIGMA).sum() for i in range(0, len(A), block))
         return total / (len(A) * len(B))
     return mean_k(X, X) + mean_k(Y, Y) - 2 * mean_k(X, Y)
 
@@ -64,16 +56,17 @@ def worker(method: str, n: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--worker", nargs=2)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--budget", type=float, default=300.0)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true", help="n = 10^3, 10^4 (a smoke run)")
+    ap.add_argument("--budget", type=float, default=300.0,
+                    help="skip exact methods estimated to take longer (seconds)")
     args = ap.parse_args()
     if args.worker:
         worker(args.worker[0], int(args.worker[1]))
         return
     sizes = [10**3, 10**4] if args.quick else [10**4, 10**5, 10**6]
-    print(f"# MMD benchmark\n\n- machine: {machine()}\n- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    print(f"# MMD benchmark\n\n- machine: {machine()}\n- {utc_now()}"
           f"; d = 10 mixture, Y shifted by 0.1, Gaussian sigma = {SIGMA}; n1 = n2 = n\n")
     print("| n | method | time s | peak RSS growth MB | MMD | abs diff vs exact C++ |")
     print("|---|---|---|---|---|---|")
@@ -85,7 +78,7 @@ def main() -> None:
                 est = unit[method] * (n / unit[method + "_n"]) ** 2
                 print(f"| {n:.0e} | {method} | skipped (est. {est:.0f} s) | | | |")
                 continue
-            r = run_worker(__file__, method, str(n))
+            r = run_worker("mmd", method, str(n))
             unit[method], unit[method + "_n"] = r["time"], n
             if method == "exact_cpp":
                 exact = r["mmd"]

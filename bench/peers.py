@@ -11,7 +11,8 @@ Methods:
 
   nystrom_kme     NystromKME(Gaussian(sigma), n_landmarks=m, sampler=idx).fit(X);
                   rowsums: _core.kernel_row_sums(L, X, kernel)
-  numpy           blocked ||l||^2 + ||x||^2 - 2 L X_b^T, exp, sum (8192-row blocks);
+  numpy           blocked ||l||^2 + ||x||^2 - 2 L X_b^T, exp, sum (8192-row blocks;
+                  bench.harness.numpy_row_sums, as in bench/row_sums.py);
                   fit: + np.linalg.lstsq(K_m, s/n) (minimum-norm, like the core's COD)
   sklearn-rbf     sklearn.metrics.pairwise.rbf_kernel(L, X_b).sum(1) in 8192-row
                   blocks; fit: + np.linalg.lstsq
@@ -28,44 +29,36 @@ Each (method, task, d) runs in a fresh subprocess: time = median of --repeats
 (1 when the warm-up took over 20 s) after one warm-up (one run, no warm-up, for sklearn-nystroem); peak RSS =
 ru_maxrss of that process, and growth = peak minus the RSS once X was built.
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py   # d = 10, 100 (~10 min)
-    python bench/peers.py --d 10 --repeats 1
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m bench.peers   # d = 10, 100 (~10 min)
+    python -m bench.peers --d 10 --repeats 1
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine, peak_rss_mb  # noqa: E402
+from bench import limits
+from bench.harness import (
+    NUMPY_BLOCK,
+    OUT,
+    WorkerError,
+    gaussian_kernel,
+    load_average,
+    machine,
+    median_time,
+    mem_available_gb,
+    numpy_row_sums,
+    peak_rss_mb,
+    rss_mb,
+    run_worker,
+)
 
-BLOCK = 8192
 METHODS = ["nystrom_kme", "numpy", "sklearn-rbf", "pykeops", "sklearn-nystroem"]
-
-
-def current_rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
-def mem_available_gb() -> float:
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 1024.0**2
-    return float("inf")
 
 
 def make_data(n: int, d: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -74,44 +67,27 @@ def make_data(n: int, d: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return X, np.ascontiguousarray(X[idx]), idx, float(np.sqrt(d))
 
 
-def numpy_row_sums(L: np.ndarray, X: np.ndarray, sigma: float) -> np.ndarray:
-    ln = (L * L).sum(1)[:, None]
-    s = np.zeros(L.shape[0])
-    g = -0.5 / sigma**2
-    for start in range(0, X.shape[0], BLOCK):
-        Xb = X[start:start + BLOCK]
-        D = ln + (Xb * Xb).sum(1)[None, :]
-        D -= 2.0 * (L @ Xb.T)
-        np.maximum(D, 0.0, out=D)
-        D *= g
-        np.exp(D, out=D)
-        s += D.sum(1)
-    return s
+def numpy_rs(L: np.ndarray, X: np.ndarray, sigma: float) -> np.ndarray:
+    return numpy_row_sums(L, X, sigma).sums
 
 
 def sklearn_row_sums(L: np.ndarray, X: np.ndarray, sigma: float) -> np.ndarray:
     from sklearn.metrics.pairwise import rbf_kernel
 
     s = np.zeros(L.shape[0])
-    for start in range(0, X.shape[0], BLOCK):
-        s += rbf_kernel(L, X[start:start + BLOCK], gamma=0.5 / sigma**2).sum(1)
+    for start in range(0, X.shape[0], NUMPY_BLOCK):
+        s += rbf_kernel(L, X[start:start + NUMPY_BLOCK], gamma=0.5 / sigma**2).sum(1)
     return s
-
-
-def gram(L: np.ndarray, sigma: float) -> np.ndarray:
-    sq = (L * L).sum(1)
-    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * L @ L.T, 0.0)
-    return np.exp(-D / (2 * sigma**2))
 
 
 def lstsq_fit(row_sums, L, X, sigma):
     s = row_sums(L, X, sigma) / X.shape[0]
-    return np.linalg.lstsq(gram(L, sigma), s, rcond=None)[0]
+    return np.linalg.lstsq(gaussian_kernel(L, L, sigma), s, rcond=None)[0]
 
 
 def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict:
     X, L, idx, sigma = make_data(n, d, m)
-    base = current_rss_mb()
+    base = rss_mb()
     res: dict = {"method": method, "task": task, "n": n, "d": d, "m": m}
     if method == "nystrom_kme":
         import nystrom_kme as nk
@@ -119,12 +95,12 @@ def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict
 
         kern = _core.Kernel("gaussian", sigma)
         if task == "rowsums":
-            fn = lambda: np.asarray(_core.kernel_row_sums(L, X, kern, 0))  # noqa: E731
+            fn = lambda: np.asarray(_core.kernel_row_sums(L, X, kern, 0))
         else:
-            fn = lambda: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m,  # noqa: E731
+            fn = lambda: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m,
                                        sampler=idx).fit(X).weights_
     elif method in ("numpy", "sklearn-rbf"):
-        rs = numpy_row_sums if method == "numpy" else sklearn_row_sums
+        rs = numpy_rs if method == "numpy" else sklearn_row_sums
         if method == "sklearn-rbf":
             import sklearn.metrics.pairwise  # noqa: F401  (import time not counted)
         fn = (lambda: rs(L, X, sigma)) if task == "rowsums" else (lambda: lstsq_fit(rs, L, X, sigma))
@@ -155,12 +131,8 @@ def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict
     first_s = time.perf_counter() - t0
     if first_s > 20.0:                           # slow peers: one timed run is enough
         repeats = 1
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        last = fn()
-        times.append(time.perf_counter() - t0)
-    res.update(time_s=statistics.median(times), first_s=first_s, peak_rss_mb=peak_rss_mb(),
+    time_s, last = median_time(fn, repeats)
+    res.update(time_s=time_s, first_s=first_s, peak_rss_mb=peak_rss_mb(),
                base_rss_mb=base, checksum=float(np.sum(last)), checksum_first=float(np.sum(first)))
     if method == "pykeops":
         res["compile_s"] = max(first_s - res["time_s"], 0.0)
@@ -177,7 +149,7 @@ def main() -> None:
     p.add_argument("--methods", nargs="*", default=METHODS)
     p.add_argument("--max-gb", type=float, default=20.0,
                    help="skip sklearn-nystroem when its estimated peak exceeds this")
-    p.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    p.add_argument("--out", default=str(OUT))
     a = p.parse_args()
     if a.worker:
         method, task, n, d, m, r = a.worker
@@ -187,8 +159,7 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"# peers — {machine()}; n = {a.n}, m = {a.m}; median of {a.repeats} after a warm-up; "
-          f"load {os.getloadavg()[0]:.1f}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')}, "
-          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', 'unset')}", flush=True)
+          f"{limits.openblas_overrides()}", flush=True)
     results: list[dict] = []
     for d in a.d:
         for task in ("fit", "rowsums"):
@@ -205,22 +176,19 @@ def main() -> None:
                                         f"estimated peak {est_gb:.1f} GB"})
                         continue
                 reps = "1" if method == "sklearn-nystroem" else str(a.repeats)
-                cmd = [sys.executable, __file__, "--worker", method, task, str(a.n), str(d),
-                       str(a.m), reps]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
-                    print(f"d={d} {task} {method}: FAILED ({tail})", flush=True)
-                    results.append({"method": method, "task": task, "d": d, "failed": tail})
+                try:
+                    r = run_worker("peers", method, task, str(a.n), str(d), str(a.m), reps)
+                except WorkerError as err:
+                    print(f"d={d} {task} {method}: FAILED ({err.tail})", flush=True)
+                    results.append({"method": method, "task": task, "d": d, "failed": err.tail})
                     continue
-                r = json.loads(proc.stdout.strip().splitlines()[-1])
                 results.append(r)
                 print(f"d={d} {task:7s} {method:16s} {r['time_s']:8.3f} s  peak RSS "
                       f"{r['peak_rss_mb']:8.0f} MB (growth {r['peak_rss_mb'] - r['base_rss_mb']:.0f})"
                       + (f"  compile {r['compile_s']:.1f} s" if "compile_s" in r else ""), flush=True)
     (out / "peers.json").write_text(json.dumps(results, indent=1))
 
-    lines = ["", f"load after: {os.getloadavg()[0]:.1f}", "",
+    lines = ["", f"{load_average()} after", "",
              "| d | task | method | time s | ratio vs nystrom_kme | peak RSS MB | RSS growth MB | note |",
              "|---|---|---|---|---|---|---|---|"]
     for d in a.d:

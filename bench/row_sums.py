@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark ``_core.kernel_row_sums`` against blocked numpy and against machine limits.
 
 One run measures, on this machine:
@@ -12,134 +11,36 @@ One run measures, on this machine:
   on 20 landmarks;
 * the machine limits: peak numpy GEMM flop/s (4096^2, in a subprocess with
   OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE removed) and glibc libmvec exp values/s on 2
-  threads (bench/exp_limit.cpp, compiled at bench time);
+  threads (bench/exp_limit.cpp, compiled at bench time; bench/limits.py);
 
 and prints a Markdown table with limit = max(2 n m d / GEMM rate, n m / exp rate).
 
-Usage: python bench/row_sums.py [--quick] [--out FILE]
+Usage: python -m bench.row_sums [--quick] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import math
-import os
 import platform
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
-
 from nystrom_kme import _core
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _limits import exp_rates, gemm_rates  # noqa: E402
+from bench import limits
+from bench.harness import NUMPY_BLOCK, RssPeak, machine, numpy_row_sums, time_calls
 
-HERE = Path(__file__).resolve().parent
-BLOCK = 8192
 NUMPY_SKIP_S = 60.0
 TARGET_RATIO = {"float64": 1.5, "float32": 2.0}
 TARGET_SPEEDUP = 6.0
 TARGET_LD_ERR = 1e-12
 
 
-# --------------------------------------------------------------------------- machine info
-
-
-def machine_info() -> dict:
-    info = {"model": platform.processor() or "?", "cpus": str(os.cpu_count())}
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            key, _, val = line.partition(":")
-            if key.strip() == "Model name":
-                info["model"] = val.strip()
-            elif key.strip() == "CPU(s)":
-                info["cpus"] = val.strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return info
-
-
-# --------------------------------------------------------------------------- RSS sampling
-
-
-def _vmrss_kb() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-class RssPeak:
-    """Samples VmRSS every `interval` s in a background thread; .growth_mb = peak - start."""
-
-    def __init__(self, interval: float = 0.005):
-        self.interval = interval
-        self._stop = threading.Event()
-
-    def __enter__(self):
-        self.start = _vmrss_kb()
-        self.peak = self.start
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-        return self
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, _vmrss_kb())
-            self._stop.wait(self.interval)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._t.join()
-        self.peak = max(self.peak, _vmrss_kb())
-
-    @property
-    def growth_mb(self) -> float:
-        return (self.peak - self.start) / 1024.0
-
-
-# --------------------------------------------------------------------------- implementations
-
-
-def numpy_row_sums(L, X, bandwidth, deadline_s=None):
-    """Blocked numpy K(L, X) @ 1 in the dtype of L/X (sums accumulated in float64).
-
-    Returns (sums, elapsed_s, complete). With deadline_s, stops early once the run is
-    projected (from the blocks done so far) to exceed deadline_s, returning the projected
-    total time and complete=False.
-    """
-    t0 = time.perf_counter()
-    n = X.shape[0]
-    dt = X.dtype
-    scale = dt.type(-1.0 / (2.0 * bandwidth * bandwidth))
-    ln2 = np.einsum("ij,ij->i", L, L)[:, None]
-    out = np.zeros(L.shape[0], dtype=np.float64)
-    G = np.empty((L.shape[0], BLOCK), dtype=dt)
-    for start in range(0, n, BLOCK):
-        Xb = X[start:start + BLOCK]
-        b = Xb.shape[0]
-        g = G[:, :b]
-        np.matmul(L, Xb.T, out=g)
-        g *= dt.type(-2.0)
-        g += ln2
-        g += np.einsum("ij,ij->i", Xb, Xb)[None, :]
-        np.maximum(g, 0, out=g)
-        g *= scale
-        np.exp(g, out=g)
-        out += g.sum(axis=1, dtype=np.float64)
-        if deadline_s is not None and start + b < n:
-            el = time.perf_counter() - t0
-            done = start + b
-            if done >= n // 32 and el * n / done > deadline_s:
-                return out, el * n / done, False
-    return out, time.perf_counter() - t0, True
+# --------------------------------------------------------------------------- references
 
 
 def ref_float64_subset(Lsub, X, bandwidth):
@@ -208,17 +109,17 @@ def main(argv=None):
     def log(msg=""):
         print(msg, file=sys.stderr, flush=True)
 
-    mach = machine_info()
+    mach = machine()
     date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
 
     # ---- machine limits
     log("measuring GEMM limit (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset) ...")
     gemm_n = 2048 if quick else 4096
-    gemm = gemm_rates(gemm_n, 2 if quick else 3, unset_openblas_env=True)
+    gemm = limits.gemm_rates(gemm_n, 2 if quick else 3, unset_openblas_env=True)
     log("measuring GEMM with the machine's OPENBLAS_* settings (for reference) ...")
-    gemm_env = gemm_rates(gemm_n, 1 if quick else 2, unset_openblas_env=False)
+    gemm_env = limits.gemm_rates(gemm_n, 1 if quick else 2, unset_openblas_env=False)
     log("measuring libmvec exp limit ...")
-    expr = exp_rates(2, 20000 if quick else 100000)
+    expr = limits.exp_rates(2, 20000 if quick else 100000)
 
     results = []
     for (n, m, d) in sizes:
@@ -236,11 +137,8 @@ def main(argv=None):
             with RssPeak() as rss:
                 s_core = _core.kernel_row_sums(L, X, k, args.threads)  # warm-up
             s_core = np.asarray(s_core).reshape(-1)
-            times = []
-            for _ in range(core_reps):
-                t0 = time.perf_counter()
-                _core.kernel_row_sums(L, X, k, args.threads)
-                times.append(time.perf_counter() - t0)
+            times, _ = time_calls(functools.partial(_core.kernel_row_sums, L, X, k, args.threads),
+                                  core_reps)
             t_core = float(np.median(times))
             with RssPeak() as rss2:
                 _core.kernel_row_sums(L, X, k, args.threads)
@@ -256,7 +154,7 @@ def main(argv=None):
             else:
                 nts = [t1]
                 for _ in range(np_reps - 1):
-                    nts.append(numpy_row_sums(L, X, bw)[1])
+                    nts.append(numpy_row_sums(L, X, bw).seconds)
                 t_np = float(np.median(nts))
 
             log(f"[{tag}] float64 reference on {n_sub} landmarks ...")
@@ -282,12 +180,12 @@ def main(argv=None):
             t_gemm = 2.0 * n * m * d / gr
             t_exp = n * m / er
             limit = max(t_gemm, t_exp)
-            results.append(dict(n=n, m=m, d=d, dtype=dt, t_core=t_core, t_np=t_np,
-                                np_note=np_note, limit=limit,
-                                bound="GEMM" if t_gemm > t_exp else "exp",
-                                t_gemm=t_gemm, t_exp=t_exp, rss_mb=rss_mb,
-                                err_core=err_core, err_np=err_np, ld_err=ld_err,
-                                core_times=times))
+            results.append({"n": n, "m": m, "d": d, "dtype": dt, "t_core": t_core, "t_np": t_np,
+                            "np_note": np_note, "limit": limit,
+                            "bound": "GEMM" if t_gemm > t_exp else "exp",
+                            "t_gemm": t_gemm, "t_exp": t_exp, "rss_mb": rss_mb,
+                            "err_core": err_core, "err_np": err_np, "ld_err": ld_err,
+                            "core_times": times})
             log(f"[{tag}] core {t_core:.3f} s, numpy {fmt_s(t_np)} s, limit {limit:.3f} s")
             del X, L
         del X64
@@ -296,11 +194,11 @@ def main(argv=None):
     P = lines.append
     P(f"# kernel_row_sums benchmark{' (--quick)' if quick else ''}")
     P("")
-    P(f"- Machine: {mach['model']}, CPU(s): {mach['cpus']}; date: {date}")
+    P(f"- Machine: {mach}; date: {date}")
     P(f"- Python {platform.python_version()}, numpy {np.__version__}; core n_threads="
       f"{args.threads} (0 = all); Gaussian kernel, bandwidth = sqrt(d); X ~ N(0, I), "
       f"L = X[random rows]")
-    P(f"- Core: median of {core_reps} after 1 warm-up. numpy (blocked, {BLOCK}-row blocks of X, "
+    P(f"- Core: median of {core_reps} after 1 warm-up. numpy (blocked, {NUMPY_BLOCK}-row blocks of X, "
       f"in the input dtype): median of {np_reps}; skipped when one run is projected > "
       f"{NUMPY_SKIP_S:.0f} s; it runs with this process's OPENBLAS_* environment as set.")
     blas = gemm.get("blas") or [{}]
@@ -309,9 +207,7 @@ def main(argv=None):
       f"float64 {gemm['float64'] / 1e9:.1f} GFLOP/s, float32 {gemm['float32'] / 1e9:.1f} "
       f"GFLOP/s; OpenBLAS {blas[0].get('version')} kernel '{blas[0].get('architecture')}', "
       f"{blas[0].get('num_threads')} threads.")
-    P(f"  (With this machine's OPENBLAS_* settings "
-      f"[CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}, "
-      f"L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '-')}]: float64 "
+    P(f"  (With this machine's OPENBLAS_* settings [{limits.openblas_overrides()}]: float64 "
       f"{gemm_env['float64'] / 1e9:.1f}, float32 {gemm_env['float32'] / 1e9:.1f} GFLOP/s, "
       f"kernel '{blas_env[0].get('architecture')}'; not used for the limit.)")
     P(f"- exp limit (glibc libmvec via bench/exp_limit.cpp, `{expr['cmd']}`, "

@@ -7,8 +7,8 @@ wall time of the fit (landmark selection + weights). Writes
 the smallest m on the grid whose mean error is within 10% of the empirical
 estimator's error (paper eq. 2, all n points), with the fit time at that m.
 
-    python bench/samplers.py --quick      # n = 10^4, short grid, ~1-2 minutes
-    python bench/samplers.py              # n = 10^4 and 10^5
+    python -m bench.samplers --quick      # n = 10^4, short grid, ~1-2 minutes
+    python -m bench.samplers              # n = 10^4 and 10^5
 
 Policies that keep an n x m factor (the pivoted Cholesky family) are capped at
 m = 1024 for n = 10^5 (0.8 GB); herding uses 10^4 random candidates at n = 10^5
@@ -25,10 +25,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from nystrom_kme.datasets import GaussianMixture
+
+from bench import figures
+from bench.harness import OUT
 
 DETERMINISTIC = {"greedy-cholesky", "dpp-greedy"}
 
@@ -82,28 +84,18 @@ def summary(rows: list[dict], n: int, names: list[str], err_emp: float) -> list[
              "", "| policy | m needed | fit time at that m (s) | error at that m |",
              "| --- | ---: | ---: | ---: |"]
     for name in names:
-        sub = [r for r in rows if r["n"] == n and r["policy"] == name]
-        ms = sorted({r["m"] for r in sub})
-        found = None
-        for m in ms:
-            at = [r for r in sub if r["m"] == m]
-            err = float(np.mean([r["error"] for r in at]))
-            if err <= 1.1 * err_emp:
-                found = (m, float(np.mean([r["time_s"] for r in at])), err)
-                break
-        if found:
-            lines.append(f"| {name} | {found[0]} | {found[1]:.3f} | {found[2]:.3e} |")
-        else:
-            lines.append(f"| {name} | > {ms[-1] if ms else '-'} | - | - |")
+        m, m_max = figures.smallest_m_within(rows, "n", n, name, err_emp)
+        if m is None:
+            lines.append(f"| {name} | > {m_max or '-'} | - | - |")
+            continue
+        at = [r for r in rows if r["n"] == n and r["policy"] == name and r["m"] == m]
+        lines.append(f"| {name} | {m} | {np.mean([r['time_s'] for r in at]):.3f} | "
+                     f"{np.mean([r['error'] for r in at]):.3e} |")
     return lines
 
 
 def plot(rows: list[dict], ns: list[int], names: list[str], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = figures.pyplot()
     fig, axes = plt.subplots(len(ns), 2, figsize=(12, 4.5 * len(ns)), squeeze=False)
     for i, n in enumerate(ns):
         for name in names:
@@ -133,7 +125,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="*", help="sample sizes (default 10^4 10^5)")
     parser.add_argument("--seeds", type=int, help="seeds per random policy (default 3)")
     parser.add_argument("--policies", nargs="*", help="subset of policies")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     ns = args.n or ([10_000] if args.quick else [10_000, 100_000])
     seeds = args.seeds or (2 if args.quick else 3)
@@ -153,7 +145,7 @@ def main() -> None:
             tables += summary(rows, n, names, info["empirical"]) + [""]
     plot(rows, ns, names, out / "samplers.png")
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
-    print(f"\n## Landmark policies (bench/samplers.py{' --quick' if args.quick else ''}, "
+    print(f"\n## Landmark policies (python -m bench.samplers{' --quick' if args.quick else ''}, "
           f"{threads} threads)\n")
     print("\n".join(tables))
     print(f"CSV: {out / 'samplers.csv'}\nPlot: {out / 'samplers.png'}")

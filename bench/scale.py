@@ -8,9 +8,9 @@ of the process during the fit, and its increase over the process's RssAnon just
 before the fit (after imports and opening the file). All fits use the same
 landmarks (same seed); the chunked ones must match the in-memory s_sum_ (checked).
 
-    python bench/scale.py --quick          # n = 10^6
-    python bench/scale.py                  # n = 10^7, d = 10: 800 MB per copy on disk
-    python bench/scale.py --n 3000000 --m 500
+    python -m bench.scale --quick          # n = 10^6
+    python -m bench.scale                  # n = 10^7, d = 10: 800 MB per copy on disk
+    python -m bench.scale --n 3000000 --m 500
 
 Needs h5py, zarr and dask[distributed] (pip install ".[test]").
 """
@@ -21,41 +21,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 
 import numpy as np
 
+from bench.harness import RssPeak, run_worker
+
 KINDS = ("memory", "memmap", "hdf5", "zarr", "dask")
-
-
-def rss_anon_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) / 1024.0
-    raise RuntimeError("no RssAnon in /proc/self/status")
-
-
-class PeakSampler(threading.Thread):
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.peak = rss_anon_mb()
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop_event.is_set():
-            self.peak = max(self.peak, rss_anon_mb())
-            time.sleep(0.002)
-
-    def stop(self) -> float:
-        self._stop_event.set()
-        self.join()
-        self.peak = max(self.peak, rss_anon_mb())
-        return self.peak
 
 
 def write_data(directory: str, n: int, d: int, chunk: int = 500_000) -> None:
@@ -113,18 +86,15 @@ def worker(kind: str, directory: str, m: int) -> None:
             cluster.close()
     else:
         raise ValueError(kind)
-    before = rss_anon_mb()
-    sampler = PeakSampler()
-    sampler.start()
-    t0 = time.perf_counter()
-    est.fit(X)
-    seconds = time.perf_counter() - t0
-    peak = sampler.stop()
+    with RssPeak(interval=0.002, field="RssAnon") as rss:
+        t0 = time.perf_counter()
+        est.fit(X)
+        seconds = time.perf_counter() - t0
     np.save(os.path.join(directory, f"s_{kind}.npy"), est.s_sum_)
     if cleanup is not None:
         cleanup()
-    print(json.dumps({"kind": kind, "seconds": seconds, "peak_rss_anon_mb": peak,
-                      "rss_anon_before_mb": before, "m": est.landmarks_.shape[0]}))
+    print(json.dumps({"kind": kind, "seconds": seconds, "peak_rss_anon_mb": rss.peak_mb,
+                      "rss_anon_before_mb": rss.start_mb, "m": est.landmarks_.shape[0]}))
 
 
 def main() -> None:
@@ -141,7 +111,7 @@ def main() -> None:
         worker(args.worker[0], args.worker[1], args.m)
         return
     n = 1_000_000 if args.quick else args.n
-    directory = tempfile.mkdtemp(prefix="nkme_scale_", dir=args.dir)
+    directory = os.path.abspath(tempfile.mkdtemp(prefix="nkme_scale_", dir=args.dir))
     try:
         t0 = time.perf_counter()
         write_data(directory, n, args.d)
@@ -149,9 +119,7 @@ def main() -> None:
               f"written in {time.perf_counter() - t0:.1f} s", flush=True)
         rows = []
         for kind in args.kinds.split(","):
-            out = subprocess.run([sys.executable, __file__, "--worker", kind, directory, "--m", str(args.m)],
-                                 check=True, capture_output=True, text=True)
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            rows.append(run_worker("scale", kind, directory, "--m", str(args.m)))
             print(json.dumps(rows[-1]), flush=True)
         ref = np.load(os.path.join(directory, f"s_{rows[0]['kind']}.npy"))
         base = rows[0]["seconds"]

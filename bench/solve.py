@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
 """Benchmark of the Nystrom weight solve alpha = K_m^+ s (nystrom_kme::solve_psd).
 
-Standalone: needs python3 with numpy and scipy, g++ with OpenMP, and Eigen headers
+Run as `python -m bench.solve [--quick]`. Standalone apart from the bench package: needs
+python3 with numpy and scipy, g++ with OpenMP, and Eigen headers
 (found via $EIGEN_INCLUDE, the cmeel-eigen wheel, or /usr/include/eigen3). It does not
 import nystrom_kme: a small C++ driver is compiled from the string below against the
 headers in cpp/include.
@@ -24,16 +24,15 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench import limits
+from bench.harness import ROOT, gaussian_kernel, machine
 
 DRIVER = r"""
 #include <algorithm>
@@ -77,7 +76,7 @@ int main(int argc, char** argv) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     if (!error.empty()) {
-      std::printf("%s FAILED 0 0 0 0\n", names[v]);
+      std::printf("%s FAILED 0 0 0\n", names[v]);
       continue;
     }
     std::sort(times.begin(), times.end());
@@ -85,9 +84,8 @@ int main(int argc, char** argv) {
     std::ofstream out(path, std::ios::binary);
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> w = r.weights;
     out.write(reinterpret_cast<const char*>(w.data()), sizeof(double) * w.size());
-    std::printf("%s %.6f %s %ld %d %.3e\n", names[v], times[times.size() / 2],
-                r.used == Solver::cholesky ? "cholesky" : "cod", long(r.rank), int(r.minimum_norm),
-                r.error_estimate);
+    std::printf("%s %.6f %s %ld %.3e\n", names[v], times[times.size() / 2],
+                r.used == Solver::cholesky ? "cholesky" : "cod", long(r.rank), r.error_estimate);
   }
 }
 """
@@ -125,23 +123,6 @@ def find_eigen() -> str:
     sys.exit("Eigen headers not found: set EIGEN_INCLUDE")
 
 
-def machine() -> str:
-    model = platform.processor() or "unknown"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores"
-
-
-def gaussian(A, B, sigma):
-    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-    return np.exp(-np.maximum(d2, 0.0) / (2.0 * sigma * sigma))
-
-
 def make_case(case: str, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
     d, n = 10, 10 * m
     X = rng.standard_normal((n, d))
@@ -153,12 +134,12 @@ def make_case(case: str, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
         L, sigma = X[rng.choice(n, m, replace=False)], median / 4
     else:
         L, sigma = X[rng.integers(0, n, m)], median
-    K = gaussian(L, L, sigma)
+    K = gaussian_kernel(L, L, sigma)
     K = 0.5 * (K + K.T)
     np.fill_diagonal(K, 1.0)
     s = np.zeros(m)
     for i in range(0, n, 4096):
-        s += gaussian(L, X[i:i + 4096], sigma).sum(1)
+        s += gaussian_kernel(L, X[i:i + 4096], sigma).sum(1)
     return K, (s / n)[:, None]
 
 
@@ -186,8 +167,7 @@ def main() -> None:
                "-DEIGEN_DONT_PARALLELIZE", "-std=c++17", f"-I{ROOT}/cpp/include",
                f"-I{find_eigen()}", src, "-o", exe]
         subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
-        ref_env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-        ref_env["OMP_NUM_THREADS"] = ref_env["OPENBLAS_NUM_THREADS"] = threads
+        ref_env = limits.limit_env(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
         drv_env = dict(os.environ, OMP_NUM_THREADS=threads)
         rng = np.random.default_rng(0)
         rows = []
@@ -213,12 +193,12 @@ def main() -> None:
                     cod_w = np.fromfile(os.path.join(work, "w_cod.bin")).reshape(m, 1)
                 n_unique = len(np.unique(K, axis=0)) if case == "rank-deficient" else m
                 for line in out.splitlines():
-                    name, t, used, rank, minnorm, est = line.split()
+                    name, t, used, rank, _est = line.split()
                     if t == "FAILED":
                         rows.append((case, m, f"nystrom_kme {name}", None, "failed (singular)", "", ""))
                         continue
                     w = np.fromfile(os.path.join(work, f"w_{name}.bin")).reshape(m, 1)
-                    note = f"used {used}, rank {rank}" + ("" if minnorm == "1" else ", basic (not min-norm)")
+                    note = f"used {used}, rank {rank}"
                     rows.append((case, m, f"nystrom_kme {name}", float(t), note, rkhs_rel(K, w, base),
                                  rkhs_rel(K, w, cod_w) if cod_w is not None else ""))
                 for name in ["gelsy", "pinv", "cholesky+jitter"]:

@@ -1,18 +1,17 @@
-#!/usr/bin/env python3
 """Two-sample tests: the Nyström permutation test against its machine limit, the
 README example, and time and power against the exact test.
 
 1. At 10^6 points per sample (d = 5, m = 1000, B = 200 permutations), the test's
    work is one multi-column kernel sum K(L, Z) W: 2 m n (B + 1) flops and n m
    kernel evaluations (n = 2 * 10^6 pooled). limit = 2 m n (B + 1) / GEMM rate +
-   n m / exp rate, with both rates measured in this run (bench/_limits.py).
+   n m / exp rate, with both rates measured in this run (bench/limits.py).
    Target: median time <= 1.5 x limit.
 2. The README example: 10^5 points per sample, d = 10, default m, 200
    permutations. Target: under 5 s.
 3. At 10^4 per sample: time and power of the Nyström and exact tests
    (H1: a shift of `--shift` on the first axis of N(0, I_5)).
 
-Usage: python bench/two_sample.py [--quick] [--reps R] [--shift S] [--repeats K]
+Usage: python -m bench.two_sample [--quick] [--reps R] [--shift S] [--repeats K]
 """
 
 from __future__ import annotations
@@ -20,17 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+import nystrom_kme as nk
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, peak_rss_mb  # noqa: E402
-from _limits import exp_rates, gemm_rates  # noqa: E402
-
-import nystrom_kme as nk  # noqa: E402
+from bench import limits
+from bench.harness import machine, peak_rss_mb, time_calls, utc_now
 
 TARGET_LIMIT_RATIO = 1.5
 TARGET_README_S = 5.0
@@ -43,40 +38,30 @@ def draw(rng, n, d, shift):
     return X, Y
 
 
-def timed(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return times, out
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="10^5 per sample at the limit, 2000 for the power")
     ap.add_argument("--reps", type=int, default=10, help="repetitions for the power estimates")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs of the large tests")
     ap.add_argument("--shift", type=float, default=0.05)
     ap.add_argument("--landmarks", type=int, default=1000)
     args = ap.parse_args()
     rng = np.random.default_rng(0)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"# Two-sample benchmark\n\n- machine: {machine()}; load average {load}\n"
-          f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {nk.show_config('dicts')['simd']['level']}, "
+    print(f"# Two-sample benchmark\n\n- machine: {machine()}\n"
+          f"- {utc_now()}; {nk.show_config('dicts')['simd']['level']}, "
           f"{nk.show_config('dicts')['openmp']['max_threads']} threads; 200 permutations\n", flush=True)
 
     # 1. the large test against its limit
-    gemm = gemm_rates(4096 if not args.quick else 1024, 3, unset_openblas_env=True)["float64"]
-    exp = exp_rates(os.cpu_count() or 1, 5)["float64"]
+    gemm = limits.gemm_rates(4096 if not args.quick else 1024, 3, unset_openblas_env=True)["float64"]
+    exp = limits.exp_rates(os.cpu_count() or 1, 100_000)["float64"]
     per = 10**5 if args.quick else 10**6
     n, m, B = 2 * per, args.landmarks, 200
     limit = 2.0 * m * n * (B + 1) / gemm + n * m / exp
     X, Y = draw(rng, per, 5, args.shift)
     kernel = nk.Gaussian(np.sqrt(2 * 5))  # median distance of N(0, I_5) pairs ~ sqrt(2 d)
     base = peak_rss_mb()
-    times, res = timed(lambda: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=B,
-                                                  random_state=0, progress=False), args.repeats)
+    times, res = time_calls(lambda: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=B,
+                                                       random_state=0, progress=False), args.repeats)
     t = statistics.median(times)
     print("## Nyström test at its limit\n")
     print(f"- GEMM {gemm / 1e9:.1f} GFLOP/s (numpy 4096², f64), libmvec exp {exp / 1e9:.2f}·10⁹/s (f64): "
@@ -90,8 +75,8 @@ def main() -> None:
     # 2. the README example
     X = np.random.default_rng(0).normal(size=(10**5, 10))
     Y = np.random.default_rng(1).normal(size=(10**5, 10)) + 0.1
-    times, res = timed(lambda: nk.two_sample_test(X, Y, n_permutations=200, random_state=0, progress=False),
-                       args.repeats)
+    times, res = time_calls(lambda: nk.two_sample_test(X, Y, n_permutations=200, random_state=0, progress=False),
+                            args.repeats)
     t = statistics.median(times)
     print("## README example: `nk.two_sample_test(X, Y, n_permutations=200, random_state=0)`, "
           "10^5 per sample, d = 10\n")

@@ -1,5 +1,8 @@
 """Machine limits the benchmarks compare against, measured in the same run: peak
-numpy GEMM flop/s and the glibc libmvec vector exp rate (bench/exp_limit.cpp)."""
+numpy GEMM flop/s and the glibc libmvec vector exp rate (bench/exp_limit.cpp).
+
+The GEMM limit and the LAPACK references are measured with OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE unset (limit_env), so that OpenBLAS picks its best kernel for this CPU."""
 
 from __future__ import annotations
 
@@ -12,7 +15,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from bench.harness import BENCH_DIR
+
+OPENBLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def limit_env(**extra: str) -> dict:
+    """This process's environment without the OPENBLAS_OVERRIDES, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in OPENBLAS_OVERRIDES}
+    env.update(extra)
+    return env
+
+
+def openblas_overrides() -> str:
+    """'OPENBLAS_CORETYPE=..., OPENBLAS_L2_SIZE=...' as set in this process ('unset' if not)."""
+    return ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in OPENBLAS_OVERRIDES)
 
 
 # --------------------------------------------------------------------------- GEMM limit
@@ -42,10 +59,9 @@ print(json.dumps(res))
 
 
 def gemm_rates(n: int, reps: int, unset_openblas_env: bool) -> dict:
-    env = dict(os.environ)
-    if unset_openblas_env:
-        env.pop("OPENBLAS_CORETYPE", None)
-        env.pop("OPENBLAS_L2_SIZE", None)
+    """Best-of-`reps` n x n numpy matmul flop/s ('float64', 'float32') and the BLAS in use
+    ('blas'), in a subprocess; with unset_openblas_env, without the OPENBLAS_OVERRIDES."""
+    env = limit_env() if unset_openblas_env else dict(os.environ)
     out = subprocess.run(
         [sys.executable, "-c", _GEMM_CODE, str(n), str(reps)],
         env=env, capture_output=True, text=True, check=True,
@@ -57,14 +73,17 @@ def gemm_rates(n: int, reps: int, unset_openblas_env: bool) -> dict:
 
 
 def exp_rates(n_threads: int, reps: int) -> dict:
-    src = HERE / "exp_limit.cpp"
+    """libmvec exp values/s on n_threads threads ('float64', 'float32'), the _ZGV vector
+    symbols in the binary ('zgv') and the compile command ('cmd')."""
+    src = BENCH_DIR / "exp_limit.cpp"
     with tempfile.TemporaryDirectory(prefix="exp_limit_") as tmp:
         exe = Path(tmp) / "exp_limit"
         cmd = ["g++", "-O3", "-march=native", "-ffast-math", "-fopenmp", str(src), "-o", str(exe)]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         zgv = []
         if shutil.which("objdump"):
-            dis = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True).stdout
+            dis = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True,
+                                 check=False).stdout
             zgv = sorted(set(re.findall(r"_ZGV\w+", dis)))
         env = dict(os.environ, OMP_NUM_THREADS=str(n_threads))
         out = subprocess.run([str(exe), str(n_threads), str(reps), "5"], env=env,

@@ -1,15 +1,22 @@
-"""Shared helpers of bench/figure1.py and bench/figure2.py: m grid, summaries, plots."""
+"""Helpers of the paper's figures (bench/figure1.py, bench/figure2.py) and of
+bench/samplers.py: m grid, CSV rows, summaries, plots."""
 
 from __future__ import annotations
 
+import csv
 import math
 import shutil
 from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).parent / "out"
-DOCS_FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
+from bench.harness import OUT, ROOT
+
+__all__ = ["COLORS", "DOCS_FIGURES", "LABELS", "OUT", "CsvRows", "m_grid", "plot_figure",
+           "plot_panels", "pyplot", "save_figure", "smallest_m_cells", "smallest_m_within",
+           "sqrt_log", "stats"]
+
+DOCS_FIGURES = ROOT / "docs" / "figures"
 
 COLORS = {"empirical": "C0", "uniform": "C1", "cortes-scott": "C2", "dpp-greedy": "C3",
           "greedy-cholesky": "C4", "rpcholesky": "C5", "block-rpcholesky": "C6",
@@ -19,13 +26,37 @@ LABELS = {"empirical": "empirical (all n points)", "uniform": "Nyström (uniform
 
 def m_grid(lo: int, hi: int, points: int) -> list[int]:
     """`points` integers spread geometrically over [lo, hi] (duplicates dropped)."""
-    return sorted({int(round(v)) for v in np.geomspace(lo, hi, points)})
+    return sorted({round(float(v)) for v in np.geomspace(lo, hi, points)})
 
 
 def sqrt_log(n: int) -> int:
     """m = ceil(sqrt(n) log sqrt(n)) (the paper's rate in the exponential-decay setting)."""
     r = math.sqrt(n)
-    return int(math.ceil(r * math.log(r)))
+    return math.ceil(r * math.log(r))
+
+
+class CsvRows:
+    """The rows of a run: each written to a CSV file (columns `fields`) as it comes and
+    kept in `.rows`. A context manager; `flush()` after each trial."""
+
+    def __init__(self, path: Path, fields: list[str]):
+        self.path, self.fields, self.rows = path, fields, []
+
+    def __enter__(self):
+        self._fh = open(self.path, "w", newline="")
+        self._writer = csv.DictWriter(self._fh, self.fields)
+        self._writer.writeheader()
+        return self
+
+    def add(self, **row) -> None:
+        self._writer.writerow(row)
+        self.rows.append(row)
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+    def __exit__(self, *exc) -> None:
+        self._fh.close()
 
 
 def stats(values: list[float]) -> tuple[float, float, float]:
@@ -43,6 +74,16 @@ def smallest_m_within(rows: list[dict], key: str, value, policy: str, target: fl
         if np.mean([r["error"] for r in sub if r["m"] == m]) <= (1.0 + tol) * target:
             return m, ms[-1]
     return None, (ms[-1] if ms else 0)
+
+
+def smallest_m_cells(rows: list[dict], key: str, value, policy: str, target: float) -> tuple[str, str]:
+    """The summary cells 'smallest m within 10%' and 'error at that m' (mean) of policy at
+    key == value: ('> max m', '–') if no grid m is within 10% of target."""
+    m, m_max = smallest_m_within(rows, key, value, policy, target)
+    if m is None:
+        return f"> {m_max}", "–"
+    at = [r["error"] for r in rows if r[key] == value and r["policy"] == policy and r["m"] == m]
+    return str(m), f"{np.mean(at):.3e}"
 
 
 def plot_panels(ax, rows: list[dict], key: str, value, policies: list[str], n_for_rate: int,
@@ -75,6 +116,33 @@ def plot_panels(ax, rows: list[dict], key: str, value, policies: list[str], n_fo
     ax.set_ylabel(r"$\|\mu - \hat\mu\|$ (exact)")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files only; imported when first needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_figure(rows: list[dict], key: str, panels: list[tuple], panel_size: tuple[float, float],
+                suptitle: str, name: str, out: Path) -> tuple[Path, Path]:
+    """One row of plot_panels, `panels` = [(value, policies, n_for_rate, title), ...], with
+    the legend on the first; saved by save_figure (paths printed). Returns (PNG, copy)."""
+    plt = pyplot()
+    width, height = panel_size
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), height), squeeze=False)
+    for ax, (value, policies, n_for_rate, title) in zip(axes[0], panels):
+        plot_panels(ax, rows, key, value, policies, n_for_rate, title)
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.suptitle(suptitle, fontsize=10)
+    fig.tight_layout()
+    png, copy = save_figure(fig, name, out)
+    print(f"\nFigure: {png} (copy: {copy})")
+    return png, copy
 
 
 def save_figure(fig, name: str, out: Path) -> tuple[Path, Path]:
