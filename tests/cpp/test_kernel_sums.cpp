@@ -1,11 +1,13 @@
 // Streaming kernel sums against direct long-double references written here,
 // independently of the core's kernel map.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <nystrom_kme/interrupt.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 
 #include "check.hpp"
@@ -159,6 +161,81 @@ void test_errors() {
   CHECK_THROWS(kernel_sums<double>(A, A, W, Kernel::gaussian(1.0)));
 }
 
+
+void test_whole_float_range() {
+  // Bandwidths near the smallest normal double: k(x, x) = 1 exactly, 0 elsewhere.
+  const RowMatrixXd X = gaussian_data(37, 4, 1.0, 0.0, 21);
+  for (const char* name : {"gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"}) {
+    for (double s : {1e-200, 2.3e-308}) {
+      const RowMatrixXd K = kernel_matrix<double>(X, X, Kernel::from_name(name, s));
+      for (Index i = 0; i < K.rows(); ++i)
+        for (Index j = 0; j < K.cols(); ++j) CHECK(K(i, j) == (i == j ? 1.0 : 0.0));
+      const Eigen::VectorXd diag = kernel_diagonal<double>(X, Kernel::from_name(name, s));
+      CHECK((diag.array() == 1.0).all());
+    }
+    CHECK_THROWS(Kernel::from_name(name, 1e-310));  // subnormal: 1 / bandwidth overflows
+  }
+  // The same points in other units with the bandwidth in those units: the same values.
+  const RowMatrixXd Y = gaussian_data(300, 6, 1.0, 0.3, 22);
+  for (const char* name : {"gaussian", "matern52", "inverse_multiquadric", "linear", "polynomial"}) {
+    const Eigen::VectorXd ref = kernel_row_sums<double>(X.leftCols(4), Y.leftCols(4), Kernel::from_name(name, 1.5, 1.0, 3));
+    for (double a : {1e150, 1e-170}) {
+      const RowMatrixXd Xa = X.leftCols(4) * a, Ya = Y.leftCols(4) * a;
+      const Eigen::VectorXd got = kernel_row_sums<double>(Xa, Ya, Kernel::from_name(name, 1.5 * a, 1.0, 3));
+      const double err = ((got - ref).cwiseAbs().array() / ref.cwiseAbs().array().max(1e-300)).maxCoeff();
+      if (err > 1e-12) std::fprintf(stderr, "%s scale %g: err %g\n", name, a, err);
+      CHECK(err < 1e-12);
+    }
+  }
+  // Data whose scaled values overflow: a clear error, never inf or NaN.
+  RowMatrixXd huge = gaussian_data(20, 3, 1e300, 0.0, 23);
+  CHECK_THROWS(kernel_row_sums<double>(huge, huge, Kernel::gaussian(1e-10)));
+}
+
+void test_few_very_wide_rows() {
+  // d = 20,000 (160 KB a row) with 3 rows: summed pair by pair, against the tiled
+  // path's values on the same data (A with 16+ rows and B with 256+ rows would tile).
+  const Index d = 20000;
+  const RowMatrixXd A = gaussian_data(3, d, 1.0, 0.0, 31), B = gaussian_data(5, d, 1.0, 0.1, 32);
+  const Kernel kernel = Kernel::gaussian(150.0);
+  const RowMatrixXd K = kernel_matrix<double>(A, B, kernel);
+  for (Index i = 0; i < 3; ++i) {
+    for (Index j = 0; j < 5; ++j) {
+      long double d2 = 0;
+      for (Index f = 0; f < d; ++f) {
+        const long double e = (long double)A(i, f) - B(j, f);
+        d2 += e * e;
+      }
+      CHECK(std::abs(K(i, j) - double(std::exp(-d2 / (2.0L * 150 * 150)))) < 1e-13);
+    }
+  }
+  const RowMatrixXd W = gaussian_data(5, 3, 1.0, 0.0, 33);
+  CHECK(((kernel_sums<double>(A, B, W, kernel) - K * W).cwiseAbs().array() < 1e-13).all());
+}
+
+bool stop_now() { return true; }
+
+void test_interrupt_check_stops_a_long_call() {
+  const RowMatrixXd X = gaussian_data(200000, 5, 1.0, 0.0, 41);
+  const Kernel kernel = Kernel::gaussian(1.0);
+  set_interrupt_check(&stop_now);
+  bool interrupted = false;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)kernel_row_sums<double>(X, X, kernel);  // ~minutes of work without the check
+  } catch (const Interrupted&) {
+    interrupted = true;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  set_interrupt_check(nullptr);
+  CHECK(interrupted);
+  CHECK(seconds < 2.0);  // the check runs every 20 ms; work in flight finishes its tile
+  // the pool is usable afterwards and gives the same result as before
+  const Eigen::VectorXd a = kernel_row_sums<double>(X.topRows(500), X.topRows(3000), kernel);
+  const Eigen::VectorXd b = kernel_row_sums<double>(X.topRows(500), X.topRows(3000), kernel);
+  CHECK((a.array() == b.array()).all());
+}
+
 }  // namespace
 
 int main() {
@@ -167,6 +244,9 @@ int main() {
   test_matrix_and_weighted_sums();
   test_far_from_origin();
   test_column_major_input_is_accepted();
+  test_whole_float_range();
+  test_few_very_wide_rows();
+  test_interrupt_check_stops_a_long_call();
   test_thread_invariance();
   test_errors();
   if (test::failures == 0) std::printf("test_kernel_sums: all checks passed\n");

@@ -1,10 +1,14 @@
 // Landmark samplers against dense references written here: pivoted Cholesky
 // residual traces, thread-count invariance, herding and farthest-point choices, and
 // ridge leverage estimates against the exact scores.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -167,6 +171,189 @@ void test_ridge_leverage() {
   CHECK_THROWS(ridge_leverage_estimates<double>(X, X, reg, -1.0, k));
 }
 
+// True when f() throws an E whose message contains `needle`.
+template <class E, class F>
+bool throws_with(F&& f, const std::string& needle) {
+  try {
+    f();
+  } catch (const E& e) {
+    if (std::string(e.what()).find(needle) != std::string::npos) return true;
+    std::fprintf(stderr, "  message without '%s': %s\n", needle.c_str(), e.what());
+    return false;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "  unexpected exception type: %s\n", e.what());
+    return false;
+  }
+  return false;
+}
+
+// Regression tests of the "Reliability" campaign: hostile arguments must throw a clear
+// std::invalid_argument (Python: ValueError), never select row -1 or run unbounded.
+void test_herding_overflow() {
+  // Linear kernel on values near 1e200: every kernel value overflows to inf, so every
+  // score was -inf or NaN and herding selected row -1 (heap corruption, or -1 returned
+  // with allow_repeats).
+  RowMatrixXd C = gaussian_data(40, 2, 4) * 1e200;
+  const Kernel lin = Kernel::from_name("linear", 1.0);
+  const Eigen::VectorXd target = Eigen::VectorXd::LinSpaced(40, 0.0, 1.0);
+  for (bool repeats : {false, true}) {
+    CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(C, target, lin, 5, repeats); },
+                                             "not finite"));
+  }
+  // float input: a polynomial kernel of degree 50 on values ~1e10 overflows float64
+  const RowMatrixXf Cf = (gaussian_data(40, 2, 4) * 1e10).cast<float>();
+  const Kernel poly(KernelKind::polynomial, 1.0, 1.0, 50);
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<float>(Cf, target, poly, 3, true); },
+                                           "not finite"));
+  // Finite kernel values (1.7e308) whose running sum overflows: the scores become -inf.
+  RowMatrixXd D = RowMatrixXd::Constant(3, 1, 1.3e154);
+  D(1, 0) = 1.2e154;
+  D(2, 0) = 1.1e154;
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { kernel_herding<double>(D, Eigen::VectorXd::Zero(3), lin, 6, true); }, "not finite"));
+  // one step needs no kernel value at all: still fine
+  CHECK(kernel_herding<double>(C, target, lin, 1, false) == std::vector<Index>{39});
+}
+
+void test_herding_bounds() {
+  const RowMatrixXd X = gaussian_data(50, 2, 5);
+  const Kernel k = Kernel::gaussian(1.0);
+  const Eigen::VectorXd mu = Eigen::VectorXd::Constant(50, 0.5);
+  const auto start = std::chrono::steady_clock::now();
+  // allow_repeats with m = 10^12 used to run (practically) forever
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, mu, k, Index(1e12), true); },
+                                           "n_landmarks"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { kernel_herding<double>(X, mu, k, 1000 * 50 + 1, true); }, "n_landmarks"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { kernel_herding<double>(X, mu, k, std::numeric_limits<Index>::max(), true); }, "n_landmarks"));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(secs < 1.0);
+  CHECK(kernel_herding<double>(X, mu, k, 2000, true).size() == 2000);  // within the bound
+  // other arguments
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, mu, k, 0); }, "n_landmarks"));
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, mu, k, -5, true); }, "n_landmarks"));
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, mu, k, 51, false); }, "n_landmarks"));
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, mu.head(49), k, 5); }, "target"));
+  Eigen::VectorXd bad = mu;
+  bad[3] = std::nan("");
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, bad, k, 5); }, "target"));
+  RowMatrixXd Xn = X;
+  Xn(7, 1) = INFINITY;
+  CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(Xn, mu, k, 5); }, "C contains"));
+  const RowMatrixXd empty(0, 2), no_cols(5, 0);
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { kernel_herding<double>(empty, Eigen::VectorXd(0), k, 1, true); }, "at least one row"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { kernel_herding<double>(no_cols, Eigen::VectorXd::Zero(5), k, 1); }, "at least one row"));
+}
+
+void test_tolerance_validation() {
+  const RowMatrixXd X = gaussian_data(120, 2, 6);
+  const Kernel k = Kernel::gaussian(1.0);
+  const Eigen::VectorXd mu = Eigen::VectorXd::Zero(120);
+  for (double tol : {-1e-3, -1.0, std::nan(""), double(INFINITY), -double(INFINITY), 1.0, 2.0}) {
+    const SamplingOptions o{0, tol};
+    CHECK(throws_with<std::invalid_argument>(
+        [&] { pivoted_cholesky<double>(X, k, 10, PivotRule::greedy, 0, o); }, "tolerance"));
+    CHECK(throws_with<std::invalid_argument>(
+        [&] { pivoted_cholesky<double>(X, k, 10, PivotRule::random, 1, o); }, "tolerance"));
+    CHECK(throws_with<std::invalid_argument>([&] { block_rpcholesky<double>(X, k, 10, 4, 1, o); }, "tolerance"));
+    CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(X, k, 10, 0, o); }, "tolerance"));
+    CHECK(throws_with<std::invalid_argument>([&] { kernel_herding<double>(X, mu, k, 10, false, o); },
+                                             "tolerance"));
+  }
+  // tolerance 0 on an exactly rank-3 kernel (linear, d = 3): the loops stop when the
+  // residual vanishes and never select an invalid or repeated row
+  const RowMatrixXd Y = gaussian_data(100, 3, 7);
+  const Kernel lin = Kernel::from_name("linear", 1.0);
+  const SamplingOptions zero{0, 0.0};
+  for (const auto& r : {pivoted_cholesky<double>(Y, lin, 20, PivotRule::greedy, 0, zero),
+                        pivoted_cholesky<double>(Y, lin, 20, PivotRule::random, 3, zero),
+                        block_rpcholesky<double>(Y, lin, 20, 8, 3, zero)}) {
+    CHECK(r.pivots.size() <= 20 && distinct_and_valid(r.pivots, 100));
+    CHECK(r.pivots.size() == r.pivot_values.size() && r.residual_trace.size() == r.pivots.size() + 1);
+    for (double v : r.pivot_values) CHECK(v > 0.0);
+  }
+  // all-zero kernel matrix: no pivot at all (the random rule used to draw row -1)
+  const RowMatrixXd Z = RowMatrixXd::Zero(30, 2);
+  CHECK(pivoted_cholesky<double>(Z, lin, 5, PivotRule::random, 1, zero).pivots.empty());
+  CHECK(pivoted_cholesky<double>(Z, lin, 5, PivotRule::greedy, 1, zero).pivots.empty());
+  CHECK(block_rpcholesky<double>(Z, lin, 5, 3, 1, zero).pivots.empty());
+  CHECK(farthest_point<double>(Z, lin, 5, 2, zero) == std::vector<Index>{2});
+  // duplicated rows: farthest-point returns distinct rows only (a negative tolerance
+  // used to let it pick the duplicates)
+  RowMatrixXd dup(60, 2);
+  for (Index i = 0; i < 60; ++i) dup.row(i) = X.row(i % 6);
+  const auto fp = farthest_point<double>(dup, k, 20, 0);
+  CHECK(fp.size() == 6 && distinct_and_valid(fp, 60));
+  // the sampler itself never returns -1
+  std::vector<double> v(5000, 0.0);
+  detail::ChunkStats stats(detail::n_sampling_chunks(5000));
+  for (Index c = 0; c < detail::n_sampling_chunks(5000); ++c) {
+    const Index b = c * detail::kSamplingChunk;
+    stats.record(c, v.data(), b, std::min<Index>(5000, b + detail::kSamplingChunk));
+  }
+  detail::SplitMix64 gen(1);
+  CHECK(throws_with<std::runtime_error>([&] { detail::sample_proportional(v, stats, gen); }, "no positive"));
+}
+
+void test_block_size_cap() {
+  const RowMatrixXd X = gaussian_data(200, 3, 8);
+  const Kernel k = Kernel::gaussian(1.5);
+  const auto start = std::chrono::steady_clock::now();
+  // 20,000 proposals per round at n = 200 took 146 s; 10^12 ended in bad_alloc
+  const auto big = block_rpcholesky<double>(X, k, 30, 20000, 11);
+  const auto huge = block_rpcholesky<double>(X, k, 30, Index(1e12), 11);
+  const auto capped = block_rpcholesky<double>(X, k, 30, 200, 11);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(secs < 20.0);
+  CHECK(big.pivots.size() == 30 && distinct_and_valid(big.pivots, 200));
+  CHECK(big.pivots == capped.pivots && huge.pivots == capped.pivots);
+  CHECK(throws_with<std::invalid_argument>([&] { block_rpcholesky<double>(X, k, 5, -3); }, "block_size"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { block_rpcholesky<double>(X, k, 5, std::numeric_limits<Index>::min()); }, "block_size"));
+}
+
+void test_pivot_argument_validation() {
+  const RowMatrixXd X = gaussian_data(40, 2, 9);
+  const Kernel k = Kernel::gaussian(1.0);
+  for (Index m : {Index(0), Index(-1), Index(41), std::numeric_limits<Index>::max(),
+                  std::numeric_limits<Index>::min()}) {
+    CHECK(throws_with<std::invalid_argument>([&] { pivoted_cholesky<double>(X, k, m, PivotRule::greedy); },
+                                             "n_landmarks"));
+    CHECK(throws_with<std::invalid_argument>([&] { block_rpcholesky<double>(X, k, m, 4); }, "n_landmarks"));
+    CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(X, k, m, 0); }, "n_landmarks"));
+  }
+  for (Index first : {Index(-1), Index(40), std::numeric_limits<Index>::max()}) {
+    CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(X, k, 3, first); }, "first"));
+  }
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { pivoted_cholesky<double>(X, k, 3, static_cast<PivotRule>(7)); }, "rule"));
+  RowMatrixXd Xn = X;
+  Xn(3, 0) = std::nan("");
+  CHECK(throws_with<std::invalid_argument>([&] { pivoted_cholesky<double>(Xn, k, 3, PivotRule::greedy); },
+                                           "X contains"));
+  CHECK(throws_with<std::invalid_argument>([&] { block_rpcholesky<double>(Xn, k, 3, 2); }, "X contains"));
+  CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(Xn, k, 3, 0); }, "X contains"));
+  const RowMatrixXd empty(0, 2), no_cols(5, 0);
+  CHECK(throws_with<std::invalid_argument>([&] { pivoted_cholesky<double>(empty, k, 1, PivotRule::greedy); },
+                                           "at least one row"));
+  CHECK(throws_with<std::invalid_argument>([&] { block_rpcholesky<double>(no_cols, k, 1, 1); },
+                                           "at least one row"));
+  CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(no_cols, k, 1, 0); },
+                                           "at least one row"));
+  // kernel values that overflow float64 (linear kernel on values near 1e200)
+  const RowMatrixXd H = gaussian_data(40, 2, 10) * 1e200;
+  const Kernel lin = Kernel::from_name("linear", 1.0);
+  CHECK(throws_with<std::invalid_argument>([&] { pivoted_cholesky<double>(H, lin, 3, PivotRule::greedy); },
+                                           "not finite"));
+  CHECK(throws_with<std::invalid_argument>([&] { pivoted_cholesky<double>(H, lin, 3, PivotRule::random); },
+                                           "not finite"));
+  CHECK(throws_with<std::invalid_argument>([&] { block_rpcholesky<double>(H, lin, 3, 2); }, "not finite"));
+  CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(H, lin, 3, 0); }, "not finite"));
+}
+
 }  // namespace
 
 int main() {
@@ -174,6 +361,11 @@ int main() {
   test_pivoted_cholesky();
   test_herding_and_farthest_point();
   test_ridge_leverage();
+  test_herding_overflow();
+  test_herding_bounds();
+  test_tolerance_validation();
+  test_block_size_cap();
+  test_pivot_argument_validation();
   if (test::failures == 0) std::printf("test_sampling: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 #include <Eigen/SVD>
 
 #include <nystrom_kme/solve.hpp>
@@ -325,6 +326,141 @@ void test_thread_invariance() {
 #endif
 }
 
+// True when f() throws an E whose message contains `needle`.
+template <class E, class F>
+bool throws_with(F&& f, const std::string& needle) {
+  try {
+    f();
+  } catch (const E& e) {
+    if (std::string(e.what()).find(needle) != std::string::npos) return true;
+    std::fprintf(stderr, "  message without '%s': %s\n", needle.c_str(), e.what());
+    return false;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "  unexpected exception type: %s\n", e.what());
+    return false;
+  }
+  return false;
+}
+
+/// Q diag(w) Q^T with a random orthogonal Q.
+MatrixXd with_spectrum(const VectorXd& w) {
+  const Eigen::HouseholderQR<MatrixXd> qr(normal(w.size(), w.size()));
+  const MatrixXd Q = qr.householderQ();
+  MatrixXd K = Q * w.asDiagonal() * Q.transpose();
+  return (K + K.transpose()) / 2;  // exactly symmetric
+}
+
+// Regression tests of the "Reliability" campaign: solve_psd used to accept indefinite K.
+void test_indefinite() {
+  const Solver all[] = {Solver::cod, Solver::cholesky, Solver::automatic};
+  const MatrixXd s2 = MatrixXd::Ones(2, 1), s3 = MatrixXd::Ones(3, 1);
+  MatrixXd A(2, 2), B(3, 3), Z(2, 2);
+  A << 1, 2, 2, 1;                   // eigenvalues 3, -1: negative Schur complement
+  B << 1, 0, 0, 0, 0, 1, 0, 1, 0;    // eigenvalues 1, 1, -1: zero diagonal Schur block
+  Z << 0, 1, 1, 0;                   // zero diagonal, eigenvalues +-1
+  const VectorXd w = VectorXd::LinSpaced(60, 1.0, 0.01);
+  VectorXd w1 = w, w2 = w, w3 = w;
+  w1(59) = -1e-3;
+  w2(30) = -1e-6;  // mildly indefinite, far above rounding (1e-13)
+  w3.tail(20).setZero();
+  w3(59) = -1e-4;  // singular and indefinite
+  const MatrixXd s60 = normal(60, 2);
+  for (Solver sv : all) {
+    const char* msg = "K is not positive semidefinite";
+    CHECK(throws_with<std::invalid_argument>([&] { solve(A, s2, sv); }, msg));
+    CHECK(throws_with<std::invalid_argument>([&] { solve(B, s3, sv); }, msg));
+    CHECK(throws_with<std::invalid_argument>([&] { solve(Z, s2, sv); }, msg));
+    CHECK(throws_with<std::invalid_argument>([&] { solve(with_spectrum(w1), s60, sv); }, msg));
+    CHECK(throws_with<std::invalid_argument>([&] { solve(with_spectrum(w2), s60, sv); }, msg));
+    CHECK(throws_with<std::invalid_argument>([&] { solve(with_spectrum(w3), s60, sv); }, msg));
+    CHECK(throws_with<std::invalid_argument>([&] { solve(-MatrixXd::Identity(3, 3), s3, sv); }, msg));
+  }
+  // PSD but singular K keep working: rank 40 of 60, plus symmetric noise at the
+  // rounding level (eigenvalues of +-1e-16 around the zero ones)
+  VectorXd w4 = w;
+  w4.tail(20).setZero();
+  MatrixXd K4 = with_spectrum(w4);
+  MatrixXd noise = 1e-16 * normal(60, 60);
+  K4 += (noise + noise.transpose()) / 2;
+  for (Solver sv : {Solver::cod, Solver::automatic}) {
+    const SolveResult r = solve(K4, s60, sv);
+    CHECK(r.weights.allFinite() && r.rank < 60);
+    CHECK(rel_diff(K4 * r.weights, K4 * pinv_eig(K4, s60, 1e-12)) < 1e-6);
+  }
+  CHECK(throws_with<std::runtime_error>([&] { solve(K4, s60, Solver::cholesky); }, "singular"));
+  // positive semidefinite low-rank Gram matrices of several scales and offsets
+  for (double scale : {1e-150, 1.0, 1e100}) {
+    for (double offset : {0.0, 1e3}) {
+      const MatrixXd X = (normal(200, 5).array() + offset).matrix() * scale;
+      const MatrixXd K = X * X.transpose();
+      const MatrixXd sk = K * normal(200, 1);
+      for (Solver sv : {Solver::cod, Solver::automatic}) {
+        const SolveResult r = solve(K, sk, sv);
+        CHECK(r.rank == 5 && r.weights.allFinite());
+      }
+    }
+  }
+}
+
+void test_option_and_symmetry_validation() {
+  const MatrixXd X = normal(20, 2);
+  const MatrixXd G = gaussian_gram(X, X, 1.0), s = MatrixXd::Ones(20, 1);
+  for (Solver sv : {Solver::cod, Solver::cholesky, Solver::automatic}) {
+    for (double rcond : {std::nan(""), double(INFINITY), -double(INFINITY), 1.0, 5.0}) {
+      SolveOptions o;
+      o.solver = sv;
+      o.rcond = rcond;
+      CHECK(throws_with<std::invalid_argument>([&] { solve_psd(G, s, o); }, "rcond"));
+    }
+    for (double tol : {std::nan(""), double(INFINITY), -1e-3}) {
+      SolveOptions o;
+      o.solver = sv;
+      o.tolerance = tol;
+      CHECK(throws_with<std::invalid_argument>([&] { solve_psd(G, s, o); }, "tolerance"));
+    }
+    // asymmetry of 1e-8 relative is rejected (it used to pass up to 1e-5); 1e-13 is rounding
+    MatrixXd Ga = G;
+    Ga(3, 7) += 1e-8;
+    CHECK(throws_with<std::invalid_argument>([&] { solve(Ga, s, sv); }, "not symmetric"));
+    MatrixXd Gr = G;
+    Gr(3, 7) += 1e-13;
+    CHECK(solve(Gr, s, sv).weights.allFinite());
+  }
+  SolveOptions bad;
+  bad.solver = static_cast<Solver>(9);
+  CHECK(throws_with<std::invalid_argument>([&] { solve_psd(G, s, bad); }, "solver"));
+  // negative rcond means the default (documented), as before
+  SolveOptions neg;
+  neg.rcond = -1.0;
+  CHECK(solve_psd(G, s, neg).weights.allFinite());
+  // nystrom_weights validates its own arguments
+  const Kernel kern = Kernel::gaussian(1.0);
+  RowMatrixXd L = normal(20, 2);
+  RowMatrixXd Ln = L;
+  Ln(4, 1) = std::nan("");  // NaN used to reach std::sort (undefined behaviour)
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<double>(Ln, s, kern); }, "L contains"));
+  RowMatrixXf Lfn = L.cast<float>();
+  Lfn(0, 0) = INFINITY;
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<float>(Lfn, s, kern); }, "L contains"));
+  MatrixXd sn = s;
+  sn(2, 0) = std::nan("");
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<double>(L, sn, kern); }, "s contains"));
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<double>(L, s.topRows(19), kern); }, "rows"));
+  const RowMatrixXd no_cols(20, 0);
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<double>(no_cols, s, kern); }, "landmark"));
+  SolveOptions nan_rcond;
+  nan_rcond.rcond = std::nan("");
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<double>(L, s, kern, nan_rcond); }, "rcond"));
+  // kernel values that overflow (linear kernel on values near 1e200)
+  const RowMatrixXd H = L * 1e200;
+  const Kernel lin = Kernel::from_name("linear", 1.0);
+  for (Solver sv : {Solver::cod, Solver::cholesky, Solver::automatic}) {
+    SolveOptions o;
+    o.solver = sv;
+    CHECK(throws_with<std::invalid_argument>([&] { nystrom_weights<double>(H, s, lin, o); }, "not finite"));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -337,6 +473,8 @@ int main() {
   test_bad_input();
   test_larger_against_eig();
   test_thread_invariance();
+  test_indefinite();
+  test_option_and_symmetry_validation();
   if (test::failures == 0) std::printf("test_solve: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

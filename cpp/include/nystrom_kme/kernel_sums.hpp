@@ -58,7 +58,9 @@ void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index b
 /// @param B  (q, d) points summed over, streamed block by block
 /// @param W  (q, k) weights, one weighting per column
 /// @return   (p, k) row-major, float64 (accumulated in float64 for float inputs)
-/// @throws std::invalid_argument on dimension mismatch or NaN/inf input
+/// @throws std::invalid_argument on dimension mismatch, NaN/inf input, or points whose
+///         division by the bandwidth overflows T; nystrom_kme::Interrupted when the
+///         installed interrupt check (interrupt.hpp) stops the call
 template <class T>
 RowMatrixXd kernel_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                         const WeightsRef& W, const Kernel& kernel,
@@ -68,6 +70,7 @@ RowMatrixXd kernel_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
 }
 
 /// s = K(A, B) 1: s_i = sum_j k(a_i, b_j), (p,) float64.
+/// @throws the same as kernel_sums.
 template <class T>
 Eigen::VectorXd kernel_row_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                                 const Kernel& kernel, const SumOptions& options = {}) {
@@ -75,6 +78,7 @@ Eigen::VectorXd kernel_row_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B
 }
 
 /// 1^T K(A, B) 1 = sum_ij k(a_i, b_j), by a compensated sum of the row sums.
+/// @throws the same as kernel_sums.
 template <class T>
 double kernel_total_sum(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const Kernel& kernel,
                         const SumOptions& options = {}) {
@@ -90,6 +94,7 @@ double kernel_total_sum(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const 
 
 /// k(a_i, b_i) for aligned rows of A and B, (p,) float64: the diagonal k(x, x)
 /// (A = B) or the paired terms of the linear-time MMD. Direct formula, O(p d).
+/// @throws std::invalid_argument when the shapes differ or the input holds NaN/inf
 template <class T>
 Eigen::VectorXd paired_kernel(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                               const Kernel& kernel) {
@@ -106,9 +111,11 @@ Eigen::VectorXd paired_kernel(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
 
 /// k(x_i, x_i) for every row of X, (n,) float64. Direct formula, O(n d), in
 /// parallel over fixed chunks of rows.
+/// @throws std::invalid_argument when X holds NaN/inf; nystrom_kme::Interrupted
 template <class T>
 Eigen::VectorXd kernel_diagonal(const ConstRowRef<T>& X, const Kernel& kernel,
                                 const SumOptions& options = {}) {
+  detail::check_finite(X, "X");
   Eigen::VectorXd out(X.rows());
   detail::for_each_chunk(X.rows(), detail::kDiagonalChunk, options.n_threads,
                          [&](Index, Index b, Index e) {
@@ -118,6 +125,7 @@ Eigen::VectorXd kernel_diagonal(const ConstRowRef<T>& X, const Kernel& kernel,
 }
 
 /// Dense K(A, B), (p, q) float64: for landmark matrices and tests, not for big data.
+/// @throws the same as kernel_sums.
 template <class T>
 RowMatrixXd kernel_matrix(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const Kernel& kernel,
                           const SumOptions& options = {}) {

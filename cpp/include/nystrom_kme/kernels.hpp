@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -28,9 +29,11 @@ class Kernel {
   /// @throws std::invalid_argument for sigma <= 0 or non-finite, offset < 0, degree < 1.
   Kernel(KernelKind kind, double bandwidth, double offset = 1.0, int degree = 2)
       : kind_(kind), bandwidth_(bandwidth), offset_(offset), degree_(degree) {
-    if (!(bandwidth > 0.0) || !std::isfinite(bandwidth)) {
-      throw std::invalid_argument("bandwidth must be a finite number > 0, got " +
-                                  std::to_string(bandwidth));
+    // Values are computed on the data divided by the bandwidth, so 1 / bandwidth must
+    // be finite: the bandwidth must be a normal (not subnormal) positive number.
+    if (!(bandwidth >= std::numeric_limits<double>::min()) || !std::isfinite(bandwidth)) {
+      throw std::invalid_argument("bandwidth must be a finite number >= 2.2250738585072014e-308 "
+                                  "(the smallest normal double), got " + std::to_string(bandwidth));
     }
     if (kind == KernelKind::polynomial) {
       if (!(offset >= 0.0) || !std::isfinite(offset)) {
@@ -61,6 +64,10 @@ class Kernel {
 
   KernelKind kind() const { return kind_; }
   double bandwidth() const { return bandwidth_; }
+  /// 1 / bandwidth: the core computes every kernel value from the scaled points
+  /// x / bandwidth (squared distances or inner products of those), which keeps the
+  /// arithmetic in range for any bandwidth and data scale that float64 can hold.
+  double inv_bandwidth() const { return 1.0 / bandwidth_; }
   double offset() const { return offset_; }
   int degree() const { return degree_; }
 

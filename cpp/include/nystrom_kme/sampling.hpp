@@ -35,8 +35,15 @@ struct SamplingOptions {
   /// Pivoted Cholesky and farthest-point selection stop early (returning fewer
   /// than m pivots) once every residual diagonal entry is <= tolerance * max_i k(x_i, x_i):
   /// the remaining points are then in the span of the chosen ones up to round-off.
+  /// Must be finite and in [0, 1): pivoted_cholesky, block_rpcholesky, kernel_herding
+  /// and farthest_point throw std::invalid_argument otherwise.
   double tolerance = 1e-12;
 };
+
+/// kernel_herding with allow_repeats refuses more than this many steps per candidate
+/// (and more than kMaxHerdingSteps in all): beyond that the run time O(m n d) is absurd.
+inline constexpr Index kMaxHerdingStepsPerCandidate = 1000;
+inline constexpr Index kMaxHerdingSteps = Index(1) << 31;
 
 enum class PivotRule {
   greedy,  ///< argmax of the residual diagonal (smallest index on ties)
@@ -52,25 +59,49 @@ struct PivotedCholeskyResult {
 namespace detail {
 
 template <class T>
-void check_pivot_args(const ConstRowRef<T>& X, Index m, const char* what) {
+void check_pivot_args(const ConstRowRef<T>& X, Index m, const SamplingOptions& options,
+                      const char* what) {
   check_sampling_args(X.rows(), X.cols(), m, what);
-  check_finite(X, "X");
+  check_tolerance(options.tolerance, what);
   if (m > X.rows()) {
     throw std::invalid_argument(std::string(what) + ": n_landmarks=" + std::to_string(m) +
                                 " exceeds the number of rows of X, " + std::to_string(X.rows()));
   }
+  check_finite(X, "X");
+}
+
+/// Thrown when kernel values of finite data are not finite (they overflow float64,
+/// e.g. a linear or polynomial kernel on huge values).
+inline std::invalid_argument kernel_overflow(const char* what, const char* data) {
+  return std::invalid_argument(std::string(what) + ": the kernel values of " + data +
+                               " are not finite (they overflow float64): rescale the data or "
+                               "increase the bandwidth");
 }
 
 /// Residual diagonal d_i = k(x_i, x_i) and its chunk statistics.
+/// @throws std::invalid_argument when a k(x_i, x_i) or their sum is not finite
 template <class T>
 std::vector<double> initial_diagonal(const ConstRowRef<T>& X, const Kernel& kernel, ChunkStats& stats,
-                                     int n_threads) {
+                                     int n_threads, const char* what) {
   std::vector<double> diag(static_cast<std::size_t>(X.rows()));
   for_each_chunk(X.rows(), kSamplingChunk, n_threads, [&](Index c, Index b, Index e) {
     kernel_diagonal_rows(X, kernel, b, e, diag.data() + b);
+    for (Index i = b; i < e; ++i) {
+      if (!std::isfinite(diag[std::size_t(i)])) throw kernel_overflow(what, "X");
+    }
     stats.record(c, diag.data(), b, e);
   });
+  if (!std::isfinite(stats.total())) throw kernel_overflow(what, "X");
   return diag;
+}
+
+/// Defensive check before a row index is used: the loops never produce an index
+/// outside [0, n) (in particular never -1), and this keeps it so.
+inline void check_index(Index i, Index n, const char* what) {
+  if (i < 0 || i >= n) {
+    throw std::runtime_error(std::string(what) + ": internal error: selected row index " +
+                             std::to_string(i) + " is outside [0, " + std::to_string(n) + ")");
+  }
 }
 
 /// Unpivoted Cholesky of a small SPD matrix in place (lower triangle); returns the
@@ -103,19 +134,25 @@ inline Index leading_cholesky(Eigen::MatrixXd& A, double threshold) {
 ///
 /// Each step evaluates one kernel column (O(n d)) and subtracts F's projection (O(n j)):
 /// O(n m (m + d)) time in all, O(n m) memory for F (n x m doubles).
-/// @param X  (n, d) points
+/// @param X  (n, d) points, n >= 1, d >= 1, finite
 /// @param m  number of pivots, 1 <= m <= n (fewer are returned if the residual vanishes)
-/// @throws std::invalid_argument on bad sizes or NaN/inf in X
+/// @throws std::invalid_argument on bad sizes, m outside [1, n], NaN/inf in X, a rule
+///         that is not a PivotRule, options.tolerance not finite or outside [0, 1), or
+///         kernel values that are not finite (overflow)
 template <class T>
 PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
                                        PivotRule rule, std::uint64_t seed = 0,
                                        const SamplingOptions& options = {}) {
-  detail::check_pivot_args(X, m, "pivoted_cholesky");
+  constexpr const char* what = "pivoted_cholesky";
+  if (rule != PivotRule::greedy && rule != PivotRule::random) {
+    throw std::invalid_argument("pivoted_cholesky: rule must be PivotRule::greedy or PivotRule::random");
+  }
+  detail::check_pivot_args(X, m, options, what);
   const Index n = X.rows(), d = X.cols();
   const int nt = options.n_threads;
   detail::ChunkStats stats(detail::n_sampling_chunks(n));
-  std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, nt);
-  const double threshold = options.tolerance * stats.best().first;
+  std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, nt, what);
+  const double threshold = options.tolerance * stats.best().first;  // >= 0
 
   PivotedCholeskyResult result;
   result.residual_trace.push_back(stats.total());
@@ -139,13 +176,18 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
         stats.record(c, diag.data(), begin, std::min(n, begin + detail::kSamplingChunk));
       }
     }
+    detail::check_index(s, n, what);
     const double piv = diag[std::size_t(s)];
+    if (!(piv > 0.0)) throw std::runtime_error("pivoted_cholesky: internal error: pivot is not > 0");
     const double inv = 1.0 / std::sqrt(piv);
     for (Index l = 0; l < j; ++l) fs[std::size_t(l)] = F(s, l);
     for (Index f = 0; f < d; ++f) p[std::size_t(f)] = X(s, f);
 
     detail::for_each_chunk(n, detail::kSamplingChunk, nt, [&](Index c, Index b, Index e) {
       detail::kernel_column(X, p.data(), kernel, b, e, column.data() + b);
+      for (Index i = b; i < e; ++i) {
+        if (!std::isfinite(column[std::size_t(i)])) throw detail::kernel_overflow(what, "X");
+      }
       const Eigen::Map<const Eigen::VectorXd> fsj(fs.data(), j);
       for (Index i = b; i < e; ++i) {
         // Eigen's dot keeps several accumulators (vectorised); a plain loop would not
@@ -173,21 +215,33 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
 /// updates F with one block column K(X, S) from the tiled kernel engine. The pivots
 /// have exactly the distribution of sequential RPCholesky, at block (GEMM) speed.
 ///
+/// The proposals per round are b = min(block_size, n): the accepted pivots have the
+/// RPCholesky law for any b, and more i.i.d. proposals than rows only add repeats (at
+/// O(b^2) memory and O(b^2 d) time: block_size = 20,000 at n = 200 took minutes).
+///
 /// O(n m (m + d)) time, O(n m + n b) memory (F and one block column).
 /// residual_trace has one entry per accepted pivot, from the column norms of the block.
+/// @param X  (n, d) points, n >= 1, d >= 1, finite
+/// @param m  number of pivots, 1 <= m <= n (fewer are returned if the residual vanishes)
+/// @param block_size  proposals per round, >= 1 (capped at n)
+/// @throws std::invalid_argument on bad sizes, m outside [1, n], block_size < 1, NaN/inf
+///         in X, options.tolerance not finite or outside [0, 1), or kernel values that
+///         are not finite (overflow)
 template <class T>
 PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
                                        Index block_size, std::uint64_t seed = 0,
                                        const SamplingOptions& options = {}) {
-  detail::check_pivot_args(X, m, "block_rpcholesky");
+  constexpr const char* what = "block_rpcholesky";
   if (block_size < 1) {
-    throw std::invalid_argument("block_size must be >= 1, got " + std::to_string(block_size));
+    throw std::invalid_argument("block_rpcholesky: block_size must be >= 1, got " +
+                                std::to_string(block_size));
   }
+  detail::check_pivot_args(X, m, options, what);
   const Index n = X.rows(), d = X.cols();
   const int nt = options.n_threads;
   detail::ChunkStats stats(detail::n_sampling_chunks(n));
-  std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, nt);
-  const double threshold = options.tolerance * stats.best().first;
+  std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, nt, what);
+  const double threshold = options.tolerance * stats.best().first;  // >= 0
 
   PivotedCholeskyResult result;
   result.residual_trace.push_back(stats.total());
@@ -197,9 +251,12 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
 
   while (k < m) {
     if (!(stats.best().first > threshold)) break;
-    const Index b = block_size;
+    const Index b = std::min(block_size, n);
     std::vector<Index> prop(static_cast<std::size_t>(b));
-    for (auto& s : prop) s = detail::sample_proportional(diag, stats, gen);
+    for (auto& s : prop) {
+      s = detail::sample_proportional(diag, stats, gen);
+      detail::check_index(s, n, what);
+    }
 
     // G = K(S', S') - F(S', :k) F(S', :k)^T: residual kernel on the proposals.
     RowMatrixXd Fp(b, k);
@@ -207,6 +264,7 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
     RowMatrix<T> Xp(b, d);
     for (Index a = 0; a < b; ++a) Xp.row(a) = X.row(prop[std::size_t(a)]);
     Eigen::MatrixXd G = kernel_matrix<T>(Xp, Xp, kernel, {1});
+    if (!G.allFinite()) throw detail::kernel_overflow(what, "X");
     if (k > 0) G.noalias() -= Fp * Fp.transpose();
 
     // Rejection step: sequential RPCholesky restricted to the proposals.
@@ -244,6 +302,7 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
       Fs.row(a) = F.row(accepted[std::size_t(a)]).head(k);
     }
     RowMatrixXd H = kernel_matrix<T>(X, P, kernel, {nt});  // (n, t): O(n b)
+    if (!H.allFinite()) throw detail::kernel_overflow(what, "X");
     Eigen::MatrixXd Hs(t_acc, t_acc);
     for (Index a = 0; a < t_acc; ++a) Hs.row(a) = H.row(accepted[std::size_t(a)]);
     if (k > 0) Hs.noalias() -= Fs * Fs.transpose();
@@ -297,24 +356,44 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
 /// step t picks argmax_i target_i - (1/(t+1)) sum_{s<=t} k(c_i, c_{j_s}), with
 /// target_i the mean embedding to match evaluated at c_i (e.g. mu_hat(c_i) =
 /// (1/n) sum_l k(x_l, c_i)). O(m n_c d) time, O(n_c) memory beyond the target.
+/// @param C  (n_c, d) candidates, n_c >= 1, d >= 1, finite
+/// @param target  (n_c,) finite values
+/// @param m  steps, >= 1; <= n_c without repeats; with repeats <=
+///           min(kMaxHerdingStepsPerCandidate * n_c, kMaxHerdingSteps) = min(1000 n_c, 2^31)
 /// @param allow_repeats  false: a chosen candidate is never chosen again (m <= n_c)
+/// @throws std::invalid_argument on bad sizes, m out of range, NaN/inf in C or target,
+///         options.tolerance not finite or outside [0, 1) (unused here, checked for
+///         consistency), or when the kernel values of C or the herding scores are not
+///         finite (overflow, e.g. a linear kernel on values near 1e200)
 template <class T>
 std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<const Eigen::VectorXd>& target,
                                   const Kernel& kernel, Index m, bool allow_repeats = false,
                                   const SamplingOptions& options = {}) {
-  detail::check_sampling_args(C.rows(), C.cols(), m, "kernel_herding");
-  detail::check_finite(C, "C");
+  constexpr const char* what = "kernel_herding";
+  detail::check_sampling_args(C.rows(), C.cols(), m, what);
+  detail::check_tolerance(options.tolerance, what);
   const Index n = C.rows(), d = C.cols();
-  if (target.size() != n) {
-    throw std::invalid_argument("kernel_herding: target has " + std::to_string(target.size()) +
-                                " entries but C has " + std::to_string(n) + " rows");
-  }
-  if (!target.allFinite()) throw std::invalid_argument("kernel_herding: target contains NaN or inf");
   if (!allow_repeats && m > n) {
     throw std::invalid_argument("kernel_herding: n_landmarks=" + std::to_string(m) +
                                 " exceeds the number of candidates " + std::to_string(n) +
                                 " (allow repeats to go beyond)");
   }
+  const Index max_steps = n > kMaxHerdingSteps / kMaxHerdingStepsPerCandidate
+                              ? kMaxHerdingSteps
+                              : std::min(kMaxHerdingSteps, n * kMaxHerdingStepsPerCandidate);
+  if (m > max_steps) {
+    throw std::invalid_argument("kernel_herding: n_landmarks=" + std::to_string(m) +
+                                " is too large: at most min(" +
+                                std::to_string(kMaxHerdingStepsPerCandidate) + " * " + std::to_string(n) +
+                                " candidates, 2^31) = " + std::to_string(max_steps) +
+                                " herding steps are allowed");
+  }
+  if (target.size() != n) {
+    throw std::invalid_argument("kernel_herding: target has " + std::to_string(target.size()) +
+                                " entries but C has " + std::to_string(n) + " rows");
+  }
+  detail::check_finite(C, "C");
+  if (!target.allFinite()) throw std::invalid_argument("kernel_herding: target contains NaN or inf");
   const Index n_chunks = detail::n_sampling_chunks(n);
   std::vector<double> sums(static_cast<std::size_t>(n), 0.0), column(static_cast<std::size_t>(n));
   std::vector<char> taken(static_cast<std::size_t>(n), 0);
@@ -328,13 +407,22 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
     detail::for_each_chunk(n, detail::kSamplingChunk, options.n_threads, [&](Index c, Index b, Index e) {
       if (last >= 0) {
         detail::kernel_column(C, p.data(), kernel, b, e, column.data() + b);
-        for (Index i = b; i < e; ++i) sums[std::size_t(i)] += column[std::size_t(i)];
+        for (Index i = b; i < e; ++i) {
+          if (!std::isfinite(column[std::size_t(i)])) throw detail::kernel_overflow(what, "C");
+          sums[std::size_t(i)] += column[std::size_t(i)];
+        }
       }
       double bv = -std::numeric_limits<double>::infinity();
       Index ba = -1;
       for (Index i = b; i < e; ++i) {
         if (taken[std::size_t(i)]) continue;
         const double v = target[i] - scale * sums[std::size_t(i)];
+        if (!std::isfinite(v)) {  // a running sum of kernel values overflowed
+          throw std::invalid_argument(
+              "kernel_herding: the herding score of candidate " + std::to_string(i) + " at step " +
+              std::to_string(t) + " is not finite: the kernel values of C overflow float64 "
+              "(rescale the data or increase the bandwidth)");
+        }
         if (v > bv) {
           bv = v;
           ba = i;
@@ -351,6 +439,7 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
         j = arg[std::size_t(c)];
       }
     }
+    detail::check_index(j, n, what);  // every score is finite, so some candidate wins
     chosen.push_back(j);
     if (!allow_repeats) taken[std::size_t(j)] = 1;
     last = j;
@@ -363,19 +452,28 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
 /// - 2 k(x,z) (Gonzalez's greedy k-centre): each step picks the point least coherent
 /// with the chosen set, the incoherence heuristic of Cruz Cortes & Scott, "Scalable
 /// sparse approximation of a sample mean", ICASSP 2014. Starts at row `first`; stops
-/// early once every point is within tolerance of a chosen one.
+/// early once every point is within tolerance of a chosen one (squared RKHS distance
+/// <= 2 * tolerance * max_i k(x_i, x_i)): the points returned are distinct.
 /// O(m n d) time, O(n) memory.
+/// @param X  (n, d) points, n >= 1, d >= 1, finite
+/// @param m  number of points, 1 <= m <= n (fewer are returned if all are covered)
+/// @param first  the starting row, 0 <= first < n
+/// @throws std::invalid_argument on bad sizes, m outside [1, n], first outside [0, n),
+///         NaN/inf in X, options.tolerance not finite or outside [0, 1), or kernel
+///         values that are not finite (overflow)
 template <class T>
 std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel, Index m, Index first,
                                   const SamplingOptions& options = {}) {
-  detail::check_pivot_args(X, m, "farthest_point");
+  constexpr const char* what = "farthest_point";
+  detail::check_pivot_args(X, m, options, what);
   const Index n = X.rows(), d = X.cols();
   if (first < 0 || first >= n) {
-    throw std::invalid_argument("farthest_point: first=" + std::to_string(first) + " is not a row of X");
+    throw std::invalid_argument("farthest_point: first=" + std::to_string(first) +
+                                " is not a row of X (0 <= first < " + std::to_string(n) + ")");
   }
   detail::ChunkStats stats(detail::n_sampling_chunks(n));
-  const std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, options.n_threads);
-  const double threshold = 2.0 * options.tolerance * stats.best().first;
+  const std::vector<double> diag = detail::initial_diagonal(X, kernel, stats, options.n_threads, what);
+  const double threshold = 2.0 * options.tolerance * stats.best().first;  // >= 0
   std::vector<double> dist(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
   std::vector<double> column(static_cast<std::size_t>(n));
   std::vector<T> p(static_cast<std::size_t>(d));
@@ -388,6 +486,7 @@ std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel,
     detail::for_each_chunk(n, detail::kSamplingChunk, options.n_threads, [&](Index c, Index b, Index e) {
       detail::kernel_column(X, p.data(), kernel, b, e, column.data() + b);
       for (Index i = b; i < e; ++i) {
+        if (!std::isfinite(column[std::size_t(i)])) throw detail::kernel_overflow(what, "X");
         const double r = std::max(diag[std::size_t(i)] + djj - 2.0 * column[std::size_t(i)], 0.0);
         dist[std::size_t(i)] = std::min(dist[std::size_t(i)], r);
       }
@@ -396,6 +495,7 @@ std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel,
     });
     const auto [far, arg] = stats.best();
     if (!(far > threshold)) break;
+    detail::check_index(arg, n, what);
     j = arg;
   }
   return chosen;
@@ -408,6 +508,19 @@ std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel,
 /// with reg_j = lambda_n / w_j for dictionary weights w_j and lambda_n = lambda * n.
 /// With D empty it is k(x, x) / lambda_n. Evaluated for each row of X in blocks of
 /// 256 rows: O(n_x |D| (|D| + d) + |D|^3) time, O(|D|^2 + 256 |D|) memory.
+///
+/// Numerically safe form: with R = diag(reg), K_DD + R = R^{1/2} S R^{1/2} where
+/// S = I + R^{-1/2} K_DD R^{-1/2} >= I, so k_D(x)^T (K_DD + R)^{-1} k_D(x) = ||L^{-1} b||^2
+/// with L L^T = S and b = R^{-1/2} k_D(x). S is positive definite with eigenvalues >= 1
+/// whatever the rank of K_DD (duplicate dictionary rows) or the spread of reg, so its
+/// Cholesky factor exists (where round-off in K_DD still breaks it, S gets a small shift
+/// of its diagonal, which errs towards larger estimates). The numerator is the Schur
+/// complement of a positive semi-definite matrix, in [0, k(x, x)]: round-off below 0 is
+/// set to 0. It carries an absolute error of about eps * k(x, x), so the estimate is
+/// resolved to about eps * k(x, x) / lambda_n: callers keep lambda_n well above
+/// eps * max_x k(x, x) (the Python BLESS driver: lambda_n >= sqrt(eps) * max_x k(x, x)).
+/// The estimate is not capped at 1 (the bound of the exact scores): a point the
+/// dictionary does not represent gets up to k(x, x) / lambda_n.
 template <class T>
 Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRowRef<T>& D,
                                          const Eigen::Ref<const Eigen::VectorXd>& reg, double lambda_n,
@@ -432,19 +545,37 @@ Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRow
   Eigen::VectorXd out = kernel_diagonal<T>(X, kernel, {options.n_threads});
   if (n == 0) return out;
   if (M > 0) {
-    Eigen::MatrixXd KD = kernel_matrix<T>(D, D, kernel, {options.n_threads});
-    KD.diagonal() += reg;
-    const Eigen::LLT<Eigen::MatrixXd> llt(KD);
-    if (llt.info() != Eigen::Success) {
-      throw std::runtime_error("ridge_leverage_estimates: K_DD + diag(reg) is not positive definite");
+    const Eigen::VectorXd inv_sqrt_reg = reg.cwiseSqrt().cwiseInverse();
+    // S = I + R^{-1/2} K_DD R^{-1/2}
+    Eigen::MatrixXd S = kernel_matrix<T>(D, D, kernel, {options.n_threads});
+    S = inv_sqrt_reg.asDiagonal() * S * inv_sqrt_reg.asDiagonal();
+    S.diagonal().array() += 1.0;
+    if (!S.allFinite()) {
+      throw std::invalid_argument(
+          "ridge_leverage_estimates: reg is too small for the kernel values (K_DD / reg overflows)");
+    }
+    // S >= I exactly; only round-off in K_DD of the size of reg breaks the factorisation.
+    // Then S + delta I, delta growing from M eps max(S_ii): a larger S underestimates the
+    // subtracted term, so the estimate errs upwards (oversampling, never missing a point).
+    Eigen::LLT<Eigen::MatrixXd> llt(S);
+    double delta = static_cast<double>(M) * std::numeric_limits<double>::epsilon() * S.diagonal().maxCoeff();
+    for (int attempt = 0; llt.info() != Eigen::Success; ++attempt) {
+      if (attempt == 40) {
+        throw std::runtime_error("ridge_leverage_estimates: I + R^-1/2 K_DD R^-1/2 is not positive definite");
+      }
+      Eigen::MatrixXd shifted = S;
+      shifted.diagonal().array() += delta;
+      llt.compute(shifted);
+      delta *= 4.0;
     }
     const Eigen::MatrixXd L = llt.matrixL();
     constexpr Index kBlock = 256;
     const Index n_blocks = (n + kBlock - 1) / kBlock;
     detail::parallel_tasks(n_blocks, options.n_threads, [&](Index blk) {
       const Index b = blk * kBlock, rows = std::min(kBlock, n - b);
-      // K(D, X_b): (M, rows), column-major so the triangular solve runs in place.
+      // R^{-1/2} K(D, X_b): (M, rows), column-major so the triangular solve runs in place.
       Eigen::MatrixXd Kb = kernel_matrix<T>(D, X.middleRows(b, rows), kernel, {1});
+      Kb = inv_sqrt_reg.asDiagonal() * Kb;
       L.triangularView<Eigen::Lower>().solveInPlace(Kb);
       for (Index i = 0; i < rows; ++i) out[b + i] -= Kb.col(i).squaredNorm();
     });

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <nystrom_kme/detail/checks.hpp>
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/solve_qr.hpp>
@@ -73,14 +75,51 @@ std::vector<Index> group_duplicates(const ConstRowRef<T>& L, std::vector<Index>&
   return group;
 }
 
+/// A number for a message: %g, so that tiny values do not print as 0.000000.
+inline std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 inline double default_rcond(Index m) {
   return double(std::max<Index>(m, 1)) * std::numeric_limits<double>::epsilon();
 }
 
-/// Validates K and s: square, matching rows, finite, symmetric (to 1e-5 relative),
-/// non-negative diagonal (to rounding). 1e-5 allows kernels computed in float32.
+/// Relative asymmetry max |K_ij - K_ji| / max |K_ij| that solve_psd accepts: rounding
+/// in a float64 kernel matrix is far below it; a float32 one must be symmetrised first.
+inline constexpr double kSymmetryTolerance = 1e-10;
+
+/// K is "significantly indefinite" when the Schur complement left by the pivoted
+/// factorisation has a diagonal entry below -kIndefiniteFactor * rcond * max_i K_ii or
+/// an off-diagonal entry above kIndefiniteFactor * rcond * max_i K_ii in absolute value
+/// (rcond at least its default m eps). For a PSD K both stay below rcond * max_i K_ii
+/// plus rounding (measured: < 1 x m eps max K_ii on low-rank Gram, duplicated-landmark
+/// and polynomial-kernel matrices up to m = 900).
+inline constexpr double kIndefiniteFactor = 10.0;
+
+/// Validates SolveOptions: a known solver, rcond finite and < 1 (<= 0: the default),
+/// tolerance finite and >= 0.
+/// @throws std::invalid_argument otherwise
+inline void check_solve_options(const SolveOptions& o) {
+  if (o.solver != Solver::automatic && o.solver != Solver::cod && o.solver != Solver::cholesky) {
+    throw std::invalid_argument("solver must be Solver::automatic, Solver::cod or Solver::cholesky");
+  }
+  if (!std::isfinite(o.rcond) || !(o.rcond < 1.0)) {
+    throw std::invalid_argument("rcond must be a finite number < 1 (<= 0: the default m * eps), got " +
+                                format_number(o.rcond));
+  }
+  if (!std::isfinite(o.tolerance) || !(o.tolerance >= 0.0)) {
+    throw std::invalid_argument("tolerance must be a finite number >= 0, got " +
+                                format_number(o.tolerance));
+  }
+}
+
+/// Validates K, s and the options: square, matching rows, finite, symmetric (to
+/// kSymmetryTolerance relative), non-negative diagonal (to rounding).
 inline void check_solve_input(const Eigen::Ref<const Eigen::MatrixXd>& K,
                               const Eigen::Ref<const Eigen::MatrixXd>& s, const SolveOptions& o) {
+  check_solve_options(o);
   if (K.rows() != K.cols()) {
     throw std::invalid_argument("K must be square, got " + std::to_string(K.rows()) + " x " +
                                 std::to_string(K.cols()));
@@ -91,9 +130,6 @@ inline void check_solve_input(const Eigen::Ref<const Eigen::MatrixXd>& K,
   }
   if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
   if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
-  if (std::isnan(o.rcond) || std::isnan(o.tolerance) || !(o.rcond < 1.0)) {
-    throw std::invalid_argument("rcond must be < 1 and tolerance a number");
-  }
   const Index m = K.rows();
   if (m == 0) return;
   const double scale = K.cwiseAbs().maxCoeff();
@@ -105,14 +141,36 @@ inline void check_solve_input(const Eigen::Ref<const Eigen::MatrixXd>& K,
       asym = std::max(asym, (K.block(i, j, h, w) - K.block(j, i, w, h).transpose()).cwiseAbs().maxCoeff());
     }
   }
-  if (asym > 1e-5 * scale) {
-    throw std::invalid_argument("K is not symmetric: max |K - K^T| = " + std::to_string(asym) +
-                                " (max |K| = " + std::to_string(scale) + ")");
+  if (asym > kSymmetryTolerance * scale) {
+    throw std::invalid_argument("K is not symmetric: max |K - K^T| = " + format_number(asym) +
+                                " > " + format_number(kSymmetryTolerance) + " max |K| (max |K| = " +
+                                format_number(scale) + ")");
   }
   const double min_diag = K.diagonal().minCoeff();
   if (min_diag < -default_rcond(m) * scale) {
-    throw std::invalid_argument("K is not positive semi-definite: diagonal entry " +
-                                std::to_string(min_diag) + " < 0");
+    throw std::invalid_argument("K is not positive semidefinite: diagonal entry " +
+                                format_number(min_diag) + " < 0");
+  }
+}
+
+/// After a rank-revealing stop (pc.rank < m) of pivoted_cholesky_factor(A, rcond, ...):
+/// @throws std::invalid_argument "K is not positive semidefinite" when the remaining
+///         Schur complement is significantly indefinite (see kIndefiniteFactor)
+inline void check_psd_factor(const Eigen::MatrixXd& A, const PivotedCholesky& pc, double rcond,
+                             int n_threads) {
+  const Index m = A.rows();
+  if (pc.rank >= m) return;
+  const double limit =
+      kIndefiniteFactor * std::max(rcond, default_rcond(m)) * std::max(pc.max_diagonal, 0.0);
+  const SchurExtremes e = remaining_schur_extremes(A, pc, n_threads);
+  if (!(e.min_diagonal >= -limit) || !(e.max_off_diagonal <= limit)) {
+    throw std::invalid_argument(
+        "K is not positive semidefinite: after " + std::to_string(pc.rank) +
+        " pivots of the pivoted Cholesky factorisation the remaining Schur complement has "
+        "smallest diagonal entry " + format_number(e.min_diagonal) +
+        " and largest off-diagonal |entry| " + format_number(e.max_off_diagonal) +
+        ", beyond the rounding level " + format_number(limit) +
+        " (10 rcond max K_ii); a PSD K keeps both within it");
   }
 }
 
@@ -286,8 +344,8 @@ inline Eigen::MatrixXd cod_from_factor(const Eigen::MatrixXd& A, const PivotedCh
 ///  * automatic: the pivoted Cholesky above (one factorisation, ~ the cost of a plain
 ///    Cholesky). r = m: alpha = K^{-1} s from it, one refinement step (the COD solution
 ///    too); error_estimate = max_c sqrt(res^T K^{-1} res) / ||embedding||, res = s - K
-///    alpha. r < m: the same minimum-norm alpha as "cod", but from semi-normal
-///    equations instead of the QR: with W = L21 L11^{-1} and the small
+///    alpha. r < m: the minimum-norm alpha of the same rank-r system as "cod" (equal
+///    in exact arithmetic), but from semi-normal equations instead of the QR: with W = L21 L11^{-1} and the small
 ///    G = I + W W^T ((m - r) x (m - r)), (F F^T)^+ = B^{+T} K11^{-1} B^+, B = [I; W];
 ///    cost O((m - r) r^2 + (m - r)^2 r), two refinement steps. It is kept when
 ///    max |W_ij| <= 1e4 (condition of the normal equations 1 + ||W||^2) and either the
@@ -298,9 +356,26 @@ inline Eigen::MatrixXd cod_from_factor(const Eigen::MatrixXd& A, const PivotedCh
 ///    ill-conditioned K). Otherwise the QR-based COD is computed from the same factor
 ///    (used = cod).
 ///    used = cholesky means the fast path was accepted.
+///    In floating point the weights of a numerically singular K are not determined to
+///    rounding: "automatic" and "cod" can return alpha that differ by O(1) relative
+///    (measured: 150% at sigma = 3, m = 400) while their embeddings agree to ~1e-5
+///    relative in RKHS norm or better; compare embeddings, not weights.
+/// Positive semidefinite but singular K are the point of cod and automatic. A K that is
+/// not PSD is rejected: a negative diagonal entry (below -m eps max |K_ij|), or, when
+/// the pivoted factorisation stops at r < m, a remaining Schur complement with a
+/// diagonal entry below -10 rcond max K_ii or an off-diagonal entry above 10 rcond
+/// max K_ii in absolute value (rcond at least m eps; a PSD K keeps both within
+/// rcond max K_ii up to rounding). For solver = cholesky this classification runs
+/// only when the plain factorisation fails.
 /// Results are bit-identical for any number of OpenMP threads.
-/// @throws std::invalid_argument for non-square, mismatched, non-finite, non-symmetric or
-///         (clearly) indefinite input.
+/// @param K  (m, m) symmetric (max |K - K^T| <= 1e-10 max |K|), finite, PSD; m may be 0
+/// @param s  (m, k) finite right-hand sides
+/// @throws std::invalid_argument for non-square K, s with another number of rows, NaN or
+///         inf in K or s, a non-symmetric K, a K that is not positive semidefinite
+///         ("K is not positive semidefinite ..."), an unknown solver, rcond not finite
+///         or >= 1, or tolerance not finite or < 0.
+/// @throws std::runtime_error for solver = cholesky when K is PSD but numerically
+///         singular (a pivot <= rcond max K_ii), or if a solve yields NaN or inf.
 inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
                              const Eigen::Ref<const Eigen::MatrixXd>& s,
                              const SolveOptions& options = {}) {
@@ -320,10 +395,14 @@ inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
     const double max_diag = K.diagonal().maxCoeff();
     const Index failed = detail::blocked_cholesky(A, rcond * std::max(max_diag, 0.0), threads);
     if (failed >= 0) {
+      // Singular or indefinite? The rank-revealing factorisation tells (this path only).
+      Eigen::MatrixXd B = K;
+      const detail::PivotedCholesky pc = detail::pivoted_cholesky_factor(B, rcond, threads);
+      detail::check_psd_factor(B, pc, rcond, threads);
       throw std::runtime_error(
           "Cholesky factorisation failed at pivot " + std::to_string(failed) + " of " +
           std::to_string(m) + ": K is numerically singular (pivot <= rcond * max K_ii = " +
-          std::to_string(rcond * max_diag) + "); use solver='cod' or 'auto'");
+          detail::format_number(rcond * max_diag) + "); use solver='cod' or 'auto'");
     }
     result.weights = detail::basic_solve(A, {}, m, K, s, error);
     if (!result.weights.allFinite()) throw std::runtime_error("Cholesky solve produced NaN or inf");
@@ -335,6 +414,7 @@ inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
   const detail::PivotedCholesky pc = detail::pivoted_cholesky_factor(A, rcond, threads);
   const Index r = pc.rank;
   result.rank = r;
+  detail::check_psd_factor(A, pc, rcond, threads);  // r < m: singular, or indefinite?
   if (r == m) {
     // K is invertible: K^{-1} s is the minimum-norm (COD) solution as well.
     Eigen::MatrixXd alpha = detail::basic_solve(A, pc.perm, r, K, s, error);
@@ -379,27 +459,50 @@ inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
   return result;
 }
 
-/// Nystrom weights for landmarks L: the minimum-norm solution of K(L, L) alpha = s.
+/// Nystrom weights for landmarks L: the minimum-norm solution of K(L, L) alpha = s (up
+/// to the rank threshold and rounding; see solve_psd for how the solvers differ).
 /// Identical landmarks (sampling with replacement) are merged first for the
 /// automatic and Cholesky solvers; the weight of a merged point is split equally
 /// among its copies, which is exactly the minimum-norm solution.
-/// @param L (m, d) landmarks;  @param s (m, k) right-hand sides, e.g. K(L, X) 1 / n
+/// O(m^2 d + m^3) time, O(m^2) memory (K_m in float64).
+/// @param L (m, d) landmarks, m >= 1, d >= 1, finite
+/// @param s (m, k) finite right-hand sides, e.g. K(L, X) 1 / n
+/// @throws std::invalid_argument for an empty L, s with another number of rows, NaN or
+///         inf in L or s, invalid options (see solve_psd), or kernel values of L that are
+///         not finite (overflow)
+/// @throws std::runtime_error as solve_psd (solver = cholesky on a singular K_m)
 template <class T>
 SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eigen::MatrixXd>& s,
                             const Kernel& kernel, const SolveOptions& options = {},
                             const SumOptions& sum_options = {}) {
-  if (L.rows() < 1) throw std::invalid_argument("need at least one landmark");
+  if (L.rows() < 1 || L.cols() < 1) {
+    throw std::invalid_argument("nystrom_weights: need at least one landmark with at least one "
+                                "feature, got L of shape (" + std::to_string(L.rows()) + ", " +
+                                std::to_string(L.cols()) + ")");
+  }
   if (s.rows() != L.rows()) {
     throw std::invalid_argument("s has " + std::to_string(s.rows()) + " rows but there are " +
                                 std::to_string(L.rows()) + " landmarks");
   }
+  detail::check_solve_options(options);
+  detail::check_finite(L, "L");  // before sorting L: NaN breaks the ordering
+  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
   SolveOptions opts = options;
   if (opts.n_threads <= 0) opts.n_threads = sum_options.n_threads;
   // K_m is formed in float64 even for float32 landmarks (m x d is small): the
   // solve amplifies errors in K_m by its condition number.
+  auto gram = [&](const RowMatrixXd& P) {
+    RowMatrixXd K = kernel_matrix<double>(P, P, kernel, sum_options);
+    if (!K.allFinite()) {
+      throw std::invalid_argument("nystrom_weights: the kernel values of the landmarks are not "
+                                  "finite (they overflow float64): rescale the data or increase "
+                                  "the bandwidth");
+    }
+    return K;
+  };
   if (options.solver == Solver::cod) {
     const RowMatrixXd Ld = L.template cast<double>();
-    return solve_psd(kernel_matrix<double>(Ld, Ld, kernel, sum_options), s, opts);
+    return solve_psd(gram(Ld), s, opts);
   }
   std::vector<Index> rep;
   const std::vector<Index> group = detail::group_duplicates<T>(L, rep);
@@ -412,8 +515,7 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
     s_unique.row(j) = s.row(rep[std::size_t(j)]);
   }
   for (Index g : group) ++count[std::size_t(g)];
-  SolveResult merged = solve_psd(kernel_matrix<double>(unique, unique, kernel, sum_options), s_unique,
-                                 opts);
+  SolveResult merged = solve_psd(gram(unique), s_unique, opts);
   SolveResult result;
   result.used = merged.used;
   result.rank = merged.rank;

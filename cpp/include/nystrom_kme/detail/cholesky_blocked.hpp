@@ -159,7 +159,8 @@ inline PivotedCholesky pivoted_cholesky_factor(Eigen::MatrixXd& A, double rcond,
   }
   out.rank = rank;
   // Deferred row swaps: rows >= end of panel b of its columns are in the order of
-  // snapshot b; bring them to the final order.
+  // snapshot b; bring them to the final order. (The columns of the panel where the
+  // factorisation stopped and the trailing block are in the final order already.)
   std::vector<Index> final_pos(static_cast<std::size_t>(n));
   for (Index i = 0; i < n; ++i) final_pos[std::size_t(out.perm[std::size_t(i)])] = i;
   const Index n_panels = Index(snapshots.size());
@@ -173,6 +174,55 @@ inline PivotedCholesky pivoted_cholesky_factor(Eigen::MatrixXd& A, double rcond,
       A.col(c).tail(n - end) = tmp.tail(n - end);
     }
   });
+  return out;
+}
+
+/// Extremes of the Schur complement S = K22 - L21 L21^T that a rank-revealing stop
+/// leaves (positions rank..n-1 of the factor): its smallest diagonal entry and its
+/// largest off-diagonal |S_ij|; NaN when an entry is not finite; 0 and 0 at full rank.
+struct SchurExtremes {
+  double min_diagonal = 0.0;
+  double max_off_diagonal = 0.0;
+};
+
+/// For a PSD K every S_ii is <= the stop threshold and |S_ij| <= sqrt(S_ii S_jj), so
+/// both extremes are bounded by the threshold up to rounding; larger values prove K
+/// indefinite. Call with the A that pivoted_cholesky_factor(A, ...) returned `pc` for
+/// (it holds the trailing block with the finished panels' updates applied, and the
+/// columns of the unfinished panel). O((n - r)^2 (r mod kPivotedBlock)) time, one
+/// (n - r) x kUpdateTile block per task in fixed tiles: the same for any thread count.
+inline SchurExtremes remaining_schur_extremes(const Eigen::MatrixXd& A, const PivotedCholesky& pc,
+                                              int n_threads) {
+  const Index n = A.rows(), r = pc.rank;
+  SchurExtremes out;
+  if (r >= n) return out;
+  const Index k0 = (r / kPivotedBlock) * kPivotedBlock, w = r - k0;  // unfinished panel
+  const Index tiles = (n - r + kUpdateTile - 1) / kUpdateTile;
+  std::vector<double> min_diag(static_cast<std::size_t>(tiles)), max_off(static_cast<std::size_t>(tiles));
+  parallel_tasks(tiles, n_threads, [&](Index t) {
+    const Index c = r + t * kUpdateTile, cw = std::min(kUpdateTile, n - c);
+    Eigen::MatrixXd S = A.block(c, c, n - c, cw);
+    if (w > 0) S.noalias() -= A.block(c, k0, n - c, w) * A.block(c, k0, cw, w).transpose();
+    double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+    bool finite = true;
+    for (Index j = 0; j < cw; ++j) {
+      finite = finite && std::isfinite(S(j, j));
+      lo = std::min(lo, S(j, j));
+      for (Index i = j + 1; i < n - c; ++i) {
+        finite = finite && std::isfinite(S(i, j));
+        hi = std::max(hi, std::abs(S(i, j)));
+      }
+    }
+    min_diag[std::size_t(t)] = finite ? lo : std::numeric_limits<double>::quiet_NaN();
+    max_off[std::size_t(t)] = finite ? hi : std::numeric_limits<double>::quiet_NaN();
+  });
+  out.min_diagonal = std::numeric_limits<double>::infinity();
+  for (Index t = 0; t < tiles; ++t) {
+    const double lo = min_diag[std::size_t(t)], hi = max_off[std::size_t(t)];
+    if (std::isnan(lo) || std::isnan(hi)) return {std::nan(""), std::nan("")};
+    out.min_diagonal = std::min(out.min_diagonal, lo);
+    out.max_off_diagonal = std::max(out.max_off_diagonal, hi);
+  }
   return out;
 }
 

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -93,6 +95,9 @@ struct ChunkStats {
 
 /// Index i drawn with probability v_i / sum(v) (v >= 0, sum > 0), by inverse
 /// transform over the chunk sums then within one chunk: O(n / chunk + chunk).
+/// Always returns an index with v_i > 0.
+/// @throws std::runtime_error when no entry of v is > 0 (the callers only draw while one
+///         is, so this is a defensive check: a -1 index is never returned)
 inline Index sample_proportional(const std::vector<double>& v, const ChunkStats& stats,
                                  SplitMix64& gen) {
   const Index n = Index(v.size());
@@ -121,10 +126,12 @@ inline Index sample_proportional(const std::vector<double>& v, const ChunkStats&
     for (Index i = n - 1; i >= 0; --i) {
       if (v[std::size_t(i)] > 0.0) return i;
     }
+    throw std::runtime_error("internal error: sampling from a residual with no positive entry");
   }
   return last_positive;
 }
 
+/// @throws std::invalid_argument for n < 1, d < 1 or m < 1, naming `what`
 inline void check_sampling_args(Index n, Index d, Index m, const char* what) {
   if (n < 1 || d < 1) {
     throw std::invalid_argument(std::string(what) + ": X must have at least one row and column, got (" +
@@ -133,6 +140,18 @@ inline void check_sampling_args(Index n, Index d, Index m, const char* what) {
   if (m < 1) {
     throw std::invalid_argument(std::string(what) + ": n_landmarks must be >= 1, got " +
                                 std::to_string(m));
+  }
+}
+
+/// The early-stopping tolerance of SamplingOptions: finite and in [0, 1). A negative or
+/// NaN value would let the loops pick points whose residual is zero (or stop at once).
+/// @throws std::invalid_argument naming `what` otherwise
+inline void check_tolerance(double tolerance, const char* what) {
+  if (!std::isfinite(tolerance) || !(tolerance >= 0.0) || !(tolerance < 1.0)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%.6g", tolerance);
+    throw std::invalid_argument(std::string(what) + ": tolerance must be a finite number in [0, 1), got " +
+                                got);
   }
 }
 

@@ -59,12 +59,17 @@ class TileEngine {
     direct_ = radial_ && d_ < kDirectMaxDim;
     // Radial kernels are translation invariant: centring both sides on the mean
     // of A keeps the distance expansion from cancelling for data far from 0.
-    center_.assign(d_, T(0));
+    // Both sides are packed as (x - centre) / bandwidth, in double then rounded
+    // once: the kernel map then needs no 1 / bandwidth^2, which overflows for
+    // bandwidths below 1e-154, and scaled distances stay in range for any data
+    // that float64 holds (issue: "correct at the edges of floating point").
+    center_.assign(std::size_t(d_), 0.0);
+    scale_ = kernel.inv_bandwidth();
     if (radial_ && A.rows() > 0) {
-      std::vector<double> mean(d_, 0.0);
+      std::vector<double> mean(std::size_t(d_), 0.0);
       for (Index i = 0; i < A.rows(); ++i)
-        for (Index k = 0; k < d_; ++k) mean[k] += A(i, k);
-      for (Index k = 0; k < d_; ++k) center_[k] = T(mean[k] / double(A.rows()));
+        for (Index k = 0; k < d_; ++k) mean[std::size_t(k)] += A(i, k);
+      for (Index k = 0; k < d_; ++k) center_[std::size_t(k)] = mean[std::size_t(k)] / double(A.rows());
     }
   }
 
@@ -89,10 +94,22 @@ class TileEngine {
     const Index k = mode == Mode::sums ? out.cols() : 0;
     if (p == 0 || q == 0) return;
     const SimdOps<T>& ops = simd_table().ops<T>();
+    // Few rows of very wide data: the tiled path packs kChunk rows of B and
+    // kTileRows rows of A per thread, far more memory than such inputs hold.
+    const bool wide = double(d_) * double(kChunk) * double(sizeof(T)) > double(kWideBytes);
+    if (wide && (q < kChunk || (p < kTileRows && !stream))) {
+      run_pairwise<mode>(ops, W, stream, out, n_threads);
+      return;
+    }
     const Index R = superblock_rows(d_, Index(sizeof(T)), k);
     const Index n_super = (q + R - 1) / R;
     const Index n_tiles = (p + kTileRows - 1) / kTileRows;
-    const int nt = int(std::min<Index>(resolve_threads(n_threads), n_tiles));
+    // Each thread gets at least ~0.5 ms of work: a parallel region waits for all
+    // its threads, and on a busy machine a woken thread waits for a time slice, so
+    // tiny calls are faster on fewer threads (results do not depend on the count).
+    const double work = double(p) * double(q) * double(d_ + 8) * double(std::max<Index>(k, 1));
+    const Index by_work = std::max<Index>(1, Index(work / kMinWorkPerThread));
+    const int nt = int(std::min<Index>({Index(resolve_threads(n_threads)), n_tiles, by_work}));
 
     // Shared packed superblock of B: panels (centred), plus norms and weights.
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
@@ -113,6 +130,7 @@ class TileEngine {
     }
 
     ErrorCapture errors;
+    InterruptPoller poller;  // used by the calling thread (OpenMP thread 0) only
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp parallel num_threads(nt)
 #endif
@@ -124,13 +142,17 @@ class TileEngine {
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
 #endif
-        for (Index c = 0; c < n_chunks; ++c) pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack);
+        for (Index c = 0; c < n_chunks; ++c) {
+          errors.run([&] { pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack); });
+        }
         if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, errors);
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
         for (Index t = 0; t < n_tiles; ++t) {
           errors.run([&] {
+            if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
+            if (thread_id() == 0) poller.poll();
             run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp);
           });
         }
@@ -152,7 +174,7 @@ class TileEngine {
       const bool valid = i < qn;
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
-        const T v = valid ? T(B_(q0 + i, f) - center_[f]) : T(0);
+        const T v = valid ? scaled(B_(q0 + i, f), f) : T(0);
         bt[std::size_t(panel_index<T>(i, f, d_))] = v;
         norm += double(v) * double(v);
       }
@@ -161,6 +183,19 @@ class TileEngine {
       for (Index col = 0; col < k; ++col)
         wpack[std::size_t(weight_index(i, col, k, R))] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
     }
+  }
+
+  /// (x - centre) / bandwidth for feature f, rounded once to T.
+  /// @throws std::invalid_argument when it overflows T
+  T scaled(T x, Index f) const {
+    const T v = T((double(x) - center_[std::size_t(f)]) * scale_);
+    if (!std::isfinite(v)) {
+      throw std::invalid_argument("the data divided by the kernel's bandwidth overflows " +
+                                  std::string(sizeof(T) == 4 ? "float32 (use float64 data or a "
+                                                               "larger bandwidth)"
+                                                             : "float64 (use a larger bandwidth)"));
+    }
+    return v;
   }
 
   // Streamed weights of one superblock, panel by panel (in parallel over panels;
@@ -186,12 +221,48 @@ class TileEngine {
     for (Index r = 0; r < kTileRows; ++r) {
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
-        const T v = r < rows ? T(A_(r0 + r, f) - center_[f]) : T(0);
+        const T v = r < rows ? scaled(A_(r0 + r, f), f) : T(0);
         a[std::size_t(r * d_ + f)] = v;
         norm += double(v) * double(v);
       }
       anorm[std::size_t(r)] = T(norm);
     }
+  }
+
+  // Pair by pair, no packing: for few rows of very wide data. Each output row is
+  // one task (direct differences of the scaled points, the kernel map, then the
+  // weighted sum in float64 in row order of B).
+  template <Mode mode>
+  void run_pairwise(const SimdOps<T>& ops, const WeightsRef* W, WeightStream* stream, RowMatrixXd& out,
+                    int n_threads) const {
+    const Index p = A_.rows(), q = B_.rows();
+    const Index k = mode == Mode::sums ? out.cols() : 0;
+    RowMatrixXd Wd;  // streamed weights: few rows of B here (q < kChunk)
+    if (stream) {
+      Wd = RowMatrixXd::Zero(q, weight_stride(k));
+      std::vector<double> panel(std::size_t(q * kWeightPanel));
+      for (Index pnl = 0; pnl * kWeightPanel < k; ++pnl) {
+        std::fill(panel.begin(), panel.end(), 0.0);
+        stream->next_panel(pnl, q, panel.data());
+        for (Index j = 0; j < q; ++j)
+          for (Index c = 0; c < kWeightPanel; ++c) Wd(j, pnl * kWeightPanel + c) = panel[std::size_t(j * kWeightPanel + c)];
+      }
+      stream->advance(q);
+    }
+    parallel_tasks(p, n_threads, [&](Index i) {
+      std::vector<double> kv(static_cast<std::size_t>(q));
+      ops.kernel_rows(B_.data(), B_.outerStride(), d_, A_.row(i).data(), kernel_, 0, q, kv.data());
+      if constexpr (mode == Mode::matrix) {
+        for (Index j = 0; j < q; ++j) out(i, j) = kv[std::size_t(j)];
+      } else {
+        for (Index c = 0; c < k; ++c) {
+          double sum = 0.0;
+          for (Index j = 0; j < q; ++j)
+            sum += kv[std::size_t(j)] * (stream ? Wd(j, c) : W ? (*W)(j, c) : 1.0);
+          out(i, c) += sum;
+        }
+      }
+    });
   }
 
   template <Mode mode>
@@ -242,7 +313,8 @@ class TileEngine {
   const Kernel& kernel_;
   Index d_;
   bool radial_ = true, direct_ = true;
-  std::vector<T> center_;
+  std::vector<double> center_;
+  double scale_ = 1.0;
 };
 
 }  // namespace nystrom_kme::detail

@@ -15,6 +15,12 @@ constexpr Index kGroupRows = 4;      // rows of A per micro-kernel call
 constexpr Index kChunk = 256;        // rows of B per L1-resident block of kernel values
 constexpr Index kDirectMaxDim = 32;  // radial kernels below this d use sum (a-b)^2 directly
 constexpr Index kPackBytes = 1024 * 1024;  // packed block of B, shared by all threads
+// Above this many bytes for one chunk of rows (kChunk x d), inputs with fewer rows
+// than a chunk or a tile are summed pair by pair instead (d > 8192 in float64).
+constexpr Index kWideBytes = 16 * 1024 * 1024;
+// Work (pairs x (d + 8) x weight columns) one extra thread must bring: ~0.5 ms of
+// tile work, measured against the cost of waking a thread on a busy core.
+constexpr double kMinWorkPerThread = 1.0e7;
 // Expansion ||a||^2 + ||b||^2 - 2<a,b> is recomputed directly when it falls below
 // this fraction of ||a||^2 + ||b||^2: there it has lost most of its digits.
 constexpr double kCancellation = 1e-6;

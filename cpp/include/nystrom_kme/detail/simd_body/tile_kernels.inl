@@ -299,17 +299,21 @@ inline void map_values(const Kernel& kernel, double* v, Index n) {
   }
 }
 
-/// sum_f (a_f - b_f)^2 (radial) or sum_f a_f b_f over the d features of a and b,
-/// accumulated in double in feature order: the direct formula behind kernel_rows
+/// sum_f (s a_f - s b_f)^2 (radial) or sum_f (s a_f)(s b_f) over the d features of a
+/// and b scaled by s = 1 / bandwidth, accumulated in double in feature order: the
+/// direct formula behind kernel_rows
 /// and paired_rows. (exact_sq_distance keeps its own loop: Clang contracts its
 /// `acc += e * e` into an FMA but not this conditional form, so sharing this one
 /// would change its last bits in Clang builds.)
 template <class T>
-inline double pair_value(const T* a, const T* b, Index d, bool radial) {
+inline double pair_value(const T* a, const T* b, Index d, bool radial, double scale) {
+  // (x - y) * scale, not x * scale - y * scale: with FMA contraction the latter is
+  // not 0 for x = y, and k(x, x) must be exactly 1 for radial kernels.
   double acc = 0.0;
   for (Index f = 0; f < d; ++f) {
     const double x = double(a[f]), y = double(b[f]);
-    acc += radial ? (x - y) * (x - y) : x * y;
+    const double e = radial ? (x - y) * scale : 0.0;
+    acc += radial ? e * e : (x * scale) * (y * scale);
   }
   return acc;
 }
@@ -320,7 +324,8 @@ template <class T>
 void kernel_rows(const T* X, Index ld, Index d, const T* p, const Kernel& kernel, Index begin,
                  Index end, double* out) {
   const bool radial = kernel.is_radial();
-  for (Index i = begin; i < end; ++i) out[i - begin] = pair_value(X + i * ld, p, d, radial);
+  const double scale = kernel.inv_bandwidth();
+  for (Index i = begin; i < end; ++i) out[i - begin] = pair_value(X + i * ld, p, d, radial, scale);
   map_values(kernel, out, end - begin);
 }
 
@@ -329,7 +334,8 @@ template <class T>
 void paired_rows(const T* A, Index lda, const T* B, Index ldb, Index n, Index d,
                  const Kernel& kernel, double* out) {
   const bool radial = kernel.is_radial();
-  for (Index i = 0; i < n; ++i) out[i] = pair_value(A + i * lda, B + i * ldb, d, radial);
+  const double scale = kernel.inv_bandwidth();
+  for (Index i = 0; i < n; ++i) out[i] = pair_value(A + i * lda, B + i * ldb, d, radial, scale);
   map_values(kernel, out, n);
 }
 

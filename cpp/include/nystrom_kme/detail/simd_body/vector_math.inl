@@ -53,6 +53,11 @@ inline vec_t<T> vmax(vec_t<T> a, vec_t<T> b) {
   return a > b ? a : b;
 }
 
+template <class T>
+inline vec_t<T> vmin(vec_t<T> a, vec_t<T> b) {
+  return a < b ? a : b;
+}
+
 /// Widens Vec<double>::lanes floats to one vector of doubles.
 inline Vec<double>::type load_as_double(const double* p) { return load(p); }
 inline Vec<double>::type load_as_double(const float* p) {
@@ -154,32 +159,33 @@ inline Vec<float>::type sqrt(Vec<float>::type x) {
 #endif
 }
 
-/// The kernel map, lane by lane: squared distances (radial kernels) or inner
-/// products (dot-product kernels) to kernel values.
+/// The kernel map, lane by lane, on values of the scaled points x / bandwidth:
+/// squared distances (radial kernels) or inner products (dot-product kernels) to
+/// kernel values. A distance of 0 gives exactly 1 for every radial kernel.
 template <class T>
 inline vec_t<T> kernel_map(const Kernel& kernel, vec_t<T> v) {
-  const double s = kernel.bandwidth();
-  const T inv_s = T(1.0 / s);
-  const T inv_s2 = T(1.0 / (s * s));
+  // Radial kernels vanish far away: an overflowed (infinite) distance gives 0, and
+  // clamping it keeps Matern's (1 + r) exp(-r) at 0 instead of inf * 0.
+  const vec_t<T> far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
   switch (kernel.kind()) {
     case KernelKind::gaussian:
-      return exp(v * T(-0.5 * inv_s2));
+      return exp(v * T(-0.5));
     case KernelKind::laplacian:
-      return exp(sqrt(v) * (-inv_s));
+      return exp(-sqrt(v));
     case KernelKind::matern32: {
-      const vec_t<T> r = sqrt(v) * T(1.7320508075688772 / s);
+      const vec_t<T> r = sqrt(vmin<T>(v, far)) * T(1.7320508075688772);
       return (r + T(1)) * exp(-r);
     }
     case KernelKind::matern52: {
-      const vec_t<T> r = sqrt(v) * T(2.23606797749979 / s);
+      const vec_t<T> r = sqrt(vmin<T>(v, far)) * T(2.23606797749979);
       return (r * r * T(1.0 / 3.0) + r + T(1)) * exp(-r);
     }
     case KernelKind::inverse_multiquadric:
-      return T(1) / sqrt(v * inv_s2 + T(1));
+      return T(1) / sqrt(v + T(1));
     case KernelKind::linear:
-      return v * inv_s2;
+      return v;
     case KernelKind::polynomial: {
-      const vec_t<T> base = v * inv_s2 + T(kernel.offset());
+      const vec_t<T> base = v + T(kernel.offset());
       vec_t<T> result = splat(T(1));
       vec_t<T> power = base;
       for (int e = kernel.degree(); e > 0; e >>= 1) {  // exponentiation by squaring
