@@ -8,6 +8,7 @@
 
 namespace py = pybind11;
 using namespace pybind11::literals;
+using nystrom_kme::python::add_argument_error;
 using nystrom_kme::python::as_matrix;
 using nystrom_kme::python::CArray;
 
@@ -83,4 +84,16 @@ void define_for(py::module_& m) {
 void register_kernel_sums(py::module_& m) {
   define_for<double>(m);
   define_for<float>(m);
+  add_argument_error(m, "kernel_sums",
+                     "(A, B, W, kernel, n_threads=0): A (p, d) and B (q, d) both float64 or both float32, W (q, k) float64, kernel a Kernel, n_threads an int (0: the default)");
+  add_argument_error(m, "kernel_row_sums",
+                     "(A, B, kernel, n_threads=0): A (p, d) and B (q, d) both float64 or both float32, kernel a Kernel, n_threads an int (0: the default)");
+  add_argument_error(m, "kernel_total_sum",
+                     "(A, B, kernel, n_threads=0): A (p, d) and B (q, d) both float64 or both float32, kernel a Kernel, n_threads an int (0: the default)");
+  add_argument_error(m, "paired_kernel",
+                     "(A, B, kernel): A (p, d) and B (p, d) both float64 or both float32, kernel a Kernel");
+  add_argument_error(m, "kernel_diagonal",
+                     "(X, kernel, n_threads=0): X (n, d) float64 or float32, kernel a Kernel, n_threads an int (0: the default)");
+  add_argument_error(m, "kernel_matrix",
+                     "(A, B, kernel, n_threads=0): A (p, d) and B (q, d) both float64 or both float32, kernel a Kernel, n_threads an int (0: the default)");
 }

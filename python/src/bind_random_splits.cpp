@@ -14,6 +14,7 @@ namespace py = pybind11;
 using namespace pybind11::literals;
 using nystrom_kme::Index;
 using nystrom_kme::RandomSplits;
+using nystrom_kme::python::add_argument_error;
 using nystrom_kme::python::as_matrix;
 using nystrom_kme::python::CArray;
 
@@ -54,4 +55,6 @@ void register_random_splits(py::module_& m) {
           "rows"_a, "Weights of the next rows, (rows, B + 1) float64; advances the cursor.");
   define_for<double>(m);
   define_for<float>(m);
+  add_argument_error(m, "split_kernel_sums",
+                     "(L, Z, splits, kernel, n_threads=0): L (m, d) and Z (b, d) both float64 or both float32, splits a RandomSplits, kernel a Kernel, n_threads an int (0: the default)");
 }

@@ -15,6 +15,7 @@
 namespace py = pybind11;
 using namespace pybind11::literals;
 using nystrom_kme::Index;
+using nystrom_kme::python::add_argument_error;
 using nystrom_kme::python::as_matrix;
 using nystrom_kme::python::CArray;
 
@@ -119,4 +120,14 @@ void define_for(py::module_& m) {
 void register_sampling(py::module_& m) {
   define_for<double>(m);
   define_for<float>(m);
+  add_argument_error(m, "pivoted_cholesky",
+                     "(X, kernel, m, rule, seed=0, tolerance=1e-12, n_threads=0): X (n, d) float64 or float32, kernel a Kernel, m an int64, rule a str, seed an int in [0, 2^64), tolerance a float, n_threads an int (0: the default)");
+  add_argument_error(m, "block_rpcholesky",
+                     "(X, kernel, m, block_size, seed=0, tolerance=1e-12, n_threads=0): X (n, d) float64 or float32, kernel a Kernel, m and block_size int64, seed an int in [0, 2^64), tolerance a float, n_threads an int (0: the default)");
+  add_argument_error(m, "kernel_herding",
+                     "(C, target, kernel, m, allow_repeats=False, n_threads=0): C (n, d) float64 or float32, target (n,) float64, kernel a Kernel, m an int64, allow_repeats a bool, n_threads an int (0: the default)");
+  add_argument_error(m, "farthest_point",
+                     "(X, kernel, m, first, tolerance=1e-12, n_threads=0): X (n, d) float64 or float32, kernel a Kernel, m and first int64, tolerance a float, n_threads an int (0: the default)");
+  add_argument_error(m, "ridge_leverage_estimates",
+                     "(X, D, reg, lambda_n, kernel, n_threads=0): X (n, d) and D (s, d) both float64 or both float32, reg (s,) float64, lambda_n a float, kernel a Kernel, n_threads an int (0: the default)");
 }

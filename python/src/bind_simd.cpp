@@ -1,11 +1,13 @@
 // Bindings of simd.hpp: which instruction-set level runs the hot loops, plus the
 // build facts a bug report needs (nystrom_kme.show_config() prints them).
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/simd.hpp>
 
 #if defined(NYSTROM_KME_WITH_OPENMP)
@@ -16,6 +18,13 @@ namespace py = pybind11;
 using namespace pybind11::literals;
 
 namespace {
+
+// OMP_WAIT_POLICY when this module was loaded: libgomp, loaded with it, read it then
+// (nystrom_kme/__init__.py sets PASSIVE around the import unless the user set it).
+const std::string wait_policy_at_load = [] {
+  const char* value = std::getenv("OMP_WAIT_POLICY");
+  return std::string(value ? value : "");
+}();
 
 std::vector<std::string> names(const std::vector<nystrom_kme::SimdLevel>& levels) {
   std::vector<std::string> out;
@@ -44,6 +53,21 @@ py::dict build_info() {
   info["openmp_runtime"] = "none";
   info["max_threads"] = 1;
 #endif
+  // What a call with n_threads=None uses now: max_threads (OMP_NUM_THREADS,
+  // threadpoolctl) capped by the CPU affinity and the cgroup CPU quota.
+  info["default_threads"] = nystrom_kme::detail::resolve_threads(0);
+  info["available_cpus"] = nystrom_kme::detail::available_cpus();
+  const int quota = nystrom_kme::detail::cgroup_cpu_limit();
+  if (quota > 0) {
+    info["cpu_quota"] = quota;
+  } else {
+    info["cpu_quota"] = py::none();
+  }
+  if (wait_policy_at_load.empty()) {
+    info["wait_policy"] = py::none();  // the runtime's default
+  } else {
+    info["wait_policy"] = wait_policy_at_load;
+  }
 #if defined(NYSTROM_KME_NATIVE_BUILD)
   info["march_native"] = true;
 #else
@@ -68,5 +92,5 @@ void register_simd(py::module_& m) {
         "Levels compiled into this build, lowest first.");
   m.def("available_simd_levels", [] { return names(nystrom_kme::available_simd_levels()); },
         "Levels compiled in that this CPU runs, lowest first.");
-  m.def("build_info", &build_info, "Compiler, OpenMP runtime and flags of this build (a dict).");
+  m.def("build_info", &build_info, "Compiler, OpenMP runtime, thread counts and flags of this build (a dict).");
 }

@@ -11,6 +11,7 @@
 
 namespace py = pybind11;
 using namespace pybind11::literals;
+using nystrom_kme::python::add_argument_error;
 using nystrom_kme::python::as_matrix;
 using nystrom_kme::python::CArray;
 
@@ -53,4 +54,6 @@ void define_for(py::module_& m) {
 void register_solve(py::module_& m) {
   define_for<double>(m);
   define_for<float>(m);
+  add_argument_error(m, "nystrom_weights",
+                     "(L, s, kernel, solver='auto', rcond=0.0, tolerance=1e-12, n_threads=0): L (m, d) float64 or float32, s (m, k) float64, kernel a Kernel, solver a str, rcond and tolerance floats, n_threads an int (0: the default)");
 }
