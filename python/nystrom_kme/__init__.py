@@ -10,14 +10,33 @@ C++ headers and CMake package for native builds.
 
 from __future__ import annotations
 
+import os as _os
+
+import numpy as _numpy  # noqa: F401  loaded first: its BLAS keeps the user's OpenMP settings
+
+# Idle OpenMP threads spin by default, starving the threads still working when another
+# process holds a core (README, "Threads"). The package's own runtime waits passively
+# unless the user chose a policy: libgomp reads OMP_WAIT_POLICY when it is loaded (with
+# _core), LLVM's libomp at its first call (build_info). The variable is removed again, so
+# other libraries and child processes see the user's environment unchanged.
+_user_wait_policy = _os.environ.get("OMP_WAIT_POLICY")
+_os.environ["OMP_WAIT_POLICY"] = _user_wait_policy or "PASSIVE"
 try:
     from . import _core
+
+    _core.build_info()  # libomp's first call
 except ImportError as err:  # pragma: no cover - only without a build
     if "_core" not in str(err):
         raise
     raise ImportError(
         f"{err}\nnystrom_kme._core is missing: install the package with `pip install .` (see README)."
     ) from err
+finally:
+    if _user_wait_policy is None:
+        del _os.environ["OMP_WAIT_POLICY"]
+    else:
+        _os.environ["OMP_WAIT_POLICY"] = _user_wait_policy
+    del _user_wait_policy
 
 from . import bounds, sampling, sources
 from ._validation import NotFittedError

@@ -8,17 +8,27 @@ from typing import Any
 import numpy as np
 
 
+def core_array(a: Any, dtype: Any = None) -> np.ndarray:
+    """``a`` in the layout the compiled core reads: C-contiguous, aligned, native byte
+    order (``dtype``, when given, is a native float type). No copy when it already is.
+    Aligned matters: numpy allows misaligned arrays (e.g. deserialised from a buffer),
+    the core's vector loads do not."""
+    return np.require(a, dtype, ("C_CONTIGUOUS", "ALIGNED"))
+
+
 def as_data_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
-    """Return ``X`` as a C-contiguous 2-D float32 or float64 array, or raise.
+    """Return ``X`` as a 2-D float32 or float64 array in the core's layout, or raise.
 
     float32 and float64 input keep their dtype (no copy when already C-contiguous);
     anything else (ints, bools, lists, Fortran order, views) is converted once.
     """
     if isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64):
-        arr = np.ascontiguousarray(X)
+        arr = core_array(X)  # native byte order: a swapped dtype compares unequal
     else:
+        if np.iscomplexobj(X):
+            raise ValueError(f"{name} must be real-valued, got complex values")
         try:
-            arr = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+            arr = core_array(np.asarray(X, dtype=np.float64))
         except (TypeError, ValueError) as err:
             raise ValueError(f"{name} must be a numeric array: {err}") from None
     if arr.ndim != 2:
@@ -46,16 +56,28 @@ def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True
         if tuple(sample_weight.shape) != (n,):
             raise ValueError(f"{name} must have shape ({n},), got {tuple(sample_weight.shape)}")
         return sample_weight
-    w = np.asarray(sample_weight, dtype=np.float64)
+    if np.iscomplexobj(sample_weight):
+        raise ValueError(f"{name} must be real-valued, got complex values")
+    try:
+        w = core_array(np.asarray(sample_weight), np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(sample_weight).__name__}") from None
     if w.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {w.shape}")
     if not np.isfinite(w).all():
         raise ValueError(f"{name} contains NaN or inf")
     if (w < 0).any():
         raise ValueError(f"{name} must be non-negative")
-    if normalisable and not w.sum() > 0:
+    if normalisable and not (w.size and w.max() > 0):  # non-negative: a positive sum, without overflow
         raise ValueError(f"{name} must have a positive sum")
     return w
+
+
+def normalised_weights(w: np.ndarray) -> np.ndarray:
+    """w / sum(w), computed as (w / max w) / sum(w / max w): no overflow for weights
+    near 1e308 and no underflow for tiny ones. w: validated, with a positive sum."""
+    scaled = w / w.max()
+    return core_array(scaled / scaled.sum())
 
 
 def check_positive_int(value: Any, name: str) -> int:
@@ -95,15 +117,24 @@ def check_is_fitted(estimator: Any, attribute: str = "weights_") -> None:
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call fit(X) first")
 
 
+_MAX_N_THREADS = 2**31 - 1  # the core's int
+
+
 def n_threads_arg(n_threads: Any) -> int:
-    """None -> 0 (all OpenMP threads), else a positive int."""
+    """None -> 0 (the default thread count), else a positive int below 2**31. The core
+    caps counts above the CPUs the process may use (results do not depend on it)."""
     if n_threads is None:
         return 0
-    return check_positive_int(n_threads, "n_threads")
+    n = check_positive_int(n_threads, "n_threads")
+    if n > _MAX_N_THREADS:
+        raise ValueError(f"n_threads must be at most {_MAX_N_THREADS} (counts above the CPUs "
+                         f"available are capped anyway), got {n_threads!r}")
+    return n
 
 
 def common_dtype(*arrays: np.ndarray) -> list[np.ndarray]:
-    """Cast to float64 unless every array is float32 (the core needs one dtype)."""
+    """Cast to float64 unless every array is float32 (the core needs one dtype), in the
+    core's layout (see core_array: arrays unpickled on a Dask worker may be misaligned)."""
     if all(a.dtype == np.float32 for a in arrays):
-        return list(arrays)
-    return [np.ascontiguousarray(a, dtype=np.float64) for a in arrays]
+        return [core_array(a) for a in arrays]
+    return [core_array(a, np.float64) for a in arrays]

@@ -6,6 +6,13 @@ one the CPU supports is chosen at import. The environment variable
 ``NYSTROM_KME_SIMD`` (read at import) or :func:`set_simd_level` forces a level;
 results then differ from the default only in the last bits (at most 1e-13
 relative on sums of non-negative terms in float64).
+
+Threads: ``n_threads=None`` (every function's default) uses OpenMP's thread count
+(``OMP_NUM_THREADS``, ``threadpoolctl.threadpool_limits``), at most the CPUs of the
+process's affinity mask and of its cgroup CPU quota; an explicit ``n_threads`` is
+capped at the CPUs of the affinity mask. Results do not depend on the count. The
+package's OpenMP runtime waits passively (``OMP_WAIT_POLICY=PASSIVE``, unless the
+variable is set) so that idle threads leave the CPU to threads still working.
 """
 
 from __future__ import annotations
@@ -67,6 +74,10 @@ def _config() -> dict[str, Any]:
             "runtime": info.pop("openmp_runtime"),
             "version": info.pop("openmp_version", None),
             "max_threads": info.pop("max_threads"),
+            "default_threads": info.pop("default_threads"),
+            "available_cpus": info.pop("available_cpus"),
+            "cpu_quota": info.pop("cpu_quota"),
+            "wait_policy": info.pop("wait_policy"),
         },
         "compiler": info.pop("compiler", "unknown"),
     }
@@ -94,14 +105,19 @@ def show_config(mode: str = "stdout") -> dict[str, Any] | None:
     if mode == "dicts":
         return cfg
     simd, omp = cfg["simd"], cfg["openmp"]
-    threads = f"{omp['max_threads']} threads" if omp["enabled"] else "off (1 thread)"
+    n = omp["default_threads"]
+    threads = f"{n} thread{'s' if n != 1 else ''} by default" if omp["enabled"] else "off (1 thread)"
     runtime = f"{omp['runtime']}, OpenMP {omp['version']}" if omp["enabled"] else "none"
+    quota = omp["cpu_quota"] if omp["cpu_quota"] is not None else "none"
     lines = [
         f"nystrom-kme {cfg['version']}",
         f"  SIMD level      {simd['level']} (compiled: {', '.join(simd['compiled'])}; "
         f"this CPU: {', '.join(simd['available'])})",
         f"  -march=native   {'yes' if simd['march_native'] else 'no (portable build)'}",
         f"  OpenMP          {threads}; runtime {runtime}",
+        f"  threads         OpenMP max {omp['max_threads']}, CPUs "
+        f"{omp['available_cpus']}, cgroup CPU quota {quota}; wait policy "
+        f"{omp['wait_policy'] or 'the runtime default'}",
         f"  compiler        {cfg['compiler']}",
         f"  Python          {cfg['python']} on {cfg['platform']}",
     ]

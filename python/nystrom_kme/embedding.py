@@ -24,6 +24,7 @@ from ._validation import (
     check_sample_weight,
     common_dtype,
     n_threads_arg,
+    normalised_weights,
 )
 from .kernels import Kernel, get_kernel
 
@@ -41,7 +42,22 @@ class KernelMeanEmbedding:
     """
 
     def _check_fitted(self) -> None:
-        check_is_fitted(self, "weights_")
+        check_is_fitted(self, "_embedding")
+
+    def _publish(self) -> None:
+        """Make the fitted support, weights and kernel what evaluations use, as one
+        object swapped in at once (see :meth:`fitted`)."""
+        self._embedding = (self.support_, self.weights_, self.kernel_)
+
+    def fitted(self) -> tuple[np.ndarray, np.ndarray, Kernel]:
+        """(support (m, d), weights (m,), kernel) of the current fit, read at once.
+
+        Evaluations, inner products and MMDs use this snapshot, so a thread that
+        refits the estimator while others evaluate it is safe: each reader sees the
+        old or the new embedding, never a mix.
+        """
+        self._check_fitted()
+        return self._embedding
 
     def __call__(self, Y: Any) -> np.ndarray:
         """Evaluate the embedding: mu(y) = sum_j w_j k(z_j, y) for each row y of Y.
@@ -54,12 +70,12 @@ class KernelMeanEmbedding:
         -------
         ndarray of shape (n_points,), float64
         """
-        self._check_fitted()
+        support, weights, kernel = self.fitted()
         Y = as_data_matrix(Y, "Y")
-        if Y.shape[1] != self.n_features_in_:
-            raise ValueError(f"Y has {Y.shape[1]} features but the embedding has {self.n_features_in_}")
-        Y, S = common_dtype(Y, self.support_)
-        out = _core.kernel_sums(Y, S, self.weights_.reshape(-1, 1), self.kernel_.to_core(),
+        if Y.shape[1] != support.shape[1]:
+            raise ValueError(f"Y has {Y.shape[1]} features but the embedding has {support.shape[1]}")
+        Y, S = common_dtype(Y, support)
+        out = _core.kernel_sums(Y, S, weights.reshape(-1, 1), kernel.to_core(),
                                 n_threads_arg(getattr(self, "n_threads", None)))
         return out[:, 0]
 
@@ -79,8 +95,7 @@ class KernelMeanEmbedding:
 def _parts(embedding: KernelMeanEmbedding) -> tuple[np.ndarray, np.ndarray, Kernel]:
     if not isinstance(embedding, KernelMeanEmbedding):
         raise ValueError(f"expected a fitted embedding, got {type(embedding).__name__}")
-    check_is_fitted(embedding)
-    return embedding.support_, embedding.weights_, embedding.kernel_
+    return embedding.fitted()
 
 
 def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: int | None = None) -> float:
@@ -144,9 +159,10 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         self.kernel_ = get_kernel(self.kernel).resolve(X, rng)
         self.support_ = X
         w = check_sample_weight(sample_weight, n)
-        self.weights_ = np.full(n, 1.0 / n) if w is None else np.ascontiguousarray(w / w.sum())
+        self.weights_ = np.full(n, 1.0 / n) if w is None else normalised_weights(w)
         self.n_samples_ = n
         self.n_features_in_ = X.shape[1]
+        self._publish()
         return self
 
     def _fitted_summary(self) -> str | None:

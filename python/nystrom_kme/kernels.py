@@ -25,6 +25,8 @@ Bandwidth = Union[float, str]
 
 #: Number of points the median heuristic looks at, as in the paper's experiments.
 MEDIAN_SUBSET = 1000
+#: The smallest bandwidth: the core works on x / bandwidth, so 1 / bandwidth must be finite.
+MIN_BANDWIDTH = float(np.finfo(np.float64).tiny)
 
 
 def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = None) -> float:
@@ -48,9 +50,14 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
     if X.shape[0] > subset:
         X = X[rng.choice(X.shape[0], size=subset, replace=False)]
     Z = np.asarray(X, dtype=np.float64)
+    # Distances in units of a power of two near the data's largest magnitude (an
+    # exact rescaling): no overflow of the squares near 1e154, no underflow near 1e-170.
+    largest = float(np.abs(Z).max())
+    scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
+    Z = Z / scale
     # Direct differences, row by row: exact (no cancellation) and O(k d) memory.
     d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
-    median = float(np.median(np.sqrt(d2)))
+    median = float(np.median(np.sqrt(d2))) * scale
     if not median > 0.0:
         raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
                          "give the kernel a numeric bandwidth")
@@ -76,8 +83,9 @@ class Kernel:
                 raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
         elif isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating, np.integer)):
             raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
-        elif not (math.isfinite(bandwidth) and bandwidth > 0):
-            raise ValueError(f"bandwidth must be a finite number > 0, got {bandwidth!r}")
+        elif not (math.isfinite(bandwidth) and bandwidth >= MIN_BANDWIDTH):
+            raise ValueError(f"bandwidth must be a finite number >= {MIN_BANDWIDTH!r} (the smallest "
+                             f"normal float64: the core divides the data by it), got {bandwidth!r}")
         self.bandwidth: Bandwidth = bandwidth if isinstance(bandwidth, str) else float(bandwidth)
 
     # Extra constructor arguments, for repr, equality and copies.

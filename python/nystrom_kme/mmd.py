@@ -21,6 +21,7 @@ from ._validation import (
     check_random_state,
     check_sample_weight,
     n_threads_arg,
+    normalised_weights,
 )
 from .embedding import KernelMeanEmbedding, squared_distance
 from .kernels import Kernel, resolve_kernel
@@ -86,8 +87,9 @@ def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
     if w is None:
         return None
     if not isinstance(w, np.ndarray):  # dask weights: normalised lazily
-        return w / w.sum().compute()
-    return w / w.sum()
+        scaled = w / w.max().compute()
+        return scaled / scaled.sum().compute()
+    return normalised_weights(w)
 
 
 def _cross(sa: RowSource, wa: np.ndarray | None, sb: RowSource, wb: np.ndarray | None, kernel: Kernel,

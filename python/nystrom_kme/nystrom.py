@@ -25,6 +25,7 @@ from ._validation import (
     check_sample_weight,
     common_dtype,
     n_threads_arg,
+    normalised_weights,
 )
 from .bounds import default_n_landmarks, suggest_n_landmarks
 from .embedding import KernelMeanEmbedding
@@ -66,10 +67,16 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         its report is kept in ``n_landmarks_report_``. In-memory data only.
     solver : {"auto", "cod", "cholesky"}, default="auto"
         How K_m alpha = s is solved. "cod": complete orthogonal decomposition of
-        K_m, the minimum-norm solution K_m^+ s of eq. 5. "cholesky": merge
-        duplicate landmarks, then Cholesky; fails on a numerically singular K_m.
-        "auto": Cholesky when its estimated RKHS error is below 1e-12 of the
-        embedding's norm, else COD. All give the same embedding.
+        K_m, the minimum-norm solution K_m^+ s of eq. 5 for its rank threshold
+        ``rcond``. "cholesky": merge duplicate landmarks, then Cholesky; fails on a
+        numerically singular K_m. "auto": one pivoted Cholesky, kept when its
+        estimated RKHS error is below 1e-12 of the embedding's norm, else COD.
+        They give the same embedding up to round-off on a well-conditioned K_m; on
+        a numerically singular one, the same embedding up to the rank truncation
+        (measured: 1e-13 to 1e-5 relative in RKHS norm, "auto" the closest to the
+        projection), while the weight vectors themselves are not unique there and
+        can differ by O(1) between solvers (any pseudo-inverse depends on where it
+        cuts the spectrum).
     rcond : float or None, default=None
         COD rank threshold relative to the largest pivot; None: m * machine epsilon.
     sampler : str, SamplingPolicy, array-like or callable, default="uniform"
@@ -140,7 +147,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         """Validated (rcond, n_threads); also checks solver, passes and chunk_rows."""
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        rcond = 0.0 if self.rcond is None else float(self.rcond)
+        try:
+            rcond = 0.0 if self.rcond is None else float(self.rcond)
+        except (TypeError, ValueError):
+            raise ValueError(f"rcond must be a number in [0, 1), got {self.rcond!r}") from None
         if not (math.isfinite(rcond) and 0.0 <= rcond < 1.0):
             raise ValueError(f"rcond must be in [0, 1), got {self.rcond!r}")
         if self.passes not in (1, 2) or isinstance(self.passes, bool):
@@ -217,8 +227,11 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             indices = policy.indices
         elif type(policy) is UniformSampling:  # needs n only: any source
             if sample_weight is not None:
-                p = np.asarray(sample_weight, dtype=np.float64)
-                indices = rng.choice(n, size=m, replace=policy.replace, p=p / p.sum())
+                p = normalised_weights(np.asarray(sample_weight, dtype=np.float64))
+                if not policy.replace and np.count_nonzero(p) < m:
+                    raise ValueError(f"n_landmarks={m} exceeds the {np.count_nonzero(p)} rows with a "
+                                     "positive sample_weight (sampling without replacement)")
+                indices = rng.choice(n, size=m, replace=policy.replace, p=p)
             elif policy.replace:
                 indices = rng.integers(0, n, size=m)
             elif m > n:
@@ -238,24 +251,28 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                acc: CompensatedSum, weight_sum: float, n: int) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes."""
         rcond, n_threads = self._check_params()
+        if not math.isfinite(weight_sum):
+            raise ValueError("sample_weight: the weighted sums overflow float64; divide the weights by "
+                             "a constant (only their ratios matter to the embedding)")
+        if not np.isfinite(acc.value()).all():
+            raise ValueError(f"the kernel values overflow float64 ({kernel!r} on data of this scale); "
+                             "scale the data or raise the bandwidth")
         if not weight_sum > 0:
             raise ValueError("the total sample weight must be positive")
         s = acc.value() / weight_sum
         alpha, used, rank = _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
                                                   self.solver, rcond, 1e-12, n_threads)
-        self.kernel_ = kernel
-        self.landmark_indices_ = indices
-        self.sampler_ = policy
-        self.landmarks_ = landmarks
-        self.support_ = landmarks
-        self.weights_ = np.ascontiguousarray(alpha[:, 0])
-        self.n_samples_ = int(n)
-        self.n_features_in_ = landmarks.shape[1]
-        self.solver_ = used
-        self.rank_ = int(rank)
-        self._sums = acc
-        self.s_sum_ = acc.value()
-        self.weight_sum_ = float(weight_sum)
+        weights = np.ascontiguousarray(alpha[:, 0])
+        if not np.isfinite(weights).all():
+            raise ValueError(f"the kernel values overflow float64 ({kernel!r} on data of this scale); "
+                             "scale the data or raise the bandwidth")
+        # All fitted attributes change in one step, the embedding used by evaluations
+        # last and as one object: a reader never sees a mix of two fits.
+        self.__dict__.update(
+            kernel_=kernel, landmark_indices_=indices, sampler_=policy, landmarks_=landmarks,
+            support_=landmarks, weights_=weights, n_samples_=int(n), n_features_in_=landmarks.shape[1],
+            solver_=used, rank_=int(rank), _sums=acc, s_sum_=acc.value(), weight_sum_=float(weight_sum))
+        self._publish()
         return self
 
     def fit(self, X: Any, sample_weight: Any = None) -> NystromKME:
@@ -454,13 +471,17 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         embedding closest to it. Across bandwidths the RKHS changes and scores are
         not comparable. O(n m d) streaming; X may be any source; ``y`` is ignored.
         """
-        self._check_fitted()
+        landmarks, weights, kernel = self.fitted()
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         sample_weight = check_sample_weight(sample_weight, src.count_rows())
-        acc, total = src.kernel_sums(self.landmarks_, self.kernel_, weights=sample_weight,
+        acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
                                      n_threads=n_threads_arg(self.n_threads))
-        mean_eval = float(self.weights_ @ acc.value()) / total
-        return 2.0 * mean_eval - self.inner(self)
+        mean_eval = float(weights @ acc.value()) / total
+        core = kernel.to_core()
+        L, = common_dtype(landmarks)
+        norm2 = float(weights @ _core.kernel_sums(L, L, weights.reshape(-1, 1), core,
+                                                  n_threads_arg(self.n_threads))[:, 0])
+        return 2.0 * mean_eval - norm2
 
     def _fitted_summary(self) -> str | None:
         if not hasattr(self, "weights_"):

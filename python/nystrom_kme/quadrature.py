@@ -15,10 +15,10 @@ import numpy as np
 from . import _core
 from ._validation import (
     as_data_matrix,
-    check_is_fitted,
     check_sample_weight,
     common_dtype,
     n_threads_arg,
+    normalised_weights,
 )
 from .datasets import GaussianMixture
 from .embedding import KernelMeanEmbedding
@@ -52,8 +52,8 @@ class QuadratureRule:
         """The rule sum_j weights_[j] f(support_[j]) of a fitted embedding."""
         if not isinstance(embedding, KernelMeanEmbedding):
             raise ValueError(f"expected a fitted embedding, got {type(embedding).__name__}")
-        check_is_fitted(embedding)
-        return cls(embedding.support_, embedding.weights_, embedding.kernel_)
+        support, weights, kernel = embedding.fitted()
+        return cls(support, weights, kernel)
 
     def integrate(self, f: Callable[[np.ndarray], Any]) -> Any:
         """sum_j w_j f(x_j) for a vectorised f: (m, d) -> (m,) or (m, k) -> () or (k,)."""
@@ -86,13 +86,13 @@ class QuadratureRule:
             return reference.embedding_error(nodes, self.weights, float(self.kernel.bandwidth),
                                              gram_quadratic=quad)
         if isinstance(reference, KernelMeanEmbedding):
-            if reference.kernel_ != self.kernel:
-                raise ValueError(f"the reference uses {reference.kernel_!r}, the rule {self.kernel!r}")
-            Z, wz = reference.support_, reference.weights_
+            Z, wz, ref_kernel = reference.fitted()
+            if ref_kernel != self.kernel:
+                raise ValueError(f"the reference uses {ref_kernel!r}, the rule {self.kernel!r}")
         else:
             Z = as_data_matrix(reference, "reference")
             wz = (np.full(len(Z), 1.0 / len(Z)) if sample_weight is None
-                  else _normalised(check_sample_weight(sample_weight, len(Z))))
+                  else normalised_weights(check_sample_weight(sample_weight, len(Z))))
         if Z.shape[1] != nodes.shape[1]:
             raise ValueError(f"the reference has {Z.shape[1]} features, the nodes {nodes.shape[1]}")
         Z, nodes_z = common_dtype(Z, nodes)
@@ -102,7 +102,3 @@ class QuadratureRule:
 
     def __repr__(self) -> str:
         return f"QuadratureRule(n_nodes={self.nodes.shape[0]}, dim={self.nodes.shape[1]}, kernel={self.kernel!r})"
-
-
-def _normalised(w: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(w / w.sum())

@@ -74,3 +74,44 @@ def test_unfitted_and_mismatched_use(rng):
         a(np.ones((4, 3)))
     with pytest.raises(ValueError, match="fitted embedding"):
         nk.inner_product(a, np.ones(3))  # type: ignore[arg-type]
+
+
+def test_huge_and_tiny_weights_give_the_same_embedding(rng):
+    X = rng.normal(size=(300, 2))
+    w = rng.uniform(0.1, 1.0, 300)
+    ref = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, w)
+    for scale in (1e307, 1e-300):  # the sum of 1e307-weights overflows float64
+        got = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, w * scale)
+        np.testing.assert_allclose(got.weights_, ref.weights_, rtol=1e-14)
+        assert got.norm() == pytest.approx(ref.norm(), rel=1e-13)
+
+
+def test_refitting_while_other_threads_evaluate_is_safe(rng):
+    """Each evaluation sees the old or the new embedding, never a mix (the fitted
+    support, weights and kernel are published as one object at the end of fit)."""
+    import threading
+
+    A, B = rng.normal(size=(3000, 3)), rng.normal(size=(2000, 3)) * 2.0 + 1.0
+    Y = rng.normal(size=(50, 3))
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=40, random_state=0)
+    refs = [est.fit(B)(Y), est.fit(A)(Y)]
+    stop, bad, seen = threading.Event(), [], set()
+
+    def reader():
+        while not stop.is_set():
+            got = est(Y)
+            match = [i for i, r in enumerate(refs) if np.array_equal(got, r)]
+            if not match:
+                bad.append(got)
+            seen.update(match)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(40):
+        est.fit(A if i % 2 else B)
+        est.set_params(n_landmarks=40)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not bad and seen == {0, 1}

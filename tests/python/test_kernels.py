@@ -128,3 +128,51 @@ def test_kernel_call_validates_inputs(rng):
         k(np.ones((2, 3)), np.ones((2, 4)))
     with pytest.raises(ValueError, match="resolved"):
         nk.Gaussian()(np.ones((2, 3)))
+
+
+# --------------------------------------------------------------------------- #
+# the whole float64 range (issue 12)
+# --------------------------------------------------------------------------- #
+RADIAL = [nk.Gaussian, nk.Laplacian, nk.InverseMultiquadric,
+          lambda b: nk.Matern(b, nu=1.5), lambda b: nk.Matern(b, nu=2.5)]
+
+
+@pytest.mark.parametrize("make", RADIAL)
+def test_tiny_bandwidths_keep_k_of_a_point_with_itself_exactly_one(make, rng):
+    X = rng.normal(size=(6, 3))
+    for sigma in (1e-200, 1e-300, 2.3e-308):
+        K = make(sigma)(X)
+        assert np.isfinite(K).all()
+        np.testing.assert_array_equal(np.diag(K), 1.0)
+        assert (K[~np.eye(6, dtype=bool)] == 0.0).all()  # distinct points are infinitely far apart
+    for bad in (1e-310, 0.0, -1.0, np.inf):  # subnormal: 1 / bandwidth would overflow
+        with pytest.raises(ValueError, match="bandwidth must be a finite number >= 2.2250738585072014e-308"):
+            make(bad)
+
+
+@pytest.mark.parametrize("make", RADIAL + [nk.Linear, lambda b: nk.Polynomial(b, degree=3)])
+def test_kernel_values_do_not_depend_on_the_units(make, rng):
+    """k(a x, a y) with bandwidth a sigma equals k(x, y) with sigma, for a far from 1."""
+    X, Y = rng.normal(size=(40, 4)), rng.normal(size=(30, 4))
+    ref = make(1.7)(X, Y)
+    for a in (1e150, 1e-170, 2.0**700):
+        got = make(1.7 * a)(X * a, Y * a)
+        np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-15)
+    for a in (2.0**100, 2.0**-100):  # float32 data near the ends of its range
+        got32 = make(1.7 * a)((X * a).astype(np.float32), (Y * a).astype(np.float32))
+        np.testing.assert_allclose(got32, ref, rtol=2e-5, atol=1e-6)
+
+
+def test_median_heuristic_works_at_any_scale(rng):
+    X = rng.normal(size=(300, 3))
+    ref = nk.median_distance(X)
+    for a in (1e-170, 1e154, 1e300):
+        assert nk.median_distance(X * a) == pytest.approx(ref * a, rel=1e-12)
+
+
+def test_overflowing_values_are_named(rng):
+    X = rng.normal(size=(50, 2)) * 1e300
+    with pytest.raises(ValueError, match="divided by the kernel's bandwidth overflows float64"):
+        nk.Gaussian(1e-10)(X)
+    with pytest.raises(ValueError, match="overflows float32"):
+        nk.Gaussian(1e-10)(np.array([[1e30, -1e30], [-1e30, 1e30], [0, 0]], dtype=np.float32))

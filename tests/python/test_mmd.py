@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import nystrom_kme as nk
@@ -128,3 +130,42 @@ def test_every_source_gives_the_in_memory_mmd(samples, tmp_path, rng):
     value = nk.mmd(X, Y, kernel=k, n_landmarks=50, random_state=2, sample_weight_x=wx)
     assert type(value) is float and value == pytest.approx(math.sqrt(ref), rel=1e-15)
     assert type(nk.mmd2_exact(X, Y, kernel=k)) is float and type(nk.mmd2_linear(X, Y, kernel=k)) is float
+
+
+def test_tiny_bandwidths_and_huge_weights(rng):
+    """Issue 12: IMQ/Matern at bandwidth 1e-200 used to give NaN, weights of 1e307
+    overflowed the normalisation. Distinct points: K is the identity, so the biased
+    MMD^2 is 1/n1 + 1/n2 exactly."""
+    X, Y = rng.normal(size=(40, 3)), rng.normal(size=(30, 3))
+    for k in (nk.InverseMultiquadric(1e-200), nk.Matern(1e-200, nu=2.5), nk.Gaussian(1e-200), nk.Laplacian(1e-300)):
+        assert nk.mmd2_exact(X, Y, kernel=k) == pytest.approx(1 / 40 + 1 / 30, rel=1e-14)
+        # the U-statistic drops the diagonal: 0, up to rounding of O(1) terms
+        assert abs(nk.mmd2_exact(X, Y, kernel=k, unbiased=True)) < 1e-15
+    k = nk.Gaussian(1.3)
+    wx = rng.uniform(0.5, 1.5, 40)
+    ref = nk.mmd2_exact(X, Y, kernel=k, sample_weight_x=wx)
+    assert nk.mmd2_exact(X, Y, kernel=k, sample_weight_x=wx * 1e307) == pytest.approx(ref, rel=1e-13)
+    assert nk.mmd2_exact(X, Y, kernel=k, sample_weight_x=wx * 1e-300) == pytest.approx(ref, rel=1e-13)
+
+
+_WIDE = """
+import resource, numpy as np, nystrom_kme as nk
+X = np.random.default_rng(0).normal(size=(2, 10**6))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+v = nk.mmd2_exact(X, X + 0.001, kernel=nk.Gaussian(2000.0))
+print(v, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def test_few_very_wide_rows_need_little_memory():
+    """Two (2, 10^6) inputs (32 MB) made the tiled engine allocate 256 x d per side:
+    2.2 GB. Few rows of very wide data are now summed pair by pair."""
+    out = subprocess.run([sys.executable, "-c", _WIDE], capture_output=True, text=True, timeout=300, check=True)
+    value, growth_mb = map(float, out.stdout.split())
+    assert growth_mb < 200  # the inputs are 16 MB each
+    X = np.random.default_rng(0).normal(size=(2, 10**6))
+    d2 = ((X[:, None, :] - X[None, :, :] - 0.001) ** 2).sum(-1)  # tiny: one row pair at a time
+    Kxy = np.exp(-d2 / (2 * 2000.0**2))
+    Kxx = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / (2 * 2000.0**2))
+    # a difference of O(1) kernel means, each a sum over 10^6 features: absolute error
+    assert value == pytest.approx(2 * Kxx.mean() - 2 * Kxy.mean(), rel=0, abs=5e-14)

@@ -339,3 +339,27 @@ def test_grid_search_over_landmarks_and_sampler(rng):
     assert grid.best_params_["n_landmarks"] == 50  # 2 landmarks are far from any fold's embedding
     assert grid.best_estimator_.weights_.shape == (50,)
     assert np.isfinite(grid.cv_results_["mean_test_score"]).all()
+
+
+def test_clear_errors_at_the_edges(rng):
+    """Issue 12: numpy/pybind11 messages that leaked are replaced by ones naming the argument."""
+    X = rng.normal(size=(200, 2))
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, random_state=0)
+    with pytest.raises(ValueError, match="weighted sums overflow float64; divide the weights"):
+        est.fit(X, sample_weight=np.full(200, 1e307))
+    w = np.zeros(200)
+    w[:5] = 1.0
+    with pytest.raises(ValueError, match="exceeds the 5 rows with a positive sample_weight"):
+        nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, sampler="uniform-without-replacement").fit(X, w)
+    with pytest.raises(ValueError, match="sample_weight contains NaN"):
+        est.fit(X, sample_weight=np.full(200, np.nan))
+    with pytest.raises(ValueError, match="sample_weight must be an array of numbers"):
+        est.fit(X, sample_weight=["a"] * 200)
+    with pytest.raises(ValueError, match="rcond must be a number in \\[0, 1\\), got 'x'"):
+        nk.NystromKME(rcond="x").fit(X)
+    with pytest.raises(ValueError, match="X must be real-valued, got complex values"):
+        est.fit(X + 1j)
+    with pytest.raises(ValueError, match="random_state must be a non-negative int seed"):
+        nk.NystromKME(random_state=-1).fit(X)
+    with pytest.raises(ValueError, match="kernel values overflow float64"):
+        nk.NystromKME(nk.Polynomial(1e-150, degree=3), n_landmarks=10, random_state=0).fit(X)

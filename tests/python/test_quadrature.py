@@ -79,3 +79,11 @@ def test_quadrature_bad_input(setting):
         rule.integrate(lambda P: np.ones(3))
     with pytest.raises(ValueError, match="NaN"):
         rule.integrate(lambda P: np.full(len(P), np.nan))
+
+
+def test_worst_case_error_with_huge_weights(rng):
+    X = rng.normal(size=(400, 2))
+    w = rng.uniform(0.5, 1.5, 400)
+    rule = nk.QuadratureRule.from_embedding(nk.NystromKME(nk.Gaussian(1.0), n_landmarks=30, random_state=0).fit(X))
+    ref = rule.worst_case_error(X, sample_weight=w)
+    assert rule.worst_case_error(X, sample_weight=w * 1e307) == pytest.approx(ref, rel=1e-12)

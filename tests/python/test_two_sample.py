@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import nystrom_kme as nk
 import pytest
@@ -103,3 +107,63 @@ def test_streamed_samples_give_the_in_memory_test(rng, tmp_path, method):
     assert abs(got.statistic - ref.statistic) < 1e-12 * scale
     np.testing.assert_allclose(got.null_distribution, ref.null_distribution, rtol=0, atol=1e-12 * scale)
     assert got.pvalue == ref.pvalue and got.n_landmarks == ref.n_landmarks
+
+
+def test_tiny_bandwidth_gives_the_exact_statistic(rng):
+    """Issue 12: Gaussian(1e-200) gave statistic 0 and p = 1. Distinct points: K = I and
+    the biased MMD^2 of any split is 1/n1 + 1/n2."""
+    X, Y = rng.normal(size=(30, 2)), rng.normal(size=(20, 2))
+    for method in ("nystrom", "exact"):
+        kwargs = {"n_landmarks": 50} if method == "nystrom" else {}
+        res = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1e-200), method=method, n_permutations=20,
+                                 random_state=0, **kwargs)
+        assert res.statistic == pytest.approx(1 / 30 + 1 / 20, rel=1e-12)
+        np.testing.assert_allclose(res.null_distribution, 1 / 30 + 1 / 20, rtol=1e-12)
+
+
+_BLAS_THREADS = """
+import numpy as np, nystrom_kme as nk
+rng = np.random.default_rng(0)
+X, Y = rng.normal(size=(3000, 4)), rng.normal(size=(2500, 4)) + 0.05
+r = nk.two_sample_test(X, Y, n_landmarks=400, random_state=1)
+print(r.statistic.hex(), r.null_distribution.tobytes().hex()[:4000])
+"""
+
+
+def test_statistics_do_not_depend_on_blas_threads():
+    """The Nystrom statistics used numpy's eigh: their last digits changed with
+    OPENBLAS_NUM_THREADS. Everything on the result path is the core's own now."""
+    outs = {run_env(threads) for threads in ("1", "2")}
+    assert len(outs) == 1
+
+
+def run_env(threads: str) -> str:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads}
+    return subprocess.run([sys.executable, "-c", _BLAS_THREADS], env=env, capture_output=True, text=True,
+                          timeout=300, check=True).stdout
+
+
+_INTERRUPT = """
+import os, signal, sys, threading, time, numpy as np, nystrom_kme as nk
+rng = np.random.default_rng(0)
+X, Y = rng.normal(size=(100_000, 5)), rng.normal(size=(100_000, 5))
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.perf_counter()
+try:
+    nk.two_sample_test(X, Y, method=sys.argv[1], kernel=nk.Gaussian(1.0), n_permutations=50, progress=False)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print(f"{time.perf_counter() - start:.3f}")
+print(nk.mmd2_exact(X[:500], Y[:500], kernel=nk.Gaussian(1.0)) >= 0)  # the core still works afterwards
+"""
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_ctrl_c_stops_a_long_test_within_a_second(method):
+    out = subprocess.run([sys.executable, "-c", _INTERRUPT, method], capture_output=True, text=True,
+                         timeout=300, check=True).stdout.split()
+    if out[0] == "not interrupted":  # the Nystrom test may finish first on a fast machine
+        assert method == "nystrom"
+    else:
+        assert float(out[0]) < 2.0  # signal at 1 s: stopped within a second of it
+    assert out[-1] == "True"

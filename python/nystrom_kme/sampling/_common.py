@@ -35,11 +35,15 @@ def prepare_input(X: Any, kernel: Kernel | str, n_landmarks: Any, rng: Any, *,
         raise ValueError(f"n_landmarks={m} exceeds n_samples={X.shape[0]}; this policy "
                          "selects distinct rows")
     rng = check_random_state(rng)
+    return X, resolve_kernel(kernel, X, rng), m, rng
+
+
+def resolve_kernel(kernel: Any, X: np.ndarray, rng: np.random.Generator) -> Kernel:
+    """A Kernel or kernel name, resolved on X (a ``"median"`` bandwidth), or ValueError."""
     if not isinstance(kernel, (Kernel, str)):
         raise ValueError(  # noqa: TRY004
             f"kernel must be a nystrom_kme Kernel or a kernel name, got {kernel!r}")
-    kernel = get_kernel(kernel).resolve(X, rng)
-    return X, kernel, m, rng
+    return get_kernel(kernel).resolve(X, rng)
 
 
 def draw_seed(rng: np.random.Generator) -> int:
@@ -73,8 +77,13 @@ def check_tolerance(tolerance: Any) -> None:
 
 
 def check_positive_real(value: Any, name: str, *, above: float = 0.0) -> None:
-    """A finite real number > ``above``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    """A finite real number > ``above`` (also as a float: a huge int or Fraction that
+    overflows float64 is refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number > {above}, got {value!r}")  # noqa: TRY004
-    if not (math.isfinite(value) and value > above):
+    try:
+        as_float = float(value)
+    except (OverflowError, ValueError, TypeError):
+        as_float = math.nan
+    if not (math.isfinite(as_float) and as_float > above):
         raise ValueError(f"{name} must be a finite number > {above}, got {value!r}")

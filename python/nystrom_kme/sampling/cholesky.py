@@ -38,7 +38,16 @@ class _PivotedCholesky(SamplingPolicy):
         pivots, trace, values = result
         self.residual_trace_ = np.asarray(trace, dtype=np.float64)
         self.pivot_values_ = np.asarray(values, dtype=np.float64)
-        return np.asarray(pivots, dtype=np.int64)
+        pivots = np.asarray(pivots, dtype=np.int64)
+        if pivots.size == 0:
+            # The first pivot is taken whenever max_i k(x_i, x_i) > 0 (tolerance < 1), so
+            # no pivot means a zero kernel diagonal, hence (K is PSD) a zero kernel matrix.
+            raise ValueError(
+                f"{type(self).__name__}: the kernel matrix of X is zero (k(x_i, x_i) = 0 for "
+                "every row: numerical rank 0), so the pivoted Cholesky finds no pivot and no "
+                "landmark can be chosen; use another kernel or bandwidth (e.g. the linear kernel "
+                "vanishes on all-zero data)")
+        return pivots
 
 
 class GreedyCholeskySampling(_PivotedCholesky):
@@ -62,6 +71,9 @@ class GreedyCholeskySampling(_PivotedCholesky):
         tr(K - F F^T) before the first pivot and after each one (non-increasing).
     pivot_values_ : ndarray of shape (m',)
         Residual diagonal of each pivot when it was chosen.
+
+    Raises ValueError when the kernel matrix of X is zero (every k(x_i, x_i) = 0,
+    e.g. the linear kernel on all-zero data): there is no pivot to choose.
 
     References
     ----------

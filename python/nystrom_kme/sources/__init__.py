@@ -50,6 +50,10 @@ def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowS
     """The row source for ``X`` (a source is returned as is). See the module docstring."""
     if isinstance(X, RowSource):
         return X
+    shape = getattr(X, "shape", None)
+    if (isinstance(X, np.memmap) or (shape is not None and getattr(X, "dtype", None) is not None
+                                     and not isinstance(X, np.ndarray))) and len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {tuple(shape)}")
     if is_dask_array(X):
         return DaskSource(X, name)
     if is_streamed(X):

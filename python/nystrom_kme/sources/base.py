@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import common_dtype
+from .._validation import common_dtype, core_array
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 
@@ -52,7 +52,7 @@ def core_block_rows(n_features: int, itemsize: int) -> int:
 
 def weight_block(weights: Any, start: int, stop: int, name: str = "sample_weight") -> np.ndarray:
     """weights[start:stop] as validated float64: finite and non-negative."""
-    w = np.ascontiguousarray(np.asarray(weights[start:stop], dtype=np.float64))
+    w = core_array(np.asarray(weights[start:stop]), np.float64)
     if w.shape != (stop - start,):
         raise ValueError(f"{name} must be 1-D and have one entry per row")
     if not np.isfinite(w).all():
@@ -62,11 +62,22 @@ def weight_block(weights: Any, start: int, stop: int, name: str = "sample_weight
     return w
 
 
+def weight_total(w: np.ndarray) -> float:
+    """sum(w) as exactly as float64 allows (math.fsum); inf if it overflows (the
+    estimators turn that into a clear error)."""
+    try:
+        return math.fsum(w)
+    except OverflowError:
+        return math.inf
+
+
 def add_block_sums(acc: CompensatedSum, L: np.ndarray, block: np.ndarray, core_kernel: _core.Kernel,
                    n_threads: int, weights: np.ndarray | None = None) -> None:
     """acc += K(L, block) 1 (or K(L, block) w), one core call per core superblock so
     that the compensated total matches a single call over all rows bit for bit."""
     L, block = common_dtype(L, block)
+    if weights is not None:
+        weights = core_array(weights, np.float64)
     step = core_block_rows(block.shape[1], block.dtype.itemsize)
     for start in range(0, block.shape[0], step):
         part = block[start:start + step]
@@ -149,10 +160,10 @@ class RowSource(abc.ABC):
             self.check_features(L.shape[1])
             w = None if weights is None else weight_block(weights, start, start + block.shape[0])
             add_block_sums(acc, L, block, core, n_threads, w)
-            total.append(float(block.shape[0]) if w is None else math.fsum(w))
+            total.append(float(block.shape[0]) if w is None else weight_total(w))
             if progress is not None:
                 progress(block.shape[0])
-        return acc, math.fsum(total)
+        return acc, weight_total(np.asarray(total))
 
     def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
                    progress: Progress | None = None) -> np.ndarray:
@@ -192,4 +203,4 @@ class RowSource(abc.ABC):
         return f"{type(self).__name__}({self.name}: {n} x {d}, {self.dtype})"
 
 
-__all__ = ["Progress", "RowSource", "add_block_sums", "core_block_rows", "weight_block"]
+__all__ = ["Progress", "RowSource", "add_block_sums", "core_block_rows", "weight_block", "weight_total"]

@@ -21,7 +21,7 @@ from .._compensated import CompensatedSum
 from .._validation import as_data_matrix, common_dtype
 from ..kernels import Kernel
 from ..permutation import SplitSpec
-from .base import Progress, RowSource, add_block_sums, weight_block
+from .base import Progress, RowSource, add_block_sums, weight_block, weight_total
 
 #: Partial sums combined per node of the reduction tree.
 SPLIT_EVERY = 8
@@ -141,7 +141,7 @@ class DaskSource(RowSource):
         elif is_dask_array(weights):
             total = float(weights.sum().compute())
         else:
-            total = float(np.sum(weight_block(weights, 0, self.n_rows)))
+            total = weight_total(weight_block(weights, 0, self.n_rows))
         if progress is not None:
             progress(self.n_rows)
         return acc, total

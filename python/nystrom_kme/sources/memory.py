@@ -12,7 +12,7 @@ from .._compensated import CompensatedSum
 from .._validation import as_data_matrix, common_dtype
 from ..kernels import Kernel
 from ..permutation import SplitSpec
-from .base import Progress, RowSource, weight_block
+from .base import Progress, RowSource, weight_block, weight_total
 
 
 class ArraySource(RowSource):
@@ -50,7 +50,7 @@ class ArraySource(RowSource):
         else:
             w = weight_block(weights, 0, self.n_rows)
             sums = _core.kernel_sums(L, X, w.reshape(-1, 1), kernel.to_core(), n_threads)[:, 0]
-            total = float(np.sum(w))
+            total = weight_total(w)
         if progress is not None:
             progress(self.n_rows)
         return CompensatedSum.of(sums), total

@@ -86,3 +86,21 @@ def test_input_validation(rng):
         S.RPCholeskySampling(tolerance=-1.0)
     with pytest.raises(ValueError, match="n_threads"):
         S.GreedyCholeskySampling(n_threads=0)
+
+
+@pytest.mark.parametrize("name", ["greedy-cholesky", "rpcholesky", "block-rpcholesky",
+                                  "dpp-greedy"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_zero_kernel_matrix_says_why_no_landmark_is_chosen(name, dtype):
+    """All-zero data under the linear kernel: every k(x_i, x_i) is 0, so there is no
+    pivot; the error says so (not 'indices ... must be non-empty')."""
+    X = np.zeros((20, 3), dtype=dtype)
+    why = r"kernel matrix of X is zero .*numerical rank 0.*use another kernel or bandwidth"
+    with pytest.raises(ValueError, match=why):
+        S.resolve_sampler(name).select_indices(X, nk.Linear(1.0), 5, 0)
+    with pytest.raises(ValueError, match=why):
+        nk.NystromKME(nk.Linear(1.0), n_landmarks=5, sampler=name, random_state=0).fit(X)
+    # one non-zero row is enough for one pivot
+    X[3, 1] = 1.0
+    idx = S.resolve_sampler(name).select_indices(X, nk.Linear(1.0), 5, 0)
+    np.testing.assert_array_equal(idx, [3])

@@ -136,3 +136,9 @@ def test_core_block_rows_matches_engine():
     # bit-identity of chunked sums rests on this mirror of the core's superblock size
     assert core_block_rows(10, 8) == 13_056 and core_block_rows(4, 4) == 16_384
     assert core_block_rows(5000, 8) == 256
+
+
+def test_one_dimensional_sources_are_named(tmp_path):
+    np.save(tmp_path / "v.npy", np.arange(10.0))
+    with pytest.raises(ValueError, match="X must be 2-D of shape \\(n_samples, n_features\\), got shape \\(10,\\)"):
+        as_source(np.load(tmp_path / "v.npy", mmap_mode="r"))
