@@ -461,9 +461,13 @@ inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
 
 /// Nystrom weights for landmarks L: the minimum-norm solution of K(L, L) alpha = s (up
 /// to the rank threshold and rounding; see solve_psd for how the solvers differ).
-/// Identical landmarks (sampling with replacement) are merged first for the
-/// automatic and Cholesky solvers; the weight of a merged point is split equally
-/// among its copies, which is exactly the minimum-norm solution.
+/// Identical landmarks (sampling with replacement) are merged first: with D the group
+/// sizes, the u x u matrix D^1/2 K_u D^1/2 of the u distinct landmarks has the same
+/// nonzero spectrum as K, and its minimum-norm solution, divided by sqrt(D) and
+/// repeated over each group, is exactly the minimum-norm solution for K. Every solver
+/// factorises that same matrix with the same pivoted Cholesky, so all take the same
+/// rank. rcond stays relative to max K_ii; its default (rcond <= 0) is m eps for the
+/// m landmarks before merging.
 /// O(m^2 d + m^3) time, O(m^2) memory (K_m in float64).
 /// @param L (m, d) landmarks, m >= 1, d >= 1, finite
 /// @param s (m, k) finite right-hand sides, e.g. K(L, X) 1 / n
@@ -489,6 +493,9 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
   if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
   SolveOptions opts = options;
   if (opts.n_threads <= 0) opts.n_threads = sum_options.n_threads;
+  // The default threshold counts all m landmarks, duplicates included, so that merging
+  // them (below) does not change the rank decision: every solver keeps the same rank.
+  if (!(opts.rcond > 0)) opts.rcond = detail::default_rcond(L.rows());
   // K_m is formed in float64 even for float32 landmarks (m x d is small): the
   // solve amplifies errors in K_m by its condition number.
   auto gram = [&](const RowMatrixXd& P) {
@@ -500,22 +507,33 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
     }
     return K;
   };
-  if (options.solver == Solver::cod) {
-    const RowMatrixXd Ld = L.template cast<double>();
-    return solve_psd(gram(Ld), s, opts);
-  }
+  // Identical rows: K = P K_u P^T with P the m x u indicator of the groups and
+  // D = P^T P their sizes. With Q = P D^-1/2 (orthonormal columns), K = Q M Q^T for
+  // M = D^1/2 K_u D^1/2, so K^+ s = Q M^+ Q^T s: the minimum-norm solution from the
+  // u x u matrix M, exactly (also when K_u is singular).
   std::vector<Index> rep;
   const std::vector<Index> group = detail::group_duplicates<T>(L, rep);
   const Index u = Index(rep.size());
   RowMatrixXd unique(u, L.cols());
-  Eigen::MatrixXd s_unique(u, s.cols());
-  std::vector<Index> count(static_cast<std::size_t>(u), 0);
-  for (Index j = 0; j < u; ++j) {
-    unique.row(j) = L.row(rep[std::size_t(j)]).template cast<double>();
-    s_unique.row(j) = s.row(rep[std::size_t(j)]);
+  for (Index j = 0; j < u; ++j) unique.row(j) = L.row(rep[std::size_t(j)]).template cast<double>();
+  Eigen::VectorXd root_count = Eigen::VectorXd::Zero(u);
+  Eigen::MatrixXd s_unique = Eigen::MatrixXd::Zero(u, s.cols());
+  for (Index i = 0; i < L.rows(); ++i) {
+    const Index g = group[std::size_t(i)];
+    root_count(g) += 1.0;
+    s_unique.row(g) += s.row(i);
   }
-  for (Index g : group) ++count[std::size_t(g)];
-  SolveResult merged = solve_psd(gram(unique), s_unique, opts);
+  root_count = root_count.cwiseSqrt();
+  RowMatrixXd M = gram(unique);
+  const double max_k = M.diagonal().maxCoeff();
+  if (u < L.rows()) {
+    M = root_count.asDiagonal() * M * root_count.asDiagonal();
+    s_unique = root_count.cwiseInverse().asDiagonal() * s_unique;
+    // The rank threshold stays rcond * max K_ii of the m x m K (M's diagonal is larger).
+    const double max_m = M.diagonal().maxCoeff();
+    if (max_m > 0) opts.rcond *= max_k / max_m;
+  }
+  SolveResult merged = solve_psd(M, s_unique, opts);
   SolveResult result;
   result.used = merged.used;
   result.rank = merged.rank;
@@ -523,7 +541,7 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
   result.weights.resize(L.rows(), s.cols());
   for (Index i = 0; i < L.rows(); ++i) {
     const Index g = group[std::size_t(i)];
-    result.weights.row(i) = merged.weights.row(g) / double(count[std::size_t(g)]);
+    result.weights.row(i) = merged.weights.row(g) / root_count(g);
   }
   return result;
 }
