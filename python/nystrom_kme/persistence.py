@@ -478,6 +478,30 @@ def load(path: str | os.PathLike[str]) -> Any:
     >>> import nystrom_kme as nk
     >>> kme = nk.load("embedding.npz")  # doctest: +SKIP
     """
+    return _dispatch(path, _load_npz, result_from_json)
+
+
+def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON header of a saved file (format and package versions, object type,
+    parameters, fitted scalars; for a two-sample result, the whole document), checked
+    as :func:`load` checks it.
+
+    Examples
+    --------
+    >>> from nystrom_kme.persistence import read_header
+    >>> read_header("embedding.npz")["object"]  # doctest: +SKIP
+    'NystromKME'
+    """
+    def from_json(text: bytes) -> dict[str, Any]:
+        result_from_json(text)  # validates
+        return json.loads(text)
+
+    return _dispatch(path, lambda p: _guarded(_read_npz, p)[0], from_json)
+
+
+def _dispatch(path: str | os.PathLike[str], npz: Callable[[str], Any], text: Callable[[bytes], Any]) -> Any:
+    """npz(path) for a zip archive, text(bytes) for a JSON document; FileFormatErrors
+    get the path in front."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read(4)
@@ -485,23 +509,28 @@ def load(path: str | os.PathLike[str]) -> Any:
             data += f.read()
     try:
         if data.startswith(b"PK"):
-            return _load_npz(path)
+            return npz(path)
         if data.lstrip()[:1] == b"{":
-            return result_from_json(data)
+            return text(data)
         raise FileFormatError("the file is empty" if not data else
                               "not a nystrom-kme file (neither a .npz archive nor a JSON document)")
     except FileFormatError as err:
         raise FileFormatError(f"{path}: {err}") from None
 
 
-def _load_npz(path: str) -> Any:
-    """The object in the archive at ``path``; FileFormatError messages without the path."""
+def _guarded(read: Callable[[str], Any], path: str) -> Any:
+    """read(path), any failure but a FileFormatError reported as corruption."""
     try:
-        header, arrays = _read_npz(path)
+        return read(path)
     except FileFormatError:
         raise
     except Exception as err:  # any failure while parsing the archive's bytes is corruption
-        raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {err})") from None
+        raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {' '.join(str(err).split())})") from None
+
+
+def _load_npz(path: str) -> Any:
+    """The object in the archive at ``path``; FileFormatError messages without the path."""
+    header, arrays = _guarded(_read_npz, path)
     name = header["object"]
     cls = _CLASSES.get(name)
     if cls is None or name not in _CODECS:
@@ -624,4 +653,5 @@ def _features(state: dict[str, Any], support: np.ndarray) -> int:
 
 
 __all__ = ["FORMAT_VERSION", "FileFormatError", "kernel_from_spec", "kernel_spec", "load",
-           "persistable", "result_from_json", "result_to_json", "save"]
+           "persistable", "read_header", "result_from_dict", "result_from_json", "result_to_dict",
+           "result_to_json", "save"]
