@@ -251,14 +251,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _two_sources(args: argparse.Namespace) -> tuple[RowSource, RowSource]:
-    a, b = _data(args, args.a), _data(args, args.b)
+def _two_sources(args: argparse.Namespace, on_rows: Callable[[int], None] | None = None
+                 ) -> tuple[RowSource, RowSource]:
+    a, b = _data(args, args.a, on_rows), _data(args, args.b, on_rows)
     _check_widths(a, args.a, b, args.b)
     return a, b
 
 
 def cmd_mmd(args: argparse.Namespace) -> int:
-    a, b = _two_sources(args)
+    update, close = _progress("reading")
+    try:
+        return _mmd(args, *_two_sources(args, update))
+    finally:
+        close()
+
+
+def _mmd(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
     n1, n2 = a.count_rows(), b.count_rows()
     rng = np.random.default_rng(args.seed)
     # the kernel resolved first with the same generator: the draws are those of mmd2(A, B)
@@ -291,7 +299,7 @@ def cmd_mmd(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    a, b = _two_sources(args)
+    a, b = _two_sources(args)  # two_sample_test shows its own progress bar
     start = time.perf_counter()
     res = two_sample_test(a, b, kernel=_kernel(args.kernel, args.bandwidth),
                           method="exact" if args.exact else "nystrom", n_landmarks=args.n_landmarks,
