@@ -83,10 +83,10 @@ def read_data(path: str | os.PathLike[str], *, columns: Sequence[str | int] | No
 
     Examples
     --------
-    >>> import numpy as np, nystrom_kme as nk, os, tempfile
+    >>> import pathlib, tempfile
     >>> from nystrom_kme.datafiles import read_data
-    >>> path = os.path.join(tempfile.mkdtemp(), "x.csv")
-    >>> _ = open(path, "w").write("a,b,c\\n1,2,3\\n4,5,6\\n")
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = path.write_text("a,b,c\\n1,2,3\\n4,5,6\\n")
     >>> src = read_data(path, columns=["c", "a"])
     >>> src.count_rows(), src.n_features
     (2, 2)

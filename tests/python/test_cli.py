@@ -32,6 +32,10 @@ def test_demo_prints_exact_errors(capsys):
     assert errors[2000] == float(f"{mixture.embedding_error(X, w, sigma):.6f}")
     # more landmarks: closer to the empirical error, never far below it
     assert errors[20] > errors[300] >= 0.9 * errors[2000]
+    # the closing sentence says what the printed numbers show
+    close = [m for m in (20, 300) if errors[m] <= 1.1 * errors[2000]]
+    last = out.strip().splitlines()[-1]
+    assert (f"m = {close[0]} " in last) if close else last.startswith("No m tried")
 
 
 def test_cli_version_prints_the_configuration():
