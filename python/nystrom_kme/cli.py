@@ -102,6 +102,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
 def _columns(text: str) -> list[str]:
     cols = [c.strip() for c in text.split(",") if c.strip()]
     if not cols:
@@ -156,9 +166,16 @@ def _check_widths(a: RowSource, a_name: str, b: RowSource, b_name: str) -> None:
 
 def _emit(args: argparse.Namespace, record: dict[str, Any], lines: Sequence[str]) -> None:
     if args.json:
-        print(json.dumps(record, allow_nan=False))
+        print(json.dumps(record, allow_nan=False, default=_json_scalar))
     else:
         print("\n".join(lines))
+
+
+def _json_scalar(value: Any) -> Any:
+    """numpy scalars (e.g. in a report's parameters) as Python numbers."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def _fmt(x: float) -> str:
@@ -519,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("a", help="first sample (data file)")
     p.add_argument("b", help="second sample (data file, same columns)")
     p.add_argument("--permutations", type=_positive_int, default=200, help="default: 200")
-    p.add_argument("--alpha", type=float, default=0.05, help="level of the test (default: 0.05)")
+    p.add_argument("--alpha", type=_probability, default=0.05, help="level of the test (default: 0.05)")
     p.add_argument("--exact", action="store_true", help="exact MMD statistic, O(n^2) (default: Nystrom)")
     p.add_argument("--n-landmarks", type=_positive_int, default=None,
                    help="m (Nystrom; default ceil(sqrt(n) log sqrt(n)) of the pooled sample)")
@@ -529,7 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("suggest-m", "suggest the number of landmarks from the spectrum (Corollary 4.1), with "
             "its explanation (reads the data into memory)", [files, kern, threads, out])
     p.add_argument("data", help="data file")
-    p.add_argument("--delta", type=float, default=0.05, help="failure probability of the bounds (default 0.05)")
+    p.add_argument("--delta", type=_probability, default=0.05,
+                   help="failure probability of the bounds (default 0.05)")
     p.add_argument("--target-error", type=float, default=None, help="aim the Theorem 4.1 bound at this error")
     p.add_argument("--max-landmarks", type=_positive_int, default=None, help="cap on the suggestion")
     p.set_defaults(run=cmd_suggest_m)

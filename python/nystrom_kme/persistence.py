@@ -29,6 +29,10 @@ zip of ``.npy`` files). The member ``header`` is a uint8 array holding a UTF-8
   ``rank``, ``weight_sum``, ``sampler`` (the policy that chose the landmarks);
 * ``arrays``: for each array member, ``{"dtype": "<f8", "shape": [...], "sha256": ...}``.
 
+Not stored: what a sampling policy computed (e.g. ``sampler_.scores_``: the loaded
+``sampler_`` is a fresh policy with the same parameters) and ``n_landmarks_report_``
+(None after a load).
+
 The array members (dtypes ``<f8``, ``<f4`` for float32 data, ``<i8``):
 
 ==================  =================================================================
