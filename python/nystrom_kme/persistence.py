@@ -129,7 +129,12 @@ def kernel_spec(kernel: Kernel) -> dict[str, Any]:
     if _KERNELS.get(name) is not type(kernel):
         raise ValueError(f"cannot save a kernel of type {type(kernel).__qualname__}: only "
                          f"{sorted(_KERNELS)} are stored")
-    return {"type": name, "bandwidth": kernel.bandwidth, **kernel._params()}
+    spec: dict[str, Any] = {"type": name, "bandwidth": kernel.bandwidth}
+    if isinstance(kernel, Matern):
+        spec["nu"] = kernel.nu
+    elif isinstance(kernel, Polynomial):
+        spec.update(degree=kernel.degree, offset=kernel.offset)
+    return spec
 
 
 def kernel_from_spec(spec: Any) -> Kernel:
@@ -231,10 +236,13 @@ def _decode_params(params: dict[str, Any], arrays: dict[str, np.ndarray]) -> dic
 # the codecs, one per saved type: (header fields, arrays) <-> object
 # --------------------------------------------------------------------------- #
 def _fitted_state(est: Any) -> dict[str, Any]:
-    state = dict(vars(est))  # one copy: the fitted attributes change in one step (see _solve)
-    if "_embedding" not in state:
-        est._check_fitted()  # raises NotFittedError
-    return state
+    """The estimator's attributes, copied at once: a fit changes them all in one
+    ``__dict__.update``, so the copy is one fit's state even while another thread refits.
+    The decoders restore them the same way and publish the embedding with ``_publish``,
+    as the estimators' own fits do (this module owns the file format, the estimators
+    their attributes: the names read and written here are those their fits set)."""
+    est.fitted()  # raises NotFittedError
+    return dict(vars(est))
 
 
 def _encode_nystrom(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
