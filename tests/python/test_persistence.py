@@ -30,7 +30,6 @@ def _same_nystrom(a: nk.NystromKME, b: nk.NystromKME, Y: np.ndarray) -> None:
         got, want = getattr(b, name), getattr(a, name)
         assert got.dtype == want.dtype
         assert_array_equal(got, want)
-    assert_array_equal(b._sums.comp, a._sums.comp)
     for name in ("kernel_", "n_samples_", "n_features_in_", "solver_", "rank_", "weight_sum_"):
         assert getattr(b, name) == getattr(a, name), name
     if a.landmark_indices_ is None:
