@@ -135,6 +135,9 @@ def _open_npy(path: str) -> Any:
 
 
 def _open_npz(path: str, key: str | None) -> Any:
+    with open(path, "rb") as f:
+        if f.read(2) != b"PK":
+            raise DataFileError(f"{path}: not a .npz file (not a zip archive)")
     with np.load(path, allow_pickle=False) as npz:
         names = list(npz.files)
         if "header" in names and key is None and "weights" in names:

@@ -122,6 +122,7 @@ def test_bad_files_name_the_file(tmp_path):
         "missing.npy": (None, "no such file"),
         "data.xlsx": (b"x", "unknown data file type '.xlsx'"),
         "text.npy": (b"hello", "not a .npy file"),
+        "text.npz": (b"hello", "not a .npz file"),
         "ragged.csv": (b"1,2\n3\n", "ragged.csv: lines 1-2"),
         "words.csv": (b"a,b\n1,x\n", "could not convert"),
         "nan.csv": (b"1,2\n3,nan\n", "NaN or inf in the data \\(around line 2\\)"),
