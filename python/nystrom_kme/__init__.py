@@ -38,7 +38,7 @@ finally:
         _os.environ["OMP_WAIT_POLICY"] = _user_wait_policy
     del _user_wait_policy
 
-from . import bounds, sampling, sources
+from . import bounds, persistence, sampling, sources
 from ._validation import NotFittedError
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
@@ -64,6 +64,7 @@ from .kernels import (
 from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
 from .nystrom import NystromKME
 from .permutation import random_splits
+from .persistence import FileFormatError, load
 from .quadrature import QuadratureRule
 from .sampling import (
     BlockRPCholeskySampling,
@@ -87,6 +88,7 @@ __all__ = [
     "CortesScottSampling",
     "DPPGreedySampling",
     "EmpiricalKME",
+    "FileFormatError",
     "Gaussian",
     "GreedyCholeskySampling",
     "InverseMultiquadric",
@@ -110,6 +112,7 @@ __all__ = [
     "get_include",
     "get_kernel",
     "inner_product",
+    "load",
     "median_distance",
     "mmd",
     "mmd2",
@@ -124,6 +127,7 @@ __all__ = [
     "simd_level",
     "two_sample_test",
     "bounds",
+    "persistence",
     "sampling",
     "sources",
     "squared_distance",

@@ -1,18 +1,415 @@
-"""Command-line entry point: ``nystrom-kme demo``."""
+"""The command line, ``nystrom-kme`` (or ``python -m nystrom_kme``): argument parsing
+and output only. Data files are read by :mod:`nystrom_kme.datafiles`, embeddings
+saved and loaded by :mod:`nystrom_kme.persistence`.
+
+Commands: ``fit``, ``eval``, ``mmd``, ``test``, ``suggest-m``, ``info``, ``demo``;
+``--version``. Output is human-readable unless ``--json``. Exit status: 0 success
+(for ``test``: H0 not rejected), 1 ``test`` rejected H0, 2 usage error or bad input
+(one line on stderr, no traceback), 130 interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
 
 from . import _core
-from .bounds import default_n_landmarks
+from .bounds import default_n_landmarks, suggest_n_landmarks
 from .config import show_config
+from .datafiles import SUFFIXES, DataFileError, read_data
 from .datasets import GaussianMixture
-from .embedding import EmpiricalKME
+from .embedding import EmpiricalKME, KernelMeanEmbedding
+from .kernels import Kernel, Matern, Polynomial, get_kernel, resolve_kernel
+from .mmd import mmd2, mmd2_exact
 from .nystrom import NystromKME
+from .persistence import FileFormatError, kernel_spec, load, read_header
+from .quadrature import QuadratureRule
+from .sampling import SAMPLER_NAMES
+from .sources import RowSource
+from .two_sample import TwoSampleResult, two_sample_test
+
+EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+EPILOG = f"""\
+exit status:
+  0    success (for 'test': H0 not rejected)
+  1    'test' rejected H0 at level --alpha (the samples differ)
+  2    usage error or bad input (missing or unreadable file, NaN in the data,
+       mismatched columns, invalid option): one line on stderr
+  130  interrupted (Ctrl-C)
+
+data files: {', '.join(SUFFIXES)}
+  (.npy memory-mapped; .h5 needs h5py, .zarr zarr, .parquet pyarrow);
+  --columns picks columns by 0-based index or header name.
+Output is human-readable; --json prints one JSON object for scripts."""
+
+KERNEL_NAMES = ("gaussian", "laplacian", "matern12", "matern32", "matern52", "imq", "linear", "polynomial")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _BadInput(Exception):
+    """A problem with the command's input, reported as one line and exit status 2."""
+
+
+# --------------------------------------------------------------------------- #
+# shared pieces
+# --------------------------------------------------------------------------- #
+def _bandwidth(text: str) -> float | str:
+    if text == "median":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'median', got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'median', got {text!r}")
+    return value
+
+
+def _n_landmarks(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
+def _columns(text: str) -> list[str]:
+    cols = [c.strip() for c in text.split(",") if c.strip()]
+    if not cols:
+        raise argparse.ArgumentTypeError("expected comma-separated column names or indices")
+    return cols
+
+
+def _kernel(name: str, bandwidth: float | str | None) -> Kernel:
+    k = get_kernel(name)
+    if bandwidth is None:
+        return k
+    if isinstance(k, Matern):
+        return Matern(bandwidth, nu=k.nu)
+    if isinstance(k, Polynomial):
+        return Polynomial(bandwidth, degree=k.degree, offset=k.offset)
+    return type(k)(bandwidth)
+
+
+def _progress(desc: str) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
+    """(callback told the rows read, close) of a tqdm bar on stderr, only when stderr is
+    a terminal and tqdm is installed; (None, no-op) otherwise."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None, lambda: None
+    bar = tqdm(desc=desc, unit=" rows", unit_scale=True, leave=False, file=sys.stderr)
+    return bar.update, bar.close
+
+
+def _data(args: argparse.Namespace, path: str, on_rows: Callable[[int], None] | None = None) -> RowSource:
+    return read_data(path, columns=args.columns, key=args.key, delimiter=args.delimiter, on_rows=on_rows)
+
+
+def _in_memory(src: RowSource) -> np.ndarray:
+    """All rows of a source as one array (for what needs the data in memory)."""
+    arr = src.to_array()
+    if arr is not None:
+        return arr
+    return np.concatenate([block for _, block in src.chunks()])
+
+
+def _check_widths(a: RowSource, a_name: str, b: RowSource, b_name: str) -> None:
+    """Both sources read their first block if needed, then compare their widths."""
+    for s in (a, b):
+        if s.n_features is None:
+            s.count_rows()
+    if a.n_features != b.n_features:
+        raise _BadInput(f"{a_name} has {a.n_features} columns but {b_name} has {b.n_features}")
+
+
+def _emit(args: argparse.Namespace, record: dict[str, Any], lines: Sequence[str]) -> None:
+    if args.json:
+        print(json.dumps(record, allow_nan=False, default=_json_scalar))
+    else:
+        print("\n".join(lines))
+
+
+def _json_scalar(value: Any) -> Any:
+    """numpy scalars (e.g. in a report's parameters) as Python numbers."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+# --------------------------------------------------------------------------- #
+# commands
+# --------------------------------------------------------------------------- #
+def cmd_fit(args: argparse.Namespace) -> int:
+    kernel = _kernel(args.kernel, args.bandwidth)
+    est = NystromKME(kernel, n_landmarks=args.n_landmarks, sampler=args.sampler, random_state=args.seed,
+                     n_threads=args.threads)
+    update, close = _progress("reading")
+    src = _data(args, args.data, update)
+    start = time.perf_counter()
+    try:
+        # policies other than uniform sampling, and m = "auto", look at all rows at once
+        data: Any = _in_memory(src) if (args.sampler != "uniform" or args.n_landmarks == "auto") else src
+        est.fit(data)
+    finally:
+        close()
+    seconds = time.perf_counter() - start
+    est.save(args.output)
+    record = {"output": args.output, "data": args.data, "n_samples": est.n_samples_,
+              "n_features": est.n_features_in_, "n_landmarks": int(est.landmarks_.shape[0]),
+              "kernel": kernel_spec(est.kernel_), "sampler": args.sampler, "solver": est.solver_,
+              "rank": est.rank_, "seconds": seconds}
+    _emit(args, record, [
+        f"Nystrom KME of {args.data}: n = {est.n_samples_} rows, d = {est.n_features_in_} columns",
+        f"  kernel     {est.kernel_!r}",
+        f"  landmarks  m = {est.landmarks_.shape[0]} (sampler {args.sampler}, solver {est.solver_}, "
+        f"rank {est.rank_})",
+        f"  time       {seconds:.3f} s",
+        f"saved to {args.output}"])
+    return EXIT_OK
+
+
+def _load_embedding(path: str) -> KernelMeanEmbedding:
+    obj = load(path)
+    if not isinstance(obj, KernelMeanEmbedding):
+        raise _BadInput(f"{path}: holds a {type(obj).__name__}, not an embedding")
+    return obj
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    kme = _load_embedding(args.embedding)
+    d = kme.n_features_in_
+    update, close = _progress("evaluating")
+    src = _data(args, args.points, update)
+    if src.n_features is not None and src.n_features != d:
+        raise _BadInput(f"{args.points} has {src.n_features} columns but the embedding "
+                        f"{args.embedding} has {d}")
+    suffix = os.path.splitext(args.output or "")[1].lower()
+    if args.output and suffix not in (".npy", ".csv", ".txt"):
+        raise _BadInput(f"{args.output}: the output must be .npy, .csv or .txt")
+    text = None
+    if args.output and suffix != ".npy":
+        text = open(args.output, "w")  # noqa: SIM115 - closed below
+    elif not args.output and not args.json:
+        text = sys.stdout
+    values: list[np.ndarray] = []
+    n = 0
+    try:
+        for _, block in src.chunks():
+            if block.shape[1] != d:
+                raise _BadInput(f"{args.points} has {block.shape[1]} columns but the embedding "
+                                f"{args.embedding} has {d}")
+            v = kme(block)
+            n += v.size
+            if text is not None:
+                text.write("".join(f"{x!r}\n" for x in v.tolist()))
+            else:
+                values.append(v)
+    finally:
+        close()
+        if text is not None and text is not sys.stdout:
+            text.close()
+    if args.output and suffix == ".npy":
+        np.save(args.output, np.concatenate(values).astype("<f8"))
+    if args.json:
+        record: dict[str, Any] = {"embedding": args.embedding, "points": args.points, "n_points": n}
+        if args.output:
+            record["output"] = args.output
+        else:
+            record["values"] = np.concatenate(values).tolist()
+        print(json.dumps(record, allow_nan=False))
+    elif args.output:
+        print(f"{n} values of the embedding {args.embedding} written to {args.output}")
+    return EXIT_OK
+
+
+def _two_sources(args: argparse.Namespace, on_rows: Callable[[int], None] | None = None
+                 ) -> tuple[RowSource, RowSource]:
+    a, b = _data(args, args.a, on_rows), _data(args, args.b, on_rows)
+    _check_widths(a, args.a, b, args.b)
+    return a, b
+
+
+def cmd_mmd(args: argparse.Namespace) -> int:
+    update, close = _progress("reading")
+    try:
+        return _mmd(args, *_two_sources(args, update))
+    finally:
+        close()
+
+
+def _mmd(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
+    n1, n2 = a.count_rows(), b.count_rows()
+    rng = np.random.default_rng(args.seed)
+    # the kernel resolved first with the same generator: the draws are those of mmd2(A, B)
+    kernel = resolve_kernel(_kernel(args.kernel, args.bandwidth), [a, b], rng)
+    start = time.perf_counter()
+    if args.exact:
+        if args.n_landmarks is not None:
+            raise _BadInput("--n-landmarks applies to the Nystrom MMD only, not with --exact")
+        value = mmd2_exact(a, b, kernel=kernel, unbiased=args.unbiased, n_threads=args.threads)
+        method, ms = ("exact U-statistic" if args.unbiased else "exact V-statistic"), None
+    else:
+        if args.unbiased:
+            raise _BadInput("--unbiased applies to --exact only")
+        value = mmd2(a, b, kernel=kernel, n_landmarks=args.n_landmarks, random_state=rng,
+                     n_threads=args.threads)
+        method = "Nystrom"
+        ms = [args.n_landmarks or default_n_landmarks(n1), args.n_landmarks or default_n_landmarks(n2)]
+    seconds = time.perf_counter() - start
+    record = {"mmd2": value, "mmd": math.sqrt(max(value, 0.0)), "method": "exact" if args.exact else "nystrom",
+              "unbiased": bool(args.unbiased), "n_landmarks": ms, "n_x": n1, "n_y": n2,
+              "kernel": kernel_spec(kernel), "seconds": seconds}
+    _emit(args, record, [
+        f"MMD between {args.a} (n = {n1}) and {args.b} (n = {n2})",
+        f"  method   {method}" + ("" if ms is None else f", m = {ms[0]} and {ms[1]} landmarks"),
+        f"  kernel   {kernel!r}",
+        f"  MMD^2    {value!r}",
+        f"  MMD      {math.sqrt(max(value, 0.0))!r}",
+        f"  time     {seconds:.3f} s"])
+    return EXIT_OK
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    a, b = _two_sources(args)  # two_sample_test shows its own progress bar
+    start = time.perf_counter()
+    res = two_sample_test(a, b, kernel=_kernel(args.kernel, args.bandwidth),
+                          method="exact" if args.exact else "nystrom", n_landmarks=args.n_landmarks,
+                          n_permutations=args.permutations, random_state=args.seed, progress=None,
+                          n_threads=args.threads)
+    seconds = time.perf_counter() - start
+    reject = res.pvalue <= args.alpha
+    if args.output:
+        res.save(args.output)
+    record = {"statistic": res.statistic, "pvalue": res.pvalue, "alpha": args.alpha, "reject": reject,
+              "method": res.method, "n_landmarks": res.n_landmarks, "n_permutations": res.n_permutations,
+              "n_x": a.count_rows(), "n_y": b.count_rows(), "kernel": kernel_spec(res.kernel),
+              "seconds": seconds}
+    m = "" if res.n_landmarks is None else f", m = {res.n_landmarks}"
+    _emit(args, record, [
+        f"Two-sample permutation test ({res.method}{m}, {res.n_permutations} permutations)",
+        f"  samples     {args.a} (n = {record['n_x']}), {args.b} (n = {record['n_y']})",
+        f"  kernel      {res.kernel!r}",
+        f"  statistic   {res.statistic!r} (squared MMD)",
+        f"  p-value     {res.pvalue!r}",
+        f"  decision    {'reject' if reject else 'do not reject'} H0 (same distribution) at "
+        f"alpha = {args.alpha:g}",
+        f"  time        {seconds:.3f} s"] + ([f"saved to {args.output}"] if args.output else []))
+    return EXIT_REJECTED if reject else EXIT_OK
+
+
+def cmd_suggest_m(args: argparse.Namespace) -> int:
+    X = _in_memory(_data(args, args.data))
+    rep = suggest_n_landmarks(X, _kernel(args.kernel, args.bandwidth), delta=args.delta,
+                              target_error=args.target_error, max_landmarks=args.max_landmarks,
+                              random_state=args.seed, n_threads=args.threads)
+    record = {"n_landmarks": rep.n_landmarks, "n_samples": rep.n_samples, "decay": rep.decay,
+              "params": rep.params, "bound": rep.bound, "bound_valid": rep.bound_valid,
+              "min_landmarks": rep.min_landmarks, "delta": rep.delta, "target_error": rep.target_error,
+              "reason": rep.reason, "paper_default": default_n_landmarks(rep.n_samples),
+              "explanation": rep.explain()}
+    _emit(args, record, [rep.explain(),
+                         f"(The paper's default ceil(sqrt(n) log sqrt(n)) is {record['paper_default']}.)"])
+    return EXIT_OK
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    header = read_header(args.file)
+    obj = load(args.file)
+    version = (f"{header['object']} (file format {header['format_version']}, written by nystrom-kme "
+               f"{header.get('package_version', '?')})")
+    record: dict[str, Any] = {"file": args.file, "object": header["object"],
+                              "format_version": header["format_version"],
+                              "package_version": header.get("package_version")}
+    lines = [f"{args.file}: {version}"]
+    if isinstance(obj, NystromKME):
+        m, d = obj.landmarks_.shape
+        record.update(kernel=kernel_spec(obj.kernel_), n_landmarks=m, n_features=d,
+                      dtype=obj.landmarks_.dtype.name, n_samples=obj.n_samples_, weight_sum=obj.weight_sum_,
+                      sampler=header["params"].get("sampler"), solver=obj.solver_, rank=obj.rank_,
+                      norm=obj.norm())
+        lines += [f"  kernel      {obj.kernel_!r}",
+                  f"  landmarks   m = {m} in R^{d} ({obj.landmarks_.dtype.name})",
+                  f"  data        n = {obj.n_samples_} rows (weight sum {obj.weight_sum_:g})",
+                  f"  sampler     {_describe_sampler(header['params'].get('sampler'))}",
+                  f"  solver      {obj.solver_} (rank {obj.rank_})",
+                  f"  RKHS norm   {_fmt(obj.norm())}"]
+    elif isinstance(obj, EmpiricalKME):
+        n, d = obj.support_.shape
+        record.update(kernel=kernel_spec(obj.kernel_), n_samples=n, n_features=d, norm=obj.norm())
+        lines += [f"  kernel      {obj.kernel_!r}", f"  support     n = {n} points in R^{d}",
+                  f"  RKHS norm   {_fmt(obj.norm())}"]
+    elif isinstance(obj, QuadratureRule):
+        m, d = obj.nodes.shape
+        record.update(kernel=None if obj.kernel is None else kernel_spec(obj.kernel), n_nodes=m,
+                      n_features=d, weight_sum=float(obj.weights.sum()))
+        lines += [f"  kernel      {obj.kernel!r}", f"  nodes       m = {m} in R^{d}",
+                  f"  weight sum  {_fmt(float(obj.weights.sum()))}"]
+    elif isinstance(obj, TwoSampleResult):
+        record.update({k: header[k] for k in ("statistic", "pvalue", "method", "n_landmarks",
+                                              "n_permutations", "kernel")})
+        lines += [f"  method      {obj.method}" + ("" if obj.n_landmarks is None else f", m = {obj.n_landmarks}"),
+                  f"  kernel      {obj.kernel!r}", f"  statistic   {obj.statistic!r}",
+                  f"  p-value     {obj.pvalue!r} ({obj.n_permutations} permutations)"]
+    _emit(args, record, lines)
+    return EXIT_OK
+
+
+def _describe_sampler(spec: Any) -> str:
+    if not isinstance(spec, dict):
+        return "none"
+    if "name" in spec:
+        return str(spec["name"])
+    if "policy" in spec:
+        return f"{spec['policy']}({', '.join(f'{k}={v!r}' for k, v in spec['params'].items())})"
+    if "array" in spec:
+        return "given landmarks"
+    return f"not stored ({spec.get('unsaved', '?')})"
 
 
 def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0) -> int:
@@ -37,6 +434,7 @@ def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed
     print(f"paper's m = ceil(sqrt(n) log sqrt(n)) = {m_paper}\n")
     print(f"{'estimator':<22}{'m':>7}{'||mu - mu_hat||':>18}{'fit s':>10}{'error s':>10}")
     print(f"{'empirical (eq. 2)':<22}{n_samples:>7}{err_empirical:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
+    errors = {}
     for m in grid:
         start = time.perf_counter()
         nystrom = NystromKME(empirical.kernel_, n_landmarks=m, random_state=seed).fit(X)
@@ -44,32 +442,156 @@ def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed
         start = time.perf_counter()
         err = mixture.embedding_error(nystrom.landmarks_, nystrom.weights_, sigma)
         eval_time = time.perf_counter() - start
+        errors[m] = err
         print(f"{'Nystrom (eq. 5)':<22}{m:>7}{err:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
-    print("\nThe Nystrom error reaches the empirical one near the paper's m, at a fraction of the cost.")
+    print("\n" + demo_conclusion(errors, err_empirical, n_samples, m_paper))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="nystrom-kme", description="Nystrom kernel mean embeddings")
+def demo_conclusion(errors: dict[int, float], err_empirical: float, n_samples: int, m_paper: int,
+                    tolerance: float = 0.1) -> str:
+    """The demo's closing sentence, read off its own numbers: the smallest m whose
+    Nyström error is within ``tolerance`` (relative) of the empirical error, if any."""
+    if not errors:
+        return "No Nystrom estimator was fitted (no landmark count between 1 and n was given)."
+    close = [m for m, e in sorted(errors.items()) if e <= (1 + tolerance) * err_empirical]
+    if close:
+        m = close[0]
+        return (f"The smallest m tried whose Nystrom error is within {tolerance:.0%} of the empirical "
+                f"one is m = {m} ({m / m_paper:.2g} x the paper's m): {m} of the {n_samples} points, "
+                f"so its evaluations cost {m / n_samples:.2g} of the empirical embedding's.")
+    best = min(errors, key=errors.__getitem__)
+    return (f"No m tried brings the Nystrom error within {tolerance:.0%} of the empirical one: the "
+            f"closest, m = {best}, is {errors[best] / err_empirical:.2f} x it; try larger m "
+            f"(the paper's m is {m_paper}).")
+
+
+# --------------------------------------------------------------------------- #
+# the parser
+# --------------------------------------------------------------------------- #
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="nystrom-kme", description="Nystrom kernel mean embeddings of your data: fit, "
+                     "evaluate, compare (MMD), test, choose m.", epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="store_true",
                         help="print the version and build configuration (SIMD level, OpenMP) and exit")
-    sub = parser.add_subparsers(dest="command")
-    p_demo = sub.add_parser("demo", help="exact errors of the empirical and Nystrom estimators")
-    p_demo.add_argument("--n-samples", type=int, default=10_000)
-    p_demo.add_argument("--n-landmarks", type=int, nargs="*", default=None,
-                        help="landmark counts to try (default: around the paper's m)")
-    p_demo.add_argument("--seed", type=int, default=0)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    files = argparse.ArgumentParser(add_help=False)
+    g = files.add_argument_group("data files")
+    g.add_argument("--columns", type=_columns, default=None,
+                   help="comma-separated columns to use: 0-based indices, or names from a CSV header "
+                        "or Parquet schema (default: all)")
+    g.add_argument("--key", default=None, help="member of a .npz, dataset of an HDF5 file, array of a "
+                   "zarr group (default: the only one)")
+    g.add_argument("--delimiter", default=None, help="field separator of text files (default: ',' for "
+                   ".csv, tab for .tsv, whitespace for .txt)")
+    out = argparse.ArgumentParser(add_help=False)
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    threads = argparse.ArgumentParser(add_help=False)
+    threads.add_argument("--threads", type=_positive_int, default=None,
+                         help="threads of the C++ core (default: all available); results do not depend on it")
+    kern = argparse.ArgumentParser(add_help=False)
+    k = kern.add_argument_group("kernel")
+    k.add_argument("--kernel", choices=KERNEL_NAMES, default="gaussian", help="default: gaussian")
+    k.add_argument("--bandwidth", type=_bandwidth, default=None,
+                   help="a positive number or 'median' (default: median for radial kernels, 1 otherwise)")
+    k.add_argument("--seed", type=int, default=0, help="seed of every random draw (default: 0)")
+
+    def add(name: str, help_: str, parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_, description=help_, parents=parents, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    p = add("fit", "fit a Nystrom KME on a data file and save it (.npz)", [files, kern, threads, out])
+    p.add_argument("data", help="data file (n rows, d columns)")
+    p.add_argument("-o", "--output", required=True, help="where to save the embedding (.npz)")
+    p.add_argument("--n-landmarks", type=_n_landmarks, default=None,
+                   help="m, or 'auto' (from the spectrum; reads the data into memory); "
+                        "default: ceil(sqrt(n) log sqrt(n))")
+    p.add_argument("--sampler", choices=SAMPLER_NAMES, default="uniform",
+                   help="landmark policy (default: uniform with replacement, streamed; the others read "
+                        "the data into memory)")
+    p.set_defaults(run=cmd_fit)
+
+    p = add("eval", "evaluate a saved embedding mu(y) at the rows of a data file",
+            [files, threads, out])
+    p.add_argument("embedding", help="a saved embedding (.npz from 'fit')")
+    p.add_argument("points", help="data file of points y (same columns as the embedding's data)")
+    p.add_argument("-o", "--output", default=None,
+                   help="write the values to .npy, .csv or .txt (default: one per line on stdout)")
+    p.set_defaults(run=cmd_eval)
+
+    p = add("mmd", "maximum mean discrepancy between two data files (Nystrom by default)",
+            [files, kern, threads, out])
+    p.add_argument("a", help="first sample (data file)")
+    p.add_argument("b", help="second sample (data file, same columns)")
+    p.add_argument("--exact", action="store_true", help="exact MMD^2, O(n^2) (default: Nystrom)")
+    p.add_argument("--unbiased", action="store_true", help="with --exact: the U-statistic")
+    p.add_argument("--n-landmarks", type=_positive_int, default=None,
+                   help="m per sample (Nystrom; default ceil(sqrt(n) log sqrt(n)))")
+    p.set_defaults(run=cmd_mmd)
+
+    p = add("test", "permutation two-sample test: do two data files come from one distribution?",
+            [files, kern, threads, out])
+    p.add_argument("a", help="first sample (data file)")
+    p.add_argument("b", help="second sample (data file, same columns)")
+    p.add_argument("--permutations", type=_positive_int, default=200, help="default: 200")
+    p.add_argument("--alpha", type=_probability, default=0.05, help="level of the test (default: 0.05)")
+    p.add_argument("--exact", action="store_true", help="exact MMD statistic, O(n^2) (default: Nystrom)")
+    p.add_argument("--n-landmarks", type=_positive_int, default=None,
+                   help="m (Nystrom; default ceil(sqrt(n) log sqrt(n)) of the pooled sample)")
+    p.add_argument("-o", "--output", default=None, help="also save the full result (.json)")
+    p.set_defaults(run=cmd_test)
+
+    p = add("suggest-m", "suggest the number of landmarks from the spectrum (Corollary 4.1), with "
+            "its explanation (reads the data into memory)", [files, kern, threads, out])
+    p.add_argument("data", help="data file")
+    p.add_argument("--delta", type=_probability, default=0.05,
+                   help="failure probability of the bounds (default 0.05)")
+    p.add_argument("--target-error", type=float, default=None, help="aim the Theorem 4.1 bound at this error")
+    p.add_argument("--max-landmarks", type=_positive_int, default=None, help="cap on the suggestion")
+    p.set_defaults(run=cmd_suggest_m)
+
+    p = add("info", "describe a saved embedding, rule or test result", [out])
+    p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")
+    p.set_defaults(run=cmd_info)
+
+    p = add("demo", "exact errors of the empirical and Nystrom estimators (paper, Sec. 6.1)", [])
+    p.add_argument("--n-samples", type=int, default=10_000)
+    p.add_argument("--n-landmarks", type=int, nargs="*", default=None,
+                   help="landmark counts to try, each in [1, n-samples] (default: around the paper's m)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=None, parser=p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
         show_config()
-        return 0
+        return EXIT_OK
     if args.command is None:
-        parser.error("a command is required (demo), or --version")
+        parser.error("a command is required (fit, eval, mmd, test, suggest-m, info, demo), or --version")
     if args.command == "demo":
         if args.n_samples < 2:
-            parser.error("--n-samples must be >= 2")
+            args.parser.error("--n-samples must be >= 2")
+        bad = [m for m in args.n_landmarks or [] if not 1 <= m <= args.n_samples]
+        if bad:
+            args.parser.error(f"--n-landmarks must lie in [1, {args.n_samples}] (--n-samples), got {bad}")
         return demo(args.n_samples, args.n_landmarks, args.seed)
-    return 2  # pragma: no cover - argparse rejects other commands
+    prog = f"nystrom-kme {args.command}"
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as err:
+        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        print(f"{prog}: error: {where}{err.strerror or err}", file=sys.stderr)
+    except (_BadInput, DataFileError, FileFormatError, ValueError) as err:
+        print(f"{prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from ._validation import (
     normalised_weights,
 )
 from .kernels import Kernel, get_kernel
+from .persistence import persistable, save
 
 
 class KernelMeanEmbedding:
@@ -91,6 +92,12 @@ class KernelMeanEmbedding:
         """RKHS distance ||self - other|| (the MMD between the two embeddings)."""
         return rkhs_distance(self, other)
 
+    def save(self, path: Any) -> None:
+        """Write this fitted embedding to ``path`` (a ``.npz`` file, no pickle); read it
+        back with :func:`nystrom_kme.load`. The format is described in
+        :mod:`nystrom_kme.persistence`."""
+        save(self, path)
+
 
 def _parts(embedding: KernelMeanEmbedding) -> tuple[np.ndarray, np.ndarray, Kernel]:
     if not isinstance(embedding, KernelMeanEmbedding):
@@ -130,6 +137,7 @@ def rkhs_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
     return math.sqrt(squared_distance(a, b, n_threads=n_threads))
 
 
+@persistable
 class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
     """Empirical kernel mean embedding mu_hat = (1/n) sum_i phi(x_i) (paper eq. 2).
 

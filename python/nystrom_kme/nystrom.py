@@ -30,6 +30,7 @@ from ._validation import (
 from .bounds import default_n_landmarks, suggest_n_landmarks
 from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
+from .persistence import persistable
 from .sampling import (
     FixedLandmarks,
     UniformSampling,
@@ -44,6 +45,7 @@ SOLVERS = ("auto", "cod", "cholesky")
 AUTO_CAP_FACTOR = 4
 
 
+@persistable
 class NystromKME(ParamsMixin, KernelMeanEmbedding):
     """Nyström kernel mean embedding (Chatalic et al., 2022, eq. 5).
 
@@ -493,8 +495,21 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         if not hasattr(self, "weights_"):
             return None
         return (f"{self.landmarks_.shape[0]} landmarks in R^{self.n_features_in_}, "
-                f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, solver={self.solver_!r}, "
+                f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, "
+                f"sampler={_sampler_label(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
                 f"rank={self.rank_}")
+
+
+def _sampler_label(sampler: Any, policy: Any) -> str:
+    """A short name for how the landmarks were chosen: the sampler's name, the policy's
+    class, or "given points" / "given indices"."""
+    if isinstance(sampler, str):
+        return sampler
+    if policy is None:
+        return "given points"
+    if isinstance(policy, FixedLandmarks):
+        return "given indices"
+    return type(policy).__name__
 
 
 def _union_rows(blocks: list[np.ndarray]) -> np.ndarray:

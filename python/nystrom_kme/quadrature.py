@@ -23,8 +23,10 @@ from ._validation import (
 from .datasets import GaussianMixture
 from .embedding import KernelMeanEmbedding
 from .kernels import Gaussian, Kernel, get_kernel
+from .persistence import persistable, save
 
 
+@persistable
 class QuadratureRule:
     """Nodes x_j (m, d) and weights w_j (m,) with an optional kernel.
 
@@ -99,6 +101,11 @@ class QuadratureRule:
         ref2 = float(wz @ _core.kernel_sums(Z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
         cross = float(self.weights @ _core.kernel_sums(nodes_z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
         return math.sqrt(max(ref2 + quad - 2.0 * cross, 0.0))
+
+    def save(self, path: Any) -> None:
+        """Write the rule (nodes, weights, kernel) to ``path`` (a ``.npz`` file, no pickle);
+        read it back with :func:`nystrom_kme.load` (see :mod:`nystrom_kme.persistence`)."""
+        save(self, path)
 
     def __repr__(self) -> str:
         return f"QuadratureRule(n_nodes={self.nodes.shape[0]}, dim={self.nodes.shape[1]}, kernel={self.kernel!r})"

@@ -14,9 +14,11 @@ from ._validation import check_positive_int, check_random_state, n_threads_arg
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
 from .permutation import SplitSpec, nystrom_statistics, split_seed
+from .persistence import persistable, result_from_json, result_to_json, save
 from .sources import as_source_pair, concatenate
 
 
+@persistable
 @dataclass(frozen=True)
 class TwoSampleResult:
     """Outcome of a permutation two-sample test (in the spirit of scipy.stats results).
@@ -24,18 +26,27 @@ class TwoSampleResult:
     Attributes
     ----------
     statistic : float
-        The observed statistic (squared MMD estimate).
+        The observed statistic T: the squared MMD estimate between X and Y (biased
+        V-statistic for ``method="exact"``, s^T K_m^+ s for ``"nystrom"``).
     pvalue : float
-        (1 + #{b : T_b >= T}) / (1 + B), counting the observed statistic.
-    null_distribution : ndarray of shape (n_permutations,)
-        The permuted statistics T_b.
+        (1 + #{b : T_b >= T}) / (1 + B), counting the observed statistic: in
+        [1 / (1 + B), 1]; reject H0 (same distribution) at level alpha when
+        ``pvalue <= alpha``.
+    null_distribution : ndarray of shape (n_permutations,), float64
+        The permuted statistics T_b, b = 1..B, in the order of the random splits
+        (:func:`nystrom_kme.random_splits` replays them).
     method : str
         "nystrom" or "exact".
     kernel : Kernel
-        The kernel used (numeric bandwidth).
+        The kernel used, with its numeric bandwidth (the median heuristic resolved
+        on the pooled sample when it was asked for).
     n_landmarks : int or None
         m for the Nyström test, None for the exact test.
     n_permutations : int
+        B, the number of random splits.
+
+    ``save(path)`` / :func:`nystrom_kme.load` and ``to_json()`` / ``from_json(text)``
+    store a result as JSON (floats exactly; see :mod:`nystrom_kme.persistence`).
     """
 
     statistic: float
@@ -45,6 +56,19 @@ class TwoSampleResult:
     kernel: Kernel
     n_landmarks: int | None
     n_permutations: int
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The result as JSON text, floats written exactly (round-trip repr)."""
+        return result_to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> TwoSampleResult:
+        """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
+        return result_from_json(text)
+
+    def save(self, path: Any) -> None:
+        """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
+        save(self, path)
 
 
 def _progress(total: int, enabled: bool | None, desc: str):  # pragma: no cover - cosmetic

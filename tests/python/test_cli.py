@@ -1,14 +1,20 @@
-"""The command line (nystrom_kme.cli): the README's main job `nystrom-kme demo` and `--version`."""
+"""The command line (nystrom_kme.cli): the README's main job `nystrom-kme demo`, `--version`, and the
+commands on files written here (fit, eval, mmd, test, suggest-m, info), run as subprocesses and
+checked against the Python API; bad input gives one line on stderr and exit status 2."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 
 import numpy as np
 import nystrom_kme as nk
-from nystrom_kme.cli import main
+import pytest
+from numpy.testing import assert_array_equal
+from nystrom_kme.cli import demo_conclusion, main
 from nystrom_kme.datasets import GaussianMixture
 
 
@@ -26,6 +32,10 @@ def test_demo_prints_exact_errors(capsys):
     assert errors[2000] == float(f"{mixture.embedding_error(X, w, sigma):.6f}")
     # more landmarks: closer to the empirical error, never far below it
     assert errors[20] > errors[300] >= 0.9 * errors[2000]
+    # the closing sentence says what the printed numbers show
+    close = [m for m in (20, 300) if errors[m] <= 1.1 * errors[2000]]
+    last = out.strip().splitlines()[-1]
+    assert (f"m = {close[0]} " in last) if close else last.startswith("No m tried")
 
 
 def test_cli_version_prints_the_configuration():
@@ -34,3 +44,140 @@ def test_cli_version_prints_the_configuration():
     assert out.returncode == 0, out.stderr
     assert f"nystrom-kme {nk.__version__}" in out.stdout
     assert f"SIMD level      {nk.simd_level()}" in out.stdout
+
+
+# --------------------------------------------------------------------------- #
+# the commands on the user's own files, run as a subprocess (python -m nystrom_kme)
+# --------------------------------------------------------------------------- #
+def run(*args, cwd):
+    """`python -m nystrom_kme ARGS` in cwd, with this checkout's package on the path."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-m", "nystrom_kme", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def ok_json(*args, cwd):
+    out = run(*args, "--json", cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # quiet: no progress bar when stderr is not a terminal
+    return json.loads(out.stdout)
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(7)
+    A, B = rng.normal(size=(900, 3)), rng.normal(size=(700, 3)) + 0.4
+    np.save(tmp_path / "A.npy", A)
+    np.save(tmp_path / "B.npy", B)
+    np.savetxt(tmp_path / "A.csv", np.c_[A, A[:, 0] ** 2], delimiter=",", fmt="%.17g",
+               header="x,y,z,x2", comments="")
+    return tmp_path, A, B
+
+
+def test_fit_then_eval_and_info_match_the_python_api(files):
+    tmp, A, B = files
+    rec = ok_json("fit", "A.npy", "-o", "emb.npz", "--n-landmarks", "60", "--seed", "3", cwd=tmp)
+    ref = nk.NystromKME("gaussian", n_landmarks=60, random_state=3).fit(A)
+    kme = nk.load(tmp / "emb.npz")
+    assert_array_equal(kme.weights_, ref.weights_)  # a memmap is read bit-identically
+    assert_array_equal(kme.landmarks_, ref.landmarks_)
+    assert rec["kernel"]["bandwidth"] == ref.kernel_.bandwidth and rec["n_landmarks"] == 60
+    assert (rec["n_samples"], rec["n_features"], rec["solver"]) == (900, 3, ref.solver_)
+    # eval: one exact value per line, to stdout or to a file
+    out = run("eval", "emb.npz", "B.npy", cwd=tmp)
+    assert out.returncode == 0, out.stderr
+    assert_array_equal(np.array([float(v) for v in out.stdout.split()]), ref(B))
+    assert run("eval", "emb.npz", "B.npy", "-o", "mu.npy", cwd=tmp).returncode == 0
+    assert_array_equal(np.load(tmp / "mu.npy"), ref(B))
+    info = ok_json("info", "emb.npz", cwd=tmp)
+    assert info["object"] == "NystromKME" and info["format_version"] == 1
+    assert (info["n_landmarks"], info["n_samples"], info["rank"]) == (60, 900, ref.rank_)
+    assert info["sampler"] == {"name": "uniform"} and info["norm"] == ref.norm()
+    text = run("info", "emb.npz", cwd=tmp).stdout
+    assert "m = 60 in R^3" in text and "uniform" in text and ref.solver_ in text
+
+
+def test_fit_on_csv_columns_with_options(files):
+    tmp, A, _ = files
+    rec = ok_json("fit", "A.csv", "--columns", "z,x", "-o", "e.npz", "--kernel", "matern32",
+                  "--bandwidth", "1.5", "--n-landmarks", "40", "--sampler", "rpcholesky", "--threads", "1",
+                  cwd=tmp)
+    ref = nk.NystromKME(nk.Matern(1.5, nu=1.5), n_landmarks=40, sampler="rpcholesky",
+                        random_state=0).fit(A[:, [2, 0]])
+    kme = nk.load(tmp / "e.npz")
+    assert rec["n_features"] == 2 and kme.kernel_ == ref.kernel_
+    assert_array_equal(kme.landmarks_, ref.landmarks_)
+    np.testing.assert_allclose(kme.weights_, ref.weights_, rtol=1e-12)
+
+
+def test_mmd_and_test_match_the_python_api(files):
+    tmp, A, B = files
+    rec = ok_json("mmd", "A.npy", "B.npy", "--seed", "1", cwd=tmp)
+    assert rec["mmd2"] == nk.mmd2(A, B, random_state=1)
+    assert rec["n_landmarks"] == [nk.default_n_landmarks(900), nk.default_n_landmarks(700)]
+    rec = ok_json("mmd", "A.npy", "B.npy", "--exact", "--unbiased", cwd=tmp)
+    assert rec["mmd2"] == pytest.approx(nk.mmd2_exact(A, B, unbiased=True, random_state=0), rel=1e-12)
+    res = nk.two_sample_test(A, B, n_permutations=40, random_state=0)
+    out = run("test", "A.npy", "B.npy", "--permutations", "40", "--json", cwd=tmp)
+    rec = json.loads(out.stdout)
+    # two memmaps pooled are summed in other blocks than one in-memory array: ~1e-10 relative
+    # on this statistic (a difference of sums), not bit for bit
+    assert rec["statistic"] == pytest.approx(res.statistic, rel=1e-8) and rec["pvalue"] == res.pvalue
+    assert rec["reject"] is True and out.returncode == 1  # exit status 1: H0 rejected
+    # the same distribution: not rejected at this seed, exit status 0; text output
+    same = nk.two_sample_test(A[:450], A[450:], n_permutations=40, random_state=0)
+    np.save(tmp / "A1.npy", A[:450])
+    np.save(tmp / "A2.npy", A[450:])
+    out = run("test", "A1.npy", "A2.npy", "--permutations", "40", "-o", "r.json", cwd=tmp)
+    assert same.pvalue > 0.05 and out.returncode == 0, out.stderr
+    assert f"p-value     {same.pvalue!r}" in out.stdout and "do not reject H0" in out.stdout
+    assert re.search(r"time\s+[\d.]+ s", out.stdout)
+    assert nk.load(tmp / "r.json").statistic == pytest.approx(same.statistic, rel=1e-8)
+
+
+def test_suggest_m_matches_the_bounds_module(files):
+    tmp, A, _ = files
+    rec = ok_json("suggest-m", "A.npy", cwd=tmp)
+    rep = nk.bounds.suggest_n_landmarks(A, "gaussian", random_state=0)
+    assert rec["n_landmarks"] == rep.n_landmarks and rec["explanation"] == rep.explain()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fit", "nope.npy", "-o", "x.npz"], "nope.npy: no such file"),
+    (["fit", "nan.csv", "-o", "x.npz", "--n-landmarks", "1"], "nan.csv: NaN or inf"),
+    (["fit", "A.npy", "-o", "x.npz", "--n-landmarks", "5000"], "n_landmarks=5000 exceeds"),
+    (["fit", "A.npy", "-o", "x.npz", "--bandwidth", "-1"], "--bandwidth: .*positive number"),
+    (["mmd", "A.npy", "A.csv"], "A.npy has 3 columns but A.csv has 4"),
+    (["test", "A.csv", "B.npy"], "A.csv has 4 columns but B.npy has 3"),
+    (["eval", "emb.npz", "A.csv"], "A.csv has 4 columns but the embedding emb.npz has 3"),
+    (["eval", "A.npy", "B.npy"], "A.npy: not a nystrom-kme file"),
+    (["info", "cut.npz"], "cut.npz: truncated or corrupted"),
+    (["demo", "--n-landmarks", "0"], "--n-landmarks must lie in"),
+    ([], "a command is required"),
+])
+def test_bad_input_is_one_line_and_exit_status_2(files, args, message):
+    tmp, A, _ = files
+    (tmp / "nan.csv").write_text("1,2\n3,nan\n")
+    nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save(tmp / "emb.npz")
+    (tmp / "cut.npz").write_bytes((tmp / "emb.npz").read_bytes()[:200])
+    out = run(*args, cwd=tmp)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert re.search(message, out.stderr), out.stderr
+
+
+def test_help_documents_the_exit_status():
+    out = subprocess.run([sys.executable, "-m", "nystrom_kme", "--help"], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0
+    for line in ("0    success", "1    'test' rejected H0", "2    usage error or bad input"):
+        assert line in out.stdout
+    for command in ("fit", "eval", "mmd", "test", "suggest-m", "info", "demo"):
+        assert command in out.stdout
+
+
+def test_demo_conclusion_is_read_off_its_numbers():
+    assert "m = 200" in demo_conclusion({100: 0.5, 200: 0.105, 400: 0.101}, 0.1, 1000, 200)
+    text = demo_conclusion({10: 0.9, 20: 0.4}, 0.1, 1000, 200)
+    assert text.startswith("No m tried") and "m = 20, is 4.00 x" in text
+    assert demo_conclusion({}, 0.1, 1000, 200).startswith("No Nystrom estimator")

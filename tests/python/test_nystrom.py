@@ -324,6 +324,9 @@ def test_get_set_params_clone_and_repr(rng):
     est.fit(X)
     # a fitted estimator says what it holds
     assert repr(est).startswith("NystromKME(") and "# fitted: 30 landmarks in R^2, n_samples=500" in repr(est)
+    assert (f"kernel=Gaussian(bandwidth=1.5), sampler='RPCholeskySampling', solver={est.solver_!r}"
+            in repr(est))
+    assert "sampler='uniform'" in repr(nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5).fit(X))
     assert "fitted" not in repr(clone(est))  # clone drops the fitted state
 
 

@@ -1,0 +1,344 @@
+"""Data files as row sources: ``.npy``, ``.npz``, ``.csv`` / ``.tsv``, HDF5, zarr and
+Parquet, read block by block through :mod:`nystrom_kme.sources` so that a file larger
+than memory is never loaded whole.
+
+==========================  ====================================================
+``.npy``                    memory-mapped (``np.load(mmap_mode="r")``), read in blocks;
+                            results bit-identical to the in-memory array
+``.npz``                    one member (``key``, or the only one), read in memory
+                            (zip members cannot be memory-mapped); no pickle
+``.csv``, ``.tsv``, ``.txt``  parsed in blocks of lines; a first line that is not all
+                            numbers is a header (its names select columns); ``#``
+                            starts a comment; delimiter ``,`` (``.csv``), tab
+                            (``.tsv``) or whitespace (``.txt``) unless given
+``.h5``, ``.hdf5``          a 2-D dataset (``key``, or the only one), read in blocks
+                            (needs h5py: ``pip install "nystrom-kme[hdf5]"``)
+``.zarr``                   a 2-D array (``key`` inside a group), read in blocks
+                            (needs zarr: ``pip install "nystrom-kme[zarr]"``)
+``.parquet``                numeric columns, read by record batches (needs pyarrow:
+                            ``pip install "nystrom-kme[parquet]"``)
+==========================  ====================================================
+
+1-D arrays are one column. ``columns`` selects columns by 0-based index, or by name
+for files with names (CSV headers, Parquet). Every problem (missing file, unknown
+suffix, missing optional reader, non-numeric or ragged rows, NaN) raises a
+:class:`DataFileError` (a ValueError) whose one-line message names the file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from .sources import ArrayLikeSource, ArraySource, IterableSource, RowSource
+
+#: Lines parsed per block of a text file.
+TEXT_BLOCK_LINES = 65_536
+#: Rows per record batch read from a Parquet file.
+PARQUET_BATCH_ROWS = 65_536
+SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".h5", ".hdf5", ".zarr", ".parquet")
+
+#: Called with the number of rows just read (progress bars).
+RowsRead = Callable[[int], None]
+
+
+class DataFileError(ValueError):
+    """A data file cannot be read as an (n, d) matrix of numbers; the message names it."""
+
+
+def read_data(path: str | os.PathLike[str], *, columns: Sequence[str | int] | None = None,
+              key: str | None = None, delimiter: str | None = None,
+              on_rows: RowsRead | None = None) -> RowSource:
+    """The rows of a data file, as a :class:`~nystrom_kme.sources.RowSource` that every
+    estimator, MMD and test of the package accepts in place of an array.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file with one of the suffixes of the module docstring.
+    columns : sequence of int or str, optional
+        Columns to keep, in this order: 0-based indices, or names (CSV header,
+        Parquet). Default: all.
+    key : str, optional
+        The member (``.npz``) or dataset (HDF5, zarr group) to read; default: the
+        only one.
+    delimiter : str, optional
+        Field separator of a text file (default from the suffix).
+    on_rows : callable, optional
+        Told the number of rows each time a block is read (progress bars).
+
+    Returns
+    -------
+    RowSource
+        Of shape (n_rows, n_columns), named after ``path`` in error messages.
+
+    Raises
+    ------
+    DataFileError
+        For any file that cannot be read as numbers (see the module docstring).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from nystrom_kme.datafiles import read_data
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = path.write_text("a,b,c\\n1,2,3\\n4,5,6\\n")
+    >>> src = read_data(path, columns=["c", "a"])
+    >>> src.count_rows(), src.n_features
+    (2, 2)
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise DataFileError(f"{path}: no such file")
+    suffix = _suffix(path)
+    if suffix not in SUFFIXES:
+        raise DataFileError(f"{path}: unknown data file type {suffix or '(no suffix)'!r}; "
+                            f"expected one of {', '.join(SUFFIXES)}")
+    try:
+        if suffix == ".npy":
+            return _array_source(_open_npy(path), path, columns, on_rows)
+        if suffix == ".npz":
+            return _array_source(_open_npz(path, key), path, columns, on_rows)
+        if suffix in (".csv", ".tsv", ".txt"):
+            return _text_source(path, suffix, columns, delimiter, on_rows)
+        if suffix in (".h5", ".hdf5"):
+            return _array_source(_open_hdf5(path, key), path, columns, on_rows)
+        if suffix == ".zarr":
+            return _array_source(_open_zarr(path, key), path, columns, on_rows)
+        return _parquet_source(path, columns, on_rows)
+    except DataFileError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise DataFileError(f"{path}: cannot read it as a data file ({_one_line(err)})") from None
+
+
+def _suffix(path: str) -> str:
+    return os.path.splitext(path.rstrip("/" + os.sep))[1].lower()
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+# --------------------------------------------------------------------------- #
+# array-like files
+# --------------------------------------------------------------------------- #
+def _open_npy(path: str) -> Any:
+    with open(path, "rb") as f:
+        if f.read(6) != b"\x93NUMPY":
+            raise DataFileError(f"{path}: not a .npy file (no NumPy header)")
+    return np.load(path, mmap_mode="r", allow_pickle=False)
+
+
+def _open_npz(path: str, key: str | None) -> Any:
+    with open(path, "rb") as f:
+        if f.read(2) != b"PK":
+            raise DataFileError(f"{path}: not a .npz file (not a zip archive)")
+    with np.load(path, allow_pickle=False) as npz:
+        names = list(npz.files)
+        if "header" in names and key is None and "weights" in names:
+            raise DataFileError(f"{path}: this is a saved embedding or rule, not data "
+                                "(use 'nystrom-kme info' on it)")
+        name = _pick(path, names, key, "member")
+        return npz[name]
+
+
+def _open_hdf5(path: str, key: str | None) -> Any:
+    h5py = _optional("h5py", "hdf5", path)
+    f = h5py.File(path, "r")
+    if key is None:
+        found: list[str] = []
+        f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset) else None)
+        key = _pick(path, found, None, "dataset")
+    if key not in f or not isinstance(f[key], h5py.Dataset):
+        raise DataFileError(f"{path}: no dataset {key!r}")
+    return f[key]
+
+
+def _open_zarr(path: str, key: str | None) -> Any:
+    zarr = _optional("zarr", "zarr", path)
+    node = zarr.open(path, mode="r")
+    if hasattr(node, "shape"):
+        return node
+    names = [name for name, _ in node.arrays()]
+    return node[_pick(path, names, key, "array")]
+
+
+def _pick(path: str, names: list[str], key: str | None, what: str) -> str:
+    if key is not None:
+        if key not in names:
+            raise DataFileError(f"{path}: no {what} {key!r}; it has {', '.join(names) or 'none'}")
+        return key
+    if len(names) != 1:
+        raise DataFileError(f"{path}: {len(names)} {what}s ({', '.join(names) or 'none'}); "
+                            "choose one with --key")
+    return names[0]
+
+
+def _optional(module: str, extra: str, path: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError:
+        raise DataFileError(f"{path}: reading this file needs {module}, which is not installed "
+                            f"(pip install \"nystrom-kme[{extra}]\")") from None
+
+
+class _Rows:
+    """A 2-D view of an array-like (1-D as one column) that keeps the selected columns
+    and reports the rows it reads; it reads only the rows asked for."""
+
+    def __init__(self, base: Any, columns: list[int] | None, on_rows: RowsRead | None) -> None:
+        self.base, self.columns, self.on_rows = base, columns, on_rows
+        n = int(base.shape[0])
+        d = 1 if len(base.shape) == 1 else int(base.shape[1])
+        self.shape = (n, d if columns is None else len(columns))
+        self.dtype = base.dtype
+        storage = getattr(base, "chunks", None)
+        if isinstance(storage, tuple):
+            self.chunks = storage
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        block = np.asarray(self.base[rows])
+        if block.ndim == 1:
+            block = block.reshape(-1, 1)
+        if self.columns is not None:
+            block = block[:, self.columns]
+        if self.on_rows is not None:
+            self.on_rows(block.shape[0])
+        return block
+
+
+def _array_source(arr: Any, path: str, columns: Sequence[str | int] | None,
+                  on_rows: RowsRead | None) -> RowSource:
+    shape = tuple(arr.shape)
+    if len(shape) not in (1, 2):
+        raise DataFileError(f"{path}: expected a 1-D or 2-D array, got shape {shape}")
+    dtype = np.dtype(arr.dtype)
+    if dtype.kind not in "iuf" and dtype != np.bool_:
+        raise DataFileError(f"{path}: expected numbers, got dtype {dtype}")
+    if shape[0] < 1:
+        raise DataFileError(f"{path}: no rows")
+    d = 1 if len(shape) == 1 else shape[1]
+    cols = None if columns is None else _column_indices(path, columns, None, d)
+    if isinstance(arr, np.ndarray) and not isinstance(arr, np.memmap) and cols is None and len(shape) == 2:
+        return ArraySource(arr, path)  # already in memory (.npz)
+    if isinstance(arr, np.memmap) and cols is None and len(shape) == 2 and on_rows is None:
+        return ArrayLikeSource(arr, path)  # numpy's own row gathering
+    return ArrayLikeSource(_Rows(arr, cols, on_rows), path)
+
+
+def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | None, d: int) -> list[int]:
+    out = []
+    for c in columns:
+        if isinstance(c, str) and not c.lstrip("-").isdigit():
+            if names is None:
+                raise DataFileError(f"{path}: column {c!r} given by name, but the file has no "
+                                    "column names (give 0-based indices)")
+            if c not in names:
+                raise DataFileError(f"{path}: no column {c!r}; columns: {', '.join(names)}")
+            out.append(names.index(c))
+        else:
+            i = int(c)
+            if not 0 <= i < d:
+                raise DataFileError(f"{path}: column index {i} out of range: the file has {d} columns")
+            out.append(i)
+    if not out:
+        raise DataFileError(f"{path}: no columns selected")
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# text files
+# --------------------------------------------------------------------------- #
+def _split(line: str, delimiter: str | None) -> list[str]:
+    return [f.strip().strip('"').strip("'") for f in line.split(delimiter)]
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _text_source(path: str, suffix: str, columns: Sequence[str | int] | None, delimiter: str | None,
+                 on_rows: RowsRead | None) -> RowSource:
+    delim = delimiter if delimiter is not None else {".csv": ",", ".tsv": "\t"}.get(suffix)
+    with open(path, encoding="utf-8-sig") as f:
+        first, skip = None, 0
+        for line in f:
+            skip += 1
+            if line.strip() and not line.lstrip().startswith("#"):
+                first = line
+                break
+    if first is None:
+        raise DataFileError(f"{path}: no rows")
+    fields = _split(first.rstrip("\r\n"), delim)
+    has_header = not all(_is_number(x) for x in fields)
+    names = fields if has_header else None
+    cols = list(range(len(fields))) if columns is None else _column_indices(path, columns, names,
+                                                                           len(fields))
+    start_line = skip if has_header else skip - 1
+
+    def chunks() -> Iterator[np.ndarray]:
+        with open(path, encoding="utf-8-sig") as f:
+            lines = itertools.islice(f, start_line, None)
+            line_no = start_line
+            while True:
+                block = list(itertools.islice(lines, TEXT_BLOCK_LINES))
+                if not block:
+                    return
+                try:
+                    arr = np.loadtxt(block, delimiter=delim, usecols=cols, ndmin=2, dtype=np.float64,
+                                     comments="#")
+                except ValueError as err:
+                    raise DataFileError(f"{path}: lines {line_no + 1}-{line_no + len(block)}: "
+                                        f"{_one_line(err)}") from None
+                if arr.shape[0] and arr.shape[1] != len(cols):
+                    raise DataFileError(f"{path}: expected {len(cols)} columns")
+                if not np.isfinite(arr).all():
+                    bad = line_no + 1 + int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+                    raise DataFileError(f"{path}: NaN or inf in the data (around line {bad})")
+                line_no += len(block)
+                if on_rows is not None:
+                    on_rows(arr.shape[0])
+                if arr.shape[0]:
+                    yield arr
+
+    return IterableSource(chunks, path)
+
+
+# --------------------------------------------------------------------------- #
+# Parquet
+# --------------------------------------------------------------------------- #
+def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: RowsRead | None) -> RowSource:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataFileError(f"{path}: reading .parquet files needs pyarrow, which is not installed "
+                            "(pip install \"nystrom-kme[parquet]\")") from None
+    names = list(pq.ParquetFile(path).schema_arrow.names)
+    cols = list(range(len(names))) if columns is None else _column_indices(path, columns, names, len(names))
+    selected = [names[i] for i in cols]
+
+    def chunks() -> Iterator[np.ndarray]:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=selected):
+            try:
+                arr = np.column_stack([np.asarray(batch.column(i).to_numpy(zero_copy_only=False),
+                                                  dtype=np.float64) for i in range(batch.num_columns)])
+            except (TypeError, ValueError) as err:
+                raise DataFileError(f"{path}: non-numeric column ({_one_line(err)})") from None
+            if on_rows is not None:
+                on_rows(arr.shape[0])
+            if arr.shape[0]:
+                yield arr
+
+    return IterableSource(chunks, path)
+
+
+__all__ = ["DataFileError", "SUFFIXES", "read_data"]
