@@ -27,6 +27,7 @@ from .theorems import (
 )
 
 __all__ = [
+    "Explanation",
     "LandmarkSuggestion",
     "corollary_4_1_n_landmarks",
     "default_n_landmarks",
@@ -105,7 +106,21 @@ def corollary_4_1_n_landmarks(n: int, delta: float, decay: str, *, gamma: float 
     return int(min(m, n)) if cap else int(m)
 
 
-@dataclass(frozen=True)
+class Explanation(str):
+    """Text whose ``repr`` is the text itself, so it reads as lines at a prompt.
+
+    Returned by :meth:`LandmarkSuggestion.explain`: at an interactive prompt or in a
+    notebook, ``suggestion.explain()`` shows the account line by line (instead of one
+    quoted string full of ``\\n``), while it stays a ``str`` for programs.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, repr=False)
 class LandmarkSuggestion:
     """Number of landmarks chosen by :func:`suggest_n_landmarks`, with its justification.
 
@@ -156,8 +171,13 @@ class LandmarkSuggestion:
     reason: str
     fit: DecayFit
 
-    def explain(self) -> str:
-        """A human-readable account of the choice."""
+    def explain(self) -> Explanation:
+        """A human-readable account of the choice, one statement per line.
+
+        Returns an :class:`Explanation`, a ``str`` whose ``repr`` is the text itself:
+        typed at a prompt it prints as lines; ``print(s.explain())`` and ``str(s)``
+        give the same text.
+        """
         p = self.params
         if self.decay == "polynomial":
             model = (f"polynomial decay: eigenvalues ~ i^(-{p['alpha']:.3g}), so N(lambda) <= "
@@ -177,10 +197,16 @@ class LandmarkSuggestion:
         ]
         if self.target_error is not None:
             lines.append(f"Target error: {self.target_error:g}.")
-        return "\n".join(lines)
+        return Explanation("\n".join(lines))
 
     def __str__(self) -> str:
-        return self.explain()
+        return str(self.explain())
+
+    def __repr__(self) -> str:
+        # The generated dataclass repr would spell out all fifteen fields and the DecayFit.
+        return (f"LandmarkSuggestion(n_landmarks={self.n_landmarks}, decay={self.decay!r}, "
+                f"bound={self.bound:.4g}, bound_valid={self.bound_valid}, "
+                f"n_samples={self.n_samples}, delta={self.delta:g})")
 
 
 def _bound_at(m: int, n: int, delta: float, K: float, spectrum: CovarianceSpectrum,
