@@ -36,7 +36,14 @@ __all__ = [
 
 
 def default_n_landmarks(n_samples: int) -> int:
-    """The paper's m = ceil(sqrt(n) log sqrt(n)), at least 1 and at most n (Cor. 4.1)."""
+    """The paper's m = ceil(sqrt(n) log sqrt(n)), at least 1 and at most n (Cor. 4.1).
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> bounds.default_n_landmarks(10_000), bounds.default_n_landmarks(1_000_000)
+    (461, 6908)
+    """
     root = math.sqrt(n_samples)
     return int(min(n_samples, max(1, math.ceil(root * math.log(root)))))
 
@@ -83,6 +90,14 @@ def corollary_4_1_n_landmarks(n: int, delta: float, decay: str, *, gamma: float 
     -------
     int
         :math:`\lceil m\rceil`, clipped to ``[1, n]`` when ``cap``.
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> bounds.corollary_4_1_n_landmarks(10_000, 0.05, "logarithmic", c=1.0)
+    761
+    >>> bounds.corollary_4_1_n_landmarks(10_000, 0.05, "polynomial", gamma=0.5)
+    5666
     """
     n = count(n, "n")
     delta = probability(delta)
@@ -107,11 +122,21 @@ def corollary_4_1_n_landmarks(n: int, delta: float, decay: str, *, gamma: float 
 
 
 class Explanation(str):
-    """Text whose ``repr`` is the text itself, so it reads as lines at a prompt.
+    r"""Text whose ``repr`` is the text itself, so it reads as lines at a prompt.
 
     Returned by :meth:`LandmarkSuggestion.explain`: at an interactive prompt or in a
     notebook, ``suggestion.explain()`` shows the account line by line (instead of one
-    quoted string full of ``\\n``), while it stays a ``str`` for programs.
+    quoted string full of ``\n``), while it stays a ``str`` for programs.
+
+    Examples
+    --------
+    >>> from nystrom_kme.bounds import Explanation
+    >>> text = Explanation("first line\nsecond line")
+    >>> text
+    first line
+    second line
+    >>> isinstance(text, str), text.splitlines()
+    (True, ['first line', 'second line'])
     """
 
     __slots__ = ()
@@ -153,6 +178,19 @@ class LandmarkSuggestion:
     reason : str
         Why this ``m`` (one sentence).
     fit : DecayFit
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> s = bounds.suggest_n_landmarks(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> s                                                     # doctest: +ELLIPSIS
+    LandmarkSuggestion(n_landmarks=..., decay='logarithmic', bound=..., bound_valid=False, n_samples=2000, delta=0.05)
+    >>> s.explain()                                           # doctest: +ELLIPSIS
+    n_landmarks = ... for n = 2000 points: Corollary 4.1, logarithmic case: m = sqrt(n) log(...).
+    Spectrum: exponential decay: eigenvalues ~ exp(-... i), so N(lambda) <= log(1 + .../lambda)/... (R^2 = ...); ||C|| ~ ..., K = 1.
+    Theorem 4.1 bound at delta = 0.05: ||mu - mu_hat_m|| <= ... (lambda_m = ..., N(lambda_m) ~ ...), but m < ..., the size the theorem needs for a guarantee.
     """
 
     n_landmarks: int
@@ -277,6 +315,15 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
     ``m ~ n^0.65 log(n/delta)`` (about 4600 at ``n = 10^4``), well above the
     ``sqrt(n) log sqrt(n)`` that the paper finds sufficient in practice. Pass
     ``max_landmarks`` to bound the cost (``O(n m d + m^3)`` time, ``O(m^2)`` memory).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> s = bounds.suggest_n_landmarks(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> 1 <= s.n_landmarks <= 2000, s.decay in ("polynomial", "logarithmic", "fallback")
+    (True, True)
     """
     X = as_data_matrix(X, "X")
     n = X.shape[0]
