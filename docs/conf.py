@@ -116,7 +116,7 @@ html_show_sourcelink = False
 #   knows "Attributes", and the qualifier moves into the first line of the section;
 # * fitted-attribute names in running text (``weights_ = K_m^+ s_sum_ / weight_sum_``):
 #   a word ending in "_" is a hyperlink reference in reST, so the "_" is escaped
-#   (outside inline literals and outside the names of parameter lines).
+#   (outside inline literals, parameter names and examples).
 import re  # noqa: E402
 
 _SECTION = re.compile(r"^(\s*)(Attributes|Parameters|Returns) \((.+)\)\s*$")
@@ -135,8 +135,15 @@ def _clean_docstring(app, what, name, obj, options, lines):  # noqa: ANN001, ARG
         return
     out: list[str] = []
     i = 0
+    literal = False                    # in an Examples section: doctest text, kept as is
     while i < len(lines):
         line = lines[i]
+        if i + 1 < len(lines) and line.strip() and set(lines[i + 1].strip()) == {"-"}:
+            literal = line.strip() == "Examples"
+        if literal or line.lstrip().startswith((">>>", "...")):
+            out.append(line)
+            i += 1
+            continue
         m = _SECTION.match(line)
         if m and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
             indent, title, note = m.groups()
