@@ -108,7 +108,19 @@ def check_random_state(random_state: Any, name: str = "random_state") -> np.rand
 
 class NotFittedError(ValueError, AttributeError):
     """An estimator was used before ``fit``: a ValueError and an AttributeError, as
-    scikit-learn's ``NotFittedError`` (so ``hasattr`` checks and sklearn tools work)."""
+    scikit-learn's ``NotFittedError`` (so ``hasattr`` checks and sklearn tools work).
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> try:
+    ...     nk.NystromKME()([[0.0, 0.0]])
+    ... except nk.NotFittedError as err:
+    ...     print(isinstance(err, ValueError), isinstance(err, AttributeError))
+    True True
+    >>> hasattr(nk.NystromKME(), "weights_")
+    False
+    """
 
 
 def check_is_fitted(estimator: Any, attribute: str = "weights_") -> None:

@@ -27,7 +27,14 @@ __all__ = ["set_simd_level", "show_config", "simd_level"]
 
 
 def simd_level() -> str:
-    """The instruction-set level the hot loops run at, e.g. ``"avx512"``."""
+    """The instruction-set level the hot loops run at, e.g. ``"avx512"``.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> nk.simd_level() in ("baseline", "avx2", "avx512", "neon")
+    True
+    """
     return _core.simd_level()
 
 

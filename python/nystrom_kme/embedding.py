@@ -40,6 +40,21 @@ class KernelMeanEmbedding:
     kernel_ : Kernel, with a numeric bandwidth
     n_samples_ : int
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> emb = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X)
+    >>> isinstance(emb, nk.KernelMeanEmbedding)
+    True
+    >>> support, weights, kernel = emb.fitted()
+    >>> support.shape, round(float(weights.sum()), 12), kernel
+    ((1000, 2), 1.0, Gaussian(bandwidth=1.0))
+    >>> emb([[0.0, 0.0]]).round(3)                      # mu(y) = sum_j w_j k(x_j, y)
+    array([0.498])
+    >>> round(emb.norm(), 3), round(emb.inner(emb), 3)
+    (0.577, 0.333)
     """
 
     def _check_fitted(self) -> None:
@@ -110,6 +125,14 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
 
     Costs O(m_a m_b d) time and O(min(m_a, m_b)) extra memory. Both embeddings must
     use the same kernel (same type and bandwidth).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(500, 2))
+    >>> a = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X)
+    >>> bool(np.isclose(nk.inner_product(a, a), a.norm() ** 2))
+    True
     """
     Za, wa, ka = _parts(a)
     Zb, wb, kb = _parts(b)
@@ -126,14 +149,35 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
 
 def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *,
                      n_threads: int | None = None) -> float:
-    """||mu_a - mu_b||^2 = <a, a> + <b, b> - 2 <a, b>, clamped at 0 against round-off."""
+    """||mu_a - mu_b||^2 = <a, a> + <b, b> - 2 <a, b>, clamped at 0 against round-off.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> a = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(rng.normal(size=(500, 2)))
+    >>> b = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(rng.normal(size=(500, 2)) + 2.0)
+    >>> nk.squared_distance(a, a), nk.squared_distance(a, b) > 0.3
+    (0.0, True)
+    """
     d2 = (inner_product(a, a, n_threads=n_threads) + inner_product(b, b, n_threads=n_threads)
           - 2.0 * inner_product(a, b, n_threads=n_threads))
     return max(float(d2), 0.0)
 
 
 def rkhs_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: int | None = None) -> float:
-    """||mu_a - mu_b||, the MMD between the two embeddings (see :func:`squared_distance`)."""
+    """||mu_a - mu_b||, the MMD between the two embeddings (see :func:`squared_distance`).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> a = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(rng.normal(size=(500, 2)))
+    >>> b = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(rng.normal(size=(500, 2)) + 2.0)
+    >>> d = nk.rkhs_distance(a, b)
+    >>> bool(np.isclose(d ** 2, nk.squared_distance(a, b)))
+    True
+    """
     return math.sqrt(squared_distance(a, b, n_threads=n_threads))
 
 
@@ -150,6 +194,16 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         Only used by the median heuristic.
     n_threads : int or None
         OpenMP threads for the core (None: all); results do not depend on it.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> emp = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X)
+    >>> nys = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=100, random_state=0).fit(X)
+    >>> emp.distance(nys) < 0.05                     # ||mu_hat - mu_hat_m||, streamed
+    True
     """
 
     def __init__(self, kernel: Kernel | str = "gaussian", *, random_state: Any = None,

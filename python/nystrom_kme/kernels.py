@@ -43,6 +43,14 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
     -------
     float
         The median of the ``k (k - 1) / 2`` pairwise distances, in the units of X.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(500, 2))
+    >>> d = nk.median_distance(X, random_state=0)
+    >>> bool(1.5 < d < 2.0)             # about sqrt(2 * 2 * ln 2) for two N(0, I_2) points
+    True
     """
     X = as_data_matrix(X, "X", min_rows=2)
     subset = check_positive_int(subset, "subset")
@@ -72,6 +80,19 @@ class Kernel:
     bandwidth : float > 0 or "median", default="median"
         Length scale sigma, in the units of the data. ``"median"`` is resolved at
         fit time to the median pairwise distance of up to 1000 random data points.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> k = nk.Gaussian(bandwidth=2.0)
+    >>> k.is_resolved, k.radial, k.sup_norm
+    (True, True, 1.0)
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> np.round(k(X), 4)
+    array([[1.    , 0.7788],
+           [0.7788, 1.    ]])
+    >>> nk.Gaussian().resolve(X)                        # the median heuristic
+    Gaussian(bandwidth=1.4142135623730951)
     """
 
     name = ""
@@ -146,13 +167,28 @@ class Kernel:
 
 
 class Gaussian(Kernel):
-    """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2))."""
+    """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2)).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> k = nk.Gaussian(1.0)
+    >>> round(float(k([[0.0]], [[1.0]])[0, 0]), 6)     # exp(-1/2)
+    0.606531
+    """
 
     name = "gaussian"
 
 
 class Laplacian(Kernel):
-    """Laplacian kernel exp(-||x - y|| / sigma) (Matern with nu = 1/2)."""
+    """Laplacian kernel exp(-||x - y|| / sigma) (Matern with nu = 1/2).
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> round(float(nk.Laplacian(2.0)([[0.0]], [[1.0]])[0, 0]), 6)   # exp(-1/2)
+    0.606531
+    """
 
     name = "laplacian"
 
@@ -162,6 +198,15 @@ class Matern(Kernel):
 
     nu = 0.5: exp(-r / sigma); nu = 1.5: (1 + sqrt(3) r / sigma) exp(-sqrt(3) r / sigma);
     nu = 2.5: (1 + sqrt(5) r / sigma + 5 r^2 / (3 sigma^2)) exp(-sqrt(5) r / sigma).
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> k = nk.Matern(1.0, nu=2.5)
+    >>> k, k.name
+    (Matern(bandwidth=1.0, nu=2.5), 'matern52')
+    >>> round(float(k([[0.0]], [[0.5]])[0, 0]), 4)
+    0.8286
     """
 
     _names = {0.5: "laplacian", 1.5: "matern32", 2.5: "matern52"}
@@ -178,13 +223,29 @@ class Matern(Kernel):
 
 
 class InverseMultiquadric(Kernel):
-    """Inverse multiquadric kernel (1 + ||x - y||^2 / sigma^2)^(-1/2)."""
+    """Inverse multiquadric kernel (1 + ||x - y||^2 / sigma^2)^(-1/2).
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> round(float(nk.InverseMultiquadric(1.0)([[0.0]], [[1.0]])[0, 0]), 6)   # 1/sqrt(2)
+    0.707107
+    """
 
     name = "inverse_multiquadric"
 
 
 class Linear(Kernel):
-    """Linear kernel <x, y> / sigma^2 (not bounded: the paper's bounds do not apply)."""
+    """Linear kernel <x, y> / sigma^2 (not bounded: the paper's bounds do not apply).
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> float(nk.Linear()([[1.0, 2.0]], [[3.0, 4.0]])[0, 0])
+    11.0
+    >>> nk.Linear().sup_norm                                  # unbounded
+    inf
+    """
 
     name = "linear"
     radial = False
@@ -194,7 +255,15 @@ class Linear(Kernel):
 
 
 class Polynomial(Kernel):
-    """Polynomial kernel (<x, y> / sigma^2 + offset)^degree, degree >= 1, offset >= 0."""
+    """Polynomial kernel (<x, y> / sigma^2 + offset)^degree, degree >= 1, offset >= 0.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> k = nk.Polynomial(degree=2, offset=1.0)
+    >>> float(k([[1.0, 2.0]], [[3.0, 4.0]])[0, 0])           # (11 + 1)^2
+    144.0
+    """
 
     name = "polynomial"
     radial = False
@@ -229,7 +298,16 @@ _BY_NAME = {
 
 
 def get_kernel(kernel: Kernel | str) -> Kernel:
-    """A Kernel instance from an instance or a name (radial kernels default to 'median')."""
+    """A Kernel instance from an instance or a name (radial kernels default to 'median').
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> nk.get_kernel("gaussian")
+    Gaussian(bandwidth='median')
+    >>> nk.get_kernel(nk.Laplacian(0.5))
+    Laplacian(bandwidth=0.5)
+    """
     if isinstance(kernel, Kernel):
         return kernel
     if isinstance(kernel, str) and kernel in _BY_NAME:

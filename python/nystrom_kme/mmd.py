@@ -78,7 +78,17 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
 
 
 def mmd(X: Any, Y: Any, **kwargs: Any) -> float:
-    """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments)."""
+    """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(2000, 2)), rng.normal(size=(2000, 2)) + 1.0
+    >>> d = nk.mmd(X, Y, kernel=nk.Gaussian(1.0), random_state=0)
+    >>> bool(np.isclose(d ** 2, nk.mmd2(X, Y, kernel=nk.Gaussian(1.0), random_state=0)))
+    True
+    """
     return math.sqrt(mmd2(X, Y, **kwargs))
 
 
@@ -151,6 +161,16 @@ def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: b
     Returns
     -------
     float (the unbiased estimate may be negative; the biased one is clamped at 0).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(1000, 2)), rng.normal(size=(1000, 2))
+    >>> abs(nk.mmd2_exact(X, Y, kernel=nk.Gaussian(1.0), unbiased=True)) < 0.01   # same law
+    True
+    >>> nk.mmd2_exact(X, Y + 1.0, kernel=nk.Gaussian(1.0)) > 0.1
+    True
     """
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     k = resolve_kernel(kernel, [sx, sy], check_random_state(random_state))
@@ -169,6 +189,14 @@ def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_sta
     k(x_2i, x_2i+1) + k(y_2i, y_2i+1) - k(x_2i, y_2i+1) - k(x_2i+1, y_2i).
     O(n d) time and memory (in-memory samples); higher variance than the quadratic
     estimators.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(5000, 2)), rng.normal(size=(5000, 2)) + 1.0
+    >>> nk.mmd2_linear(X, Y, kernel=nk.Gaussian(1.0)) > 0.1
+    True
     """
     X, Y = as_data_matrix(X, "X"), as_data_matrix(Y, "Y")
     sx, sy = as_source_pair(X, Y)

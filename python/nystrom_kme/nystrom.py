@@ -130,8 +130,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     >>> import numpy as np, nystrom_kme as nk
     >>> X = np.random.default_rng(0).normal(size=(10_000, 3))
     >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=200, random_state=0).fit(X)
-    >>> kme.weights_.shape, round(float(kme.weights_.sum()), 2)
-    ((200,), 1.0)
+    >>> kme.landmarks_.shape, kme.weights_.shape
+    ((200, 3), (200,))
+    >>> bool(abs(kme([[0.0, 0.0, 0.0]])[0] - 0.35) < 0.01)    # mu(0) = E k(x, 0) = 8^(-1/2)
+    True
     """
 
     def __init__(self, kernel: Kernel | str = "gaussian", *, n_landmarks: int | str | None = None,

@@ -37,6 +37,24 @@ class QuadratureRule:
         Real weights (Nyström weights can be negative and need not sum to one).
     kernel : Kernel, optional
         Needed by :meth:`worst_case_error`; set by :meth:`from_embedding`.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.datasets import GaussianMixture
+    >>> mix = GaussianMixture(n_components=2, dim=2, random_state=0)
+    >>> X = mix.sample(5000, random_state=1)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=200, random_state=0).fit(X)
+    >>> rule = nk.QuadratureRule.from_embedding(kme)
+    >>> rule.nodes.shape, rule.weights.shape
+    ((200, 2), (200,))
+    >>> f = lambda P: np.cos(P[:, 0])
+    >>> bool(abs(rule.integrate(f) - f(X).mean()) < 0.01)          # close to the sample mean of f
+    True
+    >>> rule.worst_case_error(mix) < 0.05                    # exact ||mu - sum_j w_j phi(x_j)||
+    True
+    >>> nk.QuadratureRule([[0.0], [1.0]], [0.5, 0.5]).integrate(lambda P: P[:, 0])
+    0.5
     """
 
     def __init__(self, nodes: Any, weights: Any, kernel: Kernel | str | None = None) -> None:

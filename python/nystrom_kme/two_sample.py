@@ -47,6 +47,17 @@ class TwoSampleResult:
 
     ``save(path)`` / :func:`nystrom_kme.load` and ``to_json()`` / ``from_json(text)``
     store a result as JSON (floats exactly; see :mod:`nystrom_kme.persistence`).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(500, 2)), rng.normal(size=(500, 2))
+    >>> res = nk.two_sample_test(X, Y, n_permutations=49, random_state=0)
+    >>> res.method, res.n_permutations, res.null_distribution.shape
+    ('nystrom', 49, (49,))
+    >>> bool(res.pvalue > 0.05)                     # same distribution: no rejection
+    True
     """
 
     statistic: float

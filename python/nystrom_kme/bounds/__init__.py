@@ -29,6 +29,7 @@ from .spectrum import (
     max_leverage,
 )
 from .suggest import (
+    Explanation,
     LandmarkSuggestion,
     corollary_4_1_n_landmarks,
     default_n_landmarks,
@@ -50,6 +51,7 @@ __all__ = [
     "CovarianceSpectrum",
     "DecayFit",
     "EffDim",
+    "Explanation",
     "LandmarkSuggestion",
     "LemmaC1Bound",
     "MMDBound",

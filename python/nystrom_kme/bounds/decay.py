@@ -49,6 +49,16 @@ class DecayFit:
     lambda_range : tuple of float
         :math:`[\lambda_{lo}, \|C\|]` over which ``c`` was set so that the model
         bounds the estimated :math:`\mathcal N`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import bounds
+    >>> fit = bounds.fit_spectral_decay(np.arange(1, 200) ** -2.0, n_used=1000)
+    >>> fit.reliable, round(fit.r2_polynomial, 3)
+    (True, 1.0)
+    >>> bool(fit.effective_dimension(1e-3) > fit.effective_dimension(1e-2))
+    True
     """
 
     model: str | None
@@ -114,6 +124,17 @@ def fit_spectral_decay(eigenvalues: Any, n_used: int | None = None) -> DecayFit:
     Returns
     -------
     DecayFit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import bounds
+    >>> fit = bounds.fit_spectral_decay(np.exp(-0.5 * np.arange(1, 40)), n_used=1000)
+    >>> fit.model, round(fit.params["beta"], 3)
+    ('logarithmic', 0.5)
+    >>> fit = bounds.fit_spectral_decay(np.arange(1, 200) ** -2.0, n_used=1000)
+    >>> fit.model, round(fit.params["alpha"], 3)
+    ('polynomial', 2.0)
     """
     try:
         ev = np.asarray(eigenvalues, dtype=np.float64).reshape(-1)

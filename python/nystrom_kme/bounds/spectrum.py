@@ -88,6 +88,18 @@ class CovarianceSpectrum:
         else the plug-in :math:`\max_i\sqrt{k(x_i,x_i)}` over the data.
     K_is_plugin : bool
         Whether ``K`` is that plug-in value (unbounded kernel).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> spec = bounds.estimate_spectrum(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> N = spec.effective_dimension([1e-1, 1e-2, 1e-3])
+    >>> bool(np.all(np.diff(N) > 0))              # N(lambda) grows as lambda shrinks
+    True
+    >>> bool(spec.max_leverage(1e-2) >= spec.effective_dimension(1e-2))
+    True
     """
 
     def __init__(self, *, eigenvalues: np.ndarray, n_samples: int, n_used: int, method: str,
@@ -303,6 +315,15 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
         With :meth:`~CovarianceSpectrum.effective_dimension`,
         :meth:`~CovarianceSpectrum.max_leverage` and
         :attr:`~CovarianceSpectrum.op_norm`.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> spec = bounds.estimate_spectrum(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> spec.eigenvalues.shape[0] <= 200, bool(0 < spec.op_norm <= spec.trace <= 1 + 1e-9)
+    (True, True)
     """
     X = as_data_matrix(X, "X")
     if isinstance(max_samples, (bool, np.bool_)) or not isinstance(max_samples, numbers.Integral) \
@@ -368,6 +389,15 @@ def effective_dimension(X: Any, kernel: Any, lam: Any, **kwargs: Any) -> Any:
     Returns
     -------
     float, or ndarray of the shape of ``lam``
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> N = bounds.effective_dimension(X, nk.Gaussian(1.0), 1e-2, max_samples=200, random_state=0)
+    >>> bool(1 < N < 200)
+    True
     """
     return estimate_spectrum(X, kernel, **kwargs).effective_dimension(lam)
 
@@ -394,6 +424,16 @@ def max_leverage(X: Any, kernel: Any, lam: float, **kwargs: Any) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> kw = dict(max_samples=200, random_state=0)
+    >>> Ninf = bounds.max_leverage(X, nk.Gaussian(1.0), 1e-2, **kw)
+    >>> bool(Ninf >= bounds.effective_dimension(X, nk.Gaussian(1.0), 1e-2, **kw))
+    True
     """
     return estimate_spectrum(X, kernel, **kwargs).max_leverage(lam)
 
@@ -416,6 +456,15 @@ def covariance_norm(X: Any, kernel: Any, **kwargs: Any) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> c = bounds.covariance_norm(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> bool(0 < c <= 1)                           # ||C|| <= tr C = E k(x, x) = 1
+    True
     """
     return estimate_spectrum(X, kernel, **kwargs).op_norm
 

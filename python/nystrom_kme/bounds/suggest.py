@@ -27,6 +27,7 @@ from .theorems import (
 )
 
 __all__ = [
+    "Explanation",
     "LandmarkSuggestion",
     "corollary_4_1_n_landmarks",
     "default_n_landmarks",
@@ -35,7 +36,14 @@ __all__ = [
 
 
 def default_n_landmarks(n_samples: int) -> int:
-    """The paper's m = ceil(sqrt(n) log sqrt(n)), at least 1 and at most n (Cor. 4.1)."""
+    """The paper's m = ceil(sqrt(n) log sqrt(n)), at least 1 and at most n (Cor. 4.1).
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> bounds.default_n_landmarks(10_000), bounds.default_n_landmarks(1_000_000)
+    (461, 6908)
+    """
     root = math.sqrt(n_samples)
     return int(min(n_samples, max(1, math.ceil(root * math.log(root)))))
 
@@ -82,6 +90,14 @@ def corollary_4_1_n_landmarks(n: int, delta: float, decay: str, *, gamma: float 
     -------
     int
         :math:`\lceil m\rceil`, clipped to ``[1, n]`` when ``cap``.
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> bounds.corollary_4_1_n_landmarks(10_000, 0.05, "logarithmic", c=1.0)
+    761
+    >>> bounds.corollary_4_1_n_landmarks(10_000, 0.05, "polynomial", gamma=0.5)
+    5666
     """
     n = count(n, "n")
     delta = probability(delta)
@@ -105,7 +121,31 @@ def corollary_4_1_n_landmarks(n: int, delta: float, decay: str, *, gamma: float 
     return int(min(m, n)) if cap else int(m)
 
 
-@dataclass(frozen=True)
+class Explanation(str):
+    r"""Text whose ``repr`` is the text itself, so it reads as lines at a prompt.
+
+    Returned by :meth:`LandmarkSuggestion.explain`: at an interactive prompt or in a
+    notebook, ``suggestion.explain()`` shows the account line by line (instead of one
+    quoted string full of ``\n``), while it stays a ``str`` for programs.
+
+    Examples
+    --------
+    >>> from nystrom_kme.bounds import Explanation
+    >>> text = Explanation("first line\nsecond line")
+    >>> text
+    first line
+    second line
+    >>> isinstance(text, str), text.splitlines()
+    (True, ['first line', 'second line'])
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, repr=False)
 class LandmarkSuggestion:
     """Number of landmarks chosen by :func:`suggest_n_landmarks`, with its justification.
 
@@ -138,6 +178,19 @@ class LandmarkSuggestion:
     reason : str
         Why this ``m`` (one sentence).
     fit : DecayFit
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> s = bounds.suggest_n_landmarks(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> s                                                     # doctest: +ELLIPSIS
+    LandmarkSuggestion(n_landmarks=..., decay='logarithmic', bound=..., bound_valid=False, n_samples=2000, delta=0.05)
+    >>> s.explain()                                           # doctest: +ELLIPSIS
+    n_landmarks = ... for n = 2000 points: Corollary 4.1, logarithmic case: m = sqrt(n) log(...).
+    Spectrum: exponential decay: eigenvalues ~ exp(-... i), so N(lambda) <= log(1 + .../lambda)/... (R^2 = ...); ||C|| ~ ..., K = 1.
+    Theorem 4.1 bound at delta = 0.05: ||mu - mu_hat_m|| <= ... (lambda_m = ..., N(lambda_m) ~ ...), but m < ..., the size the theorem needs for a guarantee.
     """
 
     n_landmarks: int
@@ -156,8 +209,13 @@ class LandmarkSuggestion:
     reason: str
     fit: DecayFit
 
-    def explain(self) -> str:
-        """A human-readable account of the choice."""
+    def explain(self) -> Explanation:
+        """A human-readable account of the choice, one statement per line.
+
+        Returns an :class:`Explanation`, a ``str`` whose ``repr`` is the text itself:
+        typed at a prompt it prints as lines; ``print(s.explain())`` and ``str(s)``
+        give the same text.
+        """
         p = self.params
         if self.decay == "polynomial":
             model = (f"polynomial decay: eigenvalues ~ i^(-{p['alpha']:.3g}), so N(lambda) <= "
@@ -177,10 +235,16 @@ class LandmarkSuggestion:
         ]
         if self.target_error is not None:
             lines.append(f"Target error: {self.target_error:g}.")
-        return "\n".join(lines)
+        return Explanation("\n".join(lines))
 
     def __str__(self) -> str:
-        return self.explain()
+        return str(self.explain())
+
+    def __repr__(self) -> str:
+        # The generated dataclass repr would spell out all fifteen fields and the DecayFit.
+        return (f"LandmarkSuggestion(n_landmarks={self.n_landmarks}, decay={self.decay!r}, "
+                f"bound={self.bound:.4g}, bound_valid={self.bound_valid}, "
+                f"n_samples={self.n_samples}, delta={self.delta:g})")
 
 
 def _bound_at(m: int, n: int, delta: float, K: float, spectrum: CovarianceSpectrum,
@@ -251,6 +315,15 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
     ``m ~ n^0.65 log(n/delta)`` (about 4600 at ``n = 10^4``), well above the
     ``sqrt(n) log sqrt(n)`` that the paper finds sufficient in practice. Pass
     ``max_landmarks`` to bound the cost (``O(n m d + m^3)`` time, ``O(m^2)`` memory).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import bounds
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> s = bounds.suggest_n_landmarks(X, nk.Gaussian(1.0), max_samples=200, random_state=0)
+    >>> 1 <= s.n_landmarks <= 2000, s.decay in ("polynomial", "logarithmic", "fallback")
+    (True, True)
     """
     X = as_data_matrix(X, "X")
     n = X.shape[0]

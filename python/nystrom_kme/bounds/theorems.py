@@ -91,6 +91,13 @@ class LemmaC1Bound:
         The right-hand side of the second condition.
     lam, delta : float
         The inputs the bound was evaluated at.
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> b = bounds.lemma_c1_bound(lam=0.01, eff_dim=5.0, eff_dim_inf=20.0, K=1.0, n=10_000, m=2000, delta=0.05)
+    >>> round(b.m_required), len(b.terms)
+    (1009, 3)
     """
 
     value: float
@@ -165,6 +172,13 @@ def lemma_c1_bound(lam: float, eff_dim: float, eff_dim_inf: float, K: float, n: 
     -------
     LemmaC1Bound
         The value, its three terms, and whether each condition holds.
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> b = bounds.lemma_c1_bound(lam=0.01, eff_dim=5.0, eff_dim_inf=20.0, K=1.0, n=10_000, m=2000, delta=0.05)
+    >>> round(b.value, 3), b.m_condition, b.n_condition
+    (0.141, True, True)
     """
     lam = positive(lam, "lam")
     eff_dim = nonnegative(eff_dim, "eff_dim")
@@ -227,6 +241,13 @@ def theorem_4_1_constants(K: float, delta: float) -> tuple[float, float, float]:
     -------
     tuple of float
         ``(c1, c2, c3)``.
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> c1, c2, c3 = bounds.theorem_4_1_constants(K=1.0, delta=0.05)
+    >>> all(c > 0 for c in (c1, c2, c3))
+    True
     """
     K = positive(K, "K")
     delta = probability(delta)
@@ -252,6 +273,12 @@ def theorem_4_1_lambda(m: int, delta: float, K: float = 1.0) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> round(bounds.theorem_4_1_lambda(1000, 0.05), 5)     # 12 log(m / delta) / m
+    0.11884
     """
     m = count(m, "m")
     delta = probability(delta)
@@ -278,6 +305,14 @@ def theorem_4_1_condition(m: int, op_norm: float, delta: float, K: float = 1.0) 
     Returns
     -------
     bool
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> bounds.theorem_4_1_condition(100, op_norm=0.5, delta=0.05)
+    False
+    >>> bounds.theorem_4_1_condition(2000, op_norm=0.5, delta=0.05)
+    True
     """
     m = count(m, "m")
     op_norm = positive(op_norm, "op_norm")
@@ -343,6 +378,13 @@ def theorem_4_1_min_landmarks(op_norm: float, delta: float, K: float = 1.0) -> i
     int
         The smallest integer :math:`m \ge m^\star`, which satisfies the condition
         while :math:`m - 1` does not.
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> m = bounds.theorem_4_1_min_landmarks(op_norm=0.5, delta=0.05)
+    >>> m, bounds.theorem_4_1_condition(m, 0.5, 0.05), bounds.theorem_4_1_condition(m - 1, 0.5, 0.05)
+    (633, True, False)
     """
     op_norm = positive(op_norm, "op_norm")
     delta = probability(delta)
@@ -382,6 +424,13 @@ class Theorem41Bound:
     m_min : int or None
         Smallest ``m`` meeting that condition (:func:`theorem_4_1_min_landmarks`).
     delta : float
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> b = bounds.theorem_4_1_bound(n=10_000, m=1000, delta=0.05, eff_dim=5.0)
+    >>> len(b.terms), bool(abs(sum(b.terms) - b.value) < 1e-12 * b.value), round(b.lam, 4)
+    (3, True, 0.1188)
     """
 
     value: float
@@ -443,6 +492,13 @@ def theorem_4_1_bound(n: int, m: int, delta: float, eff_dim: EffDim, K: float = 
     Returns
     -------
     Theorem41Bound
+
+    Examples
+    --------
+    >>> from nystrom_kme import bounds
+    >>> b = bounds.theorem_4_1_bound(n=10_000, m=1000, delta=0.05, eff_dim=lambda lam: 5.0, op_norm=0.5)
+    >>> round(b.value, 3), b.m_condition, b.holds
+    (0.442, True, True)
     """
     n = count(n, "n")
     m = count(m, "m")

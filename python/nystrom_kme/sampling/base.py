@@ -21,7 +21,14 @@ from ._common import check_bool
 
 
 def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
-    """``indices`` as a non-empty 1-D int64 array of rows of an n-row X, or ValueError."""
+    """``indices`` as a non-empty 1-D int64 array of rows of an n-row X, or ValueError.
+
+    Examples
+    --------
+    >>> from nystrom_kme.sampling import validate_indices
+    >>> validate_indices([3, 1, 4], n=10)
+    array([3, 1, 4])
+    """
     arr = np.asarray(indices)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array of row indices, got shape {arr.shape}")
@@ -34,7 +41,18 @@ def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
 
 def landmark_points(sampler: Any, X: np.ndarray) -> np.ndarray | None:
     """User-supplied landmark *points* (a 2-D array-like) as an array of X's dtype,
-    or None when ``sampler`` is anything else (a name, a policy, indices)."""
+    or None when ``sampler`` is anything else (a name, a policy, indices).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.sampling import landmark_points
+    >>> X = np.zeros((10, 2), dtype=np.float32)
+    >>> landmark_points([[0.0, 1.0], [1.0, 0.0]], X).dtype
+    dtype('float32')
+    >>> landmark_points("uniform", X) is None
+    True
+    """
     if not isinstance(sampler, (np.ndarray, list, tuple)):
         return None
     arr = np.asarray(sampler)
@@ -70,6 +88,17 @@ class SamplingPolicy(abc.ABC):
     :class:`~nystrom_kme.NystromKME` never mutates the policy it is given: it
     selects with a copy (its ``sampler_``), and when the policy's ``n_threads`` is
     None it gives that copy its own ``n_threads``.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> class EveryTenth(nk.SamplingPolicy):
+    ...     def select_indices(self, X, kernel, n_landmarks, rng=None):
+    ...         return np.arange(0, 10 * n_landmarks, 10)
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=50, sampler=EveryTenth()).fit(X)
+    >>> kme.landmarks_.shape
+    (50, 2)
     """
 
     @abc.abstractmethod
@@ -167,6 +196,14 @@ class UniformSampling(SamplingPolicy):
     Parameters
     ----------
     replace : bool, default=True
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.zeros((100, 2))
+    >>> idx = nk.UniformSampling(replace=False).select_indices(X, "gaussian", 10, np.random.default_rng(0))
+    >>> idx.shape, len(set(idx.tolist()))
+    ((10,), 10)
     """
 
     def __init__(self, replace: bool = True) -> None:
@@ -194,6 +231,15 @@ class FixedLandmarks(SamplingPolicy):
     indices : array-like of int, shape (m,)
         Stored as given (a list stays a list); ``np.asarray(policy.indices)`` is
         the array.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.sampling import FixedLandmarks
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), sampler=FixedLandmarks([0, 5, 7])).fit(X)
+    >>> kme.landmarks_.shape
+    (3, 2)
     """
 
     def __init__(self, indices: Any) -> None:
@@ -213,6 +259,15 @@ class CallableSampling(SamplingPolicy):
     """Wraps a function ``f(X, kernel, n_landmarks, rng) -> indices`` as a policy.
 
     The function's own threading is its business, so there is no ``n_threads``.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.sampling import CallableSampling
+    >>> first = CallableSampling(lambda X, kernel, m, rng: np.arange(m))
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> nk.NystromKME(nk.Gaussian(1.0), n_landmarks=4, sampler=first).fit(X).landmarks_.shape
+    (4, 2)
     """
 
     def __init__(self, function: Callable[..., Any]) -> None:

@@ -80,6 +80,18 @@ class GreedyCholeskySampling(_PivotedCholesky):
     .. [1] Y. Chen, E. N. Epperly, J. A. Tropp, R. J. Webber, "Randomly pivoted
        Cholesky: practical approximation of a kernel matrix with few entry
        evaluations", arXiv:2207.06503, 2022 (greedy pivoting as the baseline).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.GreedyCholeskySampling()
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='greedy-cholesky', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
     _rule = "greedy"
@@ -107,6 +119,18 @@ class DPPGreedySampling(GreedyCholeskySampling):
     ----------
     .. [1] L. Chen, G. Zhang, H. Zhou, "Fast greedy MAP inference for determinantal
        point process to improve recommendation diversity", NeurIPS 2018.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.DPPGreedySampling()
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='dpp-greedy', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
 
@@ -128,6 +152,18 @@ class RPCholeskySampling(GreedyCholeskySampling):
        evaluations", arXiv:2207.06503, 2022 (CPAM 2024).
     .. [2] E. N. Epperly, E. Moreno, "Kernel quadrature with randomly pivoted
        Cholesky", NeurIPS 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.RPCholeskySampling()
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='rpcholesky', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
     _rule = "random"
@@ -158,6 +194,18 @@ class BlockRPCholeskySampling(_PivotedCholesky):
        arXiv:2410.03969, 2024.
     .. [2] Y. Chen, E. N. Epperly, J. A. Tropp, R. J. Webber, "Randomly pivoted
        Cholesky", arXiv:2207.06503 (the block variant, Alg. 3).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.BlockRPCholeskySampling(block_size=8)
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='block-rpcholesky', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
     def __init__(self, block_size: int | None = None, *, tolerance: float = 1e-12,

@@ -50,6 +50,18 @@ class KernelHerding(SamplingPolicy):
     References
     ----------
     .. [1] Y. Chen, M. Welling, A. Smola, "Super-samples from kernel herding", UAI 2010.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.KernelHerding()
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='herding', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
     def __init__(self, *, allow_repeats: bool = False, n_candidates: int | None = None,
@@ -110,6 +122,18 @@ class CortesScottSampling(SamplingPolicy):
        mean", ICASSP 2014, pp. 5237-5241.
     .. [2] E. Cruz Cortes, C. Scott, "Sparse approximation of a kernel mean",
        IEEE Trans. Signal Processing 65(5), 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.CortesScottSampling()
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='cortes-scott', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
     def __init__(self, *, tolerance: float = 1e-12, n_threads: int | None = None) -> None:

@@ -209,6 +209,14 @@ def ridge_leverage_scores(X: Any, kernel: Kernel | str, lam: float, *, random_st
     ----------
     .. [1] A. Rudi, D. Calandriello, L. Carratino, L. Rosasco, "On fast leverage
        score sampling and optimal learning", NeurIPS 2018.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> scores = nk.ridge_leverage_scores(X, nk.Gaussian(1.0), lam=1e-3, random_state=0)
+    >>> scores.shape, bool(np.all((scores > 0) & (scores <= 1 + 1e-9)))
+    ((1000,), True)
     """
     check_positive_real(lam, "lam")
     policy = RidgeLeverageSampling(lam=lam, q=q, q1=q1, q2=q2, n_threads=n_threads)
@@ -275,6 +283,18 @@ class RidgeLeverageSampling(SamplingPolicy):
     .. [1] A. Rudi, D. Calandriello, L. Carratino, L. Rosasco, "On fast leverage
        score sampling and optimal learning", NeurIPS 2018.
     .. [2] C. Musco, C. Musco, "Recursive sampling for the Nyström method", NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pol = nk.RidgeLeverageSampling()
+    >>> idx = pol.select_indices(X, nk.Gaussian(1.0), 20, np.random.default_rng(0))
+    >>> idx.shape, bool(idx.min() >= 0 and idx.max() < 2000)
+    ((20,), True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, sampler='rls', random_state=0).fit(X)
+    >>> kme.landmarks_.shape
+    (20, 2)
     """
 
     def __init__(self, lam: float | None = None, *, deff_fraction: float = 0.5,

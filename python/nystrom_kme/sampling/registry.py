@@ -59,6 +59,14 @@ def resolve_sampler(sampler: Any) -> Any:
     ------
     ValueError
         For an unknown name or an unusable object.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> nk.resolve_sampler("rpcholesky")
+    RPCholeskySampling(tolerance=1e-12, n_threads=None)
+    >>> nk.resolve_sampler("uniform-without-replacement")
+    UniformSampling(replace=False)
     """
     if isinstance(sampler, str):
         try:

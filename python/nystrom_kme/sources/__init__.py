@@ -34,7 +34,15 @@ from .memory import ArraySource
 def is_streamed(X: Any) -> bool:
     """True when ``X`` is read block by block rather than converted in memory: a
     memmap, a non-numpy array-like (h5py, zarr, ...), an iterator, a callable, a
-    non-empty list/tuple of 2-D numpy arrays, or a dask array."""
+    non-empty list/tuple of 2-D numpy arrays, or a dask array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import sources
+    >>> sources.is_streamed(np.ones((3, 2))), sources.is_streamed([np.ones((3, 2)), np.ones((2, 2))])
+    (False, True)
+    """
     if isinstance(X, np.memmap) or is_dask_array(X):
         return True
     if isinstance(X, np.ndarray):
@@ -47,7 +55,19 @@ def is_streamed(X: Any) -> bool:
 
 
 def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowSource:
-    """The row source for ``X`` (a source is returned as is). See the module docstring."""
+    """The row source for ``X`` (a source is returned as is). See the module docstring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import sources
+    >>> X = np.ones((10, 3))
+    >>> src = sources.as_source(X)
+    >>> type(src).__name__, src.n_rows, src.n_features
+    ('ArraySource', 10, 3)
+    >>> type(sources.as_source([X[:4], X[4:]])).__name__           # chunks
+    'IterableSource'
+    """
     if isinstance(X, RowSource):
         return X
     shape = getattr(X, "shape", None)
@@ -64,7 +84,16 @@ def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowS
 
 
 def as_source_pair(X: Any, Y: Any, *, chunk_rows: int | None = None) -> tuple[RowSource, RowSource]:
-    """Sources for two samples of the same width."""
+    """Sources for two samples of the same width.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import sources
+    >>> sx, sy = sources.as_source_pair(np.ones((5, 2)), np.zeros((7, 2)))
+    >>> sx.n_rows, sy.n_rows
+    (5, 7)
+    """
     sx, sy = as_source(X, "X", chunk_rows=chunk_rows), as_source(Y, "Y", chunk_rows=chunk_rows)
     if sx.n_features is not None and sy.n_features is not None and sx.n_features != sy.n_features:
         raise ValueError(f"X has {sx.n_features} features but Y has {sy.n_features}")
@@ -72,7 +101,16 @@ def as_source_pair(X: Any, Y: Any, *, chunk_rows: int | None = None) -> tuple[Ro
 
 
 def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
-    """The rows of ``parts`` one after the other (the pooled sample of a test)."""
+    """The rows of ``parts`` one after the other (the pooled sample of a test).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import sources
+    >>> Z = sources.concatenate([sources.as_source(np.ones((5, 2))), sources.as_source([np.zeros((3, 2))])])
+    >>> type(Z).__name__, Z.count_rows()
+    ('ConcatSource', 8)
+    """
     if all(isinstance(p, DaskSource) for p in parts):
         return _concatenate_dask(parts, name)  # type: ignore[arg-type]
     if any(isinstance(p, DaskSource) for p in parts) and all(

@@ -44,7 +44,14 @@ _PACK_CHUNK = 256
 
 
 def core_block_rows(n_features: int, itemsize: int) -> int:
-    """Rows of the summed side per superblock of the compiled core (one weight column)."""
+    """Rows of the summed side per superblock of the compiled core (one weight column).
+
+    Examples
+    --------
+    >>> from nystrom_kme.sources import core_block_rows
+    >>> core_block_rows(n_features=10, itemsize=8) > 0
+    True
+    """
     r = _PACK_BYTES // (n_features * itemsize)
     r = max(_PACK_CHUNK, (r // _PACK_CHUNK) * _PACK_CHUNK)
     return min(r, 64 * _PACK_CHUNK)
@@ -99,6 +106,19 @@ class RowSource(abc.ABC):
         d (None until the first block of an iterable has been read).
     dtype : numpy.dtype or None
         float32 or float64: the dtype the core computes in for these rows.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme import sources
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> src = sources.as_source([X[:60], X[60:]])           # two chunks
+    >>> src.count_rows(), src.reiterable, src.random_access
+    (100, True, False)
+    >>> [(start, len(block)) for start, block in src.chunks()]
+    [(0, 60), (60, 40)]
+    >>> src.take([0, 99]).shape
+    (2, 2)
     """
 
     name: str = "X"

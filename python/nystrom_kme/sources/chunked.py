@@ -43,7 +43,22 @@ def _take_sorted(X: Any, idx: np.ndarray) -> np.ndarray:
 
 
 class ArrayLikeSource(RowSource):
-    """A memmap, h5py/zarr dataset or other sliceable 2-D array, read in blocks."""
+    """A memmap, h5py/zarr dataset or other sliceable 2-D array, read in blocks.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.sources import ArrayLikeSource
+    >>> path = os.path.join(tempfile.mkdtemp(), "X.npy")
+    >>> np.save(path, np.random.default_rng(0).normal(size=(1000, 2)))
+    >>> X = np.load(path, mmap_mode="r")
+    >>> src = ArrayLikeSource(X, chunk_rows=256)
+    >>> src.n_rows, src.random_access
+    (1000, True)
+    >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=50, random_state=0)
+    >>> bool(np.array_equal(kme.fit(src).weights_, kme.fit(np.asarray(X)).weights_))   # bit for bit
+    True
+    """
 
     def __init__(self, X: Any, name: str = "X", chunk_rows: int | None = None) -> None:
         self.array = X
@@ -96,7 +111,20 @@ class ArrayLikeSource(RowSource):
 
 class IterableSource(RowSource):
     """An iterable of 2-D chunks: a list or tuple of arrays, a callable returning a
-    fresh iterator (both re-iterable), or a one-shot iterator / generator."""
+    fresh iterator (both re-iterable), or a one-shot iterator / generator.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.sources import IterableSource
+    >>> rng = np.random.default_rng(0)
+    >>> chunks = [rng.normal(size=(300, 2)) for _ in range(3)]
+    >>> src = IterableSource(lambda: iter(chunks))          # a callable: can be read twice
+    >>> src.count_rows(), src.reiterable
+    (900, True)
+    >>> nk.NystromKME(nk.Gaussian(1.0), n_landmarks=30, random_state=0).fit(src).weights_.shape
+    (30,)
+    """
 
     def __init__(self, X: Any, name: str = "X") -> None:
         self.name = name

@@ -14,7 +14,16 @@ from .base import Progress, RowSource
 
 
 class ConcatSource(RowSource):
-    """The rows of several sources of one width, in order."""
+    """The rows of several sources of one width, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.sources import ConcatSource, as_source
+    >>> Z = ConcatSource([as_source([np.ones((2, 2))]), as_source([np.zeros((3, 2))])])
+    >>> Z.count_rows(), Z.take([0, 4]).tolist()
+    (5, [[1.0, 1.0], [0.0, 0.0]])
+    """
 
     def __init__(self, parts: list[RowSource], name: str = "Z") -> None:
         self.parts = parts

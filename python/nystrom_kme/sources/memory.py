@@ -16,7 +16,16 @@ from .base import Progress, RowSource, weight_block, weight_total
 
 
 class ArraySource(RowSource):
-    """A C-contiguous float32/float64 array in memory (anything else is converted once)."""
+    """A C-contiguous float32/float64 array in memory (anything else is converted once).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.sources import ArraySource
+    >>> src = ArraySource(np.arange(6).reshape(3, 2))      # integers: converted once
+    >>> src.dtype, src.take([2, 0]).tolist()
+    (dtype('float64'), [[4.0, 5.0], [0.0, 1.0]])
+    """
 
     def __init__(self, X: Any, name: str = "X") -> None:
         self.array = as_data_matrix(X, name)

@@ -9,7 +9,8 @@ import nystrom_kme.bounds as B
 
 #: The names the package re-exports (one per public function, class or alias).
 PUBLIC = {
-    "CovarianceSpectrum", "DecayFit", "EffDim", "LandmarkSuggestion", "LemmaC1Bound", "MMDBound",
+    "CovarianceSpectrum", "DecayFit", "EffDim", "Explanation", "LandmarkSuggestion", "LemmaC1Bound",
+    "MMDBound",
     "Theorem41Bound", "corollary_4_1_n_landmarks", "covariance_norm", "default_n_landmarks",
     "effective_dimension", "estimate_spectrum", "fit_spectral_decay", "lemma_c1_bound",
     "max_leverage", "suggest_n_landmarks", "theorem_4_1_bound", "theorem_4_1_condition",

@@ -130,3 +130,13 @@ def test_suggest_n_landmarks_target_error(mixture_problem):
 def test_bad_arguments_raise_value_error_naming_them(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_explain_reads_as_lines_and_repr_is_one_line(rng):
+    X = rng.uniform(-1, 1, size=(2000, 1))
+    rep = B.suggest_n_landmarks(X, nk.Gaussian(0.5), max_samples=300, random_state=0)
+    text = rep.explain()
+    assert isinstance(text, str) and isinstance(text, B.Explanation)
+    assert repr(text) == str(text) == str(rep) and text.count("\n") >= 2   # no quoted "\n"
+    assert "\n" not in repr(rep) and repr(rep).startswith("LandmarkSuggestion(n_landmarks=")
+    assert f"n_landmarks={rep.n_landmarks}" in repr(rep)
