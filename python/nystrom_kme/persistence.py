@@ -110,7 +110,20 @@ _CLASSES: dict[str, type] = {}
 
 class FileFormatError(ValueError):
     """A file is not a readable nystrom-kme file: truncated, corrupted, from a newer
-    format version, or missing a part. The message names the file and the problem."""
+    format version, or missing a part. The message names the file and the problem.
+
+    Examples
+    --------
+    >>> import os, tempfile, nystrom_kme as nk
+    >>> path = os.path.join(tempfile.mkdtemp(), "not_an_embedding.npz")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"hello")
+    >>> try:
+    ...     nk.load(path)
+    ... except nk.FileFormatError as err:
+    ...     print(type(err).__name__, isinstance(err, ValueError))
+    FileFormatError True
+    """
 
 
 def persistable(cls: type) -> type:
