@@ -90,8 +90,9 @@ from .sampling import UniformSampling
 from .sampling._common import draw_seed
 from .sources import RowSource, as_source
 
-#: Default ``max_landmarks``: this many times the paper's ceil(sqrt(n) log sqrt(n)), at most n.
-MAX_FACTOR = 8
+#: Default ``max_landmarks``: min(n, max(MAX_FLOOR, MAX_FACTOR ceil(sqrt(n) log sqrt(n)))).
+MAX_FACTOR = 2
+MAX_FLOOR = 8192
 #: Default subsample size of the statistical-error estimate.
 STAT_SAMPLES = 2000
 
@@ -109,7 +110,8 @@ class AutoLandmarks:
     initial : int or None, default=None
         m of the first set; None: ceil(sqrt(n)) (at least 8, at most ``max_landmarks``).
     max_landmarks : int or None, default=None
-        Largest m tried; None: min(n, 8 ceil(sqrt(n) log sqrt(n))).
+        Largest m tried; None: min(n, max(8192, 2 ceil(sqrt(n) log sqrt(n)))). K_m
+        takes 8 m^2 bytes (0.5 GiB at m = 8192) and each solve O(m^3).
     stat_samples : int >= 2, default=2000
         Subsample size s of the statistical-error estimate (O(s^2 d) time, O(s d) memory).
 
@@ -371,7 +373,8 @@ class _IndexStream:
 
 def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random.Generator, *,
                      spec: AutoLandmarks, sample_weight: Any, solver: str, rcond: float,
-                     n_threads: int) -> tuple[np.ndarray, np.ndarray, CompensatedSum, float, LandmarkSearch]:
+                     n_threads: int) -> tuple[np.ndarray, np.ndarray, CompensatedSum, float,
+                                              tuple[np.ndarray, str, int], LandmarkSearch]:
     """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"``).
 
     Returns
@@ -380,6 +383,7 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     landmarks : ndarray of shape (m, n_features)
     sums : CompensatedSum of shape (m,), sum_i w_i k(l_j, x_i)
     weight_sum : float, sum_i w_i
+    solved : the core's (alpha (m, 1), solver used, rank) for these landmarks and sums
     report : LandmarkSearch
     """
     start = time.perf_counter()
@@ -389,7 +393,8 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     if not type(policy) is UniformSampling and X is None:
         raise ValueError(f"n_landmarks='auto' with sampler {policy!r} needs all of X in memory; "
                          "with a streamed source use sampler='uniform'")
-    cap = min(n, MAX_FACTOR * default_n_landmarks(n)) if spec.max_landmarks is None else spec.max_landmarks
+    cap = (min(n, max(MAX_FLOOR, MAX_FACTOR * default_n_landmarks(n))) if spec.max_landmarks is None
+           else spec.max_landmarks)
     if spec.max_landmarks is not None and cap > n:
         raise ValueError(f"max_landmarks={cap} exceeds n_samples={n}")
     if type(policy) is UniformSampling and not policy.replace and weights is not None:
@@ -419,17 +424,16 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
         out.comp = np.array([cache_comp[i] for i in idx.tolist()])
         return out
 
-    def solve(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, CompensatedSum]:
+    def solve(idx: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, str, int], CompensatedSum]:
         acc = sums_of(idx)
         L = np.ascontiguousarray(src.take(idx))
         if not (math.isfinite(total[0]) and total[0] > 0):
             raise ValueError("sample_weight: the total weight must be positive and finite")
         s = acc.value() / total[0]
-        alpha, _, _ = _core.nystrom_weights(L, s.reshape(-1, 1), core, solver, rcond, 1e-12, n_threads)
-        return L, np.ascontiguousarray(alpha[:, 0]), acc
+        return L, _core.nystrom_weights(L, s.reshape(-1, 1), core, solver, rcond, 1e-12, n_threads), acc
 
     idx = stream.get(m)
-    L, alpha, acc = solve(idx)
+    L, sol, acc = solve(idx)
     path, changes = [int(idx.size)], []
     nested, converged, delta = True, False, math.inf
     while True:
@@ -440,13 +444,13 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
         if idx_next.size <= idx.size:  # a pivoted Cholesky reached the numerical rank
             converged, delta = True, 0.0
             break
-        L_next, alpha_next, acc_next = solve(idx_next)
+        L_next, sol_next, acc_next = solve(idx_next)
         is_nested = np.array_equal(idx_next[:idx.size], idx)
         nested = nested and is_nested
-        delta = _change(L, alpha, L_next, alpha_next, is_nested, core, n_threads)
+        delta = _change(L, sol[0][:, 0], L_next, sol_next[0][:, 0], is_nested, core, n_threads)
         path.append(int(idx_next.size))
         changes.append(delta)
-        idx, L, alpha, acc = idx_next, L_next, alpha_next, acc_next
+        idx, L, sol, acc = idx_next, L_next, sol_next, acc_next
         everything = type(policy) is UniformSampling and not policy.replace and idx.size == n
         if delta <= spec.tol * stat.value or everything:
             converged = True
@@ -460,12 +464,12 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     if not converged:
         warnings.warn(f"n_landmarks='auto' stopped at max_landmarks={cap} with the approximation "
                       f"{ratio:.3g} x the statistical error (tol={spec.tol:g}); raise "
-                      "AutoLandmarks(max_landmarks=...) or tol", RuntimeWarning, stacklevel=3)
+                      "AutoLandmarks(max_landmarks=...) or tol", RuntimeWarning, stacklevel=4)
     report = LandmarkSearch(n_landmarks=int(idx.size), approximation_error=float(delta),
                             statistical_error=stat, ratio=float(ratio), tol=float(spec.tol),
                             converged=bool(converged), path=tuple(path), changes=tuple(changes),
                             nested=bool(nested), seconds=time.perf_counter() - start)
-    return idx, L, acc, float(total[0]), report
+    return idx, L, acc, float(total[0]), sol, report
 
 
 def _change(L: np.ndarray, alpha: np.ndarray, L_next: np.ndarray, alpha_next: np.ndarray,

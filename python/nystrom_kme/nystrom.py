@@ -259,8 +259,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
 
     def _solve(self, kernel: Kernel, policy: Any, indices: np.ndarray | None, landmarks: np.ndarray,
-               acc: CompensatedSum, weight_sum: float, n: int) -> NystromKME:
-        """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes."""
+               acc: CompensatedSum, weight_sum: float, n: int,
+               solved: tuple[np.ndarray, str, int] | None = None) -> NystromKME:
+        """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:
+        the core's (alpha (m, 1), solver used, rank) for these inputs when already known."""
         rcond, n_threads = self._check_params()
         if not math.isfinite(weight_sum):
             raise ValueError("sample_weight: the weighted sums overflow float64; divide the weights by "
@@ -271,8 +273,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         if not weight_sum > 0:
             raise ValueError("the total sample weight must be positive")
         s = acc.value() / weight_sum
-        alpha, used, rank = _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
-                                                  self.solver, rcond, 1e-12, n_threads)
+        alpha, used, rank = solved or _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
+                                                            self.solver, rcond, 1e-12, n_threads)
         weights = np.ascontiguousarray(alpha[:, 0])
         if not np.isfinite(weights).all():
             raise ValueError(f"the kernel values overflow float64 ({kernel!r} on data of this scale); "
@@ -347,11 +349,11 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             raise ValueError("n_landmarks='auto' searches over landmark sets drawn by the sampler; "
                              "with given landmarks leave n_landmarks=None")
         kernel = resolve_kernel(self.kernel, [src], rng)
-        indices, landmarks, acc, total, report = search_landmarks(
+        indices, landmarks, acc, total, solved, report = search_landmarks(
             src, kernel, policy, rng, spec=as_auto_spec(self.n_landmarks), sample_weight=sample_weight,
             solver=self.solver, rcond=rcond, n_threads=n_threads)
         self.n_landmarks_report_ = report
-        return self._solve(kernel, policy, indices, landmarks, acc, total, src.count_rows())
+        return self._solve(kernel, policy, indices, landmarks, acc, total, src.count_rows(), solved)
 
     def _fit_one_pass(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:
