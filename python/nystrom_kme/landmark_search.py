@@ -53,13 +53,18 @@ reported standard error. Nothing is claimed when the search stops at
 ``max_landmarks`` without meeting the tolerance (``converged=False``, with a
 warning).
 
+The largest m tried is ``max_landmarks`` (default min(n, max(8192,
+2 ceil(sqrt(n) log sqrt(n))))); m_0 defaults to ceil(sqrt(n)) (at least 8).
+
 Cost: the kernel sums of each landmark are computed once, for the new landmarks
 of each step only (``src.kernel_sums(L_new, ...)``), so all sums together cost one
 fit at the final m; plus one solve per step (O(m^3), geometric: about 8/7 of the
 final solve) and the O(s^2 d) subsample. A streamed source is read once per step.
 
 Samplers. Uniform sampling (the default, with or without replacement, weighted
-or not) draws one stream of indices and takes prefixes. The sequential policies
+or not) draws one stream of indices and takes prefixes (without replacement: the
+order of E_i / w_i, E_i ~ Exp(1), i.e. successive sampling; O(n) memory for the
+keys). The draws differ from those of a fit with a fixed m: same law, other numbers. The sequential policies
 ("rpcholesky", "greedy-cholesky", "dpp-greedy", "herding", "cortes-scott") are
 rerun at each size from the same seed; their first m picks do not depend on how
 many more follow, so the sets are prefixes of each other (their cost, O(n m^2)
