@@ -25,6 +25,7 @@ tol = 0.1). Reported per n (median over trials, [min, max] for m):
     python -m bench.auto_m                 # 3 trials per n (~2 minutes on 2 cores)
     python -m bench.auto_m --trials 10 --n 1000 10000
     python -m bench.auto_m --validate 50 --n 1000 10000   # the slow test's check, counted
+    python -m bench.auto_m --power 100                      # two-sample power: default m vs "auto"
 """
 
 from __future__ import annotations
@@ -81,6 +82,29 @@ def validate(ns: list[int], trials: int) -> None:
               f"| {min(ms)} / {int(statistics.median(ms))} / {max(ms)} |", flush=True)
 
 
+def power(reps: int) -> None:
+    """Power of the Nyström permutation test (99 permutations, level 0.05) with the
+    default m and with n_landmarks="auto", on N(0, I) vs N(shift e_1, I)."""
+    print(f"# bench.auto_m --power {reps}, {utc_now()}; {machine()}\n")
+    for d, shift, n in ((2, 0.12, 1000), (10, 0.1, 2000)):
+        rng = np.random.default_rng(d)
+        rej = {None: 0, "auto": 0}
+        ms: dict = {None: [], "auto": []}
+        ts = {None: 0.0, "auto": 0.0}
+        for rep in range(reps):
+            X, Y = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+            Y[:, 0] += shift
+            for nl in (None, "auto"):
+                t = time.perf_counter()
+                r = nk.two_sample_test(X, Y, n_landmarks=nl, n_permutations=99, random_state=rep)
+                ts[nl] += time.perf_counter() - t
+                rej[nl] += r.pvalue <= 0.05
+                ms[nl].append(r.n_landmarks)
+        print(f"d={d} shift={shift} n1=n2={n}: power default {rej[None]}/{reps} (m={ms[None][0]}, "
+              f"{ts[None]:.1f}s), auto {rej['auto']}/{reps} (m median {int(np.median(ms['auto']))}, "
+              f"range {min(ms['auto'])}-{max(ms['auto'])}, {ts['auto']:.1f}s)", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="*", default=[1000, 10_000, 100_000])
@@ -88,7 +112,13 @@ def main() -> None:
     p.add_argument("--validate", type=int, default=0,
                    help="instead: this many trials on the mixture at each n, counting those whose "
                         "exact error is within 10%% of the empirical embedding's (the slow test)")
+    p.add_argument("--power", type=int, default=0,
+                   help="instead: this many repetitions of two_sample_test under a mean shift, "
+                        "n_landmarks=None vs 'auto' (power, m, time)")
     args = p.parse_args()
+    if args.power:
+        power(args.power)
+        return
     if args.validate:
         validate(args.n, args.validate)
         return
