@@ -380,7 +380,18 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
                      spec: AutoLandmarks, sample_weight: Any, solver: str, rcond: float,
                      n_threads: int) -> tuple[np.ndarray, np.ndarray, CompensatedSum, float,
                                               tuple[np.ndarray, str, int], LandmarkSearch]:
-    """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"``).
+    """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"`` in
+    :class:`~nystrom_kme.NystromKME` and :func:`~nystrom_kme.two_sample_test`).
+
+    Parameters
+    ----------
+    src : RowSource of n rows (any source of :mod:`nystrom_kme.sources`)
+    kernel : Kernel with a numeric bandwidth
+    policy : SamplingPolicy (a private copy: non-uniform policies keep their last run's state)
+    rng : numpy Generator, consumed by the statistical subsample, then the draws
+    spec : AutoLandmarks
+    sample_weight : ndarray of shape (n,) or None (validated by the caller)
+    solver, rcond, n_threads : as for ``_core.nystrom_weights``
 
     Returns
     -------
