@@ -61,6 +61,7 @@ from .kernels import (
     get_kernel,
     median_distance,
 )
+from .landmark_search import AutoLandmarks, LandmarkSearch, StatisticalError, estimate_statistical_error
 from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
 from .nystrom import NystromKME
 from .permutation import random_splits
@@ -84,6 +85,10 @@ from .two_sample import TwoSampleResult, two_sample_test
 __version__: str = _core.__version__
 
 __all__ = [
+    "AutoLandmarks",
+    "LandmarkSearch",
+    "StatisticalError",
+    "estimate_statistical_error",
     "BlockRPCholeskySampling",
     "CortesScottSampling",
     "DPPGreedySampling",

@@ -30,6 +30,7 @@ from ._validation import (
 from .bounds import default_n_landmarks, suggest_n_landmarks
 from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
+from .landmark_search import as_auto_spec, search_landmarks
 from .persistence import persistable
 from .sampling import (
     FixedLandmarks,
@@ -41,7 +42,7 @@ from .sampling import (
 from .sources import ArraySource, IterableSource, RowSource, as_source
 
 SOLVERS = ("auto", "cod", "cholesky")
-#: n_landmarks="auto" takes at most this many times the paper's sqrt(n) log sqrt(n).
+#: n_landmarks="bound" takes at most this many times the paper's sqrt(n) log sqrt(n).
 AUTO_CAP_FACTOR = 4
 
 
@@ -60,13 +61,20 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     kernel : Kernel or str, default="gaussian"
         A Kernel instance or a name; radial kernels given by name use the median
         heuristic for their bandwidth.
-    n_landmarks : int, None or "auto", default=None
+    n_landmarks : int, None, "auto", AutoLandmarks or "bound", default=None
         m, with 1 <= m <= n_samples. None: ceil(sqrt(n) log sqrt(n)) capped at n,
         the size for which the paper's Corollary 4.1 keeps the O(1/sqrt(n)) rate.
-        "auto": :func:`nystrom_kme.bounds.suggest_n_landmarks` fits the decay of the
-        estimated covariance spectrum and applies Corollary 4.1, capped at
-        4 ceil(sqrt(n) log sqrt(n)) (the corollary's constants are conservative);
-        its report is kept in ``n_landmarks_report_``. In-memory data only.
+        "auto" (or :class:`~nystrom_kme.AutoLandmarks` to set its tolerance): the
+        smallest m on a doubling path of nested landmark sets whose change of the
+        embedding is at most 0.1 x the estimated statistical error of the empirical
+        embedding (:mod:`nystrom_kme.landmark_search`); costs about one fit at the
+        final m; its :class:`~nystrom_kme.LandmarkSearch` is kept in
+        ``n_landmarks_report_``. Any source, any sampler that nests (see there).
+        "bound" (what "auto" meant before 0.x): :func:`nystrom_kme.bounds.suggest_n_landmarks`
+        fits the decay of the estimated covariance spectrum and applies Corollary 4.1,
+        capped at 4 ceil(sqrt(n) log sqrt(n)) (the corollary's constants are
+        conservative); its LandmarkSuggestion is kept in ``n_landmarks_report_``.
+        In-memory data only.
     solver : {"auto", "cod", "cholesky"}, default="auto"
         How K_m alpha = s is solved. "cod": complete orthogonal decomposition of
         K_m, the minimum-norm solution K_m^+ s of eq. 5 for its rank threshold
@@ -123,7 +131,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     s_sum_ : ndarray of shape (m,), float64, sufficient statistic sum_i w_i k(L, x_i)
         (w_i = 1 unweighted); weights_ = K_m^+ s_sum_ / weight_sum_
     weight_sum_ : float, sum_i w_i (n_samples_ unweighted)
-    n_landmarks_report_ : LandmarkSuggestion or None (n_landmarks="auto")
+    n_landmarks_report_ : LandmarkSearch ("auto"), LandmarkSuggestion ("bound") or None
 
     Examples
     --------
@@ -184,8 +192,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
 
     def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Any, *,
                      streamed: str | None) -> int | None:
-        """m for n rows (None: "auto", resolved later on X). ``streamed`` names the
-        situation that cannot see all of X, where "auto" is refused."""
+        """m for n rows (None: "bound", resolved later on X). ``streamed`` names the
+        situation that cannot see all of X, where "bound" and "auto" are refused."""
         given = (points.shape[0] if points is not None
                  else np.asarray(policy.indices).size if isinstance(policy, FixedLandmarks) else None)
         if given is not None:
@@ -195,11 +203,14 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             return given
         if self.n_landmarks is None:
             return default_n_landmarks(n)
-        if isinstance(self.n_landmarks, str) and self.n_landmarks == "auto":
+        if isinstance(self.n_landmarks, str) and self.n_landmarks == "bound":
             if streamed is not None:
-                raise ValueError(f"n_landmarks='auto' needs all of X in memory; {streamed} "
-                                 "needs an integer n_landmarks (or explicit landmarks)")
+                raise ValueError(f"n_landmarks='bound' needs all of X in memory; {streamed} "
+                                 "needs an integer n_landmarks, 'auto' (passes=2) or explicit landmarks")
             return None
+        if as_auto_spec(self.n_landmarks) is not None:
+            raise ValueError(f"n_landmarks='auto' reads the data once per doubling step; {streamed or 'this call'} "
+                             "needs an integer n_landmarks (or explicit landmarks)")
         m = check_positive_int(self.n_landmarks, "n_landmarks")
         if m > n:
             raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
@@ -258,8 +269,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
 
     def _solve(self, kernel: Kernel, policy: Any, indices: np.ndarray | None, landmarks: np.ndarray,
-               acc: CompensatedSum, weight_sum: float, n: int) -> NystromKME:
-        """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes."""
+               acc: CompensatedSum, weight_sum: float, n: int,
+               solved: tuple[np.ndarray, str, int] | None = None) -> NystromKME:
+        """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:
+        the core's (alpha (m, 1), solver used, rank) for these inputs when already known."""
         rcond, n_threads = self._check_params()
         if not math.isfinite(weight_sum):
             raise ValueError("sample_weight: the weighted sums overflow float64; divide the weights by "
@@ -270,8 +283,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         if not weight_sum > 0:
             raise ValueError("the total sample weight must be positive")
         s = acc.value() / weight_sum
-        alpha, used, rank = _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
-                                                  self.solver, rcond, 1e-12, n_threads)
+        alpha, used, rank = solved or _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
+                                                            self.solver, rcond, 1e-12, n_threads)
         weights = np.ascontiguousarray(alpha[:, 0])
         if not np.isfinite(weights).all():
             raise ValueError(f"the kernel values overflow float64 ({kernel!r} on data of this scale); "
@@ -330,11 +343,27 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                              "returning a fresh iterator, or an array; or use passes=1")
         n = src.count_rows()
         sample_weight = check_sample_weight(sample_weight, n)
+        if as_auto_spec(self.n_landmarks) is not None:
+            return self._fit_auto(src, sample_weight, rng)
         kernel, policy, indices, landmarks = self._choose_landmarks(src, sample_weight, rng,
                                                                     streamed=streamed)
         acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
                                      n_threads=n_threads_arg(self.n_threads))
         return self._solve(kernel, policy, indices, landmarks, acc, total, n)
+
+    def _fit_auto(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
+        """n_landmarks="auto": the doubling search of :mod:`nystrom_kme.landmark_search`."""
+        rcond, n_threads = self._check_params()
+        points, policy = self._policy(src.to_array(), src)
+        if points is not None or isinstance(policy, FixedLandmarks):
+            raise ValueError("n_landmarks='auto' searches over landmark sets drawn by the sampler; "
+                             "with given landmarks leave n_landmarks=None")
+        kernel = resolve_kernel(self.kernel, [src], rng)
+        indices, landmarks, acc, total, solved, report = search_landmarks(
+            src, kernel, policy, rng, spec=as_auto_spec(self.n_landmarks), sample_weight=sample_weight,
+            solver=self.solver, rcond=rcond, n_threads=n_threads)
+        self.n_landmarks_report_ = report
+        return self._solve(kernel, policy, indices, landmarks, acc, total, src.count_rows(), solved)
 
     def _fit_one_pass(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:

@@ -13,8 +13,10 @@ import numpy as np
 from ._validation import check_positive_int, check_random_state, n_threads_arg
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
+from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
 from .permutation import SplitSpec, nystrom_statistics, split_seed
 from .persistence import persistable, result_from_json, result_to_json, save
+from .sampling import UniformSampling
 from .sources import as_source_pair, concatenate
 
 
@@ -95,7 +97,7 @@ def _progress(total: int, enabled: bool | None, desc: str):  # pragma: no cover 
 
 
 def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
-                    n_landmarks: int | None = None, n_permutations: int = 200,
+                    n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
                     random_state: Any = None, progress: bool | None = None,
                     n_threads: int | None = None, chunk_rows: int | None = None) -> TwoSampleResult:
     """Permutation test of H0: X and Y come from the same distribution.
@@ -125,8 +127,14 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
         the dask workers).
     kernel : Kernel or str, default="gaussian" (median bandwidth on the pooled sample)
     method : {"nystrom", "exact"}
-    n_landmarks : int or None
+    n_landmarks : int, None, "auto" or AutoLandmarks
         m (Nyström only), 1 <= m <= n1 + n2; None: ceil(sqrt(n) log sqrt(n)).
+        "auto": the landmarks are the final set of the doubling search of
+        :mod:`nystrom_kme.landmark_search` run on the pooled sample (uniform
+        without replacement, nested): the smallest m on the path at which the
+        pooled Nyström embedding moves by at most ``tol`` x its statistical error;
+        the chosen m is ``result.n_landmarks``. The search never sees the labels,
+        so the permutation test keeps its level (tested over repetitions).
     n_permutations : int, default=200
     random_state : None, int or numpy Generator
         Splits and landmarks are reproducible from it (the splits do not depend on
@@ -164,13 +172,18 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
     n = n1 + n2
     spec = SplitSpec(n1, n2, B, split_seed(rng))  # first draw: see random_splits
     k = resolve_kernel(kernel, [sx, sy], rng)
-    if method == "nystrom":
+    auto = as_auto_spec(n_landmarks)
+    if method == "nystrom" and auto is None:
         m = default_n_landmarks(n) if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
         if m > n:
             raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {n}")
-    elif n_landmarks is not None:
+    elif method == "exact" and n_landmarks is not None:
         raise ValueError("n_landmarks applies to method='nystrom' only")
     Z = concatenate([sx, sy])
+    if method == "nystrom" and auto is not None:  # labels unseen: the level is kept
+        idx, L, _, _, _, _ = search_landmarks(Z, k, UniformSampling(replace=False), rng, spec=auto,
+                                              sample_weight=None, solver="auto", rcond=0.0, n_threads=nt)
+        m = int(idx.size)
     bar = _progress(n, progress, f"{method} permutation test")
     update = None if bar is None else bar.update
     if method == "exact":
@@ -183,7 +196,8 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
                 update(block.shape[0])
         m = None
     else:
-        L = np.ascontiguousarray(Z.take(np.sort(rng.choice(n, size=m, replace=False))))
+        if auto is None:
+            L = np.ascontiguousarray(Z.take(np.sort(rng.choice(n, size=m, replace=False))))
         S = Z.split_sums(L, k, spec, n_threads=nt, progress=update)
         stats = nystrom_statistics(L, S, k, nt)
     if bar is not None:

@@ -210,7 +210,7 @@ def test_auto_landmark_count_follows_the_bounds_module(rng):
     from nystrom_kme.bounds import suggest_n_landmarks
 
     X = rng.normal(size=(3000, 3))
-    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto", random_state=0).fit(X)
+    est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="bound", random_state=0).fit(X)
     report = est.n_landmarks_report_
     cap = 4 * nk.default_n_landmarks(3000)
     assert est.weights_.shape == (min(report.n_landmarks, cap),)

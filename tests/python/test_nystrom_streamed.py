@@ -120,8 +120,10 @@ def test_chunked_source_errors(data, memmap):
         nk.NystromKME(n_landmarks=10).fit(memmap, sample_weight=np.ones(len(data) - 1))
     with pytest.raises(ValueError, match="sample_weight is not supported with passes=1"):
         nk.NystromKME(n_landmarks=10, passes=1).fit(memmap, sample_weight=np.ones(len(data)))
+    with pytest.raises(ValueError, match="bound"):
+        nk.NystromKME(n_landmarks="bound").fit(memmap)
     with pytest.raises(ValueError, match="auto"):
-        nk.NystromKME(n_landmarks="auto").fit(memmap)
+        nk.NystromKME(n_landmarks="auto", passes=1).fit(memmap)
     with pytest.raises(ValueError, match="passes"):
         nk.NystromKME(passes=3).fit(memmap)
     with pytest.raises(ValueError, match="features"):

@@ -167,3 +167,30 @@ def test_ctrl_c_stops_a_long_test_within_a_second(method):
     else:
         assert float(out[0]) < 2.0  # signal at 1 s: stopped within a second of it
     assert out[-1] == "True"
+
+
+def test_auto_landmarks_keep_the_level():
+    """n_landmarks="auto" picks m and the landmarks from the pooled sample without the
+    labels: under H0 the p-value stays uniform on {1/20, ..., 1}, so P(p <= 0.05) is
+    exactly 1/20. 200 repetitions: Binomial(200, 0.05) has mean 10 and
+    P(X >= 21) ~ 1e-3; the auto m must also vary with the data."""
+    rng = np.random.default_rng(2024)
+    rejections, ms = 0, set()
+    for rep in range(200):
+        scale = rng.uniform(0.3, 3.0)
+        X, Y = scale * rng.normal(size=(150, 3)), scale * rng.normal(size=(150, 3))
+        res = nk.two_sample_test(X, Y, n_landmarks="auto", n_permutations=19, random_state=rep)
+        rejections += res.pvalue <= 0.05
+        ms.add(res.n_landmarks)
+    assert 2 <= rejections <= 20, rejections
+    assert len(ms) >= 2 and max(ms) <= 300
+
+
+def test_auto_landmarks_have_power_and_check_arguments():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(1500, 2)), rng.normal(size=(1500, 2)) + 0.25
+    res = nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(tol=0.2), n_permutations=49,
+                             random_state=0)
+    assert res.pvalue == pytest.approx(0.02) and 1 <= res.n_landmarks <= 3000
+    with pytest.raises(ValueError, match="n_landmarks"):
+        nk.two_sample_test(X, Y, method="exact", n_landmarks="auto", n_permutations=9)

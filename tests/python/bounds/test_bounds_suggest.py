@@ -89,7 +89,7 @@ def test_suggest_n_landmarks_fallback_and_maintainer_call(mixture_problem):
     assert rep.decay == "fallback"
     assert rep.n_landmarks == nk.default_n_landmarks(5)
     assert "unreliable" in rep.explain()
-    # The call NystromKME(n_landmarks="auto") will make.
+    # The call NystromKME(n_landmarks="bound") will make.
     gm, kernel = mixture_problem
     X = gm.sample(3000, random_state=5)
     m = B.suggest_n_landmarks(X, kernel, random_state=np.random.default_rng(3)).n_landmarks
