@@ -173,6 +173,14 @@ class StatisticalError:
         n (unweighted) or (sum w)^2 / sum w^2.
     n_used : int
         Rows of the subsample.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(4000, 2))
+    >>> err = nk.estimate_statistical_error(X, nk.Gaussian(1.0), random_state=0)
+    >>> err.n_effective, bool(err.std_error < err.value)
+    (4000.0, True)
     """
 
     value: float
