@@ -3,16 +3,28 @@
 # with warnings as errors. The build runs the example gallery (sphinx-gallery executes
 # every docs/examples/plot_*.py), so a broken example fails it. Output: docs/_build/html.
 #
-#   bash .ci/docs.sh            # VENV=path to use another venv location
+#   bash .ci/docs.sh                  # a fresh .venv-docs (VENV=path for another place)
+#   VENV=.venv REUSE_VENV=1 bash .ci/docs.sh
+#                                     # a venv that has the package already: only the
+#                                     # docs extra's own requirements are installed
+#                                     # (CI: saves a second compile of the C++ module)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv=${VENV:-.venv-docs}
 start=$(date +%s)
-rm -rf "$venv"
-python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --upgrade pip >/dev/null
-"$venv/bin/pip" install ".[docs]"
+if [ "${REUSE_VENV:-0}" = 1 ]; then
+  "$venv/bin/python" -c 'import nystrom_kme' || { echo "error: nystrom_kme is not installed in $venv" >&2; exit 1; }
+  mapfile -t reqs < <("$venv/bin/python" -c 'import tomllib
+for r in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["docs"]:
+    print(r)')
+  "$venv/bin/pip" install "${reqs[@]}"
+else
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --upgrade pip >/dev/null
+  "$venv/bin/pip" install ".[docs]"
+fi
 
 # Generated pages from an earlier build would hide a missing or renamed object.
 rm -rf docs/_build docs/auto_examples docs/api/generated docs/sg_execution_times.rst
