@@ -30,9 +30,11 @@ inline void micro_tile(const double* A, Index lda, const double* P, Index kc, do
   for (Index p = 0; p < kc; ++p) {
     const V b0 = load(P + p * kNR), b1 = load(P + p * kNR + W);
     for (int r = 0; r < MR; ++r) {
-      const V a = splat<double>(A[r * lda + p]);
-      acc0[r] += a * b0;
-      acc1[r] += a * b1;
+      // a scalar operand: the compiler broadcasts it straight from memory (splat() adds
+      // 0.0 first, one scalar add per element)
+      const double a = A[r * lda + p];
+      acc0[r] += b0 * a;
+      acc1[r] += b1 * a;
     }
   }
   if (ncols == kNR) {
