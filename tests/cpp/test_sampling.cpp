@@ -354,6 +354,89 @@ void test_pivot_argument_validation() {
   CHECK(throws_with<std::invalid_argument>([&] { farthest_point<double>(H, lin, 3, 0); }, "not finite"));
 }
 
+// The register-blocked product behind the blocked samplers against plain loops: odd
+// sizes around the micro-tile (6 rows), panel (2 vectors) and block (128 columns, 256
+// deep) edges, a transposed and a column-major B, the triangular variant.
+void test_gemm_acc() {
+  std::mt19937_64 gen(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const auto& gemm = detail::simd_table().gemm_acc;
+  for (Index rows : {1, 5, 6, 7, 13}) {
+    for (Index k : {1, 9, 129, 256, 300}) {
+      for (Index cols : {1, 3, 17, 129, 300}) {
+        for (bool upper : {false, true}) {
+          if (upper && k != cols) continue;
+          RowMatrixXd A(rows, k), C(rows, cols);
+          Eigen::MatrixXd B(k, cols);  // column-major: Bt(p, j) = B[p + j * k]
+          for (Index i = 0; i < A.size(); ++i) A.data()[i] = u(gen);
+          for (Index i = 0; i < B.size(); ++i) B.data()[i] = u(gen);
+          for (Index i = 0; i < C.size(); ++i) C.data()[i] = u(gen);
+          if (upper) B = B.triangularView<Eigen::Upper>().toDenseMatrix().eval();  // Bt(p, j) = 0, p > j
+          RowMatrixXd ref = C;
+          for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < cols; ++j) {
+              double acc = 0.0;
+              for (Index p = 0; p < (upper ? j + 1 : k); ++p) acc += A(i, p) * B(p, j);
+              ref(i, j) -= acc;
+            }
+          RowMatrixXd got = C;
+          gemm(A.data(), k, rows, k, B.data(), 1, k, cols, -1.0, upper, got.data(), cols);
+          const double err = (got - ref).cwiseAbs().maxCoeff();
+          if (!(err <= 1e-13 * double(k))) std::printf("gemm rows=%ld k=%ld cols=%ld upper=%d err=%g\n", long(rows), long(k), long(cols), int(upper), err);
+          CHECK(err <= 1e-13 * double(k));
+          // B^T of a row-major (cols x k) matrix: the samplers' F F(S, :)^T
+          if (!upper) {
+            const RowMatrixXd Bt = B.transpose();
+            RowMatrixXd got2 = C;
+            detail::subtract_abt(A.data(), k, rows, k, Bt.data(), k, cols, got2.data(), cols);
+            CHECK(got2 == got);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Greedy pivoted Cholesky from the dense matrix, one pivot at a time: the full Schur
+// complement after each pivot, argmax (smallest index on ties) of its diagonal.
+std::vector<Index> dense_greedy(Eigen::MatrixXd K, Index m) {
+  std::vector<Index> piv;
+  for (Index j = 0; j < m; ++j) {
+    Index s = 0;
+    for (Index i = 1; i < K.rows(); ++i)
+      if (K(i, i) > K(s, s)) s = i;
+    piv.push_back(s);
+    const Eigen::VectorXd col = K.col(s) / std::sqrt(K(s, s));
+    K -= col * col.transpose();
+    K(s, s) = 0.0;
+  }
+  return piv;
+}
+
+// The blocked greedy (panels of candidates) against the dense one-at-a-time reference,
+// with m large enough for several panels, for 1, 2 and 3 threads.
+void test_greedy_blocked_matches_dense() {
+  const RowMatrixXd X = gaussian_data(700, 4, 5);
+  const Kernel k = Kernel::gaussian(1.5);
+  const Index m = 150;
+  const std::vector<Index> ref = dense_greedy(dense(X, k), m);
+  for (int nt : {1, 2, 3}) {
+    const auto r = pivoted_cholesky<double>(X, k, m, PivotRule::greedy, 0, {nt});
+    CHECK(r.pivots == ref);
+  }
+}
+
+// Ridge leverage estimates (now one matrix product per block) do not depend on the
+// thread count, bit for bit.
+void test_ridge_leverage_threads() {
+  const RowMatrixXd X = gaussian_data(1500, 3, 8);
+  const Kernel k = Kernel::gaussian(1.0);
+  const RowMatrixXd D = X.topRows(300);
+  const Eigen::VectorXd reg = Eigen::VectorXd::Constant(300, 0.5);
+  const Eigen::VectorXd one = ridge_leverage_estimates<double>(X, D, reg, 2.0, k, {1});
+  for (int nt : {2, 3}) CHECK(ridge_leverage_estimates<double>(X, D, reg, 2.0, k, {nt}) == one);
+}
+
 }  // namespace
 
 int main() {
@@ -366,6 +449,9 @@ int main() {
   test_tolerance_validation();
   test_block_size_cap();
   test_pivot_argument_validation();
+  test_gemm_acc();
+  test_greedy_blocked_matches_dense();
+  test_ridge_leverage_threads();
   if (test::failures == 0) std::printf("test_sampling: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

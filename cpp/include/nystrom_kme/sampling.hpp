@@ -123,6 +123,149 @@ inline Index leading_cholesky(Eigen::MatrixXd& A, double threshold) {
   return t;
 }
 
+/// C -= A B^T for row-major A (rows x k, row stride lda), B (cols x k, row stride ldb) and
+/// C (rows x cols, row stride ldc): the factor updates of the blocked samplers, through
+/// the active SIMD level's register-blocked product (simd_body/gemm.inl). Each entry of
+/// C is summed in a fixed order, whatever the caller's thread count.
+inline void subtract_abt(const double* A, Index lda, Index rows, Index k, const double* B, Index ldb,
+                         Index cols, double* C, Index ldc) {
+  simd_table().gemm_acc(A, lda, rows, k, B, 1, ldb, cols, -1.0, false, C, ldc);
+}
+
+/// The inverse of the lower-triangular factor held in the lower triangle of L's leading
+/// r x r block (column-major; the upper triangle is ignored), by substitution on I.
+inline Eigen::MatrixXd lower_inverse(const Eigen::MatrixXd& L, Index r) {
+  Eigen::MatrixXd inv = Eigen::MatrixXd::Identity(r, r);
+  L.topLeftCorner(r, r).triangularView<Eigen::Lower>().solveInPlace(inv);
+  return inv;
+}
+
+/// out(i, j) = sum_{p <= j} A(i, p) Linv(j, p) for rows x r row-major A (row stride lda),
+/// out row-major (row stride ldo), Linv lower triangular (column-major r x r): the new
+/// factor columns A L^{-T} of a blocked Cholesky step, as a matrix product.
+inline void times_lower_inverse_t(const double* A, Index lda, Index rows, const Eigen::MatrixXd& Linv,
+                                  double* out, Index ldo) {
+  const Index r = Linv.rows();
+  for (Index i = 0; i < rows; ++i) {
+    for (Index j = 0; j < r; ++j) out[i * ldo + j] = 0.0;
+  }
+  simd_table().gemm_acc(A, lda, rows, r, Linv.data(), r, 1, r, 1.0, true, out, ldo);
+}
+
+/// Most candidates per panel of greedy_cholesky_blocked: at n = 5e4, m = 1000 on a
+/// Gaussian mixture, 64 / 128 / 256 candidates gave 28 / 42 / 59 pivots per panel;
+/// 128 was the fastest (the panel's matrix product grows with the candidates, the
+/// number of panels with their inverse).
+inline constexpr Index kGreedyCandidates = 128;
+
+/// Greedy pivoted Cholesky in blocks (the greedy rule of pivoted_cholesky; its arguments
+/// are checked there). Each panel takes the c largest residuals as candidates, forms
+/// their residual columns H = K(X, C) - F F(C, :)^T at once (kernel engine + one matrix
+/// product), then takes greedy pivots while the argmax of the residual diagonal is a
+/// candidate: its column is H's minus the panel's own factor columns (O(n t) for the
+/// t-th pivot of the panel). A panel ends when the argmax leaves the candidates; the
+/// next panel starts from it. The pivots are those of the one-at-a-time loop: the same
+/// argmax (smallest index on ties) of the same residual diagonal, up to round-off in
+/// the residuals' summation order.
+/// O(n m (m + d) c / t_avg) time with t_avg the mean pivots per panel; O(n (m + 2 c)) memory, c <= kGreedyCandidates.
+template <class T>
+PivotedCholeskyResult greedy_cholesky_blocked(const ConstRowRef<T>& X, const Kernel& kernel, Index m,
+                                              const SamplingOptions& options) {
+  constexpr const char* what = "pivoted_cholesky";
+  const Index n = X.rows(), d = X.cols();
+  const int nt = options.n_threads;
+  ChunkStats stats(n_sampling_chunks(n));
+  std::vector<double> diag = initial_diagonal(X, kernel, stats, nt, what);
+  const double threshold = options.tolerance * stats.best().first;  // >= 0
+
+  PivotedCholeskyResult result;
+  result.residual_trace.push_back(stats.total());
+  RowMatrixXd F(n, m);
+  std::vector<Index> pos(static_cast<std::size_t>(n), -1), cand;
+  std::vector<double> fs;
+  Index k = 0;
+  while (k < m) {
+    const auto [top, top_arg] = stats.best();
+    if (!(top > threshold)) break;
+    check_index(top_arg, n, what);
+    // candidates: the c largest residuals above the threshold (smallest index on ties)
+    const Index c_max = std::min<Index>(n, std::max<Index>(16, std::min<Index>(kGreedyCandidates, 2 * (m - k))));
+    cand.clear();
+    for (Index i = 0; i < n; ++i) {
+      if (diag[std::size_t(i)] > threshold) cand.push_back(i);
+    }
+    const auto better = [&](Index a, Index b) {
+      const double da = diag[std::size_t(a)], db = diag[std::size_t(b)];
+      return da > db || (da == db && a < b);
+    };
+    if (Index(cand.size()) > c_max) {
+      std::nth_element(cand.begin(), cand.begin() + (c_max - 1), cand.end(), better);
+      cand.resize(static_cast<std::size_t>(c_max));
+    }
+    if (std::find(cand.begin(), cand.end(), top_arg) == cand.end()) cand.back() = top_arg;
+    std::sort(cand.begin(), cand.end());
+    const Index c = Index(cand.size());
+    RowMatrix<T> Xc(c, d);
+    RowMatrixXd Fc(c, k);
+    for (Index a = 0; a < c; ++a) {
+      Xc.row(a) = X.row(cand[std::size_t(a)]);
+      if (k > 0) Fc.row(a) = F.row(cand[std::size_t(a)]).head(k);
+      pos[std::size_t(cand[std::size_t(a)])] = a;
+    }
+    RowMatrixXd H = kernel_matrix<T>(X, Xc, kernel, {nt});  // (n, c)
+    if (!H.allFinite()) throw kernel_overflow(what, "X");
+    if (k > 0) {
+      for_each_chunk(n, kSamplingChunk, nt, [&](Index, Index b, Index e) {
+        subtract_abt(F.data() + b * m, m, e - b, k, Fc.data(), k, c, H.data() + b * c, c);
+      });
+    }
+    const Index t_max = std::min(c, m - k);
+    // the panel's factor columns, column-major: a pivot's column is H's minus P fs, one
+    // matrix-vector product streaming t contiguous columns
+    Eigen::MatrixXd P(n, t_max);
+    Index t = 0;
+    while (t < t_max) {
+      const std::pair<double, Index> best = stats.best();
+      const Index s = best.second;
+      if (!(best.first > threshold)) break;
+      check_index(s, n, what);
+      const Index a = pos[std::size_t(s)];
+      if (a < 0) break;  // the argmax left the candidates: next panel
+      const double piv = diag[std::size_t(s)];
+      const double inv = 1.0 / std::sqrt(piv);
+      fs.resize(static_cast<std::size_t>(t));
+      for (Index l = 0; l < t; ++l) fs[std::size_t(l)] = P(s, l);
+      for_each_chunk(n, kSamplingChunk, nt, [&](Index ch, Index b, Index e) {
+        const Index rows = e - b;
+        auto col = P.col(t).segment(b, rows);
+        for (Index i = 0; i < rows; ++i) col[i] = H(b + i, a);
+        if (t > 0) {
+          col.noalias() -= P.block(b, 0, rows, t) * Eigen::Map<const Eigen::VectorXd>(fs.data(), t);
+        }
+        for (Index i = b; i < e; ++i) {
+          const double f = P(i, t) * inv;
+          P(i, t) = f;
+          diag[std::size_t(i)] = std::max(diag[std::size_t(i)] - f * f, 0.0);
+        }
+        if (s >= b && s < e) diag[std::size_t(s)] = 0.0;
+        stats.record(ch, diag.data(), b, e);
+      });
+      result.pivots.push_back(s);
+      result.pivot_values.push_back(piv);
+      result.residual_trace.push_back(stats.total());
+      ++t;
+    }
+    for (Index a = 0; a < c; ++a) pos[std::size_t(cand[std::size_t(a)])] = -1;
+    if (k + t < m) {  // F's columns k..k+t are read by the next panel
+      for_each_chunk(n, kSamplingChunk, nt, [&](Index, Index b, Index e) {
+        F.block(b, k, e - b, t) = P.block(b, 0, e - b, t);
+      });
+    }
+    k += t;
+  }
+  return result;
+}
+
 }  // namespace detail
 
 /// Pivoted partial Cholesky K ~ F F^T of the kernel matrix of X, one pivot at a time.
@@ -132,8 +275,15 @@ inline Index leading_cholesky(Eigen::MatrixXd& A, double threshold) {
 /// rule = random: randomly pivoted Cholesky (Y. Chen, Epperly, Tropp, Webber 2022,
 /// "Randomly pivoted Cholesky", Alg. 1), pivots drawn from `seed`.
 ///
-/// Each step evaluates one kernel column (O(n d)) and subtracts F's projection (O(n j)):
-/// O(n m (m + d)) time in all, O(n m) memory for F (n x m doubles).
+/// rule = greedy runs in panels (detail::greedy_cholesky_blocked): the residual columns
+/// of up to kGreedyCandidates rows with the largest residuals come from one kernel block
+/// and one matrix product against F, and pivots are taken from them while the argmax
+/// stays among them; the pivots are the one-at-a-time rule's (up to round-off in the
+/// order of the residuals' sums). rule = random is the plain sequential loop: each step
+/// evaluates one kernel column (O(n d)) and subtracts F's projection (O(n j)); for
+/// speed use block_rpcholesky, whose pivots have the same law.
+/// O(n m (m + d)) time in all, O(n m) memory for F (n x m doubles; greedy: plus two
+/// n x kGreedyCandidates panels).
 /// @param X  (n, d) points, n >= 1, d >= 1, finite
 /// @param m  number of pivots, 1 <= m <= n (fewer are returned if the residual vanishes)
 /// @throws std::invalid_argument on bad sizes, m outside [1, n], NaN/inf in X, a rule
@@ -148,6 +298,7 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
     throw std::invalid_argument("pivoted_cholesky: rule must be PivotRule::greedy or PivotRule::random");
   }
   detail::check_pivot_args(X, m, options, what);
+  if (rule == PivotRule::greedy) return detail::greedy_cholesky_blocked(X, kernel, m, options);
   const Index n = X.rows(), d = X.cols();
   const int nt = options.n_threads;
   detail::ChunkStats stats(detail::n_sampling_chunks(n));
@@ -219,6 +370,9 @@ PivotedCholeskyResult pivoted_cholesky(const ConstRowRef<T>& X, const Kernel& ke
 /// RPCholesky law for any b, and more i.i.d. proposals than rows only add repeats (at
 /// O(b^2) memory and O(b^2 d) time: block_size = 20,000 at n = 200 took minutes).
 ///
+/// Per round: one kernel block K(X, S), then F's new columns (H - F F(S, :)^T) L^{-T} as
+/// two register-blocked matrix products per chunk of rows (detail::subtract_abt,
+/// times_lower_inverse_t), no per-pivot pass over F.
 /// O(n m (m + d)) time, O(n m + n b) memory (F and one block column).
 /// residual_trace has one entry per accepted pivot, from the column norms of the block.
 /// @param X  (n, d) points, n >= 1, d >= 1, finite
@@ -263,9 +417,9 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
     for (Index a = 0; a < b; ++a) Fp.row(a) = F.row(prop[std::size_t(a)]).head(k);
     RowMatrix<T> Xp(b, d);
     for (Index a = 0; a < b; ++a) Xp.row(a) = X.row(prop[std::size_t(a)]);
-    Eigen::MatrixXd G = kernel_matrix<T>(Xp, Xp, kernel, {1});
+    RowMatrixXd G = kernel_matrix<T>(Xp, Xp, kernel, {1});
     if (!G.allFinite()) throw detail::kernel_overflow(what, "X");
-    if (k > 0) G.noalias() -= Fp * Fp.transpose();
+    if (k > 0) detail::subtract_abt(Fp.data(), k, b, k, Fp.data(), k, b, G.data(), b);
 
     // Rejection step: sequential RPCholesky restricted to the proposals.
     std::vector<Index> accepted, noise;
@@ -313,19 +467,25 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
                              [&](Index c, Index bb, Index e) { stats.record(c, diag.data(), bb, e); });
       continue;
     }
-    const Eigen::MatrixXd Lt = Hs.topLeftCorner(r, r).triangularView<Eigen::Lower>().transpose();
+    const Eigen::MatrixXd Linv = detail::lower_inverse(Hs, r);
 
+    // F(:, k:k+r) = (H - F(:, :k) F(S, :k)^T) L^{-T}: two matrix products per chunk
     std::vector<double> colsq(static_cast<std::size_t>(detail::n_sampling_chunks(n) * r), 0.0);
     detail::for_each_chunk(n, detail::kSamplingChunk, nt, [&](Index c, Index bb, Index e) {
       const Index rows = e - bb;
-      RowMatrixXd Hb = H.block(bb, 0, rows, r);
-      if (k > 0) Hb.noalias() -= F.block(bb, 0, rows, k) * Fs.topRows(r).transpose();
-      Lt.triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(Hb);
-      F.block(bb, k, rows, r) = Hb;
+      double* Hb = H.data() + bb * t_acc;
+      if (k > 0) detail::subtract_abt(F.data() + bb * m, m, rows, k, Fs.data(), k, r, Hb, t_acc);
+      double* Fb = F.data() + bb * m + k;
+      detail::times_lower_inverse_t(Hb, t_acc, rows, Linv, Fb, m);
       for (Index i = 0; i < rows; ++i) {
         double& di = diag[std::size_t(bb + i)];
-        di = std::max(di - Hb.row(i).squaredNorm(), 0.0);
-        for (Index l = 0; l < r; ++l) colsq[std::size_t(c * r + l)] += Hb(i, l) * Hb(i, l);
+        double sq = 0.0;
+        for (Index l = 0; l < r; ++l) {
+          const double f = Fb[i * m + l];
+          sq += f * f;
+          colsq[std::size_t(c * r + l)] += f * f;
+        }
+        di = std::max(di - sq, 0.0);
       }
       for (Index a = 0; a < r; ++a) {
         const Index s = accepted[std::size_t(a)];
@@ -402,9 +562,10 @@ std::vector<Index> kernel_herding(const ConstRowRef<T>& C, const Eigen::Ref<cons
   std::vector<T> p(static_cast<std::size_t>(d));
   std::vector<Index> chosen;
   Index last = -1;
+  const int step_nt = detail::step_threads(options.n_threads, n);
   for (Index t = 0; t < m; ++t) {
     const double scale = 1.0 / double(t + 1);
-    detail::for_each_chunk(n, detail::kSamplingChunk, options.n_threads, [&](Index c, Index b, Index e) {
+    detail::for_each_chunk(n, detail::kSamplingChunk, step_nt, [&](Index c, Index b, Index e) {
       if (last >= 0) {
         detail::kernel_column(C, p.data(), kernel, b, e, column.data() + b);
         for (Index i = b; i < e; ++i) {
@@ -479,11 +640,12 @@ std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel,
   std::vector<T> p(static_cast<std::size_t>(d));
   std::vector<Index> chosen;
   Index j = first;
+  const int step_nt = detail::step_threads(options.n_threads, n);
   for (Index t = 0; t < m; ++t) {
     chosen.push_back(j);
     for (Index f = 0; f < d; ++f) p[std::size_t(f)] = X(j, f);
     const double djj = diag[std::size_t(j)];
-    detail::for_each_chunk(n, detail::kSamplingChunk, options.n_threads, [&](Index c, Index b, Index e) {
+    detail::for_each_chunk(n, detail::kSamplingChunk, step_nt, [&](Index c, Index b, Index e) {
       detail::kernel_column(X, p.data(), kernel, b, e, column.data() + b);
       for (Index i = b; i < e; ++i) {
         if (!std::isfinite(column[std::size_t(i)])) throw detail::kernel_overflow(what, "X");
@@ -519,8 +681,18 @@ std::vector<Index> farthest_point(const ConstRowRef<T>& X, const Kernel& kernel,
 /// set to 0. It carries an absolute error of about eps * k(x, x), so the estimate is
 /// resolved to about eps * k(x, x) / lambda_n: callers keep lambda_n well above
 /// eps * max_x k(x, x) (the Python BLESS driver: lambda_n >= sqrt(eps) * max_x k(x, x)).
+/// The subtracted term is ||W k_D(x)||^2 with W = L^{-1} R^{-1/2} formed once (||L^{-1}||
+/// <= 1 since S >= I), so each block of rows is one kernel block and one triangular
+/// matrix product (register-blocked, simd_body/gemm.inl), not a triangular solve.
 /// The estimate is not capped at 1 (the bound of the exact scores): a point the
 /// dictionary does not represent gets up to k(x, x) / lambda_n.
+/// @param X  (n_x, d) rows to score, finite (n_x = 0 gives an empty result)
+/// @param D  (|D|, d) dictionary rows, finite; reg (|D|,) finite and > 0; lambda_n finite > 0
+/// @throws std::invalid_argument on NaN/inf in X or D, X and D with different column
+///         counts, reg of the wrong size or not finite and > 0, lambda_n not finite and
+///         > 0, or reg too small for the kernel values (K_DD / reg overflows)
+/// @throws std::runtime_error when I + R^-1/2 K_DD R^-1/2 cannot be factored even after
+///         40 growing diagonal shifts (round-off beyond repair)
 template <class T>
 Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRowRef<T>& D,
                                          const Eigen::Ref<const Eigen::VectorXd>& reg, double lambda_n,
@@ -568,16 +740,19 @@ Eigen::VectorXd ridge_leverage_estimates(const ConstRowRef<T>& X, const ConstRow
       llt.compute(shifted);
       delta *= 4.0;
     }
+    // W = L^{-1} R^{-1/2} (lower triangular, ||L^{-1}|| <= 1 as S >= I): the subtracted
+    // term is ||W k_D(x)||^2, so each block of rows is one kernel block and one matrix
+    // product (half of it: W is triangular) instead of a triangular solve per row.
     const Eigen::MatrixXd L = llt.matrixL();
+    const Eigen::MatrixXd W = detail::lower_inverse(L, M) * inv_sqrt_reg.asDiagonal();
     constexpr Index kBlock = 256;
     const Index n_blocks = (n + kBlock - 1) / kBlock;
     detail::parallel_tasks(n_blocks, options.n_threads, [&](Index blk) {
       const Index b = blk * kBlock, rows = std::min(kBlock, n - b);
-      // R^{-1/2} K(D, X_b): (M, rows), column-major so the triangular solve runs in place.
-      Eigen::MatrixXd Kb = kernel_matrix<T>(D, X.middleRows(b, rows), kernel, {1});
-      Kb = inv_sqrt_reg.asDiagonal() * Kb;
-      L.triangularView<Eigen::Lower>().solveInPlace(Kb);
-      for (Index i = 0; i < rows; ++i) out[b + i] -= Kb.col(i).squaredNorm();
+      const RowMatrixXd Kt = kernel_matrix<T>(X.middleRows(b, rows), D, kernel, {1});  // (rows, M)
+      RowMatrixXd Z(rows, M);
+      detail::times_lower_inverse_t(Kt.data(), M, rows, W, Z.data(), M);
+      for (Index i = 0; i < rows; ++i) out[b + i] -= Z.row(i).squaredNorm();
     });
   }
   out = (out.array().max(0.0) / lambda_n).matrix();

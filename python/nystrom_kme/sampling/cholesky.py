@@ -25,6 +25,11 @@ from ._common import (
 from .base import SamplingPolicy
 
 
+def _default_block(m: int) -> int:
+    """Proposals per round of the block RPCholesky: min(m, 128)."""
+    return min(m, 128)
+
+
 class _PivotedCholesky(SamplingPolicy):
     """Common parts: tolerance, threads and the fitted traces."""
 
@@ -54,11 +59,15 @@ class GreedyCholeskySampling(_PivotedCholesky):
     """Greedy (deterministic) pivoted partial Cholesky of the kernel matrix.
 
     Each step takes the row with the largest residual diagonal
-    ``d_i = k(x_i, x_i) - ||F_i||^2`` (smallest index on ties), evaluates its kernel
-    column in the core and updates the factor ``F`` and ``d``. Stops early when
-    ``max d <= tolerance * max_i k(x_i, x_i)`` (numerical rank reached).
+    ``d_i = k(x_i, x_i) - ||F_i||^2`` (smallest index on ties) and updates the factor
+    ``F`` and ``d`` with its residual column. Stops early when
+    ``max d <= tolerance * max_i k(x_i, x_i)`` (numerical rank reached). The core runs it
+    in panels: the residual columns of the 128 largest residuals are formed at once
+    (kernel engine + one matrix product against ``F``), and pivots are taken from them
+    while the argmax stays among them; the pivots are those of the one-at-a-time rule.
 
-    Cost: O(n m (m + d)) time; **O(n m) memory** for the n x m factor ``F``.
+    Cost: O(n m (m + d)) time; **O(n m) memory** for the n x m factor ``F`` (plus two
+    n x 128 panels).
 
     Parameters
     ----------
@@ -99,8 +108,13 @@ class GreedyCholeskySampling(_PivotedCholesky):
     def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
-        seed = draw_seed(rng) if self._rule == "random" else 0
-        return self._store(_core.pivoted_cholesky(X, kernel.to_core(), m, self._rule, seed,
+        if self._rule == "random":
+            # the accelerated block form: the same law as one pivot at a time, at the speed
+            # of matrix products (see BlockRPCholeskySampling)
+            return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, _default_block(m),
+                                                      draw_seed(rng), float(self.tolerance),
+                                                      n_threads_arg(self.n_threads)))
+        return self._store(_core.pivoted_cholesky(X, kernel.to_core(), m, self._rule, 0,
                                                   float(self.tolerance),
                                                   n_threads_arg(self.n_threads)))
 
@@ -138,8 +152,10 @@ class RPCholeskySampling(GreedyCholeskySampling):
     """Randomly pivoted Cholesky (Chen, Epperly, Tropp, Webber 2022, Algorithm 1).
 
     Each pivot is drawn with probability proportional to the residual diagonal
-    ``d_i``; then one kernel column is evaluated and ``F``, ``d`` updated in the
-    core. Pivots are distinct. Used for kernel quadrature by Epperly & Moreno
+    ``d_i``, then ``F`` and ``d`` are updated. Pivots are distinct. Runs as the
+    accelerated block form of :class:`BlockRPCholeskySampling` (default block size),
+    whose pivots have exactly this law: block kernel columns and matrix products
+    instead of one column and one pass over ``F`` per pivot. Used for kernel quadrature by Epperly & Moreno
     (NeurIPS 2023), whose error bounds are for this sampler.
 
     Cost: O(n m (m + d)) time; **O(n m) memory** for the factor. Same attributes
@@ -217,7 +233,7 @@ class BlockRPCholeskySampling(_PivotedCholesky):
     def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
-        b = min(m, 128) if self.block_size is None else int(self.block_size)
+        b = _default_block(m) if self.block_size is None else int(self.block_size)
         return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, b, draw_seed(rng),
                                                   float(self.tolerance),
                                                   n_threads_arg(self.n_threads)))

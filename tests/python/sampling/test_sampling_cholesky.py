@@ -104,3 +104,57 @@ def test_zero_kernel_matrix_says_why_no_landmark_is_chosen(name, dtype):
     X[3, 1] = 1.0
     idx = S.resolve_sampler(name).select_indices(X, nk.Linear(1.0), 5, 0)
     np.testing.assert_array_equal(idx, [3])
+
+
+def dense_greedy(K, m):
+    """Greedy pivoted Cholesky on the dense matrix, one pivot at a time (smallest index
+    on ties): the reference for the core's blocked (panel) greedy."""
+    K = K.copy()
+    piv = []
+    for _ in range(m):
+        s = int(np.argmax(np.diag(K)))
+        piv.append(s)
+        col = K[:, s] / np.sqrt(K[s, s])
+        K -= np.outer(col, col)
+        K[s, s] = 0.0
+    return np.array(piv)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_blocked_greedy_matches_the_dense_reference(rng, n_threads):
+    # m = 200 takes several panels of 128 candidates; the pivots must be the dense ones
+    X = blobs(rng, n=1500)
+    K = dense_kernel("gaussian", X, X, 1.0)
+    idx = S.GreedyCholeskySampling(n_threads=n_threads).select_indices(X, nk.Gaussian(1.0), 200)
+    np.testing.assert_array_equal(idx, dense_greedy(K, 200))
+
+
+def test_rpcholesky_pivot_pairs_follow_the_sequential_law():
+    # rpcholesky runs the block (rejection) form; its first two pivots must have the law
+    # of sequential RPCholesky: P(a, b) = d_a / sum d * R_bb / sum R (R: Schur complement)
+    X = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.5], [2.0, 2.0]])
+    K = dense_kernel("gaussian", X, X, 1.0)
+    d = np.diag(K)
+    p = np.zeros((4, 4))
+    for a in range(4):
+        R = K - np.outer(K[:, a], K[:, a]) / K[a, a]
+        r = np.clip(np.diag(R), 0, None)
+        p[a] = d[a] / d.sum() * r / r.sum()
+    gen = np.random.default_rng(5)
+    counts = np.zeros((4, 4))
+    draws = 4000
+    for _ in range(draws):
+        a, b = S.RPCholeskySampling().select_indices(X, nk.Gaussian(1.0), 2, gen)
+        counts[a, b] += 1
+    mask = p > 0
+    chi2 = float((((counts - draws * p) ** 2)[mask] / (draws * p[mask])).sum())
+    assert counts[~mask].sum() == 0
+    assert chi2 < 40.0  # 11 degrees of freedom: P(chi2 > 40) < 5e-5
+
+
+def test_leverage_scores_do_not_depend_on_the_thread_count(rng):
+    X = blobs(rng, n=3000)
+    scores = [S.ridge_leverage_scores(X, nk.Gaussian(1.0), 1e-3, random_state=2, n_threads=nt)
+              for nt in (1, 2, 3)]
+    np.testing.assert_array_equal(scores[0], scores[1])
+    np.testing.assert_array_equal(scores[0], scores[2])

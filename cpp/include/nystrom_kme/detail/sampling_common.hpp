@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/types.hpp>
@@ -30,6 +31,18 @@ template <class T>
 void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
                    Index end, double* out) {
   simd_table().ops<T>().kernel_rows(X.data(), X.outerStride(), X.cols(), p, kernel, begin, end, out);
+}
+
+/// Rows per thread below which a per-step loop (one kernel column, O(rows d)) runs on
+/// fewer threads: such a step takes tens of microseconds, less than waking a team of
+/// threads on a busy machine, and a loop of m steps opens m parallel regions.
+inline constexpr Index kMinRowsPerThread = Index(1) << 15;
+
+/// The threads for a per-step loop over n rows: resolve_threads(n_threads), at most
+/// one per kMinRowsPerThread rows, at least 1. The results never depend on it.
+inline int step_threads(int n_threads, Index n) {
+  const Index by_rows = std::max<Index>(1, n / kMinRowsPerThread);
+  return static_cast<int>(std::min<Index>(resolve_threads(n_threads), by_rows));
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): small, fast, and the same stream on every

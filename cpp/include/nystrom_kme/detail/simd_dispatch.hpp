@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include <nystrom_kme/detail/cpu_features.hpp>
 #include <nystrom_kme/detail/tile_layout.hpp>
@@ -47,6 +48,9 @@ struct SimdTable {
   void (*map_values)(const Kernel& kernel, double* values, Index n);
   void (*split_weights)(std::uint64_t* state, double* needed, const double* plus,
                         const double* minus, Index left0, Index rows, double* out, Index ld);
+  /// C += sign * A Bt, Bt(p, j) = B[p * b_p + j * b_j] (simd_body/gemm.inl)
+  void (*gemm_acc)(const double* A, Index lda, Index rows, Index k, const double* B, Index b_p,
+                   Index b_j, Index cols, double sign, bool upper, double* C, Index ldc);
   SimdOps<double> f64;
   SimdOps<float> f32;
 

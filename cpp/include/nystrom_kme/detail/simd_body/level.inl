@@ -5,6 +5,7 @@
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
 #include <nystrom_kme/detail/simd_body/split_labels.inl>
+#include <nystrom_kme/detail/simd_body/gemm.inl>
 #include <nystrom_kme/detail/simd_body/table.inl>
 
 #undef NYSTROM_KME_SIMD_LEVEL

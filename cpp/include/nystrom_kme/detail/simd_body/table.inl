@@ -6,6 +6,7 @@ inline constexpr SimdTable kTable = {
     NYSTROM_KME_SIMD_LEVEL,
     &map_values,
     &split_weights,
+    &gemm_acc,
     {&tile_sums<double>, &tile_matrix<double>, &kernel_rows<double>, &paired_rows<double>,
      &all_finite<double>},
     {&tile_sums<float>, &tile_matrix<float>, &kernel_rows<float>, &paired_rows<float>,
