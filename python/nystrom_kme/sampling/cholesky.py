@@ -26,8 +26,12 @@ from .base import SamplingPolicy
 
 
 def _default_block(m: int) -> int:
-    """Proposals per round of the block RPCholesky: min(m, 128)."""
-    return min(m, 128)
+    """Proposals per round of the block RPCholesky: 128 (the core caps it at n). Not
+    min(m, 128): a block that does not depend on m makes the pivots drawn for m, with
+    one seed, a prefix of those drawn for any larger m (the nested sets that
+    ``n_landmarks="auto"`` relies on); the unused proposals of the last round cost
+    at most a 128 x 128 kernel block."""
+    return 128
 
 
 class _PivotedCholesky(SamplingPolicy):
@@ -200,7 +204,7 @@ class BlockRPCholeskySampling(_PivotedCholesky):
     Parameters
     ----------
     block_size : int or None, default=None
-        Proposals per round b; None: min(n_landmarks, 128).
+        Proposals per round b; None: 128 (capped at n), whatever n_landmarks.
     tolerance, n_threads : as :class:`GreedyCholeskySampling`
 
     References
