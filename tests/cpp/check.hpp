@@ -38,6 +38,22 @@ inline int failures = 0;
 #include <nystrom_kme/types.hpp>
 
 namespace test {
+/// True when f() throws an E whose message contains `needle` (else says what it got).
+template <class E, class F>
+bool throws_with(F&& f, const std::string& needle) {
+  try {
+    f();
+  } catch (const E& e) {
+    if (std::string(e.what()).find(needle) != std::string::npos) return true;
+    std::fprintf(stderr, "  message without '%s': %s\n", needle.c_str(), e.what());
+    return false;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "  unexpected exception type: %s\n", e.what());
+    return false;
+  }
+  return false;
+}
+
 /// An (n, d) matrix of independent N(0, 1) entries from a fixed seed.
 template <class T = double>
 nystrom_kme::RowMatrix<T> normal_matrix(nystrom_kme::Index n, nystrom_kme::Index d, unsigned seed) {

@@ -18,6 +18,7 @@
 #include "check.hpp"
 
 using namespace nystrom_kme;
+using test::throws_with;
 
 namespace {
 
@@ -169,22 +170,6 @@ void test_ridge_leverage() {
   CHECK((upper.array() >= exact.array()).all());
   CHECK_THROWS(ridge_leverage_estimates<double>(X, X, reg.head(3), lam_n, k));
   CHECK_THROWS(ridge_leverage_estimates<double>(X, X, reg, -1.0, k));
-}
-
-// True when f() throws an E whose message contains `needle`.
-template <class E, class F>
-bool throws_with(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const E& e) {
-    if (std::string(e.what()).find(needle) != std::string::npos) return true;
-    std::fprintf(stderr, "  message without '%s': %s\n", needle.c_str(), e.what());
-    return false;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "  unexpected exception type: %s\n", e.what());
-    return false;
-  }
-  return false;
 }
 
 // Regression tests of the "Reliability" campaign: hostile arguments must throw a clear

@@ -21,6 +21,7 @@
 #include "check.hpp"
 
 using namespace nystrom_kme;
+using test::throws_with;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
@@ -324,22 +325,6 @@ void test_thread_invariance() {
 #if defined(NYSTROM_KME_WITH_OPENMP)
   omp_set_num_threads(omp_get_num_procs());
 #endif
-}
-
-// True when f() throws an E whose message contains `needle`.
-template <class E, class F>
-bool throws_with(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const E& e) {
-    if (std::string(e.what()).find(needle) != std::string::npos) return true;
-    std::fprintf(stderr, "  message without '%s': %s\n", needle.c_str(), e.what());
-    return false;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "  unexpected exception type: %s\n", e.what());
-    return false;
-  }
-  return false;
 }
 
 /// Q diag(w) Q^T with a random orthogonal Q.
