@@ -81,15 +81,13 @@ def _bandwidth(text: str) -> float | str:
 
 
 def _n_landmarks(text: str) -> int | str:
-    if text == "auto":
+    if text in ("auto", "bound"):
         return text
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
-    return value
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, 'auto' or 'bound', got {text!r}") from None
 
 
 def _positive_int(text: str) -> int:
@@ -193,8 +191,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     src = _data(args, args.data, update)
     start = time.perf_counter()
     try:
-        # policies other than uniform sampling, and m = "auto", look at all rows at once
-        data: Any = _in_memory(src) if (args.sampler != "uniform" or args.n_landmarks == "auto") else src
+        # policies other than uniform sampling, and m = "bound", look at all rows at once
+        data: Any = _in_memory(src) if (args.sampler != "uniform" or args.n_landmarks == "bound") else src
         est.fit(data)
     finally:
         close()
@@ -506,8 +504,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="data file (n rows, d columns)")
     p.add_argument("-o", "--output", required=True, help="where to save the embedding (.npz)")
     p.add_argument("--n-landmarks", type=_n_landmarks, default=None,
-                   help="m, or 'auto' (from the spectrum; reads the data into memory); "
-                        "default: ceil(sqrt(n) log sqrt(n))")
+                   help="m; 'auto' (the doubling search with its certificate, streamed: one "
+                        "read per doubling); 'bound' (from the spectrum; reads the data into "
+                        "memory); default: ceil(sqrt(n) log sqrt(n))")
     p.add_argument("--sampler", choices=SAMPLER_NAMES, default="uniform",
                    help="landmark policy (default: uniform with replacement, streamed; the others read "
                         "the data into memory)")

@@ -110,6 +110,16 @@ def test_fit_on_csv_columns_with_options(files):
     np.testing.assert_allclose(kme.weights_, ref.weights_, rtol=1e-12)
 
 
+@pytest.mark.parametrize("choice", ["auto", "bound"])
+def test_fit_with_a_chosen_m_matches_the_python_api(files, choice):
+    tmp, A, _ = files
+    ok_json("fit", "A.npy", "-o", "c.npz", "--n-landmarks", choice, "--seed", "2", cwd=tmp)
+    ref = nk.NystromKME("gaussian", n_landmarks=choice, random_state=2).fit(A)
+    kme = nk.load(tmp / "c.npz")
+    assert kme.landmarks_.shape == ref.landmarks_.shape
+    assert_array_equal(kme.weights_, ref.weights_)
+
+
 def test_mmd_and_test_match_the_python_api(files):
     tmp, A, B = files
     rec = ok_json("mmd", "A.npy", "B.npy", "--seed", "1", cwd=tmp)
