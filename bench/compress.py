@@ -139,16 +139,46 @@ def m_sweep(X, ms, seeds, out):
     out["m_sweep"] = sweep
 
 
+def duplicates_table(seeds, out):
+    """Data with duplicate rows (4096 distinct rows, each 4 times): uniform landmarks
+    with replacement repeat rows, K_m is singular, and the signed weights grow."""
+    base = GaussianMixture(8, 10, random_state=0).sample(4096, random_state=2)
+    X = np.repeat(base, 4, axis=0)
+    methods = [("uniform / signed", "uniform", "signed", 0.0)]
+    methods += [(f"uniform / signed, ridge {lam:g}", "uniform", "signed", lam) for lam in (1e-6, 1e-4, 1e-2)]
+    methods += [("uniform / simplex", "uniform", "simplex", 0.0), ("rpcholesky / signed", "rpcholesky", "signed", 0.0),
+                ("rpcholesky / simplex", "rpcholesky", "simplex", 0.0)]
+    sigma = nk.median_distance(X, random_state=0)
+    kernel = nk.Gaussian(sigma)
+    self_term = float(_core.kernel_total_sum(X, X, kernel.to_core(), 0)) / X.shape[0] ** 2
+    print(f"\n### duplicate rows: 4096 mixture rows x 4 (n = 16384), m = 128, {len(seeds)} seeds\n")
+    print("| method | MMD to P_n (median) | time s (median) | max abs w (max over seeds) | negative w | sum w |")
+    print("|---|---|---|---|---|---|")
+    rows = {}
+    for label, sampler, weights, lam in methods:
+        runs = [run_method(X, 128, kernel, sampler, weights, seed, self_term, ridge=lam) for seed in seeds]
+        r = summarise(runs)
+        r["max_abs_w_max"] = max(x["max_abs_w"] for x in runs)
+        rows[label] = r
+        print(f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} ({r['max_abs_w_max']:.3g}) | "
+              f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |", flush=True)
+    out["duplicates"] = rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="mixture n = 16384 only, 2 seeds")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--duplicates-only", action="store_true", help="only the duplicate-rows table")
     args = ap.parse_args()
     seeds = list(range(2 if args.quick else args.seeds))
     print(f"# python -m bench.compress{' --quick' if args.quick else ''}: {utc_now()}; {machine()}")
     if not HAVE_GOODPOINTS:
         print("goodpoints is not installed: Compress++ rows are skipped (pip install goodpoints)")
     methods = METHODS + (KT_METHODS if HAVE_GOODPOINTS else [])
+    if args.duplicates_only:
+        duplicates_table(seeds, {})
+        return
     mixture = GaussianMixture(8, 10, random_state=0)
     out: dict = {"machine": machine(), "date": utc_now()}
     sizes = [(16384, 128)] if args.quick else [(16384, 128), (65536, 256)]
@@ -164,6 +194,7 @@ def main() -> None:
         except ImportError:
             print("\nscikit-learn is not installed: no real data set (digits) row")
         m_sweep(mixture.sample(16384, random_state=1), [32, 64, 128, 256, 512], seeds, out)
+        duplicates_table(seeds, out)
     print(f"\nfinished {utc_now()}; {machine()}")
     OUT.mkdir(exist_ok=True)
     (OUT / "compress.json").write_text(json.dumps(out, indent=1))
