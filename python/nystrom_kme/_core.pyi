@@ -38,6 +38,7 @@ def nystrom_weights(L: NDArray[F], s: NDArray[np.float64], kernel: Kernel, solve
 # simplex_weights.hpp: {weights, objective, iterations, support_size, n_skipped, kkt_violation, converged}
 def simplex_weights(K: NDArray[np.float64], s: NDArray[np.float64], tolerance: float = ...,
                     dependence: float = ..., max_iterations: int = ...) -> dict[str, Any]: ...
+def ridge_weights(K: NDArray[np.float64], s: NDArray[np.float64], ridge: float) -> NDArray[np.float64]: ...
 
 # sampling.hpp: (pivots, residual_trace, pivot_values) for the Cholesky family
 def pivoted_cholesky(X: NDArray[F], kernel: Kernel, m: int, rule: str, seed: int = ...,

@@ -277,9 +277,7 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
         if ridge == 0.0:
             w = est.weights_
         else:
-            A = Km + ridge * np.eye(L.shape[0])
-            C = np.linalg.cholesky(A)
-            w = np.linalg.solve(C.T, np.linalg.solve(C, s))
+            w = _core.ridge_weights(Km, s, ridge)
     elif weights == "uniform":
         w = np.full(L.shape[0], 1.0 / L.shape[0])
     else:

@@ -29,6 +29,14 @@ void register_simplex_weights(py::module_& m) {
       "K"_a, "s"_a, "tolerance"_a = 1e-10, "dependence"_a = 0.0, "max_iterations"_a = 0,
       "argmin of w^T K w - 2 w^T s over the probability simplex (active set): a dict with "
       "weights (m,), objective, iterations, support_size, n_skipped, kkt_violation, converged.");
+  m.def(
+      "ridge_weights",
+      [](const Eigen::MatrixXd& K, const Eigen::VectorXd& s, double ridge) {
+        py::gil_scoped_release nogil;  // K and s are copies owned by this frame
+        return Eigen::VectorXd(nystrom_kme::ridge_weights(K, s, ridge));
+      },
+      "K"_a, "s"_a, "ridge"_a, "(K + ridge I)^{-1} s by Cholesky: the Tikhonov-regularised signed weights.");
+  add_argument_error(m, "ridge_weights", "(K, s, ridge): K (m, m) float64, s (m,) float64, ridge a float > 0");
   add_argument_error(m, "simplex_weights",
                      "(K, s, tolerance=1e-10, dependence=0.0, max_iterations=0): K (m, m) float64, s (m,) float64, tolerance and dependence floats, max_iterations an int (<= 0: 10 m + 100)");
 }

@@ -116,6 +116,16 @@ int main() {
     CHECK_THROWS(simplex_weights(K, s, SimplexOptions{0.0}));
     CHECK_THROWS(simplex_weights(K, s, SimplexOptions{1e-10, 2.0}));
   }
+  {  // ridge_weights: (K + lambda I) w = s, and validation.
+    MatrixXd K;
+    VectorXd s;
+    problem(20, 100, 3, K, s);
+    const VectorXd w = ridge_weights(K, s, 1e-3);
+    CHECK(((K + 1e-3 * MatrixXd::Identity(20, 20)) * w - s).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK_THROWS(ridge_weights(K, s, 0.0));
+    CHECK_THROWS(ridge_weights(K, VectorXd::Zero(3), 1.0));
+    CHECK_THROWS(ridge_weights(-MatrixXd::Identity(2, 2), VectorXd::Zero(2), 0.5));
+  }
   if (test::failures == 0) std::puts("test_simplex_weights: all checks passed");
   return test::failures == 0 ? 0 : 1;
 }

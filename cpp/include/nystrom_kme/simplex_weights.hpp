@@ -13,6 +13,8 @@
 // downdated (Givens rotations, O(|F|^2)), so the whole solve costs O(m^2 |F| + iterations
 // |F|^2) and never factors K from scratch. Every loop runs serially in a fixed order:
 // the result is deterministic (bit for bit, whatever the thread settings).
+// ridge_weights gives the unconstrained alternative with Tikhonov regularisation,
+// w = (K + ridge I)^{-1} s, the minimiser of w^T K w - 2 w^T s + ridge |w|^2.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +23,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <Eigen/Cholesky>
 
 #include <nystrom_kme/types.hpp>
 
@@ -275,6 +279,46 @@ inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
   result.objective = w.dot(g) - w.dot(s);  // w^T K w - 2 w^T s = w^T (Kw - s) - w^T s
   result.support_size = Index(F.size());
   return result;
+}
+
+/// Tikhonov-regularised (signed) weights w = (K + ridge I)^{-1} s, by Eigen's Cholesky
+/// (serial, deterministic).
+///
+/// @param K the landmark kernel matrix (m x m), symmetric positive semidefinite
+/// @param s the data's kernel mean at the landmarks (m)
+/// @param ridge lambda > 0
+/// @throws std::invalid_argument for an empty or non-square K, s of another length, NaN
+///         or inf, a non-symmetric K, or ridge not a finite number > 0
+/// @throws std::runtime_error when K + ridge I is not numerically positive definite
+///         (K indefinite beyond round-off)
+inline Eigen::VectorXd ridge_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                     const Eigen::Ref<const Eigen::VectorXd>& s, double ridge) {
+  const Index m = K.rows();
+  if (m == 0 || K.cols() != m) {
+    throw std::invalid_argument("K must be square and non-empty, got " + std::to_string(K.rows()) + " x " +
+                                std::to_string(K.cols()));
+  }
+  if (s.size() != m) {
+    throw std::invalid_argument("s has " + std::to_string(s.size()) + " entries, K has " + std::to_string(m) +
+                                " rows");
+  }
+  if (!(std::isfinite(ridge) && ridge > 0.0)) {
+    throw std::invalid_argument("ridge must be a finite number > 0, got " + std::to_string(ridge));
+  }
+  if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
+  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
+  if ((K - K.transpose()).cwiseAbs().maxCoeff() > 1e-10 * K.cwiseAbs().maxCoeff()) {
+    throw std::invalid_argument("K is not symmetric");
+  }
+  Eigen::MatrixXd A = K;
+  A.diagonal().array() += ridge;
+  Eigen::LLT<Eigen::MatrixXd> llt(A);
+  if (llt.info() != Eigen::Success) {
+    throw std::runtime_error("ridge_weights: K + ridge I is not positive definite (K is not PSD)");
+  }
+  Eigen::VectorXd w = llt.solve(s);
+  if (!w.allFinite()) throw std::runtime_error("ridge_weights: the solve produced NaN or inf");
+  return w;
 }
 
 }  // namespace nystrom_kme
