@@ -208,7 +208,10 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
         Any sampler :class:`~nystrom_kme.NystromKME` accepts ("uniform",
         "rpcholesky", "herding", "greedy-cholesky", "rls", ...), or
         ``"kernel-thinning"`` (Compress++ from the optional ``goodpoints`` package:
-        ``pip install nystrom-kme[thinning]``).
+        ``pip install nystrom-kme[thinning]``; m must be a power of two with m^2 <= n,
+        and the points are chosen from a random subset of m^2 rows, ignoring
+        ``sample_weight``). The pivoted-Cholesky samplers may return fewer than m
+        points when the kernel matrix is exhausted to round-off.
     weights : {"simplex", "signed", "uniform"}, default="simplex"
         See the module docstring. Only "simplex" and "uniform" give a probability
         measure.
