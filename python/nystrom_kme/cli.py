@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _core
 from .bounds import default_n_landmarks, suggest_n_landmarks
-from .compression import WEIGHTS, compress
+from .compression import WEIGHTS, CompressionResult, compress
 from .config import show_config
 from .datafiles import SUFFIXES, DataFileError, read_data
 from .datasets import GaussianMixture
@@ -424,6 +424,13 @@ def cmd_info(args: argparse.Namespace) -> int:
                       n_features=d, weight_sum=float(obj.weights.sum()))
         lines += [f"  kernel      {obj.kernel!r}", f"  nodes       m = {m} in R^{d}",
                   f"  weight sum  {_fmt(float(obj.weights.sum()))}"]
+    elif isinstance(obj, CompressionResult):
+        m, d = obj.points.shape
+        record.update(kernel=kernel_spec(obj.kernel), n_points=m, n_features=d, method=obj.method,
+                      ridge=obj.ridge, mmd=obj.mmd, weight_sum=float(obj.weights.sum()))
+        lines += [f"  kernel      {obj.kernel!r}", f"  points      m = {m} in R^{d} ({obj.method})",
+                  f"  weight sum  {_fmt(float(obj.weights.sum()))}",
+                  f"  MMD         {'not computed' if obj.mmd is None else _fmt(obj.mmd)}"]
     elif isinstance(obj, TwoSampleResult):
         record.update({k: header[k] for k in ("statistic", "pvalue", "method", "n_landmarks",
                                               "n_permutations", "kernel")})

@@ -30,12 +30,14 @@ from . import _core
 from ._validation import as_data_matrix, check_positive_int, check_sample_weight, n_threads_arg
 from .kernels import Kernel
 from .nystrom import NystromKME
+from .persistence import persistable, save
 
 __all__ = ["CompressionResult", "compress", "compression_mmd"]
 
 WEIGHTS = ("simplex", "signed", "uniform")
 
 
+@persistable
 @dataclass(frozen=True)
 class CompressionResult:
     """Weighted points summarising a sample, as returned by :func:`compress`.
@@ -90,8 +92,10 @@ class CompressionResult:
                 f"kernel={self.kernel!r}{ridge})")
 
     def save(self, path: Any) -> None:
-        """Write points, weights, indices and the MMD to ``path`` (a ``.npz`` file read
-        back by ``numpy.load``; the kernel and method as strings).
+        """Write the result to ``path`` (``.npz``, no pickle; :func:`nystrom_kme.load`
+        reads it back, and ``numpy.load(path)`` shows the members ``points``,
+        ``weights`` and ``indices``; kernel, method, MMD and ridge are in its JSON
+        header, see :mod:`nystrom_kme.persistence`).
 
         Examples
         --------
@@ -100,14 +104,11 @@ class CompressionResult:
         >>> res = nk.compress(X, 10, random_state=0)
         >>> path = os.path.join(tempfile.mkdtemp(), "c.npz")
         >>> res.save(path)
-        >>> with np.load(path) as f:
-        ...     bool((f["weights"] == res.weights).all())
-        True
+        >>> back = nk.load(path)
+        >>> bool((back.weights == res.weights).all()), back.mmd == res.mmd
+        (True, True)
         """
-        np.savez(path, points=self.points, weights=self.weights, indices=self.indices,
-                 mmd=np.float64(np.nan if self.mmd is None else self.mmd),
-                 kernel=np.str_(repr(self.kernel)), method=np.str_(self.method),
-                 ridge=np.float64(self.ridge))
+        save(self, path)
 
 
 def _check_ridge(ridge: Any) -> float:

@@ -194,6 +194,8 @@ def test_compress_writes_points_and_weights(tmp_path):
     assert rec["mmd"] == res.mmd and rec["weights"] == "simplex" and rec["n_points"] == 20
     text = run("compress", "x.npy", "-m", "20", "-o", "c.npz", "--weights", "signed", "--no-mmd", cwd=tmp_path)
     assert text.returncode == 0 and "not computed" in text.stdout
+    info = ok_json("info", "c.npz", cwd=tmp_path)
+    assert info["object"] == "CompressionResult" and info["n_points"] == 20 and info["mmd"] is None
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -118,7 +118,11 @@ def test_repr_and_save(tmp_path):
     res.save(tmp_path / "c.npz")
     with np.load(tmp_path / "c.npz") as f:
         np.testing.assert_array_equal(f["points"], res.points)
-        assert float(f["mmd"]) == res.mmd
+    back = nk.load(tmp_path / "c.npz")
+    assert isinstance(back, nk.CompressionResult) and back.mmd == res.mmd and back.method == res.method
+    np.testing.assert_array_equal(back.weights, res.weights)
+    np.testing.assert_array_equal(back.indices, res.indices)
+    assert back.kernel == res.kernel
     assert nk.compress(X, 10, random_state=0, compute_mmd=False).mmd is None
 
 
