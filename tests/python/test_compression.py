@@ -152,3 +152,26 @@ def test_core_errors():
         nk._core.simplex_weights(np.eye(2), np.zeros(2), tolerance=0.0)
     with pytest.raises(TypeError, match="simplex_weights"):
         nk._core.simplex_weights("K", np.zeros(2))
+
+
+def test_kernel_thinning_sampler():
+    pytest.importorskip("goodpoints")
+    X = mixture(1100, 10)
+    res = nk.compress(X, 32, sampler="kernel-thinning", weights="simplex", random_state=0)
+    assert res.n_points == 32 and (X[res.indices] == res.points).all()   # Compress++ may repeat a row
+    assert res.weights.min() >= 0 and res.weights.sum() == pytest.approx(1.0)
+    again = nk.compress(X, 32, sampler="kernel-thinning", weights="simplex", random_state=0)
+    np.testing.assert_array_equal(again.indices, res.indices)
+    with pytest.raises(ValueError, match="power of two"):
+        nk.compress(X, 24, sampler="kernel-thinning")
+    with pytest.raises(ValueError, match="power of two"):
+        nk.compress(X, 64, sampler="kernel-thinning")     # 64^2 > n
+    with pytest.raises(ValueError, match="Gaussian"):
+        nk.compress(X, 32, sampler="kernel-thinning", kernel=nk.Laplacian(1.0))
+
+
+def test_kernel_thinning_without_goodpoints_names_the_extra(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "goodpoints", None)
+    with pytest.raises(ImportError, match=r"nystrom-kme\[thinning\]"):
+        nk.compress(mixture(300, 0), 16, sampler="kernel-thinning")

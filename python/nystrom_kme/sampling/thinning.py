@@ -31,7 +31,9 @@ class KernelThinning(SamplingPolicy):
     Compress++ turns 4^k input points into 2^k; so that any n works, the policy
     thins a uniform random subset of m^2 rows (drawn without replacement from
     ``rng``; all rows when n = m^2) in random order, and needs ``n_landmarks`` m to
-    be a power of two with m^2 <= n. Only the Gaussian kernel is supported
+    be a power of two with m^2 <= n. Compress++ may return a row more than once
+    (kernel thinning's swap step keeps the best candidate for each output slot); its
+    uniform weights then count that row twice. Only the Gaussian kernel is supported
     (goodpoints' parameter is 2 sigma^2). Cost: O(m^2 d 4^g) time (the full kernel
     thinning would be O(n^2)), in goodpoints' own (numba/Cython) code.
 
