@@ -10,9 +10,11 @@
 // the support F grows by the index most violating the KKT conditions and, when the
 // equality-constrained minimiser on F leaves the simplex, shrinks along the segment
 // to it. The Cholesky factor of K_FF is updated (one row appended, O(|F|^2)) and
-// downdated (Givens rotations, O(|F|^2)), so the whole solve costs O(m^2 |F| + iterations
-// |F|^2) and never factors K from scratch. Every loop runs serially in a fixed order:
-// the result is deterministic (bit for bit, whatever the thread settings).
+// downdated (Givens rotations, O(|F|^2)) and never refactored; each outer iteration
+// costs O(m |F|) for the gradient plus O(|F|^2) per inner step (measured, one thread:
+// ~1 ms at m = 128, 0.3-1.4 s at m = 1024, 5.5 s at m = 2000, with ~0.7 m iterations).
+// Every loop runs serially in a fixed order: the result is deterministic (bit for bit,
+// whatever the thread settings).
 // ridge_weights gives the unconstrained alternative with Tikhonov regularisation,
 // w = (K + ridge I)^{-1} s, the minimiser of w^T K w - 2 w^T s + ridge |w|^2.
 #pragma once
