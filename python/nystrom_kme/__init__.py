@@ -42,6 +42,7 @@ from . import bounds, persistence, sampling, sources
 from ._validation import NotFittedError
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
+from .compression import CompressionResult, compress, compression_mmd
 from .config import set_simd_level, show_config, simd_level
 from .embedding import (
     EmpiricalKME,
@@ -90,6 +91,7 @@ __all__ = [
     "StatisticalError",
     "estimate_statistical_error",
     "BlockRPCholeskySampling",
+    "CompressionResult",
     "CortesScottSampling",
     "DPPGreedySampling",
     "EmpiricalKME",
@@ -119,6 +121,8 @@ __all__ = [
     "inner_product",
     "load",
     "median_distance",
+    "compress",
+    "compression_mmd",
     "mmd",
     "mmd2",
     "mmd2_exact",

@@ -1,6 +1,6 @@
 # Type stub of the compiled module nystrom_kme._core (python/src/*.cpp).
 # Arrays are C-contiguous; A/B/X/L/C/D share one dtype, float32 or float64 (F).
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,6 +34,11 @@ def kernel_matrix(A: NDArray[F], B: NDArray[F], kernel: Kernel, n_threads: int =
 def nystrom_weights(L: NDArray[F], s: NDArray[np.float64], kernel: Kernel, solver: str = ...,
                     rcond: float = ..., tolerance: float = ..., n_threads: int = ...
                     ) -> tuple[NDArray[np.float64], str, int]: ...
+
+# simplex_weights.hpp: {weights, objective, iterations, support_size, n_skipped, kkt_violation, converged}
+def simplex_weights(K: NDArray[np.float64], s: NDArray[np.float64], tolerance: float = ...,
+                    dependence: float = ..., max_iterations: int = ...) -> dict[str, Any]: ...
+def ridge_weights(K: NDArray[np.float64], s: NDArray[np.float64], ridge: float) -> NDArray[np.float64]: ...
 
 # sampling.hpp: (pivots, residual_trace, pivot_values) for the Cholesky family
 def pivoted_cholesky(X: NDArray[F], kernel: Kernel, m: int, rule: str, seed: int = ...,

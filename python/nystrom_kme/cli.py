@@ -2,7 +2,7 @@
 and output only. Data files are read by :mod:`nystrom_kme.datafiles`, embeddings
 saved and loaded by :mod:`nystrom_kme.persistence`.
 
-Commands: ``fit``, ``eval``, ``mmd``, ``test``, ``suggest-m``, ``info``, ``demo``;
+Commands: ``fit``, ``eval``, ``compress``, ``mmd``, ``test``, ``suggest-m``, ``info``, ``demo``;
 ``--version``. Output is human-readable unless ``--json``. Exit status: 0 success
 (for ``test``: H0 not rejected), 1 ``test`` rejected H0, 2 usage error or bad input
 (one line on stderr, no traceback), 130 interrupted.
@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _core
 from .bounds import default_n_landmarks, suggest_n_landmarks
+from .compression import WEIGHTS, CompressionResult, compress
 from .config import show_config
 from .datafiles import SUFFIXES, DataFileError, read_data
 from .datasets import GaussianMixture
@@ -212,6 +213,39 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compress(args: argparse.Namespace) -> int:
+    if not args.output.lower().endswith(".npz"):
+        raise _BadInput(f"{args.output}: the output must be a .npz file")
+    kernel = _kernel(args.kernel, args.bandwidth)
+    X = _in_memory(_data(args, args.data))
+    start = time.perf_counter()
+    try:
+        res = compress(X, args.n_points, kernel=kernel, sampler=args.sampler, weights=args.weights,
+                       ridge=args.ridge, random_state=args.seed, n_threads=args.threads,
+                       compute_mmd=not args.no_mmd)
+    except ImportError as err:
+        raise _BadInput(str(err)) from None
+    seconds = time.perf_counter() - start
+    res.save(args.output)
+    w = res.weights
+    record = {"output": args.output, "data": args.data, "n_samples": int(X.shape[0]),
+              "n_features": int(X.shape[1]), "n_points": res.n_points, "kernel": kernel_spec(res.kernel),
+              "sampler": args.sampler, "weights": args.weights, "ridge": res.ridge, "mmd": res.mmd,
+              "min_weight": float(w.min()), "max_weight": float(w.max()), "weight_sum": float(w.sum()),
+              "seconds": seconds}
+    mmd = "not computed (--no-mmd)" if res.mmd is None else _fmt(res.mmd)
+    _emit(args, record, [
+        f"compressed {args.data}: n = {X.shape[0]} rows, d = {X.shape[1]} columns -> m = {res.n_points} points",
+        f"  kernel     {res.kernel!r}",
+        f"  method     {res.method}" + (f", ridge {res.ridge:g}" if res.ridge else ""),
+        f"  weights    in [{_fmt(w.min())}, {_fmt(w.max())}], sum {_fmt(w.sum())}, "
+        f"{int(np.count_nonzero(w))} nonzero",
+        f"  MMD to the data  {mmd}",
+        f"  time       {seconds:.3f} s",
+        f"saved to {args.output} (points, weights, indices, mmd)"])
+    return EXIT_OK
+
+
 def _load_embedding(path: str) -> KernelMeanEmbedding:
     obj = load(path)
     if not isinstance(obj, KernelMeanEmbedding):
@@ -388,6 +422,13 @@ def cmd_info(args: argparse.Namespace) -> int:
                       n_features=d, weight_sum=float(obj.weights.sum()))
         lines += [f"  kernel      {obj.kernel!r}", f"  nodes       m = {m} in R^{d}",
                   f"  weight sum  {_fmt(float(obj.weights.sum()))}"]
+    elif isinstance(obj, CompressionResult):
+        m, d = obj.points.shape
+        record.update(kernel=kernel_spec(obj.kernel), n_points=m, n_features=d, method=obj.method,
+                      ridge=obj.ridge, mmd=obj.mmd, weight_sum=float(obj.weights.sum()))
+        lines += [f"  kernel      {obj.kernel!r}", f"  points      m = {m} in R^{d} ({obj.method})",
+                  f"  weight sum  {_fmt(float(obj.weights.sum()))}",
+                  f"  MMD         {'not computed' if obj.mmd is None else _fmt(obj.mmd)}"]
     elif isinstance(obj, TwoSampleResult):
         record.update({k: header[k] for k in ("statistic", "pvalue", "method", "n_landmarks",
                                               "n_permutations", "kernel")})
@@ -520,6 +561,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the values to .npy, .csv or .txt (default: one per line on stdout)")
     p.set_defaults(run=cmd_eval)
 
+    p = add("compress", "compress a data file to m weighted points close in MMD (reads the data into "
+            "memory)", [files, kern, threads, out])
+    p.add_argument("data", help="data file (n rows, d columns)")
+    p.add_argument("-m", "--n-points", type=_positive_int, required=True, help="m, the number of points")
+    p.add_argument("-o", "--output", required=True, help="where to save points, weights, indices (.npz)")
+    p.add_argument("--sampler", choices=(*SAMPLER_NAMES, "kernel-thinning"), default="rpcholesky",
+                   help="how the points are chosen (default: rpcholesky; kernel-thinning needs goodpoints)")
+    p.add_argument("--weights", choices=WEIGHTS, default="simplex",
+                   help="simplex: MMD-optimal probability weights (default); signed: Nystrom projection; "
+                        "uniform: 1/m")
+    p.add_argument("--ridge", type=float, default=0.0, help="Tikhonov lambda for --weights signed (default 0)")
+    p.add_argument("--no-mmd", action="store_true", help="skip the exact MMD to the data (O(n^2))")
+    p.set_defaults(run=cmd_compress)
+
     p = add("mmd", "maximum mean discrepancy between two data files (Nystrom by default)",
             [files, kern, threads, out])
     p.add_argument("a", help="first sample (data file)")
@@ -571,7 +626,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show_config()
         return EXIT_OK
     if args.command is None:
-        parser.error("a command is required (fit, eval, mmd, test, suggest-m, info, demo), or --version")
+        parser.error("a command is required (fit, eval, compress, mmd, test, suggest-m, info, demo), or --version")
     if args.command == "demo":
         if args.n_samples < 2:
             args.parser.error("--n-samples must be >= 2")

@@ -328,10 +328,28 @@ def _decode_rule(cls: type, header: dict[str, Any], arrays: dict[str, np.ndarray
     return cls(nodes, w, None if spec is None else kernel_from_spec(spec))
 
 
+def _encode_compression(res: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    state = {"kernel": kernel_spec(res.kernel), "mmd": None if res.mmd is None else float(res.mmd),
+             "method": str(res.method), "ridge": float(res.ridge)}
+    return {"params": {}, "state": state}, {"points": res.points, "weights": res.weights,
+                                            "indices": np.asarray(res.indices, dtype=np.int64)}
+
+
+def _decode_compression(cls: type, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    state = header["state"]
+    points = _matrix(arrays, "points")
+    w = _vector(arrays, "weights", np.float64, points.shape[0])
+    idx = _vector(arrays, "indices", np.int64, points.shape[0])
+    return cls(points=points, weights=w, indices=idx, mmd=_get(state, "mmd", (int, float, type(None))),
+               kernel=kernel_from_spec(state["kernel"]), method=_get(state, "method", str),
+               ridge=float(_get(state, "ridge", (int, float))))
+
+
 _CODECS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "NystromKME": (_encode_nystrom, _decode_nystrom),
     "EmpiricalKME": (_encode_empirical, _decode_empirical),
     "QuadratureRule": (_encode_rule, _decode_rule),
+    "CompressionResult": (_encode_compression, _decode_compression),
 }
 
 _RESULT_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "kernel", "n_landmarks",
@@ -436,7 +454,7 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
 
     Parameters
     ----------
-    obj : NystromKME, EmpiricalKME (fitted), QuadratureRule or TwoSampleResult
+    obj : NystromKME, EmpiricalKME (fitted), QuadratureRule, CompressionResult or TwoSampleResult
     path : str or path-like
         Written as given (no suffix is added); ``.npz`` is the usual suffix of the
         estimators and rules, ``.json`` of a two-sample result.
@@ -485,7 +503,7 @@ def load(path: str | os.PathLike[str]) -> Any:
 
     Returns
     -------
-    NystromKME, EmpiricalKME, QuadratureRule or TwoSampleResult
+    NystromKME, EmpiricalKME, QuadratureRule, CompressionResult or TwoSampleResult
         The saved object's type, with the same parameters and fitted state;
         evaluations are bit-identical, and a loaded NystromKME continues with
         ``partial_fit`` and ``merge`` exactly as the saved one would.

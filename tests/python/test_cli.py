@@ -191,3 +191,29 @@ def test_demo_conclusion_is_read_off_its_numbers():
     text = demo_conclusion({10: 0.9, 20: 0.4}, 0.1, 1000, 200)
     assert text.startswith("No m tried") and "m = 20, is 4.00 x" in text
     assert demo_conclusion({}, 0.1, 1000, 200).startswith("No Nystrom estimator")
+
+
+def test_compress_writes_points_and_weights(tmp_path):
+    X = np.random.default_rng(0).normal(size=(600, 3))
+    np.save(tmp_path / "x.npy", X)
+    rec = ok_json("compress", "x.npy", "-m", "20", "-o", "c.npz", cwd=tmp_path)
+    res = nk.compress(X, 20, random_state=0)
+    with np.load(tmp_path / "c.npz") as f:
+        assert_array_equal(f["weights"], res.weights)
+        assert_array_equal(f["indices"], res.indices)
+    assert rec["mmd"] == res.mmd and rec["weights"] == "simplex" and rec["n_points"] == 20
+    text = run("compress", "x.npy", "-m", "20", "-o", "c.npz", "--weights", "signed", "--no-mmd", cwd=tmp_path)
+    assert text.returncode == 0 and "not computed" in text.stdout
+    info = ok_json("info", "c.npz", cwd=tmp_path)
+    assert info["object"] == "CompressionResult" and info["n_points"] == 20 and info["mmd"] is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-m", "2000", "-o", "c.npz"], "n_points"),
+    (["-m", "5", "-o", "c.npz", "--ridge", "0.1"], "ridge"),
+    (["-m", "5", "-o", "c.txt"], ".npz"),
+])
+def test_compress_bad_input_exits_2(tmp_path, args, message):
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(100, 2)))
+    out = run("compress", "x.npy", *args, cwd=tmp_path)
+    assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1

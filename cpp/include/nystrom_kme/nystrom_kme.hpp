@@ -6,5 +6,6 @@
 #include <nystrom_kme/random_splits.hpp>
 #include <nystrom_kme/sampling.hpp>
 #include <nystrom_kme/simd.hpp>
+#include <nystrom_kme/simplex_weights.hpp>
 #include <nystrom_kme/solve.hpp>
 #include <nystrom_kme/types.hpp>

@@ -31,8 +31,9 @@ class KernelHerding(SamplingPolicy):
     of X (or a random subset of ``n_candidates`` rows).
 
     Cost: computing ``mu_hat`` on the candidates is **O(n_c n d)** time (O(n^2 d)
-    with all rows: about a second at n = 10^4, d = 10; use ``n_candidates`` for
-    larger n), then O(m n_c d) for the herding steps; O(n_c) memory.
+    with all rows: about a second at n = 10^4, d = 10; use ``n_candidates`` or
+    ``target_landmarks`` for larger n), then O(m n_c d) for the herding steps;
+    O(n_c) memory.
 
     Parameters
     ----------
@@ -41,6 +42,11 @@ class KernelHerding(SamplingPolicy):
         span, so by default chosen points are excluded (then m <= n_c).
     n_candidates : int or None, default=None
         None: every row is a candidate.
+    target_landmarks : int or None, default=None
+        None: the exact target mu_hat. An int p: herd towards the Nyström embedding
+        of X on p landmarks drawn uniformly without replacement (paper eq. 5),
+        mu_p(x) = sum_j alpha_j k(x, l_j): O(n p d + p^3 + n_c p d) instead of
+        O(n_c n d), with the error of Theorem 4.1 in the target (p ~ a few sqrt(n)).
     n_threads : int or None, default=None
 
     Attributes
@@ -65,13 +71,15 @@ class KernelHerding(SamplingPolicy):
     """
 
     def __init__(self, *, allow_repeats: bool = False, n_candidates: int | None = None,
-                 n_threads: int | None = None) -> None:
+                 n_threads: int | None = None, target_landmarks: int | None = None) -> None:
         check_bool(allow_repeats, "allow_repeats")
         check_optional_positive_int(n_candidates, "n_candidates")
         check_n_threads(n_threads)
+        check_optional_positive_int(target_landmarks, "target_landmarks")
         self.allow_repeats = allow_repeats
         self.n_candidates = n_candidates
         self.n_threads = n_threads
+        self.target_landmarks = target_landmarks
 
     def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
@@ -90,7 +98,14 @@ class KernelHerding(SamplingPolicy):
         if not allow_repeats and m > cand.size:
             raise ValueError(f"n_landmarks={m} exceeds the {cand.size} candidates; "
                              "set allow_repeats=True or use more candidates")
-        target = np.asarray(_core.kernel_row_sums(C, X, core_kernel, nt), dtype=np.float64) / n
+        if self.target_landmarks is None:
+            target = np.asarray(_core.kernel_row_sums(C, X, core_kernel, nt), dtype=np.float64) / n
+        else:  # the Nyström embedding of X on p uniform landmarks, evaluated at the candidates
+            p = min(int(self.target_landmarks), n)
+            L = np.ascontiguousarray(X[np.sort(rng.choice(n, size=p, replace=False))])
+            s = np.asarray(_core.kernel_row_sums(L, X, core_kernel, nt), dtype=np.float64) / n
+            alpha = _core.nystrom_weights(L, s.reshape(-1, 1), core_kernel, "auto", 0.0, 1e-12, nt)[0]
+            target = _core.kernel_sums(C, L, np.ascontiguousarray(alpha), core_kernel, nt)[:, 0]
         chosen = _core.kernel_herding(C, np.ascontiguousarray(target), core_kernel, m,
                                       allow_repeats, nt)
         self.candidates_ = cand

@@ -30,6 +30,27 @@ def test_herding_matches_its_definition(rng):
     assert len(rep) == 30
 
 
+def test_herding_with_a_nystrom_target(rng):
+    """target_landmarks=p herds towards the Nyström embedding on p uniform landmarks:
+    the same steps as the definition with mu replaced by K(., L) K_LL^+ K(L, X) 1 / n."""
+    X = blobs(rng, n=250)
+    K = dense_kernel("gaussian", X, X, 1.0)
+    pol = S.KernelHerding(target_landmarks=40)
+    idx = pol.select_indices(X, nk.Gaussian(1.0), 15, 7)
+    land = np.sort(np.random.default_rng(7).choice(250, size=40, replace=False))
+    alpha = np.linalg.pinv(K[np.ix_(land, land)], rcond=1e-12, hermitian=True) @ K[land].mean(axis=1)
+    mu = K[:, land] @ alpha
+    sums = np.zeros(len(X))
+    taken = np.zeros(len(X), bool)
+    for t, j in enumerate(idx):
+        obj = np.where(taken, -np.inf, mu - sums / (t + 1))
+        assert obj[j] >= obj.max() - 1e-9
+        taken[j] = True
+        sums += K[:, j]
+    with pytest.raises(ValueError, match="target_landmarks"):
+        S.KernelHerding(target_landmarks=0)
+
+
 def test_cortes_scott_is_farthest_point(rng):
     X = blobs(rng, n=250)
     K = dense_kernel("gaussian", X, X, 1.0)

@@ -1,0 +1,295 @@
+"""Distribution compression: a few weighted points whose kernel mean is close to the data's.
+
+:func:`compress` picks ``n_points`` landmarks among the rows of X with any landmark
+sampler of :class:`~nystrom_kme.NystromKME` and weights them one of three ways:
+
+* ``"signed"``: the Nyström projection w = (K_m + ridge I)^+ s of the paper's eq. 5
+  (``ridge = 0``: exactly ``NystromKME.weights_``), the best weights in MMD without
+  constraints; they may be negative and need not sum to one.
+* ``"simplex"``: the best *probability* weights, argmin over w >= 0, sum w = 1 of
+  w^T K_m w - 2 w^T s, solved exactly (active set, in the C++ core,
+  ``simplex_weights.hpp``); the result is a probability measure.
+* ``"uniform"``: 1/m each (a plain subsample).
+
+Here K_m = K(L, L) and s = sum_i a_i k(L, x_i) with a the normalised sample weights
+(1/n). The result reports the exact MMD to the weighted empirical measure P_n:
+MMD^2 = w^T K_m w - 2 w^T s + a^T K a, the last term streamed by the core in O(n^2 d)
+time and O(1) memory (``compute_mmd=False`` skips it).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._validation import as_data_matrix, check_positive_int, check_sample_weight, n_threads_arg
+from .kernels import Kernel
+from .nystrom import NystromKME
+from .persistence import persistable, save
+
+__all__ = ["CompressionResult", "compress", "compression_mmd"]
+
+WEIGHTS = ("simplex", "signed", "uniform")
+
+
+@persistable
+@dataclass(frozen=True)
+class CompressionResult:
+    """Weighted points summarising a sample, as returned by :func:`compress`.
+
+    Attributes
+    ----------
+    points : ndarray of shape (m, d)
+        The selected rows of X (same dtype as X).
+    weights : ndarray of shape (m,), float64
+        Their weights: a probability vector for ``"simplex"`` and ``"uniform"``.
+    indices : ndarray of shape (m,), int64
+        Row indices of the points in X.
+    mmd : float or None
+        The exact MMD between sum_j w_j delta_{points_j} and the (weighted) empirical
+        measure of X, None when not computed.
+    kernel : Kernel
+        The kernel, with its numeric bandwidth.
+    method : str
+        ``"<sampler>/<weights>"``, e.g. ``"rpcholesky/simplex"``.
+    ridge : float
+        The Tikhonov parameter used for signed weights (0 otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(400, 2))
+    >>> res = nk.compress(X, 20, random_state=0)
+    >>> res.points.shape, res.weights.shape, bool(res.weights.min() >= 0)
+    ((20, 2), (20,), True)
+    """
+
+    points: np.ndarray = field(repr=False)
+    weights: np.ndarray = field(repr=False)
+    indices: np.ndarray = field(repr=False)
+    mmd: float | None
+    kernel: Kernel
+    method: str
+    ridge: float = 0.0
+
+    @property
+    def n_points(self) -> int:
+        """m, the number of points."""
+        return int(self.points.shape[0])
+
+    def __repr__(self) -> str:
+        w = self.weights
+        mmd = "not computed" if self.mmd is None else f"{self.mmd:.4g}"
+        ridge = f", ridge={self.ridge:g}" if self.ridge else ""
+        return (f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
+                f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
+                f"{int(np.count_nonzero(w < 0))} negative, {int(np.count_nonzero(w))} nonzero, "
+                f"kernel={self.kernel!r}{ridge})")
+
+    def save(self, path: Any) -> None:
+        """Write the result to ``path`` (``.npz``, no pickle; :func:`nystrom_kme.load`
+        reads it back, and ``numpy.load(path)`` shows the members ``points``,
+        ``weights`` and ``indices``; kernel, method, MMD and ridge are in its JSON
+        header, see :mod:`nystrom_kme.persistence`).
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk, os, tempfile
+        >>> X = np.random.default_rng(0).normal(size=(300, 2))
+        >>> res = nk.compress(X, 10, random_state=0)
+        >>> path = os.path.join(tempfile.mkdtemp(), "c.npz")
+        >>> res.save(path)
+        >>> back = nk.load(path)
+        >>> bool((back.weights == res.weights).all()), back.mmd == res.mmd
+        (True, True)
+        """
+        save(self, path)
+
+
+def _check_ridge(ridge: Any) -> float:
+    if isinstance(ridge, (bool, np.bool_)) or not isinstance(ridge, numbers.Real):
+        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+    ridge = float(ridge)
+    if not (math.isfinite(ridge) and ridge >= 0.0):
+        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+    return ridge
+
+
+def _self_term(X: np.ndarray, a: np.ndarray | None, core: Any, n_threads: int) -> float:
+    """a^T K(X, X) a (a = 1/n when None), streamed by the core, O(n^2 d) time."""
+    n = X.shape[0]
+    if a is None:
+        return float(_core.kernel_total_sum(X, X, core, n_threads)) / n / n
+    keep = np.flatnonzero(a)  # rows of zero weight do not contribute
+    Xa, aa = np.ascontiguousarray(X[keep]), np.ascontiguousarray(a[keep])
+    Ka = _core.kernel_sums(Xa, Xa, aa.reshape(-1, 1), core, n_threads)[:, 0]
+    return math.fsum(aa * Ka)
+
+
+def compression_mmd(X: Any, points: Any, weights: Any, *, kernel: Kernel, sample_weight: Any = None,
+                    n_threads: int | None = None) -> float:
+    """Exact MMD between sum_j w_j delta_{p_j} and the (weighted) empirical measure of X.
+
+    MMD^2 = w^T K(P, P) w - 2 w^T K(P, X) a + a^T K(X, X) a with a the normalised
+    sample weights (1/n), streamed by the core: O(n (n + m) d) time, O(m^2) memory.
+    Any weights are accepted (signed, not summing to one).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    points : array-like of shape (m, d)
+    weights : array-like of shape (m,)
+    kernel : Kernel
+        A kernel with a numeric bandwidth (e.g. ``CompressionResult.kernel``).
+    sample_weight : array-like of shape (n,) or None
+    n_threads : int or None
+
+    Returns
+    -------
+    float, >= 0 (clamped against round-off).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> res = nk.compress(X, 15, random_state=0)
+    >>> d = nk.compression_mmd(X, res.points, res.weights, kernel=res.kernel)
+    >>> bool(np.isclose(d, res.mmd, rtol=1e-9))
+    True
+    """
+    X = as_data_matrix(X)
+    P = as_data_matrix(points, "points")
+    if P.shape[1] != X.shape[1]:
+        raise ValueError(f"points have {P.shape[1]} features, X has {X.shape[1]}")
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (P.shape[0],) or not np.isfinite(w).all():
+        raise ValueError(f"weights must be finite with shape ({P.shape[0]},), got shape {w.shape}")
+    if not isinstance(kernel, Kernel) or not isinstance(kernel.bandwidth, numbers.Real):
+        raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {kernel!r}")
+    nt = n_threads_arg(n_threads)
+    a = check_sample_weight(sample_weight, X.shape[0])
+    a = None if a is None else a / a.sum()
+    X, P = (X, P) if X.dtype == P.dtype else (X.astype(np.float64), P.astype(np.float64))
+    core = kernel.to_core()
+    Km = _core.kernel_matrix(P, P, core, nt)
+    if a is None:
+        s = _core.kernel_row_sums(P, X, core, nt) / X.shape[0]
+    else:
+        s = _core.kernel_sums(P, X, a.reshape(-1, 1), core, nt)[:, 0]
+    return _mmd(w, Km, s, _self_term(X, a, core, nt))
+
+
+def _mmd(w: np.ndarray, Km: np.ndarray, s: np.ndarray, self_term: float) -> float:
+    mmd2 = math.fsum([float(w @ (Km @ w)), -2.0 * float(w @ s), self_term])
+    return math.sqrt(max(mmd2, 0.0))
+
+
+def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sampler: Any = "rpcholesky",
+             weights: str = "simplex", ridge: float = 0.0, random_state: Any = None,
+             n_threads: int | None = None, sample_weight: Any = None,
+             compute_mmd: bool = True) -> CompressionResult:
+    """Compress a sample to ``n_points`` weighted rows whose kernel mean is close to its own.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The sample (in memory: the samplers other than uniform read all of it).
+    n_points : int
+        m, 1 <= m <= n (m ~ sqrt(n) keeps the MMD at the statistical rate n^{-1/2}
+        for kernels with fast spectral decay, Chatalic et al. 2022).
+    kernel : Kernel or str, default="gaussian"
+        A string or a kernel with ``bandwidth="median"`` resolves the median heuristic
+        on X, as :class:`~nystrom_kme.NystromKME` does.
+    sampler : str, SamplingPolicy, or array of indices, default="rpcholesky"
+        Any sampler :class:`~nystrom_kme.NystromKME` accepts ("uniform",
+        "rpcholesky", "herding", "greedy-cholesky", "rls", ...), or
+        ``"kernel-thinning"`` (Compress++ from the optional ``goodpoints`` package:
+        ``pip install nystrom-kme[thinning]``; m must be a power of two with m^2 <= n,
+        and the points are chosen from a random subset of m^2 rows, ignoring
+        ``sample_weight``). The pivoted-Cholesky samplers may return fewer than m
+        points when the kernel matrix is exhausted to round-off.
+    weights : {"simplex", "signed", "uniform"}, default="simplex"
+        See the module docstring. Only "simplex" and "uniform" give a probability
+        measure.
+    ridge : float, default=0.0
+        Tikhonov parameter lambda >= 0 for ``weights="signed"``: w = (K_m + lambda I)^{-1} s,
+        the minimiser of MMD^2(w) + lambda |w|^2 (K_m's diagonal is k(x, x), 1 for the
+        Gaussian kernel, so lambda is relative to it). Larger lambda bounds |w|
+        (|w|_2 <= |s|_2 / lambda) at some cost in MMD. Must be 0 for other weights.
+    random_state : None, int or numpy Generator
+    n_threads : int or None
+        The result does not depend on it (bit for bit).
+    sample_weight : array-like of shape (n,) or None
+        Non-negative row weights: the target is sum_i a_i delta_{x_i}, a = w / sum w.
+    compute_mmd : bool, default=True
+        Compute the exact MMD to the empirical measure (O(n^2 d), streamed); False
+        leaves ``mmd`` None and costs O(n m d + m^3) in all.
+
+    Returns
+    -------
+    CompressionResult
+
+    Raises
+    ------
+    ValueError
+        For an invalid argument (the message names it).
+    ImportError
+        For ``sampler="kernel-thinning"`` without the ``goodpoints`` package.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> res = nk.compress(X, 32, weights="simplex", random_state=0)
+    >>> bool(np.isclose(res.weights.sum(), 1.0)), bool(res.weights.min() >= 0)
+    (True, True)
+    >>> iid = nk.compress(X, 32, sampler="uniform", weights="uniform", random_state=0)
+    >>> bool(res.mmd < iid.mmd)
+    True
+    """
+    if not isinstance(weights, str) or weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
+    ridge = _check_ridge(ridge)
+    if ridge and weights != "signed":
+        raise ValueError(f"ridge applies to weights='signed' only, got ridge={ridge!r} with weights={weights!r}")
+    if not isinstance(compute_mmd, (bool, np.bool_)):
+        raise ValueError(f"compute_mmd must be True or False, got {compute_mmd!r}")
+    X = as_data_matrix(X)
+    n = X.shape[0]
+    m = check_positive_int(n_points, "n_points")
+    if m > n:
+        raise ValueError(f"n_points={m} exceeds the {n} rows of X")
+    nt = n_threads_arg(n_threads)
+    a = check_sample_weight(sample_weight, n)
+    sampler_name = sampler if isinstance(sampler, str) else type(sampler).__name__
+    if isinstance(sampler, str) and sampler == "kernel-thinning":
+        from .sampling.thinning import KernelThinning
+        sampler = KernelThinning()
+    est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state,
+                     n_threads=n_threads).fit(X, a)
+    L, kern = est.landmarks_, est.kernel_
+    indices = est.landmark_indices_
+    core = kern.to_core()
+    s = est.s_sum_ / est.weight_sum_
+    Km = _core.kernel_matrix(L, L, core, nt)
+    if weights == "signed":
+        if ridge == 0.0:
+            w = est.weights_
+        else:
+            w = _core.ridge_weights(Km, s, ridge)
+    elif weights == "uniform":
+        w = np.full(L.shape[0], 1.0 / L.shape[0])
+    else:
+        w = _core.simplex_weights(Km, s)["weights"]
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    mmd = None
+    if compute_mmd:
+        an = None if a is None else a / a.sum()
+        mmd = _mmd(w, Km, s, _self_term(X, an, core, nt))
+    return CompressionResult(points=L, weights=w, indices=np.asarray(indices, dtype=np.int64), mmd=mmd,
+                             kernel=kern, method=f"{sampler_name}/{weights}", ridge=ridge)

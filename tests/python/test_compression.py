@@ -1,0 +1,177 @@
+"""Distribution compression (nk.compress) against dense numpy / scipy references."""
+
+from __future__ import annotations
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+from references import dense_kernel
+
+scipy_optimize = pytest.importorskip("scipy.optimize")
+
+
+def mixture(n, seed=0, d=2):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3.0, size=(4, d))
+    return centres[rng.integers(0, 4, size=n)] + rng.normal(size=(n, d))
+
+
+def dense_mmd(X, P, w, sigma, a=None):
+    a = np.full(len(X), 1 / len(X)) if a is None else a / a.sum()
+    v = (w @ dense_kernel("gaussian", P, P, sigma) @ w - 2 * w @ dense_kernel("gaussian", P, X, sigma) @ a
+         + a @ dense_kernel("gaussian", X, X, sigma) @ a)
+    return np.sqrt(max(v, 0.0))
+
+
+def qp_reference(K, s):
+    """min w^T K w - 2 w^T s on the simplex by SLSQP (dense, independent of the core)."""
+    m = len(s)
+    res = scipy_optimize.minimize(
+        lambda w: w @ K @ w - 2 * w @ s, np.full(m, 1 / m), jac=lambda w: 2 * (K @ w - s),
+        method="SLSQP", bounds=[(0, None)] * m,
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(m)}],
+        options={"ftol": 1e-15, "maxiter": 1000})
+    return res.x, res.fun
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("sampler", ["uniform", "rpcholesky", "herding"])
+def test_simplex_weights_feasible_kkt_and_optimal(seed, sampler):
+    X = mixture(300, seed)
+    res = nk.compress(X, 25, sampler=sampler, weights="simplex", random_state=seed)
+    w, P, sigma = res.weights, res.points, res.kernel.bandwidth
+    assert w.min() >= 0.0
+    assert w.sum() == pytest.approx(1.0, abs=1e-14)
+    K = dense_kernel("gaussian", P, P, sigma)
+    s = dense_kernel("gaussian", P, X, sigma).mean(axis=1)
+    g = K @ w - s
+    nu = w @ g
+    assert g.min() >= nu - 1e-8                      # no direction improves (dual feasibility)
+    assert np.abs(g[w > 0] - nu).max() < 1e-8         # complementary slackness
+    w_ref, f_ref = qp_reference(K, s)
+    f = w @ K @ w - 2 * w @ s
+    assert f <= f_ref + 1e-10                          # at least as good as SLSQP
+    assert f == pytest.approx(f_ref, abs=1e-7)
+
+
+def test_core_simplex_weights_on_duplicates_and_projection():
+    K = np.eye(3)
+    out = nk._core.simplex_weights(K, np.array([0.9, 0.5, -1.0]))
+    np.testing.assert_allclose(out["weights"], [0.7, 0.3, 0.0], atol=1e-14)
+    assert out["converged"] and out["support_size"] == 2
+    X = mixture(200, 3)
+    X[:50] = X[0]                                      # many duplicate rows
+    res = nk.compress(X, 30, sampler="uniform", weights="simplex", random_state=0)
+    assert res.weights.min() >= 0 and res.weights.sum() == pytest.approx(1.0)
+    signed = nk.compress(X, 30, sampler="uniform", weights="signed", random_state=0)
+    assert res.mmd >= signed.mmd - 1e-12               # the constrained optimum is worse or equal
+
+
+@pytest.mark.parametrize("weights", ["signed", "simplex", "uniform"])
+def test_reported_mmd_matches_dense(weights):
+    X = mixture(400, 5)
+    res = nk.compress(X, 20, weights=weights, random_state=1)
+    ref = dense_mmd(X, res.points, res.weights, res.kernel.bandwidth)
+    assert res.mmd == pytest.approx(ref, rel=1e-9, abs=1e-12)
+    assert nk.compression_mmd(X, res.points, res.weights, kernel=res.kernel) == pytest.approx(ref, rel=1e-9)
+    assert (X[res.indices] == res.points).all()
+
+
+def test_sample_weight_and_signed_equals_nystrom():
+    X = mixture(300, 6)
+    a = np.random.default_rng(0).uniform(0, 2, size=300)
+    a[:20] = 0.0
+    res = nk.compress(X, 20, weights="simplex", sample_weight=a, random_state=0)
+    ref = dense_mmd(X, res.points, res.weights, res.kernel.bandwidth, a)
+    assert res.mmd == pytest.approx(ref, rel=1e-9)
+    signed = nk.compress(X, 20, weights="signed", sampler="rpcholesky", random_state=0)
+    kme = nk.NystromKME(n_landmarks=20, sampler="rpcholesky", random_state=0).fit(X)
+    np.testing.assert_array_equal(signed.weights, kme.weights_)
+
+
+def test_ridge_shrinks_weights():
+    X = mixture(500, 7)
+    plain = nk.compress(X, 40, weights="signed", random_state=0)
+    ridged = nk.compress(X, 40, weights="signed", ridge=1e-3, random_state=0)
+    K = dense_kernel("gaussian", ridged.points, ridged.points, ridged.kernel.bandwidth)
+    s = dense_kernel("gaussian", ridged.points, X, ridged.kernel.bandwidth).mean(axis=1)
+    np.testing.assert_allclose(ridged.weights, np.linalg.solve(K + 1e-3 * np.eye(40), s), rtol=1e-8)
+    assert np.abs(ridged.weights).max() <= np.abs(plain.weights).max()
+    assert ridged.mmd >= plain.mmd - 1e-12
+
+
+@pytest.mark.parametrize("weights", ["signed", "simplex", "uniform"])
+def test_bit_identical_across_thread_counts(weights):
+    X = mixture(3000, 8)
+    runs = [nk.compress(X, 40, weights=weights, random_state=3, n_threads=t) for t in (1, 2, 3)]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.weights, runs[0].weights)
+        np.testing.assert_array_equal(r.indices, runs[0].indices)
+        assert r.mmd == runs[0].mmd
+
+
+def test_repr_and_save(tmp_path):
+    X = mixture(200, 9)
+    res = nk.compress(X, 10, random_state=0)
+    text = repr(res)
+    assert "rpcholesky/simplex" in text and "n_points=10" in text
+    res.save(tmp_path / "c.npz")
+    with np.load(tmp_path / "c.npz") as f:
+        np.testing.assert_array_equal(f["points"], res.points)
+    back = nk.load(tmp_path / "c.npz")
+    assert isinstance(back, nk.CompressionResult) and back.mmd == res.mmd and back.method == res.method
+    np.testing.assert_array_equal(back.weights, res.weights)
+    np.testing.assert_array_equal(back.indices, res.indices)
+    assert back.kernel == res.kernel
+    assert nk.compress(X, 10, random_state=0, compute_mmd=False).mmd is None
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"n_points": 0}, "n_points"),
+    ({"n_points": 1000}, "n_points"),
+    ({"weights": "positive"}, "weights"),
+    ({"ridge": -1.0}, "ridge"),
+    ({"ridge": float("nan")}, "ridge"),
+    ({"ridge": 0.1, "weights": "simplex"}, "ridge"),
+    ({"n_threads": 0}, "n_threads"),
+    ({"sample_weight": np.ones(5)}, "sample_weight"),
+    ({"sampler": "nope"}, "sampler"),
+    ({"compute_mmd": "yes"}, "compute_mmd"),
+])
+def test_errors_name_the_argument(kwargs, name):
+    X = mixture(100, 0)
+    args = {"n_points": 10, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        nk.compress(X, **args)
+
+
+def test_core_errors():
+    with pytest.raises(ValueError, match="symmetric"):
+        nk._core.simplex_weights(np.array([[1.0, 0.5], [0.0, 1.0]]), np.zeros(2))
+    with pytest.raises(ValueError, match="tolerance"):
+        nk._core.simplex_weights(np.eye(2), np.zeros(2), tolerance=0.0)
+    with pytest.raises(TypeError, match="simplex_weights"):
+        nk._core.simplex_weights("K", np.zeros(2))
+
+
+def test_kernel_thinning_sampler():
+    pytest.importorskip("goodpoints")
+    X = mixture(1100, 10)
+    res = nk.compress(X, 32, sampler="kernel-thinning", weights="simplex", random_state=0)
+    assert res.n_points == 32 and (X[res.indices] == res.points).all()   # Compress++ may repeat a row
+    assert res.weights.min() >= 0 and res.weights.sum() == pytest.approx(1.0)
+    again = nk.compress(X, 32, sampler="kernel-thinning", weights="simplex", random_state=0)
+    np.testing.assert_array_equal(again.indices, res.indices)
+    with pytest.raises(ValueError, match="power of two"):
+        nk.compress(X, 24, sampler="kernel-thinning")
+    with pytest.raises(ValueError, match="power of two"):
+        nk.compress(X, 64, sampler="kernel-thinning")     # 64^2 > n
+    with pytest.raises(ValueError, match="Gaussian"):
+        nk.compress(X, 32, sampler="kernel-thinning", kernel=nk.Laplacian(1.0))
+
+
+def test_kernel_thinning_without_goodpoints_names_the_extra(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "goodpoints", None)
+    with pytest.raises(ImportError, match=r"nystrom-kme\[thinning\]"):
+        nk.compress(mixture(300, 0), 16, sampler="kernel-thinning")
