@@ -28,6 +28,8 @@
 
 #include <Eigen/Cholesky>
 
+#include <nystrom_kme/interrupt.hpp>
+
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme {
@@ -134,6 +136,7 @@ class GrowingCholesky {
 /// @throws std::invalid_argument for an empty or non-square K, s of another length, NaN
 ///         or inf in K or s, a non-symmetric K (max |K - K^T| > 1e-10 max |K|), a
 ///         negative diagonal entry, or bad options
+/// @throws Interrupted when the interrupt check (set_interrupt_check) asks to stop
 inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::VectorXd>& s,
                                      const SimplexOptions& options = {}) {
@@ -198,7 +201,9 @@ inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
   }
 
   Eigen::VectorXd rhs, ones, z;
+  detail::InterruptPoller poller;  // up to O(m) iterations of O(m k): seconds at m ~ 2000
   for (;;) {
+    poller.poll();
     gradient();
     double nu = 0.0;
     for (Index i : F) nu += w(i) * g(i);
