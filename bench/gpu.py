@@ -136,15 +136,16 @@ def row_sum_cases(cp: Any, quick: bool, repeats: int) -> list[str]:
             X = gen.standard_normal((n, d), dtype=dtype)
             L = gen.standard_normal((m, d), dtype=dtype)
             k = nk.Gaussian(math.sqrt(d))
-            ours = timed(cp, lambda: sums.row_sums(L, X, k), repeats)
+            ours = timed(cp, lambda L=L, X=X, k=k: sums.row_sums(L, X, k), repeats)
             sub = cp.asnumpy(L[:16])  # correctness at full n on 16 landmarks
             err = rel(cp.asnumpy(sums.row_sums(L[:16], X, k)), _core.kernel_row_sums(sub, cp.asnumpy(X),
                                                                                       k.to_core(), 0))
             ok = "ok" if err <= TOL[name] else "FAIL"
             if have_torch:
                 tL, tX = torch.from_dlpack(L), torch.from_dlpack(X)
-                base = timed(cp, lambda: (torch_unfused(torch, tL, tX, math.sqrt(d)), torch.cuda.synchronize()),
-                             repeats)
+                base = timed(cp, lambda tL=tL, tX=tX, s=math.sqrt(d): (torch_unfused(torch, tL, tX, s),
+                                                                  torch.cuda.synchronize()), repeats)
+                del tL, tX
                 base_s, ratio = f"{base:.4f}", f"{base / ours:.1f}×"
             else:
                 base_s, ratio = "n/a (no CUDA torch)", "–"
