@@ -85,10 +85,15 @@ def test_host_inputs_keep_their_sources() -> None:
 
 # -- the program: header, codes, names, plans ---------------------------------
 
-def test_header_is_the_source_tree_copy_and_ships_with_the_headers() -> None:
+def test_header_is_found_installed_or_in_the_source_tree() -> None:
     path = program.header_path()
-    assert path.name == "kernel_sums.cuh"
-    assert path.read_text() == (ROOT / "cpp/include/nystrom_kme/cuda/kernel_sums.cuh").read_text()
+    assert path.name == "kernel_sums.cuh" and path.parent.name == "cuda"
+    installed = Path(nk.get_include()) / "nystrom_kme/cuda/kernel_sums.cuh"
+    assert path == installed or path.parts[-5:-3] == ("cpp", "include")
+
+
+@pytest.mark.skipif(not (ROOT / "cpp").is_dir(), reason="needs the source tree")
+def test_header_ships_with_the_headers() -> None:
     cmake = (ROOT / "cpp/CMakeLists.txt").read_text()
     # installed with every header (no file pattern that would drop .cuh)
     assert "install(DIRECTORY include/nystrom_kme DESTINATION" in cmake and "FILES_MATCHING" not in cmake
@@ -96,7 +101,7 @@ def test_header_is_the_source_tree_copy_and_ships_with_the_headers() -> None:
 
 def test_header_includes_nothing_under_nvrtc() -> None:
     text = program.source()
-    guarded = re.search(r"#ifndef __CUDACC_RTC__\n(.*?)#endif", text, re.S).group(1)
+    guarded = re.search(r"#ifndef __CUDACC_RTC__\n(.*?)#endif", text, re.DOTALL).group(1)
     includes = re.findall(r"#include\s*<[^>]+>", text)
     assert includes and all(inc in guarded for inc in includes)
 
@@ -166,11 +171,12 @@ def test_nvrtc_compiles_every_instantiation(dtype) -> None:
         assert set(lowered) == set(names)
         for name in names:
             assert f".entry {lowered[name]}(" in ptx
-        assert not re.search(r"^\s*(atom|red)\.", ptx, re.M)  # no atomics: deterministic sums
+        assert not re.search(r"^\s*(atom|red)\.", ptx, re.MULTILINE)  # no atomics: deterministic sums
 
 
 # -- the benchmark script without a GPU -----------------------------------------
 
+@pytest.mark.skipif(not (ROOT / "bench").is_dir(), reason="needs the source tree")
 def test_bench_fails_cleanly_without_a_gpu() -> None:
     if arrays.cupy_available():
         import cupy
