@@ -20,8 +20,8 @@ from .arrays import require_cupy
 
 
 @functools.lru_cache(maxsize=None)
-def _module(code: int, dtype_name: str, device_id: int) -> Any:
-    cp = require_cupy()
+def _module(cp: Any, code: int, dtype_name: str, device_id: int) -> Any:
+    """One compiled module per (CuPy module, kernel, dtype, device)."""
     names = program.name_expressions(code, np.dtype(dtype_name))
     return cp.RawModule(code=program.source(), options=program.COMPILE_OPTIONS, name_expressions=names)
 
@@ -29,7 +29,7 @@ def _module(code: int, dtype_name: str, device_id: int) -> Any:
 def _function(kernel_name: str, dtype: Any, expression: str) -> Any:
     cp = require_cupy()
     code = program.kernel_code(kernel_name)
-    mod = _module(code, np.dtype(dtype).name, cp.cuda.Device().id)
+    mod = _module(cp, code, np.dtype(dtype).name, cp.cuda.Device().id)
     return mod.get_function(expression)
 
 

@@ -64,6 +64,11 @@ class CudaSource(RowSource):
     def n_rows(self) -> int:
         return int(self.array.shape[0])
 
+    def _on_device(self) -> Any:
+        """The context that makes the data's GPU current (landmarks, weights and
+        launches then go to the device the data lives on)."""
+        return require_cupy().cuda.Device(self.array.device.id)
+
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         cp = require_cupy()
         for start in range(0, self.n_rows, self.block_rows):
@@ -74,7 +79,8 @@ class CudaSource(RowSource):
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= self.n_rows):
             raise ValueError(f"indices must lie in [0, {self.n_rows})")
-        return np.ascontiguousarray(cp.asnumpy(self.array[cp.asarray(indices)]))
+        with self._on_device():
+            return np.ascontiguousarray(cp.asnumpy(self.array[cp.asarray(indices)]))
 
     def _landmarks(self, L: Any) -> Any:
         """L on this source's device, in the common dtype of L and the data."""
@@ -102,17 +108,19 @@ class CudaSource(RowSource):
                     progress: Progress | None = None) -> tuple[CompensatedSum, float]:
         from ..cuda import sums
         cp = require_cupy()
-        L, X = self._landmarks(L)
-        if weights is None:
-            out = sums.weighted_kernel_sums(L, X, None, kernel)[:, 0]
-            total = float(self.n_rows)
-        else:
-            w = self._weights(weights)
-            out = sums.weighted_kernel_sums(L, X, w.reshape(-1, 1), kernel)[:, 0]
-            total = weight_total(cp.asnumpy(w))
+        with self._on_device():
+            L, X = self._landmarks(L)
+            if weights is None:
+                out = sums.weighted_kernel_sums(L, X, None, kernel)[:, 0]
+                total = float(self.n_rows)
+            else:
+                w = self._weights(weights)
+                out = sums.weighted_kernel_sums(L, X, w.reshape(-1, 1), kernel)[:, 0]
+                total = weight_total(cp.asnumpy(w))
+            out = cp.asnumpy(out)
         if progress is not None:
             progress(self.n_rows)
-        return CompensatedSum.of(cp.asnumpy(out)), total
+        return CompensatedSum.of(out), total
 
     def split_sums(self, L: Any, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
                    progress: Progress | None = None) -> np.ndarray:
@@ -120,15 +128,16 @@ class CudaSource(RowSource):
         cp = require_cupy()
         if self.n_rows != spec.n_rows:
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
-        L, X = self._landmarks(L)
         splits = spec.new()
-        acc = CompensatedSum((L.shape[0], spec.n_columns))
-        for start in range(0, self.n_rows, self.block_rows):
-            block = X[start:start + self.block_rows]
-            W = cp.asarray(splits.next_weights(block.shape[0]))  # labels from the core, uploaded
-            acc.add(cp.asnumpy(sums.weighted_kernel_sums(L, block, W, kernel)))
-            if progress is not None:
-                progress(block.shape[0])
+        with self._on_device():
+            L, X = self._landmarks(L)
+            acc = CompensatedSum((L.shape[0], spec.n_columns))
+            for start in range(0, self.n_rows, self.block_rows):
+                block = X[start:start + self.block_rows]
+                W = cp.asarray(splits.next_weights(block.shape[0]))  # labels from the core, uploaded
+                acc.add(cp.asnumpy(sums.weighted_kernel_sums(L, block, W, kernel)))
+                if progress is not None:
+                    progress(block.shape[0])
         return acc.value()
 
     def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
@@ -137,8 +146,9 @@ class CudaSource(RowSource):
             raise ValueError("the GPU path computes the radial kernels only")
         if weights is None:  # k(x, x) = 1 for every radial kernel
             return float(self.n_rows)
-        w = self._weights(weights)
-        return weight_total(cp.asnumpy(w * w))
+        with self._on_device():
+            w = self._weights(weights)
+            return weight_total(cp.asnumpy(w * w))
 
 
 __all__ = ["CudaSource"]
