@@ -31,6 +31,17 @@ class FakeCAI:
         self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f8", "data": (0, False), "version": 3}
 
 
+class GradTensorLike:
+    """Reading the interface raises (as torch does for tensors that require grad)."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
 class FakeDLPack:
     def __init__(self, device_type: int):
         self.device_type = device_type
@@ -51,6 +62,7 @@ def test_importing_the_package_imports_no_gpu_library() -> None:
 @pytest.mark.parametrize(("obj", "expected"), [
     (np.ones((2, 2)), False), ([[1.0]], False), (None, False), (FakeCAI, False), (FakeCAI(), True),
     (FakeDLPack(2), True), (FakeDLPack(13), True), (FakeDLPack(1), False), (FakeDLPack(3), False),
+    (GradTensorLike(), True),
 ])
 def test_is_cuda_array(obj, expected) -> None:
     assert is_cuda_array(obj) is expected

@@ -35,11 +35,8 @@ def is_cuda_array(x: Any) -> bool:
     """
     if isinstance(x, type):
         return False
-    try:
-        if hasattr(x, "__cuda_array_interface__"):
-            return True
-    except Exception:  # torch raises on CPU tensors' property access in some versions
-        pass
+    if _has_interface(x):
+        return True
     device = getattr(x, "__dlpack_device__", None)
     if device is None or not callable(device):
         return False
@@ -48,6 +45,16 @@ def is_cuda_array(x: Any) -> bool:
     except Exception:
         return False
     return int(kind) in DLPACK_CUDA_DEVICES
+
+
+def _has_interface(x: Any) -> bool:
+    """hasattr(x, "__cuda_array_interface__"), where reading it may raise more than
+    AttributeError (torch raises RuntimeError for tensors that require grad: those
+    go through DLPack, whose error says to detach them)."""
+    try:
+        return hasattr(x, "__cuda_array_interface__")
+    except Exception:  # noqa: BLE001 - any failure means: not usable through the interface
+        return False
 
 
 def cupy_available() -> bool:
@@ -81,7 +88,7 @@ def as_cupy(x: Any) -> Any:
     cp = require_cupy()
     if isinstance(x, cp.ndarray):
         return x
-    if hasattr(x, "__cuda_array_interface__"):
+    if _has_interface(x):
         return cp.asarray(x)
     return cp.from_dlpack(x)
 
