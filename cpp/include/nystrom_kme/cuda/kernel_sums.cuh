@@ -133,14 +133,13 @@ __global__ void __launch_bounds__(kThreads)
         Bs[j][l] = (j < rows && l < dims) ? B[(r0 + j) * d + l0 + l] * inv_bandwidth : T(0);
       }
       __syncthreads();
+      for (int l = 0; l < dims; ++l) {  // coordinates in order, as the CPU core adds them
+        const T a = As[l][t];           // one landmark coordinate, reused for 32 rows
 #pragma unroll
-      for (int j = 0; j < kRowTile; ++j) {
-        T s = dist[j];
-        for (int l = 0; l < dims; ++l) {
-          const T diff = As[l][t] - Bs[j][l];
-          s += diff * diff;
+        for (int j = 0; j < kRowTile; ++j) {
+          const T diff = a - Bs[j][l];  // a shared-memory broadcast
+          dist[j] += diff * diff;
         }
-        dist[j] = s;
       }
     }
     __syncthreads();
