@@ -26,6 +26,7 @@ from ._validation import (
     n_threads_arg,
     normalised_weights,
 )
+from .cuda.arrays import is_cuda_array
 from .kernels import Kernel, get_kernel
 from .persistence import persistable, save
 
@@ -85,8 +86,12 @@ class KernelMeanEmbedding:
         Returns
         -------
         ndarray of shape (n_points,), float64
+            A CuPy array on Y's device when Y is a CUDA array (CuPy, PyTorch, ...).
         """
         support, weights, kernel = self.fitted()
+        if is_cuda_array(Y):
+            from .cuda.sums import evaluate
+            return evaluate(Y, support, weights, kernel)
         Y = as_data_matrix(Y, "Y")
         if Y.shape[1] != support.shape[1]:
             raise ValueError(f"Y has {Y.shape[1]} features but the embedding has {support.shape[1]}")

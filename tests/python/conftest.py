@@ -15,3 +15,21 @@ import pytest  # noqa: E402
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+def _gpu_present() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, no device
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``gpu`` need CuPy and a CUDA device: skipped (with the reason) otherwise."""
+    if not any(item.get_closest_marker("gpu") for item in items) or _gpu_present():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU (the gpu extra)")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)

@@ -9,7 +9,9 @@
   ``chunk_rows`` rows (default ~16 MiB);
 * a list or tuple of 2-D numpy arrays, a callable returning a fresh iterator of
   chunks, or a one-shot iterator / generator: :class:`IterableSource`;
-* a dask array chunked by rows: :class:`DaskSource`, summed on the workers.
+* a dask array chunked by rows: :class:`DaskSource`, summed on the workers;
+* a CUDA array (CuPy, PyTorch, ``__cuda_array_interface__`` or a CUDA DLPack
+  device): :class:`CudaSource`, summed on its GPU (needs CuPy, the ``gpu`` extra).
 
 Estimators, MMDs and tests are written once over sources, so every kind works
 everywhere; results agree with the in-memory ones bit for bit (array-likes) or to
@@ -25,9 +27,11 @@ import numpy as np
 
 from .base import RowSource, core_block_rows
 from .chunked import ArrayLikeSource, IterableSource, is_array_like
+from ..cuda.arrays import is_cuda_array
 from .concat import ConcatSource
 from .dask import DaskSource, is_dask_array
 from .dask import concatenate as _concatenate_dask
+from .device import CudaSource
 from .memory import ArraySource
 
 
@@ -45,7 +49,7 @@ def is_streamed(X: Any) -> bool:
     """
     if isinstance(X, np.memmap) or is_dask_array(X):
         return True
-    if isinstance(X, np.ndarray):
+    if isinstance(X, np.ndarray) or is_cuda_array(X):
         return False
     if isinstance(X, (list, tuple)):
         return len(X) > 0 and all(isinstance(c, np.ndarray) and c.ndim == 2 for c in X)
@@ -70,6 +74,8 @@ def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowS
     """
     if isinstance(X, RowSource):
         return X
+    if is_cuda_array(X):
+        return CudaSource(X, name)
     shape = getattr(X, "shape", None)
     if (isinstance(X, np.memmap) or (shape is not None and getattr(X, "dtype", None) is not None
                                      and not isinstance(X, np.ndarray))) and len(shape) != 2:
@@ -118,6 +124,8 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
         # an in-memory sample beside a dask one joins it on the cluster
         return _concatenate_dask([p if isinstance(p, DaskSource) else DaskSource.from_array(p.array, p.name)
                                   for p in parts], name)
+    if all(isinstance(p, CudaSource) for p in parts):
+        return CudaSource.concatenate(parts, name)  # type: ignore[arg-type]
     if all(isinstance(p, ArraySource) for p in parts):
         arrays = [p.array for p in parts]
         if len({a.dtype for a in arrays}) > 1:
@@ -126,6 +134,6 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
     return ConcatSource(parts, name)
 
 
-__all__ = ["ArrayLikeSource", "ArraySource", "ConcatSource", "DaskSource", "IterableSource",
+__all__ = ["ArrayLikeSource", "ArraySource", "ConcatSource", "CudaSource", "DaskSource", "IterableSource",
            "RowSource", "as_source", "as_source_pair", "concatenate", "core_block_rows",
            "is_dask_array", "is_streamed"]

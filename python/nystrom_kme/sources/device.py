@@ -1,0 +1,154 @@
+"""CUDA arrays (CuPy, PyTorch, any ``__cuda_array_interface__`` / DLPack CUDA array)
+as a row source: the sums run on the GPU (:mod:`nystrom_kme.cuda.sums`), next to
+the data; only landmarks, weights and the (m,)/(m, B + 1) results cross the bus.
+
+CuPy is imported when a source is built, never at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .._compensated import CompensatedSum
+from ..cuda.arrays import as_cupy, as_device_matrix, require_cupy
+from ..kernels import Kernel
+from ..permutation import SplitSpec
+from .base import Progress, RowSource, weight_total
+
+
+class CudaSource(RowSource):
+    """An (n, d) float32/float64 array in CUDA memory, kept there (a zero-copy CuPy view).
+
+    ``take`` and ``chunks`` return host (numpy) copies of the rows asked for, as the
+    interface promises; the samplers other than uniform need all rows on the host
+    (``to_array()`` is None: pass ``cupy.asnumpy(X)`` for them). The random-split
+    labels of the permutation test are drawn on the CPU by the core, block by block,
+    and uploaded.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme import sources
+    >>> from nystrom_kme.sources import CudaSource
+    >>> # cupy.asarray(X) or a CUDA torch tensor would give a CudaSource; host data does not:
+    >>> isinstance(sources.as_source(np.ones((4, 2))), CudaSource)
+    False
+    >>> CudaSource.block_rows
+    131072
+    """
+
+    #: Rows per block of ``chunks()`` and of the uploaded split labels.
+    block_rows = 1 << 17
+
+    def __init__(self, X: Any, name: str = "X") -> None:
+        self.array = as_device_matrix(X, name)
+        self.name = name
+        self.n_features = int(self.array.shape[1])
+        self.dtype = np.dtype(self.array.dtype.name)
+
+    @classmethod
+    def concatenate(cls, parts: list[CudaSource], name: str = "Z") -> CudaSource:
+        """The rows of ``parts`` one after the other, on the first part's device (one
+        device copy; float64 when the dtypes differ)."""
+        cp = require_cupy()
+        with cp.cuda.Device(parts[0].array.device.id):
+            arrays = [cp.asarray(p.array) for p in parts]
+            if len({a.dtype for a in arrays}) > 1:
+                arrays = [a.astype(cp.float64) for a in arrays]
+            return cls(cp.concatenate(arrays), name)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.array.shape[0])
+
+    def _on_device(self) -> Any:
+        """The context that makes the data's GPU current (landmarks, weights and
+        launches then go to the device the data lives on)."""
+        return require_cupy().cuda.Device(self.array.device.id)
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        cp = require_cupy()
+        for start in range(0, self.n_rows, self.block_rows):
+            yield start, cp.asnumpy(self.array[start:start + self.block_rows])
+
+    def take(self, indices: Any) -> np.ndarray:
+        cp = require_cupy()
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size and (indices.min() < 0 or indices.max() >= self.n_rows):
+            raise ValueError(f"indices must lie in [0, {self.n_rows})")
+        with self._on_device():
+            return np.ascontiguousarray(cp.asnumpy(self.array[cp.asarray(indices)]))
+
+    def _landmarks(self, L: Any) -> Any:
+        """L on this source's device, in the common dtype of L and the data."""
+        cp = require_cupy()
+        L = as_cupy(L) if not isinstance(L, np.ndarray) else cp.asarray(L)
+        if L.ndim != 2:
+            raise ValueError(f"the landmarks must be 2-D, got shape {L.shape}")
+        self.check_features(int(L.shape[1]))
+        dtype = np.result_type(L.dtype.name, self.dtype)
+        return cp.ascontiguousarray(L, dtype=dtype), (self.array if self.dtype == dtype
+                                                      else self.array.astype(dtype))
+
+    def _weights(self, weights: Any) -> Any:
+        cp = require_cupy()
+        w = (cp.asarray(weights) if isinstance(weights, np.ndarray) else as_cupy(weights)).astype(cp.float64)
+        if w.shape != (self.n_rows,):
+            raise ValueError("sample_weight must be 1-D and have one entry per row")
+        if not bool(cp.isfinite(w).all()):
+            raise ValueError("sample_weight contains NaN or inf")
+        if bool((w < 0).any()):
+            raise ValueError("sample_weight must be non-negative")
+        return cp.ascontiguousarray(w)
+
+    def kernel_sums(self, L: Any, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
+                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+        from ..cuda import sums
+        cp = require_cupy()
+        with self._on_device():
+            L, X = self._landmarks(L)
+            if weights is None:
+                out = sums.weighted_kernel_sums(L, X, None, kernel)[:, 0]
+                total = float(self.n_rows)
+            else:
+                w = self._weights(weights)
+                out = sums.weighted_kernel_sums(L, X, w.reshape(-1, 1), kernel)[:, 0]
+                total = weight_total(cp.asnumpy(w))
+            out = cp.asnumpy(out)
+        if progress is not None:
+            progress(self.n_rows)
+        return CompensatedSum.of(out), total
+
+    def split_sums(self, L: Any, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
+                   progress: Progress | None = None) -> np.ndarray:
+        from ..cuda import sums
+        cp = require_cupy()
+        if self.n_rows != spec.n_rows:
+            raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
+        splits = spec.new()
+        with self._on_device():
+            L, X = self._landmarks(L)
+            acc = CompensatedSum((L.shape[0], spec.n_columns))
+            for start in range(0, self.n_rows, self.block_rows):
+                block = X[start:start + self.block_rows]
+                W = cp.asarray(splits.next_weights(block.shape[0]))  # labels from the core, uploaded
+                acc.add(cp.asnumpy(sums.weighted_kernel_sums(L, block, W, kernel)))
+                if progress is not None:
+                    progress(block.shape[0])
+        return acc.value()
+
+    def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
+        cp = require_cupy()
+        if not kernel.radial:  # pragma: no cover - the GPU path refuses them earlier
+            raise ValueError("the GPU path computes the radial kernels only")
+        if weights is None:  # k(x, x) = 1 for every radial kernel
+            return float(self.n_rows)
+        with self._on_device():
+            w = self._weights(weights)
+            return weight_total(cp.asnumpy(w * w))
+
+
+__all__ = ["CudaSource"]

@@ -1,0 +1,136 @@
+"""The GPU path's Python side end to end, with CuPy replaced by a numpy emulation of
+the CUDA kernels (``cuda_fake``): CUDA-array dispatch, CudaSource, launch arguments
+against the kernels' signatures, launch plans and the two-pass reduction, against
+the CPU core. Runs everywhere; the CUDA code itself is tested by the ``gpu`` tests."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import nystrom_kme as nk
+from nystrom_kme import sources
+from nystrom_kme.cuda import program, sums
+
+import cuda_fake
+from cuda_fake import DevArray, dev
+
+FAKE = cuda_fake.make_module()
+RADIAL = [nk.Gaussian(1.3), nk.Laplacian(0.9), nk.Matern(1.1, nu=1.5), nk.Matern(0.8, nu=2.5),
+          nk.InverseMultiquadric(1.7)]
+TOL = {np.float32: 2e-6, np.float64: 1e-12}
+
+
+@pytest.fixture(autouse=True)
+def fake_cupy(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(sys.modules, "cupy", FAKE)
+    return FAKE
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-300))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", RADIAL, ids=lambda k: k.name)
+@pytest.mark.parametrize("k", [1, 5, 8, 9, 33])
+def test_weighted_sums_against_the_core(dtype, kernel, k, rng) -> None:
+    from nystrom_kme import _core
+    X = rng.normal(size=(4200, 3)).astype(dtype)  # 3 row chunks of pass 1
+    L = rng.normal(size=(130, 3)).astype(dtype)   # 2 landmark blocks
+    W = rng.random((4200, k))
+    got = sums.weighted_kernel_sums(dev(L), dev(X), dev(W), kernel)
+    assert isinstance(got, DevArray) and got.shape == (130, k)
+    assert rel(got, _core.kernel_sums(L, X, W, kernel.to_core(), 0)) <= TOL[dtype]
+    assert rel(sums.row_sums(dev(L), dev(X), kernel), _core.kernel_row_sums(L, X, kernel.to_core(), 0)) <= TOL[dtype]
+
+
+def test_total_and_matrix(rng) -> None:
+    from nystrom_kme import _core
+    k = nk.Matern(1.0, nu=2.5)
+    X = rng.normal(size=(300, 4))
+    assert rel(float(sums.total_kernel_sum(dev(X), k)), _core.kernel_row_sums(X, X, k.to_core(), 0).sum()) <= 1e-12
+    K = sums.kernel_matrix(dev(X[:20]), dev(X), k)
+    assert K.shape == (20, 300) and rel(K, _core.kernel_sums(X[:20], X, np.eye(300), k.to_core(), 0)) <= 1e-12
+
+
+def test_argument_checks(rng) -> None:
+    X = dev(rng.normal(size=(50, 3)))
+    with pytest.raises(ValueError, match="same dtype"):
+        sums.weighted_kernel_sums(dev(np.ones((2, 3), np.float32)), X, None, nk.Gaussian(1.0))
+    with pytest.raises(ValueError, match="features"):
+        sums.weighted_kernel_sums(dev(np.ones((2, 4))), X, None, nk.Gaussian(1.0))
+    with pytest.raises(ValueError, match="W must be"):
+        sums.weighted_kernel_sums(dev(np.ones((2, 3))), X, dev(np.ones((49, 2))), nk.Gaussian(1.0))
+    with pytest.raises(ValueError, match="radial"):
+        sums.weighted_kernel_sums(dev(np.ones((2, 3))), X, None, nk.Linear())
+    with pytest.raises(ValueError, match="resolved"):
+        sums.weighted_kernel_sums(dev(np.ones((2, 3))), X, None, nk.Gaussian())
+
+
+def test_modules_hold_one_kernel_and_dtype(rng) -> None:
+    sums.row_sums(dev(np.ones((2, 3), np.float32)), dev(np.ones((5, 3), np.float32)), nk.InverseMultiquadric(1.0))
+    assert program.name_expressions(4, np.float32) in cuda_fake.RawModule.compiled
+
+
+def test_sources_dispatch_and_validate(rng) -> None:
+    src = sources.as_source(dev(rng.normal(size=(10, 2)).astype(np.float32)))
+    assert isinstance(src, sources.CudaSource) and src.dtype == np.float32 and src.n_rows == 10
+    assert type(src.take([3, 1])) is np.ndarray and src.take([3, 1]).shape == (2, 2)
+    assert [(s, type(b)) for s, b in src.chunks()] == [(0, np.ndarray)]
+    assert sources.as_source(dev(np.arange(6).reshape(3, 2))).dtype == np.float64  # ints: float64
+    with pytest.raises(ValueError, match="NaN or inf"):
+        sources.as_source(dev([[1.0, np.nan]]))
+    with pytest.raises(ValueError, match="2-D"):
+        sources.as_source(dev(np.ones(3)))
+    with pytest.raises(ValueError, match="indices"):
+        src.take([10])
+    both = sources.concatenate([src, sources.as_source(dev(np.ones((4, 2))), "Y")])
+    assert isinstance(both, sources.CudaSource) and both.n_rows == 14 and both.dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fit_evaluate_score_match_host(dtype, rng) -> None:
+    X = rng.normal(size=(3000, 4)).astype(dtype)
+    Y = (rng.normal(size=(500, 4)) + 0.5).astype(dtype)
+    w = rng.random(3000)
+    kw = {"kernel": nk.Matern(1.5, nu=1.5), "n_landmarks": 150, "random_state": 3}
+    host = nk.NystromKME(**kw).fit(X, sample_weight=w)
+    gpu = nk.NystromKME(**kw).fit(dev(X), sample_weight=w)
+    np.testing.assert_array_equal(gpu.landmarks_, host.landmarks_)
+    assert rel(gpu.s_sum_, host.s_sum_) <= TOL[dtype]  # the sums; the solve amplifies by cond(K_m)
+    if dtype == np.float64:
+        assert rel(gpu.weights_, host.weights_) <= 1e-9
+    values = gpu(dev(Y))
+    assert isinstance(values, DevArray) and rel(values, host(Y)) <= TOL[dtype] * 10
+    assert rel(gpu.score(dev(Y)), host.score(Y)) <= (1e-5 if dtype == np.float32 else 1e-10)
+    median = nk.NystromKME(n_landmarks=50, random_state=0)
+    assert median.fit(dev(X)).kernel_.bandwidth == nk.NystromKME(n_landmarks=50, random_state=0).fit(X).kernel_.bandwidth
+
+
+def test_mmds_and_tests_match_host(rng) -> None:
+    X = rng.normal(size=(1200, 3))
+    Y = rng.normal(size=(900, 3)) + 0.2
+    kernel = nk.Gaussian(1.0)
+    assert rel(nk.mmd2(dev(X), dev(Y), kernel=kernel, n_landmarks=80, random_state=0),
+               nk.mmd2(X, Y, kernel=kernel, n_landmarks=80, random_state=0)) <= 1e-9
+    for unbiased in (False, True):
+        assert rel(nk.mmd2_exact(dev(X), dev(Y), kernel=kernel, unbiased=unbiased),
+                   nk.mmd2_exact(X, Y, kernel=kernel, unbiased=unbiased)) <= 1e-12
+    a = nk.two_sample_test(dev(X), dev(Y), kernel=kernel, n_landmarks=60, n_permutations=40, random_state=1)
+    b = nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=60, n_permutations=40, random_state=1)
+    assert a.pvalue == b.pvalue and rel(a.null_distribution, b.null_distribution) <= 1e-9
+    assert rel(a.statistic, b.statistic) <= 1e-9
+
+
+def test_split_sums_span_several_label_blocks(rng, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources.CudaSource, "block_rows", 257)
+    X = rng.normal(size=(700, 2))
+    Y = rng.normal(size=(600, 2))
+    a = nk.two_sample_test(dev(X), dev(Y), kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20,
+                           random_state=4)
+    b = nk.two_sample_test(X, Y, kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20, random_state=4)
+    assert a.pvalue == b.pvalue and rel(a.null_distribution, b.null_distribution) <= 1e-9
