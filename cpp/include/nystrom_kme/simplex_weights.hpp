@@ -72,6 +72,27 @@ inline void check_simplex_options(const SimplexOptions& o) {
   }
 }
 
+/// Shared preconditions of simplex_weights and ridge_weights: K square, non-empty,
+/// finite and symmetric (to 1e-10 relative); s finite with one entry per row of K.
+/// @throws std::invalid_argument otherwise
+inline void check_gram_and_target(const Eigen::Ref<const Eigen::MatrixXd>& K,
+                                  const Eigen::Ref<const Eigen::VectorXd>& s) {
+  const Index m = K.rows();
+  if (m == 0 || K.cols() != m) {
+    throw std::invalid_argument("K must be square and non-empty, got " + std::to_string(K.rows()) + " x " +
+                                std::to_string(K.cols()));
+  }
+  if (s.size() != m) {
+    throw std::invalid_argument("s has " + std::to_string(s.size()) + " entries, K has " + std::to_string(m) +
+                                " rows");
+  }
+  if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
+  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
+  if ((K - K.transpose()).cwiseAbs().maxCoeff() > 1e-10 * K.cwiseAbs().maxCoeff()) {
+    throw std::invalid_argument("K is not symmetric");
+  }
+}
+
 /// Cholesky factor of K_FF (lower triangular, stored in the top-left k x k block of a
 /// preallocated m x m matrix) with O(k^2) appends and deletions.
 class GrowingCholesky {
@@ -141,21 +162,9 @@ inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::VectorXd>& s,
                                      const SimplexOptions& options = {}) {
   detail::check_simplex_options(options);
+  detail::check_gram_and_target(K, s);
   const Index m = K.rows();
-  if (m == 0 || K.cols() != m) {
-    throw std::invalid_argument("K must be square and non-empty, got " + std::to_string(K.rows()) + " x " +
-                                std::to_string(K.cols()));
-  }
-  if (s.size() != m) {
-    throw std::invalid_argument("s has " + std::to_string(s.size()) + " entries, K has " + std::to_string(m) +
-                                " rows");
-  }
-  if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
-  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
   const double kmax = K.cwiseAbs().maxCoeff();
-  if ((K - K.transpose()).cwiseAbs().maxCoeff() > 1e-10 * kmax) {
-    throw std::invalid_argument("K is not symmetric");
-  }
   if (K.diagonal().minCoeff() < 0.0) throw std::invalid_argument("K has a negative diagonal entry");
 
   SimplexResult result;
@@ -300,23 +309,11 @@ inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
 ///         (K indefinite beyond round-off)
 inline Eigen::VectorXd ridge_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::VectorXd>& s, double ridge) {
-  const Index m = K.rows();
-  if (m == 0 || K.cols() != m) {
-    throw std::invalid_argument("K must be square and non-empty, got " + std::to_string(K.rows()) + " x " +
-                                std::to_string(K.cols()));
-  }
-  if (s.size() != m) {
-    throw std::invalid_argument("s has " + std::to_string(s.size()) + " entries, K has " + std::to_string(m) +
-                                " rows");
-  }
   if (!(std::isfinite(ridge) && ridge > 0.0)) {
     throw std::invalid_argument("ridge must be a finite number > 0, got " + std::to_string(ridge));
   }
-  if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
-  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
-  if ((K - K.transpose()).cwiseAbs().maxCoeff() > 1e-10 * K.cwiseAbs().maxCoeff()) {
-    throw std::invalid_argument("K is not symmetric");
-  }
+  detail::check_gram_and_target(K, s);
+  const Index m = K.rows();
   Eigen::MatrixXd A = K;
   A.diagonal().array() += ridge;
   Eigen::LLT<Eigen::MatrixXd> llt(A);
