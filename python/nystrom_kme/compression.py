@@ -218,9 +218,10 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
         measure.
     ridge : float, default=0.0
         Tikhonov parameter lambda >= 0 for ``weights="signed"``: w = (K_m + lambda I)^{-1} s,
-        the minimiser of MMD^2(w) + lambda |w|^2 (K_m's diagonal is k(x, x), 1 for the
-        Gaussian kernel, so lambda is relative to it). Larger lambda bounds |w|
-        (|w|_2 <= |s|_2 / lambda) at some cost in MMD. Must be 0 for other weights.
+        the minimiser of MMD^2(w) + lambda ``||w||^2`` (K_m's diagonal is k(x, x), 1 for
+        the Gaussian kernel, so lambda is relative to it). Larger lambda bounds the
+        weights (``||w||_2 <= ||s||_2 / lambda``) at some cost in MMD. Must be 0 for
+        other weights.
     random_state : None, int or numpy Generator
     n_threads : int or None
         The result does not depend on it (bit for bit).
