@@ -210,7 +210,7 @@ def speed(args: argparse.Namespace) -> None:
             print(f"{build:6s} {name:18s} " + (f"median {r['median']:.3f} s {['%.3f' % t for t in r['times']]} "
                   f"peak RSS {r['rss_peak_mb']:.0f} MB (+{r['rss_growth_mb']:.0f})"
                   if "median" in r else r["error"]) + f"  [{load_average()}]", flush=True)
-    lines = ["", f"| sampler | after s | after / uniform | peak RSS MB (growth) |"
+    lines = ["", "| sampler | after s | after / uniform | peak RSS MB (growth) |"
              + (" before s | before / uniform | speed-up |" if args.before else ""),
              "| --- | ---: | ---: | ---: |" + (" ---: | ---: | ---: |" if args.before else "")]
     u = {b: results.get((b, "uniform"), {}).get("median") for b, _ in builds}

@@ -19,7 +19,6 @@ import types
 from typing import Any
 
 import numpy as np
-
 from nystrom_kme.cuda import program
 
 

@@ -10,13 +10,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
-
 import nystrom_kme as nk
+import pytest
+from cuda_nvrtc import compile_to_ptx, find_nvrtc
 from nystrom_kme import sources
 from nystrom_kme.cuda import arrays, cupy_available, is_cuda_array, program
-
-from cuda_nvrtc import compile_to_ptx, find_nvrtc
 
 ROOT = Path(__file__).resolve().parents[2]
 RADIAL = [nk.Gaussian(1.3), nk.Laplacian(0.9), nk.Matern(1.1, nu=1.5), nk.Matern(0.8, nu=2.5),

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import sys
 
+import cuda_fake
 import numpy as np
-import pytest
-
 import nystrom_kme as nk
+import pytest
+from cuda_fake import DevArray, dev
 from nystrom_kme import sources
 from nystrom_kme.cuda import program, sums
-
-import cuda_fake
-from cuda_fake import DevArray, dev
 
 FAKE = cuda_fake.make_module()
 RADIAL = [nk.Gaussian(1.3), nk.Laplacian(0.9), nk.Matern(1.1, nu=1.5), nk.Matern(0.8, nu=2.5),

@@ -13,9 +13,8 @@ import importlib
 import importlib.util
 import pkgutil
 
-import pytest
-
 import nystrom_kme
+import pytest
 
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

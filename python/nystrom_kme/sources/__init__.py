@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from ..cuda.arrays import is_cuda_array
 from .base import RowSource, core_block_rows
 from .chunked import ArrayLikeSource, IterableSource, is_array_like
-from ..cuda.arrays import is_cuda_array
 from .concat import ConcatSource
 from .dask import DaskSource, is_dask_array
 from .dask import concatenate as _concatenate_dask
