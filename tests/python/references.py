@@ -32,3 +32,10 @@ def dense_kernel(name: str, X: np.ndarray, Y: np.ndarray, sigma: float, *, degre
     if name == "polynomial":
         return (dot / sigma**2 + offset) ** degree
     raise ValueError(name)
+
+
+def eval_close(a, b, Y: np.ndarray) -> float:
+    """max |mu_a(y) - mu_b(y)| / max |mu_b(y)| over the rows y of Y: two embeddings
+    compared as functions, by evaluating them (a, b: anything callable on Y)."""
+    fa, fb = np.asarray(a(Y)), np.asarray(b(Y))
+    return float(np.abs(fa - fb).max() / np.abs(fb).max())

@@ -11,17 +11,11 @@ import sys
 import numpy as np
 import nystrom_kme as nk
 import pytest
-from references import dense_kernel
+from references import dense_kernel, eval_close
 
 
 def rkhs_norm(K: np.ndarray, v: np.ndarray) -> float:
     return math.sqrt(max(float(v @ K @ v), 0.0))
-
-
-def _eval_close(a: nk.NystromKME, b: nk.NystromKME, Y: np.ndarray) -> float:
-    """max |mu_a(y) - mu_b(y)| / max |mu_b(y)|: the embeddings as functions."""
-    fa, fb = a(Y), b(Y)
-    return float(np.abs(fa - fb).max() / np.abs(fb).max())
 
 
 @pytest.fixture
@@ -256,7 +250,7 @@ def test_merge_same_landmarks_equals_union(data):
     np.testing.assert_allclose(merged.s_sum_, ref.s_sum_, rtol=1e-14)
     np.testing.assert_allclose(merged.weights_, ref.weights_, rtol=1e-12,
                                atol=1e-12 * np.abs(ref.weights_).max())
-    assert _eval_close(merged, ref, data[:300]) < 1e-12
+    assert eval_close(merged, ref, data[:300]) < 1e-12
     # inputs unchanged; merge then partial_fit continues exactly
     np.testing.assert_array_equal(fits[0].weights_, nk.NystromKME(k, sampler=L).fit(shards[0]).weights_)
     more = data[:5000] + 0.5
@@ -272,7 +266,6 @@ def test_merge_different_landmarks_is_projection(data):
     merged = a.merge(b)
     Lu = np.concatenate([a.landmarks_, b.landmarks_])
     assert merged.landmarks_.shape == (70, 4) and merged.landmark_indices_ is None
-    from references import dense_kernel
 
     Ku = dense_kernel("gaussian", Lu, Lu, 1.5)
     beta = np.concatenate([a.weights_ * 2 / 3, b.weights_ / 3])  # W_a / W = 2/3
@@ -295,7 +288,6 @@ def test_in_memory_fit_unchanged_and_statistics(data):
     np.testing.assert_array_equal(kme.weights_, nk.NystromKME(n_landmarks=80, random_state=2).fit(data).weights_)
     assert kme.weight_sum_ == len(data)
     L = kme.landmarks_
-    from references import dense_kernel
 
     sigma = kme.kernel_.bandwidth
     np.testing.assert_allclose(kme.s_sum_, dense_kernel("gaussian", L, data, sigma).sum(axis=1), rtol=1e-12)
