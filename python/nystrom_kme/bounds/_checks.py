@@ -19,6 +19,21 @@ import numpy as np
 RELIABLE_FRACTION = 0.1
 
 
+def lambda_at_dimension(ev: np.ndarray, target: float, lo: float, hi: float, rtol: float) -> float:
+    """The lambda in [lo, hi] where sum(ev / (ev + lambda)) falls to ``target``, by
+    bisection in log scale (the sum decreases in lambda) until hi / lo < 1 + rtol;
+    returns the upper end. Shared by the spectrum estimate and the decay fit."""
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if np.sum(ev / (ev + mid)) > target:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1.0 + rtol:
+            break
+    return hi
+
+
 def real(value: Any, name: str) -> float:
     """``value`` as a float; a ValueError for bools, non-numbers and nan."""
     is_scalar_array = (isinstance(value, np.ndarray) and value.ndim == 0

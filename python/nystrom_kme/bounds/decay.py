@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import RELIABLE_FRACTION, count, positive
+from ._checks import RELIABLE_FRACTION, count, lambda_at_dimension, positive
 
 __all__ = ["DecayFit", "fit_spectral_decay"]
 
@@ -161,16 +161,7 @@ def fit_spectral_decay(eigenvalues: Any, n_used: int | None = None) -> DecayFit:
     top = float(ev[0])
     target = RELIABLE_FRACTION * s
     if ev.size > target and s > 1:
-        lo, hi = top * 1e-12, top
-        for _ in range(200):
-            mid = math.sqrt(lo * hi)
-            if np.sum(ev / (ev + mid)) > target:
-                lo = mid
-            else:
-                hi = mid
-            if hi / lo < 1.0 + 1e-6:
-                break
-        lam_lo = min(hi, top)
+        lam_lo = min(lambda_at_dimension(ev, target, top * 1e-12, top, 1e-6), top)
     else:
         lam_lo = top * 1e-6
     grid = np.geomspace(lam_lo, top, 40)

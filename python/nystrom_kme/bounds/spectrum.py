@@ -32,7 +32,7 @@ import numpy as np
 
 from .._validation import as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
-from ._checks import RELIABLE_FRACTION, positive
+from ._checks import RELIABLE_FRACTION, lambda_at_dimension, positive
 
 __all__ = [
     "CovarianceSpectrum",
@@ -243,16 +243,7 @@ class CovarianceSpectrum:
         ev = self.eigenvalues[self.eigenvalues > 0]
         if ev.size == 0 or ev.size <= target:
             return 0.0
-        lo, hi = ev[-1] * 1e-6, ev[0] * 1e6
-        for _ in range(200):  # bisection in log scale; N is decreasing in lambda
-            mid = math.sqrt(lo * hi)
-            if np.sum(ev / (ev + mid)) > target:
-                lo = mid
-            else:
-                hi = mid
-            if hi / lo < 1.0 + 1e-9:
-                break
-        return float(hi)
+        return float(lambda_at_dimension(ev, target, ev[-1] * 1e-6, ev[0] * 1e6, 1e-9))
 
 
 _METHODS = ("subsample", "nystrom")
