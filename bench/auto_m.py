@@ -26,20 +26,32 @@ tol = 0.1). Reported per n (median over trials, [min, max] for m):
     python -m bench.auto_m --trials 10 --n 1000 10000
     python -m bench.auto_m --validate 50 --n 1000 10000   # the slow test's check, counted
     python -m bench.auto_m --power 100                      # two-sample power: default m vs "auto"
+    python -m bench.auto_m --real 50 --n 1000 10000         # the same check on real data (below)
+    python -m bench.auto_m --m-vs-n 5                       # chosen m vs n, every data set, + figure
+
+Real data (``--real``, ``--m-vs-n``): the three data sets of bench/figure2.py (geonames
+d = 2, emg d = 8, GloVe d = 50; install ``.[bench]``), with rho the uniform distribution
+on the same N = 10^5 points and the same bandwidth as there. Errors are exact: the
+constant (1/N^2) 1^T K_NN 1 comes from figure2's cache, the cross terms from one n x N
+kernel sum per trial, so ||mu_hat_n - mu|| and ||mu_auto - mu|| are both exact.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 import nystrom_kme as nk
+from nystrom_kme import _core
 from nystrom_kme.datasets import GaussianMixture
 
-from bench.harness import machine, utc_now
+from bench import figure2, figures
+from bench.harness import OUT, machine, utc_now
 
 
 def datasets() -> dict[str, GaussianMixture]:
@@ -82,6 +94,137 @@ def validate(ns: list[int], trials: int) -> None:
               f"| {min(ms)} / {int(statistics.median(ms))} / {max(ms)} |", flush=True)
 
 
+class RealData:
+    """rho = uniform over a real data set's N-point support (bench/figure2.py): draws and
+    exact embedding errors against rho."""
+
+    def __init__(self, name: str, data: np.ndarray, pool: int = 100_000):
+        self.name = name
+        self.Z, self.sigma = figure2.support(data, pool)
+        self.N, self.d = self.Z.shape
+        self.kern = _core.Kernel("gaussian", self.sigma)
+        total = figure2.total_sum(name, self.Z, self.sigma, OUT / "figure2_cache.json")
+        self.mean_k = total / float(self.N) ** 2  # E k(x, x') = ||mu||^2 under rho
+
+    def sample(self, n: int, seed: int) -> np.ndarray:
+        return np.ascontiguousarray(self.Z[np.random.default_rng(seed).integers(0, self.N, size=n)])
+
+    def sigma_stat(self, n: int) -> float:
+        """((E k(x,x) - E k(x,x'))/n)^(1/2), the RMS error of the empirical embedding."""
+        return math.sqrt((1.0 - self.mean_k) / n)
+
+    def errors(self, X: np.ndarray, est: nk.NystromKME) -> tuple[float, float]:
+        """Exact ||mu_hat_n - mu|| and ||mu_est - mu|| (landmarks are rows of X)."""
+        n = len(X)
+        c = np.asarray(_core.kernel_sums(X, self.Z, np.full((self.N, 1), 1.0 / self.N), self.kern, 0))[:, 0]
+        quad = _core.kernel_total_sum(X, X, self.kern, 0) / float(n) ** 2
+        emp = figure2.err_from_parts(self.mean_k, float(c.mean()), quad)
+        w = est.weights_
+        L = np.ascontiguousarray(est.landmarks_, dtype=np.float64)
+        q = float(w @ np.asarray(_core.kernel_sums(L, L, w.reshape(-1, 1), self.kern, 0))[:, 0])
+        return emp, figure2.err_from_parts(self.mean_k, float(w @ c[np.asarray(est.landmark_indices_)]), q)
+
+
+def real_datasets() -> list[RealData]:
+    out = []
+    for name, loader in figure2.LOADERS.items():
+        try:
+            out.append(RealData(name, loader()))
+        except (ImportError, FileNotFoundError) as err:
+            print(f"{name}: skipped ({err}); install {figure2.SOURCES[name]}", flush=True)
+    return out
+
+
+def grid_m(name: str, n: int) -> str:
+    """The smallest m of bench/figure2.py's grid within 10% of the empirical error, from
+    its CSV (same data, rho, bandwidth and n), or '-' if that run is not there."""
+    path = OUT / "figure2.csv"
+    if not path.exists():
+        return "-"
+    with open(path) as fh:
+        rows = [dict(r, m=int(r["m"]), n=int(r["n"]), error=float(r["error"])) for r in csv.DictReader(fh)]
+    rows = [r for r in rows if r["dataset"] == name and r["n"] == n]
+    emp = [r["error"] for r in rows if r["policy"] == "empirical"]
+    if not emp:
+        return "-"
+    return figures.smallest_m_cells(rows, "dataset", name, "uniform", float(np.mean(emp)))[0]
+
+
+def validate_real(ns: list[int], trials: int) -> None:
+    """The slow test's check on real data: in how many trials is the exact error of
+    n_landmarks="auto" within 10% of the empirical embedding's exact error."""
+    print(f"# bench.auto_m --real {trials}, {utc_now()}; {machine()}\n")
+    print("| data (d) | n | trials within 10% | max err/emp | median err/emp | m: min / median / max "
+          "| √n log √n | figure2 grid m | σ̂/σ (median) | converged | search s (median) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for data in real_datasets():
+        for n in ns:
+            r, ms, sig, conv, secs = [], [], [], 0, []
+            for t in range(trials):
+                X = data.sample(n, 2000 + t)
+                t0 = time.perf_counter()
+                est = nk.NystromKME(nk.Gaussian(data.sigma), n_landmarks="auto", random_state=t).fit(X)
+                secs.append(time.perf_counter() - t0)
+                emp, err = data.errors(X, est)
+                rep = est.n_landmarks_report_
+                r.append(err / emp)
+                ms.append(rep.n_landmarks)
+                sig.append(rep.statistical_error.value / data.sigma_stat(n))
+                conv += rep.converged
+            print(f"| {data.name} ({data.d}) | {n} | {sum(x <= 1.1 for x in r)}/{trials} | {max(r):.4f} "
+                  f"| {statistics.median(r):.5f} | {min(ms)} / {int(statistics.median(ms))} / {max(ms)} "
+                  f"| {nk.default_n_landmarks(n)} | {grid_m(data.name, n)} | {statistics.median(sig):.3f} "
+                  f"| {conv}/{trials} | {statistics.median(secs):.2f} |", flush=True)
+
+
+def m_vs_n(trials: int, ns: list[int]) -> None:
+    """The m chosen by n_landmarks="auto" against n for every data set (median and range
+    over trials), next to sqrt(n) log sqrt(n); a table and bench/out/auto_m.png."""
+    print(f"# bench.auto_m --m-vs-n {trials}, {utc_now()}; {machine()}\n")
+    print("m: median [min, max]; 'cap': no trial converged (m = n or max_landmarks)\n")
+    print("| data (d) | " + " | ".join(f"n = {n}" for n in ns) + " |")
+    print("|---|" + "---|" * len(ns))
+    draws: dict[str, tuple] = {}
+    mix = datasets()["mixture (d=10)"]  # mix64 stops at the cap: the GloVe row shows that case
+    draws["mixture (d=10)"] = (lambda n, seed: mix.sample(n, random_state=10_000 + seed), None)
+    for data in real_datasets():
+        draws[f"{data.name} (d={data.d})"] = (data.sample, nk.Gaussian(data.sigma))
+    curves: dict[str, list[list[int]]] = {}
+    capped: dict[str, list[bool]] = {}  # no trial converged: m is the cap, not certified
+    for name, (draw, kernel) in draws.items():
+        curves[name], capped[name] = [], []
+        for n in ns:
+            reps = [nk.NystromKME(kernel if kernel is not None else "gaussian", n_landmarks="auto",
+                                  random_state=t).fit(draw(n, t)).n_landmarks_report_ for t in range(trials)]
+            curves[name].append([r.n_landmarks for r in reps])
+            capped[name].append(not any(r.converged for r in reps))
+        print(f"| {name} | " + " | ".join(f"{int(statistics.median(ms))} [{min(ms)}, {max(ms)}]{' cap' * c}"
+                                          for ms, c in zip(curves[name], capped[name])) + " |", flush=True)
+    plt = figures.pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    for name, rows in curves.items():
+        med = [statistics.median(ms) for ms in rows]
+        lo = [med[i] - min(ms) for i, ms in enumerate(rows)]
+        hi = [max(ms) - med[i] for i, ms in enumerate(rows)]
+        line = ax.errorbar(ns, med, yerr=[lo, hi], marker="o", ms=4, capsize=3, label=name)
+        at_cap = [(n, v) for n, v, c in zip(ns, med, capped[name]) if c]
+        if at_cap:
+            ax.plot(*zip(*at_cap), "o", ms=9, mfc="none", color=line[0].get_color())
+    ax.plot([], [], "o", ms=9, mfc="none", color="0.3", label="not converged (m = n or the cap)")
+    ax.plot(ns, [nk.default_n_landmarks(n) for n in ns], "k:", label=r"$\sqrt{n}\,\log\sqrt{n}$")
+    ax.plot(ns, ns, color="0.6", lw=0.8, label="m = n")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel('m chosen by n_landmarks="auto" (tol = 0.1)')
+    ax.set_title(f"Chosen m vs n: median and range over {trials} trials", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    png, copy = figures.save_figure(fig, "auto_m.png", Path(OUT))
+    print(f"\nFigure: {png} (copy: {copy})")
+
+
 def power(reps: int) -> None:
     """Power of the Nyström permutation test (99 permutations, level 0.05) with the
     default m and with n_landmarks="auto", on N(0, I) vs N(shift e_1, I)."""
@@ -115,7 +258,18 @@ def main() -> None:
     p.add_argument("--power", type=int, default=0,
                    help="instead: this many repetitions of two_sample_test under a mean shift, "
                         "n_landmarks=None vs 'auto' (power, m, time)")
+    p.add_argument("--real", type=int, default=0,
+                   help="instead: --validate's count on the real data sets of bench/figure2.py")
+    p.add_argument("--m-vs-n", type=int, default=0,
+                   help="instead: this many trials of the chosen m at n = 10^3 ... 10^5 for every "
+                        "data set, a table and bench/out/auto_m.png")
     args = p.parse_args()
+    if args.m_vs_n:
+        m_vs_n(args.m_vs_n, [1000, 3000, 10_000, 30_000, 100_000])
+        return
+    if args.real:
+        validate_real(args.n, args.real)
+        return
     if args.power:
         power(args.power)
         return

