@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _core
 from .._validation import n_threads_arg
+from ..bounds.suggest import default_n_landmarks
 from ..kernels import Kernel
 from ._common import (
     check_bool,
@@ -23,6 +24,11 @@ from ._common import (
 from .base import SamplingPolicy
 
 
+#: Largest n_candidates * n for which target_landmarks="auto" computes the exact mean
+#: embedding on the candidates (~0.1 s at d = 10 on 2 cores).
+EXACT_TARGET_EVALUATIONS = 10**8
+
+
 class KernelHerding(SamplingPolicy):
     """Kernel herding (Chen, Welling, Smola 2010) towards the empirical embedding.
 
@@ -30,10 +36,11 @@ class KernelHerding(SamplingPolicy):
     candidates, with ``mu_hat(x) = (1/n) sum_i k(x_i, x)``. Candidates are the rows
     of X (or a random subset of ``n_candidates`` rows).
 
-    Cost: computing ``mu_hat`` on the candidates is **O(n_c n d)** time (O(n^2 d)
-    with all rows: about a second at n = 10^4, d = 10; use ``n_candidates`` or
-    ``target_landmarks`` for larger n), then O(m n_c d) for the herding steps;
-    O(n_c) memory.
+    Cost: the exact ``mu_hat`` on the candidates is O(n_c n d) time (O(n^2 d) with
+    all rows: 14 s at n = 10^5, d = 10), so by default (``target_landmarks="auto"``)
+    it is used only up to n_c n = 10^8 kernel evaluations (n = 10^4 with all rows) and
+    a Nyström target replaces it beyond: O(n p d + p^3 + n_c p d). Then O(m n_c d)
+    for the herding steps; O(n_c + p^2) memory.
 
     Parameters
     ----------
@@ -42,11 +49,15 @@ class KernelHerding(SamplingPolicy):
         span, so by default chosen points are excluded (then m <= n_c).
     n_candidates : int or None, default=None
         None: every row is a candidate.
-    target_landmarks : int or None, default=None
+    target_landmarks : "auto", int or None, default="auto"
         None: the exact target mu_hat. An int p: herd towards the Nyström embedding
         of X on p landmarks drawn uniformly without replacement (paper eq. 5),
         mu_p(x) = sum_j alpha_j k(x, l_j): O(n p d + p^3 + n_c p d) instead of
         O(n_c n d), with the error of Theorem 4.1 in the target (p ~ a few sqrt(n)).
+        "auto": the exact target while n_c n <= 10^8, else p = ceil(sqrt(n) log sqrt(n))
+        (the paper's m, whose embedding is as accurate as mu_hat's rate; it does not
+        depend on m, so herding sets for growing m stay nested). Measured on the
+        mixture at n = 65536, m = 256: the same points as the exact target, 13x faster.
     n_threads : int or None, default=None
 
     Attributes
@@ -71,11 +82,12 @@ class KernelHerding(SamplingPolicy):
     """
 
     def __init__(self, *, allow_repeats: bool = False, n_candidates: int | None = None,
-                 n_threads: int | None = None, target_landmarks: int | None = None) -> None:
+                 n_threads: int | None = None, target_landmarks: int | str | None = "auto") -> None:
         check_bool(allow_repeats, "allow_repeats")
         check_optional_positive_int(n_candidates, "n_candidates")
         check_n_threads(n_threads)
-        check_optional_positive_int(target_landmarks, "target_landmarks")
+        if not (isinstance(target_landmarks, str) and target_landmarks == "auto"):
+            check_optional_positive_int(target_landmarks, "target_landmarks")
         self.allow_repeats = allow_repeats
         self.n_candidates = n_candidates
         self.n_threads = n_threads
@@ -98,10 +110,13 @@ class KernelHerding(SamplingPolicy):
         if not allow_repeats and m > cand.size:
             raise ValueError(f"n_landmarks={m} exceeds the {cand.size} candidates; "
                              "set allow_repeats=True or use more candidates")
-        if self.target_landmarks is None:
+        p = self.target_landmarks
+        if isinstance(p, str):  # "auto"
+            p = None if cand.size * n <= EXACT_TARGET_EVALUATIONS else default_n_landmarks(n)
+        if p is None:
             target = np.asarray(_core.kernel_row_sums(C, X, core_kernel, nt), dtype=np.float64) / n
         else:  # the Nyström embedding of X on p uniform landmarks, evaluated at the candidates
-            p = min(int(self.target_landmarks), n)
+            p = min(int(p), n)
             L = np.ascontiguousarray(X[np.sort(rng.choice(n, size=p, replace=False))])
             s = np.asarray(_core.kernel_row_sums(L, X, core_kernel, nt), dtype=np.float64) / n
             alpha = _core.nystrom_weights(L, s.reshape(-1, 1), core_kernel, "auto", 0.0, 1e-12, nt)[0]

@@ -51,6 +51,34 @@ def test_herding_with_a_nystrom_target(rng):
         S.KernelHerding(target_landmarks=0)
 
 
+def test_herding_auto_target_rule(rng, monkeypatch):
+    """target_landmarks="auto" (the default) is the exact target while n_c * n <= 10^8
+    and the Nyström target on ceil(sqrt(n) log sqrt(n)) landmarks beyond, drawn as an
+    explicit int p would be: the same indices as those two explicit policies, and no
+    n x n row sum (the rows of each row-sum call are recorded)."""
+    rows = []
+    row_sums = nk._core.kernel_row_sums
+    monkeypatch.setattr(nk._core, "kernel_row_sums", lambda A, *a: rows.append(len(A)) or row_sums(A, *a))
+    k = nk.Gaussian(2.0)
+    X = blobs(rng, n=300)
+    assert S.KernelHerding().target_landmarks == "auto"
+    np.testing.assert_array_equal(S.KernelHerding().select_indices(X, k, 12, 3),
+                                  S.KernelHerding(target_landmarks=None).select_indices(X, k, 12, 3))
+    assert rows == [300, 300]
+    X = rng.normal(size=(10_001, 2))  # 10_001^2 > 10^8 candidate-row evaluations
+    p = nk.bounds.default_n_landmarks(len(X))
+    rows.clear()
+    auto = S.KernelHerding().select_indices(X, k, 12, 3)
+    assert rows == [p]
+    np.testing.assert_array_equal(auto, S.KernelHerding(target_landmarks=p).select_indices(X, k, 12, 3))
+    # with fewer candidates the product is small again: exact target
+    np.testing.assert_array_equal(S.KernelHerding(n_candidates=5000).select_indices(X, k, 12, 3),
+                                  S.KernelHerding(n_candidates=5000, target_landmarks=None)
+                                  .select_indices(X, k, 12, 3))
+    with pytest.raises(ValueError, match="target_landmarks"):
+        S.KernelHerding(target_landmarks="exact")
+
+
 def test_cortes_scott_is_farthest_point(rng):
     X = blobs(rng, n=250)
     K = dense_kernel("gaussian", X, X, 1.0)
