@@ -25,11 +25,12 @@ from ._validation import (
 )
 from .embedding import KernelMeanEmbedding, squared_distance
 from .kernels import Kernel, resolve_kernel
+from .landmark_search import AutoLandmarks
 from .nystrom import NystromKME
 from .sources import RowSource, as_source_pair
 
 
-def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | None = None,
+def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | str | AutoLandmarks | None = None,
          sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
          n_threads: int | None = None, chunk_rows: int | None = None) -> float:
     """Squared MMD ||mu_X - mu_Y||^2 between two samples or two fitted embeddings.
@@ -45,7 +46,12 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
     ----------
     X, Y : array-like (n1, d) and (n2, d), sources, or fitted KernelMeanEmbedding
     kernel : Kernel or str, default="gaussian"
-    n_landmarks : int or None
+    n_landmarks : int, None, "auto", "bound" or AutoLandmarks
+        As in :class:`NystromKME`, for each sample. "auto" chooses m per sample by the
+        a-posteriori search (:mod:`nystrom_kme.landmark_search`): each embedding then
+        moves by at most ``tol`` x its own statistical error at the last doubling, so
+        the MMD estimate is within about ``tol`` (sigma_X + sigma_Y) of the MMD between
+        the two empirical embeddings (checked over repetitions in the tests).
     sample_weight_x, sample_weight_y : array-like (n1,), (n2,) or None
         Non-negative per-row weights of each sample.
     random_state : None, int or numpy Generator
