@@ -147,6 +147,40 @@ inline void transpose_blocked(const double* A, Index rows, Index cols, double* o
   }
 }
 
+/// One matrix per thread for a chunk loop (for_each_chunk), kept for a whole call: a
+/// fresh ~1 MB matrix per chunk costs page faults whenever malloc hands it back to the
+/// system, and measured, that undid most of what the in-cache kernel blocks gain.
+class ThreadMatrices {
+ public:
+  explicit ThreadMatrices(int n_threads) : mats_(std::size_t(std::max(1, resolve_threads(n_threads)))) {}
+  /// This thread's matrix, resized to (rows, cols) (reallocated only when that changes).
+  RowMatrixXd& get(Index rows, Index cols) {
+    const std::size_t id = std::size_t(thread_id());  // < resolve_threads: for_each_chunk's team
+    if (id >= mats_.size()) throw std::logic_error("ThreadMatrices: more threads than sized for");
+    RowMatrixXd& a = mats_[id];
+    if (a.rows() != rows || a.cols() != cols) a.resize(rows, cols);
+    return a;
+  }
+
+ private:
+  std::vector<RowMatrixXd> mats_;
+};
+
+/// out (rows x t, row stride t) = K(X[b : b + rows], P) for the t rows of P: the blocked
+/// samplers' kernel block for one chunk of rows, small enough to stay in cache. The
+/// engine is centred on P, so every chunk (and K(P, P) built the same way) gets the same
+/// bits for the same pair; it runs on one thread (the caller's loop is the parallel one).
+/// `scratch` holds K(P, X_chunk), the engine's fast orientation, before the transpose.
+/// @throws std::invalid_argument (kernel_overflow) when a kernel value is not finite
+template <class T>
+void kernel_block_rows(const ConstRowRef<T>& X, Index b, Index rows, const RowMatrix<T>& P,
+                       const Kernel& kernel, double* out, ThreadMatrices& scratch, const char* what) {
+  RowMatrixXd& kt = scratch.get(P.rows(), rows);
+  TileEngine<T>(P, X.middleRows(b, rows), kernel).template run<Mode::matrix>(nullptr, kt, 1);
+  if (!kt.allFinite()) throw kernel_overflow(what, "X");
+  transpose_blocked(kt.data(), P.rows(), rows, out);
+}
+
 /// The inverse of the lower-triangular factor held in the lower triangle of L's leading
 /// r x r block (column-major; the upper triangle is ignored), by substitution on I.
 inline Eigen::MatrixXd lower_inverse(const Eigen::MatrixXd& L, Index r) {
@@ -201,15 +235,20 @@ PivotedCholeskyResult greedy_cholesky_blocked(const ConstRowRef<T>& X, const Ker
   // The panel's residual columns H (n x c, row-major) and factor columns P (n x t,
   // column-major) live in buffers allocated once: fresh n x 128 matrices per panel
   // cost a page fault per 4 kB (GBs over a run at n = 10^5, m = 1000).
-  const Index c_cap = std::min<Index>(n, std::max<Index>(16, std::min<Index>(kGreedyCandidates, 2 * m)));
+  // candidates per panel for `left` pivots to go: twice that, within [16, kGreedyCandidates]
+  const auto panel_candidates = [&](Index left) {
+    return std::min<Index>(n, std::max<Index>(16, std::min<Index>(kGreedyCandidates, 2 * left)));
+  };
+  const Index c_cap = panel_candidates(m);
   std::vector<double> h_buf(static_cast<std::size_t>(n * c_cap)), p_buf(static_cast<std::size_t>(n * c_cap));
+  ThreadMatrices kernel_scratch(nt);
   Index k = 0;
   while (k < m) {
     const auto [top, top_arg] = stats.best();
     if (!(top > threshold)) break;
     check_index(top_arg, n, what);
     // candidates: the c largest residuals above the threshold (smallest index on ties)
-    const Index c_max = std::min<Index>(n, std::max<Index>(16, std::min<Index>(kGreedyCandidates, 2 * (m - k))));
+    const Index c_max = panel_candidates(m - k);
     cand.clear();
     for (Index i = 0; i < n; ++i) {
       if (diag[std::size_t(i)] > threshold) cand.push_back(i);
@@ -235,12 +274,8 @@ PivotedCholeskyResult greedy_cholesky_blocked(const ConstRowRef<T>& X, const Ker
     // H = K(X, C) - F F(C, :)^T, per chunk of rows with its kernel block in cache
     Eigen::Map<RowMatrixXd> H(h_buf.data(), n, c);
     for_each_chunk(n, kSamplingChunk, nt, [&](Index, Index b, Index e) {
-      const Index rows = e - b;
-      RowMatrixXd Kt(c, rows);  // K(C, X_chunk)
-      TileEngine<T>(Xc, X.middleRows(b, rows), kernel).template run<Mode::matrix>(nullptr, Kt, 1);
-      if (!Kt.allFinite()) throw kernel_overflow(what, "X");
-      transpose_blocked(Kt.data(), c, rows, H.data() + b * c);
-      if (k > 0) subtract_abt(F.data() + b * m, m, rows, k, Fc.data(), k, c, H.data() + b * c, c);
+      kernel_block_rows(X, b, e - b, Xc, kernel, H.data() + b * c, kernel_scratch, what);
+      if (k > 0) subtract_abt(F.data() + b * m, m, e - b, k, Fc.data(), k, c, H.data() + b * c, c);
     });
     const Index t_max = std::min(c, m - k);
     // the panel's factor columns, column-major: a pivot's column is H's minus P fs, one
@@ -423,6 +458,7 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
   PivotedCholeskyResult result;
   result.residual_trace.push_back(stats.total());
   RowMatrixXd F(n, m);
+  detail::ThreadMatrices kernel_scratch(nt), h_scratch(nt);
   detail::SplitMix64 gen(seed);
   Index k = 0;  // pivots so far
 
@@ -478,9 +514,8 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
       P.row(a) = X.row(accepted[std::size_t(a)]);
       Fs.row(a) = F.row(accepted[std::size_t(a)]).head(k);
     }
-    RowMatrixXd Hss(t_acc, t_acc);  // K(S, S)
-    detail::TileEngine<T>(P, P, kernel).template run<detail::Mode::matrix>(nullptr, Hss, 1);
-    if (!Hss.allFinite()) throw detail::kernel_overflow(what, "X");
+    RowMatrixXd Hss(t_acc, t_acc);  // K(S, S), as the chunks below compute K(X, S)
+    detail::kernel_block_rows<T>(P, 0, t_acc, P, kernel, Hss.data(), kernel_scratch, what);
     Eigen::MatrixXd Hs = Hss;
     if (k > 0) Hs.noalias() -= Fs * Fs.transpose();
     const Index r = detail::leading_cholesky(Hs, threshold);  // r < t only through round-off
@@ -493,18 +528,13 @@ PivotedCholeskyResult block_rpcholesky(const ConstRowRef<T>& X, const Kernel& ke
     const Eigen::MatrixXd Linv = detail::lower_inverse(Hs, r);
 
     // Per chunk of rows, with its kernel block in cache (an n x t matrix would cost a
-    // page fault per 4 kB and a trip to memory): K(S, X_chunk) from an engine centred
-    // on the pivots, as H(S, :) above (the same bits), transposed; then
+    // page fault per 4 kB and a trip to memory; the same bits as H(S, :) above), then
     // F(chunk, k:k+r) = (H - F(chunk, :k) F(S, :k)^T) L^{-T} as two matrix products.
     std::vector<double> colsq(static_cast<std::size_t>(detail::n_sampling_chunks(n) * r), 0.0);
     detail::for_each_chunk(n, detail::kSamplingChunk, nt, [&](Index c, Index bb, Index e) {
       const Index rows = e - bb;
-      RowMatrixXd Kt(t_acc, rows);  // K(S, X_chunk)
-      detail::TileEngine<T>(P, X.middleRows(bb, rows), kernel)
-          .template run<detail::Mode::matrix>(nullptr, Kt, 1);
-      if (!Kt.allFinite()) throw detail::kernel_overflow(what, "X");
-      RowMatrixXd Hb(rows, t_acc);
-      detail::transpose_blocked(Kt.data(), t_acc, rows, Hb.data());
+      RowMatrixXd& Hb = h_scratch.get(rows, t_acc);
+      detail::kernel_block_rows(X, bb, rows, P, kernel, Hb.data(), kernel_scratch, what);
       if (k > 0) detail::subtract_abt(F.data() + bb * m, m, rows, k, Fs.data(), k, r, Hb.data(), t_acc);
       double* Fb = F.data() + bb * m + k;
       detail::times_lower_inverse_t(Hb.data(), t_acc, rows, Linv, Fb, m);
