@@ -37,7 +37,7 @@ class KernelHerding(SamplingPolicy):
     of X (or a random subset of ``n_candidates`` rows).
 
     Cost: the exact ``mu_hat`` on the candidates is O(n_c n d) time (O(n^2 d) with
-    all rows: 14 s at n = 10^5, d = 10), so by default (``target_landmarks="auto"``)
+    all rows: ~14 s at n = 10^5, d = 10, on 2 busy cores), so by default (``target_landmarks="auto"``)
     it is used only up to n_c n = 10^8 kernel evaluations (n = 10^4 with all rows) and
     a Nyström target replaces it beyond: O(n p d + p^3 + n_c p d). Then O(m n_c d)
     for the herding steps; O(n_c + p^2) memory.
@@ -57,7 +57,8 @@ class KernelHerding(SamplingPolicy):
         "auto": the exact target while n_c n <= 10^8, else p = ceil(sqrt(n) log sqrt(n))
         (the paper's m, whose embedding is as accurate as mu_hat's rate; it does not
         depend on m, so herding sets for growing m stay nested). Measured on the
-        mixture at n = 65536, m = 256: the same points as the exact target, 13x faster.
+        Section 6.1 mixture at n = 65536, m = 256 (``nk.compress``, 2 cores): the same
+        256 points as the exact target, in 0.30 s instead of 2.9 s.
     n_threads : int or None, default=None
 
     Attributes
