@@ -117,14 +117,9 @@ class RealData:
 
     def errors(self, X: np.ndarray, est: nk.NystromKME) -> tuple[float, float]:
         """Exact ||mu_hat_n - mu|| and ||mu_est - mu|| (landmarks are rows of X)."""
-        n = len(X)
-        c = np.asarray(_core.kernel_sums(X, self.Z, np.full((self.N, 1), 1.0 / self.N), self.kern, 0))[:, 0]
-        quad = _core.kernel_total_sum(X, X, self.kern, 0) / float(n) ** 2
-        emp = figure2.err_from_parts(self.mean_k, float(c.mean()), quad)
-        w = est.weights_
-        L = np.ascontiguousarray(est.landmarks_, dtype=np.float64)
-        q = float(w @ np.asarray(_core.kernel_sums(L, L, w.reshape(-1, 1), self.kern, 0))[:, 0])
-        return emp, figure2.err_from_parts(self.mean_k, float(w @ c[np.asarray(est.landmark_indices_)]), q)
+        c = figure2.pool_sums(X, self.Z, self.kern)
+        return (figure2.empirical_error(self.mean_k, X, c, self.kern),
+                figure2.estimator_error(self.mean_k, est, c, self.Z, self.kern))
 
 
 def real_datasets() -> list[RealData]:

@@ -118,6 +118,26 @@ def err_from_parts(t_term: float, cross: float, quad: float) -> float:
     return float(np.sqrt(e2))
 
 
+def pool_sums(X: np.ndarray, Z: np.ndarray, kern) -> np.ndarray:
+    """c_j = (1/N) sum_i k(x_j, z_i): one n x N kernel sum, shared by every estimator on X."""
+    return np.asarray(_core.kernel_sums(X, Z, np.full((len(Z), 1), 1.0 / len(Z)), kern, 0))[:, 0]
+
+
+def empirical_error(t_term: float, X: np.ndarray, c: np.ndarray, kern) -> float:
+    """Exact ||mu_hat_n - mu_rho|| from the pool sums c of X."""
+    return err_from_parts(t_term, float(c.mean()), _core.kernel_total_sum(X, X, kern, 0) / float(len(X)) ** 2)
+
+
+def estimator_error(t_term: float, est: nk.NystromKME, c: np.ndarray, Z: np.ndarray, kern) -> float:
+    """Exact ||mu_est - mu_rho||; the cross term reuses c when the landmarks are rows of X."""
+    w = est.weights_
+    L = np.ascontiguousarray(est.landmarks_, dtype=np.float64)
+    idx = est.landmark_indices_
+    cross = float(w @ (c[np.asarray(idx)] if idx is not None else pool_sums(L, Z, kern)))
+    quad = float(w @ np.asarray(_core.kernel_sums(L, L, w.reshape(-1, 1), kern, 0))[:, 0])
+    return err_from_parts(t_term, cross, quad)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="3 trials, 8-point m grid")
@@ -161,33 +181,22 @@ def main() -> None:
             t_term = total_sum(name, Z, sigma, cache_path) / float(N) ** 2
             info[name] = {"N": N, "d": d, "sigma": sigma, "rows": len(data)}
             t_ds = time.perf_counter()
-            ones_n = np.full((N, 1), 1.0 / N)
             record = functools.partial(table.add, dataset=name, sigma=sigma, N=N, n=n, d=d)
 
             for t in range(trials):
                 trng = np.random.default_rng(1000 + t)
                 X = np.ascontiguousarray(Z[trng.integers(0, N, size=n)])
                 t0 = time.perf_counter()
-                c = np.asarray(_core.kernel_sums(X, Z, ones_n, kern, 0))[:, 0]   # (1/N) sum_i k(x_j, z_i)
-                quad = _core.kernel_total_sum(X, X, kern, 0) / float(n) ** 2
+                c = pool_sums(X, Z, kern)
                 record(policy="empirical", m=n, trial=t, m_used=n,
-                       error=err_from_parts(t_term, float(c.mean()), quad),
-                       time_s=time.perf_counter() - t0)
+                       error=empirical_error(t_term, X, c, kern), time_s=time.perf_counter() - t0)
                 for m in grid:
                     t0 = time.perf_counter()
                     est = nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler="uniform",
                                         random_state=t).fit(X)
                     elapsed = time.perf_counter() - t0
-                    w = est.weights_
-                    L = np.ascontiguousarray(est.landmarks_, dtype=np.float64)
-                    idx = est.landmark_indices_
-                    if idx is not None:
-                        cross = float(w @ c[np.asarray(idx)])
-                    else:
-                        cross = float(w @ np.asarray(_core.kernel_sums(L, Z, ones_n, kern, 0))[:, 0])
-                    q = float(w @ np.asarray(_core.kernel_sums(L, L, w.reshape(-1, 1), kern, 0))[:, 0])
-                    record(policy="uniform", m=m, trial=t, m_used=len(w),
-                           error=err_from_parts(t_term, cross, q), time_s=elapsed)
+                    record(policy="uniform", m=m, trial=t, m_used=len(est.weights_),
+                           error=estimator_error(t_term, est, c, Z, kern), time_s=elapsed)
                 table.flush()
             print(f"  {trials} trials in {time.perf_counter() - t_ds:.0f} s", flush=True)
 
