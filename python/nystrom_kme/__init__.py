@@ -42,6 +42,7 @@ from . import bounds, persistence, sampling, sources
 from ._validation import NotFittedError
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
+from .aggregated import AggregatedTestResult
 from .compression import CompressionResult, compress, compression_mmd
 from .config import set_simd_level, show_config, simd_level
 from .embedding import (
@@ -62,6 +63,7 @@ from .kernels import (
     get_kernel,
     median_distance,
 )
+from .kernel_collection import KernelCollection
 from .landmark_search import AutoLandmarks, LandmarkSearch, StatisticalError, estimate_statistical_error
 from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
 from .nystrom import NystromKME
@@ -86,6 +88,7 @@ from .two_sample import TwoSampleResult, two_sample_test
 __version__: str = _core.__version__
 
 __all__ = [
+    "AggregatedTestResult",
     "AutoLandmarks",
     "LandmarkSearch",
     "StatisticalError",
@@ -100,6 +103,7 @@ __all__ = [
     "GreedyCholeskySampling",
     "InverseMultiquadric",
     "Kernel",
+    "KernelCollection",
     "KernelHerding",
     "KernelMeanEmbedding",
     "Laplacian",

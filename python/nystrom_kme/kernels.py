@@ -113,8 +113,29 @@ class Kernel:
     def _params(self) -> dict[str, Any]:
         return {}
 
-    def _with_bandwidth(self, bandwidth: float) -> Kernel:
+    def with_bandwidth(self, bandwidth: Bandwidth) -> Kernel:
+        """This kernel (same type and parameters) with another bandwidth.
+
+        Examples
+        --------
+        >>> import nystrom_kme as nk
+        >>> nk.Matern(1.0, nu=2.5).with_bandwidth(3.0)
+        Matern(bandwidth=3.0, nu=2.5)
+        """
         return type(self)(bandwidth=bandwidth, **self._params())
+
+    @property
+    def family(self) -> str:
+        """The kernel without its bandwidth: its class, with any other parameters.
+
+        Examples
+        --------
+        >>> import nystrom_kme as nk
+        >>> nk.Gaussian(2.0).family, nk.Matern(nu=0.5).family
+        ('Gaussian', 'Matern(nu=0.5)')
+        """
+        params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({params})" if params else type(self).__name__
 
     @property
     def is_resolved(self) -> bool:
@@ -125,7 +146,7 @@ class Kernel:
         """This kernel with a numeric bandwidth (the median heuristic applied to X)."""
         if self.is_resolved:
             return self
-        return self._with_bandwidth(median_distance(X, random_state=random_state))
+        return self.with_bandwidth(median_distance(X, random_state=random_state))
 
     def to_core(self) -> _core.Kernel:
         """The compiled core's description of this kernel."""

@@ -117,4 +117,32 @@ def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int
     return np.einsum("ib,ib->b", S, alpha)
 
 
-__all__ = ["SplitSpec", "nystrom_statistics", "random_splits", "split_seed"]
+def nystrom_quadratic_forms(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int = 0, *,
+                            t: np.ndarray | None = None) -> tuple[np.ndarray, Any, Any]:
+    """The quadratic forms of the Nyström features Phi = K(., L) (K_m^+)^{1/2} that the
+    aggregated test needs, from S = K(L, Z) W (m, B + 1) and, optionally, t = K(L, Z) 1 (m,):
+    (T_b = s_b^T K_m^+ s_b, (B + 1,); s_b^T K_m^+ t, (B + 1,) or None; t^T K_m^+ t or None),
+    i.e. w_b^T G w_b, w_b^T G 1 and 1^T G 1 for G = Phi Phi^T. One factorisation of K_m.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.permutation import nystrom_quadratic_forms
+    >>> Z = np.random.default_rng(0).normal(size=(6, 2)); k = nk.Gaussian(1.0)
+    >>> W = np.random.default_rng(1).normal(size=(6, 3))
+    >>> T, c, tot = nystrom_quadratic_forms(Z, k(Z) @ W, k, t=k(Z).sum(1))  # L = Z: exact forms
+    >>> bool(np.allclose(T, np.einsum("ib,ij,jb->b", W, k(Z), W)) and np.isclose(tot, k(Z).sum()))
+    True
+    """
+    rhs = S if t is None else np.column_stack([S, t])
+    alpha, _, _ = _core.nystrom_weights(L, np.ascontiguousarray(rhs), kernel.to_core(), "auto", 0.0,
+                                        1e-12, n_threads)
+    columns = S.shape[1]
+    T = np.einsum("ib,ib->b", S, alpha[:, :columns])
+    if t is None:
+        return T, None, None
+    alpha_t = alpha[:, columns]
+    return T, np.einsum("ib,i->b", S, alpha_t), float(np.einsum("i,i->", t, alpha_t))
+
+
+__all__ = ["SplitSpec", "nystrom_quadratic_forms", "nystrom_statistics", "random_splits", "split_seed"]

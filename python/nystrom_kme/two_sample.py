@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_positive_int, check_random_state, n_threads_arg
+from .aggregated import AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
+from .kernel_collection import as_collection
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
 from .permutation import SplitSpec, nystrom_statistics, split_seed
@@ -96,10 +98,12 @@ def _progress(total: int, enabled: bool | None, desc: str):  # pragma: no cover 
     return tqdm(total=total, desc=desc, leave=False)
 
 
-def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
+def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
+                    aggregation: str = "fuse", temperature: float = 1.0,
                     random_state: Any = None, progress: bool | None = None,
-                    n_threads: int | None = None, chunk_rows: int | None = None) -> TwoSampleResult:
+                    n_threads: int | None = None, chunk_rows: int | None = None
+                    ) -> TwoSampleResult | AggregatedTestResult:
     """Permutation test of H0: X and Y come from the same distribution.
 
     ``method="nystrom"`` (Chatalic, Letizia, Schreuder, Rosasco 2025; the statistic
@@ -160,6 +164,21 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", method
     >>> res.pvalue
     0.01
     """
+    collection = as_collection(kernel)
+    if collection is not None:
+        if as_auto_spec(n_landmarks) is not None:
+            raise ValueError("n_landmarks='auto' is for a single kernel; give the aggregated test an "
+                             "integer n_landmarks or None")
+        bar = _progress(1, progress, f"aggregated {method} test")
+        try:
+            return aggregated_test(X, Y, collection, aggregation=aggregation, method=method,
+                                   n_landmarks=n_landmarks, n_permutations=n_permutations,
+                                   temperature=temperature, random_state=random_state,
+                                   progress=None if bar is None else bar.update,
+                                   n_threads=n_threads, chunk_rows=chunk_rows)
+        finally:
+            if bar is not None:
+                bar.close()
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
     if n1 < 2 or n2 < 2:

@@ -204,6 +204,14 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
         return acc.value()
 
+    def split_sums_multi(self, L: np.ndarray, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
+                         progress: Progress | None = None) -> np.ndarray:
+        """K_j(L, X) W for every kernel j of ``kernels`` (radial), (K, m, B + 1): the sums of
+        :meth:`split_sums` for several kernels with the same splits. Here one pass per
+        kernel; sources that can do better compute all kernels in one pass."""
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
+                         for k in kernels])
+
     def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
         """sum_i w_i^2 k(x_i, x_i) (w_i = 1 when ``weights`` is None): the diagonal
         of the unbiased MMD. O(n d)."""

@@ -1,0 +1,92 @@
+"""Kernel collections: the bandwidth grids against MMD-FUSE's rule computed with scipy,
+validation, and the rows read to set the grid."""
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist
+
+import nystrom_kme as nk
+from nystrom_kme.kernel_collection import KernelCollection, bandwidth_grid, pairwise_distances
+
+
+def fuse_grid(distances, n, geometric=False):
+    """MMD-FUSE's compute_bandwidths: zeros replaced by the median, order statistics at
+    floor(0.05 len) and floor(0.95 len), halved and doubled."""
+    d = np.sort(np.where(distances == 0, np.median(distances), distances))
+    lo, hi = d[int(np.floor(len(d) * 0.05))] / 2, d[int(np.floor(len(d) * 0.95))] * 2
+    return np.geomspace(lo, hi, n) if geometric else np.linspace(lo, hi, n)
+
+
+def test_pairwise_distances_match_scipy_also_at_extreme_scales():
+    rng = np.random.default_rng(0)
+    for scale in (1.0, 1e-200, 1e200):
+        X = rng.normal(size=(40, 3)) * scale
+        # scipy squares the raw differences (they underflow at 1e-200): compare in units of scale
+        np.testing.assert_allclose(pairwise_distances(X) / scale, pdist(X / scale), rtol=1e-14)
+    assert pairwise_distances(np.ones((1, 2))).size == 0
+
+
+@pytest.mark.parametrize("grid", ["fuse", "geometric"])
+def test_resolved_bandwidths_follow_the_fuse_rule_on_all_pairs(grid):
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(300, 2))
+    Z[5] = Z[6]  # a duplicate: its zero distance counts as the median
+    kc = KernelCollection(("gaussian", "laplacian"), n_bandwidths=7, grid=grid).resolve(Z, random_state=0)
+    expected = fuse_grid(pdist(Z), 7, geometric=grid == "geometric")
+    assert [type(k).__name__ for k in kc] == ["Gaussian"] * 7 + ["Laplacian"] * 7
+    np.testing.assert_allclose([k.bandwidth for k in kc], np.r_[expected, expected], rtol=1e-12)
+
+
+def test_the_grid_is_set_from_a_random_subset_and_only_those_rows_are_read():
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(5000, 2))
+    taken = []
+
+    class Recording(nk.sources.ArraySource):
+        def take(self, indices):
+            taken.append(np.asarray(indices))
+            return super().take(indices)
+
+    kc = KernelCollection(n_bandwidths=3, subset=400).resolve(Recording(Z), random_state=3)
+    assert len(taken) == 1 and taken[0].size == 400 and np.unique(taken[0]).size == 400
+    expected = fuse_grid(pdist(Z[taken[0]]), 3)
+    np.testing.assert_allclose([k.bandwidth for k in kc][:3], expected, rtol=1e-12)
+
+
+def test_given_kernels_are_kept_and_mixed_with_grids():
+    Z = np.random.default_rng(4).normal(size=(100, 2))
+    kc = KernelCollection([nk.Gaussian(0.5), "laplacian", nk.Matern(nu=2.5)], n_bandwidths=2)
+    assert not kc.is_resolved
+    with pytest.raises(ValueError, match="resolve"):
+        len(kc)
+    r = kc.resolve(Z, random_state=0)
+    assert r.kernels[0] == nk.Gaussian(0.5)
+    assert [k.family for k in r] == ["Gaussian", "Laplacian", "Laplacian", "Matern(nu=2.5)", "Matern(nu=2.5)"]
+    assert r.resolve(Z) is r
+    assert "Matern(nu=2.5) x 2" in r.summary()
+
+
+def test_one_bandwidth_sits_at_the_geometric_middle():
+    d = np.arange(1.0, 101.0)
+    kc = KernelCollection(("gaussian",), n_bandwidths=1).with_distances(d)
+    lo, hi = bandwidth_grid(d, 2)
+    assert kc[0].bandwidth == pytest.approx(np.sqrt(lo * hi))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"kernels": ()}, "at least one"),
+    ({"kernels": ("linear",)}, "radial"),
+    ({"kernels": (nk.Polynomial(),)}, "radial"),
+    ({"kernels": ("nope",)}, "kernel must be"),
+    ({"grid": "log"}, "grid"),
+    ({"n_bandwidths": 0}, "n_bandwidths"),
+    ({"subset": 1}, "subset"),
+])
+def test_bad_collections_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        KernelCollection(**kwargs)
+
+
+def test_a_collection_of_identical_rows_asks_for_numeric_bandwidths():
+    with pytest.raises(ValueError, match="identical"):
+        KernelCollection().resolve(np.ones((50, 2)))
