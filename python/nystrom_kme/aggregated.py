@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _core
 from ._validation import check_positive_int, check_random_state, common_dtype, n_threads_arg
+from ._progress import progress_bar
 from .aggregation import (
     AGGREGATIONS,
     fuse_scores,
@@ -43,8 +44,13 @@ from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms, split_seed
 from .sources import RowSource, as_source_pair, concatenate
 
-#: Rows of the pooled sample per block of the exact method (its sums are (K, rows, B + 1)).
-EXACT_BLOCK_ROWS = 2048
+#: Above this many pooled rows the permutations move bins of rows (see make_binning).
+DEFAULT_MAX_BINS = 4096
+#: Bins hold fewer rows when a sample would otherwise have fewer bins than this.
+MIN_BINS_PER_SAMPLE = 32
+#: Memory for the bin sums of the kernels computed in one pass (larger collections take
+#: several passes).
+BIN_SUMS_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ class AggregatedTestResult:
         m for the Nyström method, None for the exact one.
     n_permutations : int
         B.
+    bin_size : int
+        Rows per bin that the permutations move (1: single rows; see ``max_bins``).
     temperature : float
         The multiplier of FUSE's lambda = sqrt(n (n - 1)).
 
@@ -106,6 +114,7 @@ class AggregatedTestResult:
     kernel_pvalues: np.ndarray = field(repr=False)
     n_landmarks: int | None
     n_permutations: int
+    bin_size: int = 1
     temperature: float = 1.0
 
     @property
@@ -158,14 +167,51 @@ class AggregatedTestResult:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Binning:
+    """How the permutations group the pooled rows: each sample's rows split at random into
+    bins of ``size`` rows (size 1: every row its own bin, no draw), ``n1`` + ``n2`` bins."""
+
+    size: int
+    n1: int
+    n2: int
+    bins: np.ndarray | None  # (n1 + n2 rows,) int64 bin of each pooled row, -1 dropped; None: row i is bin i
+
+    @property
+    def n_bins(self) -> int:
+        return self.n1 + self.n2
+
+    def row_bins(self, n_rows: int) -> np.ndarray:
+        return np.arange(n_rows, dtype=np.int64) if self.bins is None else self.bins
+
+
+def make_binning(n1: int, n2: int, max_bins: int | None, rng: np.random.Generator) -> Binning | None:
+    """Bins of s = ceil((n1 + n2) / max_bins) rows, at least MIN_BINS_PER_SAMPLE per sample;
+    None when single rows are needed but there are more than max_bins of them (the test
+    then streams the label weights of single rows instead)."""
+    N = n1 + n2
+    if max_bins is None or N <= max_bins:
+        return Binning(1, n1, n2, None)
+    size = min(-(-N // max_bins), min(n1, n2) // MIN_BINS_PER_SAMPLE)
+    if size <= 1:
+        return None
+    bins = np.full(N, -1, dtype=np.int64)
+    g1, g2 = n1 // size, n2 // size
+    # row perm[i] of a sample goes to bin i // size; the last n mod size rows of perm are dropped
+    bins[rng.permutation(n1)[:g1 * size]] = np.arange(g1 * size) // size
+    bins[n1 + rng.permutation(n2)[:g2 * size]] = g1 + np.arange(g2 * size) // size
+    return Binning(size, g1, g2, bins)
+
+
 def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: str = "fuse",
                     method: str = "nystrom", n_landmarks: int | None = None, n_permutations: int = 200,
-                    temperature: float = 1.0, random_state: Any = None, progress: Any = None,
-                    n_threads: int | None = None, chunk_rows: int | None = None) -> AggregatedTestResult:
+                    max_bins: int | None = DEFAULT_MAX_BINS, temperature: float = 1.0,
+                    random_state: Any = None, progress: bool | None = None, n_threads: int | None = None,
+                    chunk_rows: int | None = None) -> AggregatedTestResult:
     """The aggregated test of :func:`nystrom_kme.two_sample_test` (called with a kernel
     collection); arguments as documented there. Random draws, in order: the splits'
     seed (so :func:`nystrom_kme.random_splits` replays them), the rows that set the
-    bandwidth grid, the landmarks."""
+    bandwidth grid, the landmarks, the bins (only when they hold several rows)."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
     if method not in ("nystrom", "exact"):
@@ -176,6 +222,10 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
         raise ValueError(f"temperature must be a positive number, got {temperature!r}") from None
     if not (math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    if max_bins is not None:
+        max_bins = check_positive_int(max_bins, "max_bins")
+        if max_bins < 2 * MIN_BINS_PER_SAMPLE:
+            raise ValueError(f"max_bins must be at least {2 * MIN_BINS_PER_SAMPLE}, got {max_bins}")
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
     if n1 < 2 or n2 < 2:
@@ -184,13 +234,14 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     N = n1 + n2
-    spec = SplitSpec(n1, n2, B, split_seed(rng))  # first draw: see random_splits
+    seed = split_seed(rng)  # first draw: see random_splits
     Z = concatenate([sx, sy])
     collection = kernels.resolve(Z, rng)
+    binning = make_binning(n1, n2, max_bins, rng)  # before the landmarks: the same for both methods
     if method == "exact":
         if n_landmarks is not None:
             raise ValueError("n_landmarks applies to method='nystrom' only")
-        T, cross, total, trace, frob, m = *_exact_forms(Z, collection, spec, nt, progress), None
+        m = None
     else:
         m = default_n_landmarks(N) if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
         if m > N:
@@ -198,26 +249,90 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
         if m < 2:
             raise ValueError("the aggregated Nystrom test needs n_landmarks >= 2")
         L = np.ascontiguousarray(Z.take(np.sort(rng.choice(N, size=m, replace=False))))
-        T, cross, total, frob = _nystrom_forms(Z, L, collection, spec, nt, progress, need_cross=n1 != n2)
+    if binning is None and method == "exact":
+        raise ValueError(f"the exact test over single rows of {N} pooled rows exceeds max_bins={max_bins}; "
+                         "raise max_bins or use method='nystrom'")
+    units = (n1, n2) if binning is None else (binning.n1, binning.n2)
+    bar = progress_bar(len(collection), progress, f"aggregated {method} test, kernels")
+    progress = None if bar is None else bar.update
+    spec = SplitSpec(units[0], units[1], B, seed)
+    kept1, kept2 = (n1, n2) if binning is None else (binning.n1 * binning.size, binning.n2 * binning.size)
+    if method == "exact":
+        T, cross, total, trace, frob = _exact_forms(Z, collection, spec, binning, nt, progress)
+    else:
+        need_cross = kept1 != kept2
+        if binning is None or binning.size == 1:
+            T, cross, total, frob = _streamed_nystrom_forms(Z, L, collection, spec, nt, progress, need_cross)
+        else:
+            T, cross, total, frob = _binned_nystrom_forms(Z, L, collection, spec, binning, nt, progress,
+                                                          need_cross)
         trace = None  # the Nystrom diagonal is estimated from the splits (see unbiased_mmd2)
-    U = unbiased_mmd2(T, n1, n2, cross=cross, total=total, trace=trace)
-    scores = fuse_scores(U, frob, n1, n2, temperature)
+    if bar is not None:
+        bar.close()
+    U = unbiased_mmd2(T, kept1, kept2, cross=cross, total=total, trace=trace)
+    scores = fuse_scores(U, frob, kept1, kept2, temperature)
     pvals = marginal_pvalues(U)
     F = log_mean_exp(scores) if aggregation == "fuse" else -pvals.min(axis=0)
     return AggregatedTestResult(
         statistic=float(F[0]), pvalue=permutation_pvalue(F), null_distribution=F[1:].copy(),
         method=method, aggregation=aggregation, kernels=collection, kernel_statistics=U[:, 0].copy(),
         kernel_scores=scores[:, 0].copy(), kernel_pvalues=pvals[:, 0].copy(), n_landmarks=m,
-        n_permutations=B, temperature=temperature)
+        n_permutations=B, bin_size=1 if binning is None else binning.size, temperature=temperature)
 
 
-def _nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec, nt: int,
-                   progress: Any, *, need_cross: bool) -> tuple[np.ndarray, Any, Any, np.ndarray]:
-    """(T, cross, total, Frobenius norms) of the Nystrom approximations of every kernel:
-    one streaming pass for the split sums of all kernels, per-kernel solves on L."""
-    N = spec.n_rows
+def _kernel_groups(kernels: KernelCollection, per_kernel_bytes: int) -> list[list[Kernel]]:
+    """The kernels in consecutive groups whose outputs fit BIN_SUMS_BYTES together."""
+    size = max(1, BIN_SUMS_BYTES // max(per_kernel_bytes, 1))
+    ks = list(kernels)
+    return [ks[i:i + size] for i in range(0, len(ks), size)]
+
+
+def _landmark_frobenius(L: np.ndarray, kernel: Kernel, N: int, nt: int) -> float:
+    """||K_0||_F = sqrt(sum_{i != j} k(z_i, z_j)^2) over the pooled sample, estimated by the
+    mean over distinct landmark pairs (uniform without replacement: unbiased)."""
     m = L.shape[0]
-    S = Z.split_sums_multi(L, collection.kernels, spec, n_threads=nt, progress=progress)
+    Km = _core.kernel_matrix(L, L, kernel.to_core(), nt)
+    off = (float(np.sum(Km * Km)) - float(np.sum(np.diag(Km) ** 2))) / (m * (m - 1))
+    return math.sqrt(max(off, 0.0) * N * (N - 1))
+
+
+def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
+                          binning: Binning, nt: int, progress: Any, need_cross: bool
+                          ) -> tuple[np.ndarray, Any, Any, np.ndarray]:
+    """(T, cross, total, Frobenius norms) of the Nystrom approximations: each kernel's bin
+    sums E = K(L, Z) A in one pass (per group of kernels), the permuted sums S = E W of the
+    bin-level splits W, per-kernel solves on L."""
+    N, m, G = Z.count_rows(), L.shape[0], binning.n_bins
+    W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
+    bins = binning.row_bins(N)
+    K = len(collection)
+    T = np.empty((K, spec.n_columns))
+    cross = np.empty((K, spec.n_columns)) if need_cross else None
+    total = np.empty(K) if need_cross else None
+    frob = np.empty(K)
+    j = 0
+    for group in _kernel_groups(collection, 8 * m * G):
+        E = Z.bin_sums(L, group, bins, G, n_threads=nt)
+        for Ej, kernel in zip(E, group):
+            S = _core.matrix_product(Ej, W, nt)
+            t = np.sum(Ej, axis=1) if need_cross else None  # K(L, Z) 1 over the kept rows
+            forms = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
+            T[j] = forms[0]
+            if need_cross:
+                cross[j], total[j] = forms[1], forms[2]
+            frob[j] = _landmark_frobenius(L, kernel, N, nt)
+            j += 1
+            if progress is not None:
+                progress(1)
+    return T, cross, total, frob
+
+
+def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
+                            nt: int, progress: Any, need_cross: bool) -> tuple[np.ndarray, Any, Any, np.ndarray]:
+    """As _binned_nystrom_forms for single rows: the split sums S = K(L, Z) W streamed
+    with the label weights generated on the fly (nothing of size m x n is stored)."""
+    N = spec.n_rows
+    S = Z.split_sums_multi(L, collection.kernels, spec, n_threads=nt)
     K = len(collection)
     T = np.empty((K, spec.n_columns))
     cross = np.empty((K, spec.n_columns)) if need_cross else None
@@ -232,55 +347,79 @@ def _nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, sp
         T[j] = forms[0]
         if need_cross:
             cross[j], total[j] = forms[1], forms[2]
-        # ||K_0||_F^2 = sum_{i != j} k(z_i, z_j)^2 over the pooled sample, estimated by the
-        # mean over distinct landmark pairs (uniform without replacement: unbiased).
-        Km = _core.kernel_matrix(L, L, kernel.to_core(), nt)
-        off = (float(np.sum(Km * Km)) - float(np.sum(np.diag(Km) ** 2))) / (m * (m - 1))
-        frob[j] = math.sqrt(max(off, 0.0) * N * (N - 1))
+        frob[j] = _landmark_frobenius(L, kernel, N, nt)
+        if progress is not None:
+            progress(1)
     return T, cross, total, frob
 
 
-def _exact_forms(Z: RowSource, collection: KernelCollection, spec: SplitSpec, nt: int,
+def _exact_forms(Z: RowSource, collection: KernelCollection, spec: SplitSpec, binning: Binning, nt: int,
                  progress: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(T, cross, total, trace, Frobenius norms) of every kernel's full matrix on the
-    pooled sample, one block of rows at a time: O(K n^2 (d + B)) time."""
+    """(T, cross, total, trace, Frobenius norms) of every kernel's full matrix on the kept
+    pooled rows, through the bin Gram matrix Q = A^T K A (n_bins x n_bins), one kernel at a
+    time: O(K (n^2 d + n_bins^2 B)) time, O(n_bins^2) memory."""
+    N, G = Z.count_rows(), binning.n_bins
+    bins = binning.row_bins(N)
+    W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)
+    kept = int(np.count_nonzero(bins >= 0))
     K = len(collection)
-    T = np.zeros((K, spec.n_columns))
-    cross = np.zeros((K, spec.n_columns))
-    total_parts: list[list[float]] = [[] for _ in range(K)]
-    square_parts: list[list[float]] = [[] for _ in range(K)]
-    labels = spec.new()
-    for _, chunk in Z.chunks():
-        for start in range(0, chunk.shape[0], EXACT_BLOCK_ROWS):
-            block = np.ascontiguousarray(chunk[start:start + EXACT_BLOCK_ROWS])
-            W = labels.next_weights(block.shape[0])  # the labels of these rows, (rows, B + 1)
-            S = Z.split_sums_multi(block, collection.kernels, spec, n_threads=nt)
-            for j, kernel in enumerate(collection):
-                T[j] += np.einsum("ib,ib->b", W, S[j])
-                acc, _ = Z.kernel_sums(block, kernel, n_threads=nt)
-                t = acc.value()                       # K(block, Z) 1
-                cross[j] += np.einsum("ib,i->b", W, t)
-                total_parts[j].append(math.fsum(t))
-                square_parts[j].append(_square_sum(block, Z, kernel, nt))
-            if progress is not None:
-                progress(block.shape[0])
-    N = spec.n_rows
-    total = np.array([math.fsum(p) for p in total_parts])
-    # radial kernels: k(z, z) = 1, so the diagonal adds N to the trace and to the squares
-    trace = np.full(K, float(N))
-    frob = np.sqrt(np.maximum(np.array([math.fsum(p) for p in square_parts]) - N, 0.0))
+    T = np.empty((K, spec.n_columns))
+    cross = np.empty((K, spec.n_columns))
+    total = np.empty(K)
+    squares = np.empty(K)
+    for j, kernel in enumerate(collection):
+        square = kernel.squared()
+        group = [kernel] if square is None else [kernel, square]
+        Q = np.zeros((G, G))
+        square_sum = 0.0
+        rows = max(1, BIN_SUMS_BYTES // (8 * len(group) * G))
+        for start, chunk in Z.chunks():
+            for s0 in range(0, chunk.shape[0], rows):
+                block = np.ascontiguousarray(chunk[s0:s0 + rows])
+                block_bins = bins[start + s0:start + s0 + block.shape[0]]
+                keep = block_bins >= 0
+                E = Z.bin_sums(block[keep], group, bins, G, n_threads=nt)  # (len(group), rows, G)
+                _add_rows_by_bin(Q, E[0], block_bins[keep])
+                if square is not None:
+                    square_sum += float(np.sum(E[1]))
+        if square is None:
+            square_sum = _square_sum(Z, bins, kernel, nt)
+        QW = _core.matrix_product(Q, W, nt)
+        T[j] = np.einsum("gb,gb->b", W, QW)
+        row_sums = np.sum(Q, axis=1)
+        cross[j] = np.einsum("gb,g->b", W, row_sums)
+        total[j] = float(np.sum(row_sums))
+        squares[j] = square_sum
+        if progress is not None:
+            progress(1)
+    # radial kernels: k(z, z) = 1, so the diagonal adds `kept` to the trace and to the squares
+    trace = np.full(K, float(kept))
+    frob = np.sqrt(np.maximum(squares - kept, 0.0))
     return T, cross, total, trace, frob
 
 
-def _square_sum(block: np.ndarray, Z: RowSource, kernel: Kernel, nt: int) -> float:
-    """sum_{i in block, j} k(b_i, z_j)^2 from dense kernel blocks of at most 512 rows."""
+def _add_rows_by_bin(Q: np.ndarray, E: np.ndarray, row_bins: np.ndarray) -> None:
+    """Q[g] += sum of the rows of E whose bin is g (rows summed in their order)."""
+    order = np.argsort(row_bins, kind="stable")
+    sorted_bins = row_bins[order]
+    starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
+    Q[sorted_bins[starts]] += np.add.reduceat(E[order], starts, axis=0)
+
+
+def _square_sum(Z: RowSource, bins: np.ndarray, kernel: Kernel, nt: int) -> float:
+    """sum_{i, j kept} k(z_i, z_j)^2 from dense kernel blocks of at most 512 rows (kernels
+    whose square is not a kernel of the package)."""
     parts = []
-    for _, chunk in Z.chunks():
-        for start in range(0, block.shape[0], 512):
-            a, b = common_dtype(np.ascontiguousarray(block[start:start + 512]), chunk)
-            Kb = _core.kernel_matrix(a, b, kernel.to_core(), nt)
-            parts.append(float(np.sum(Kb * Kb)))  # pairwise summation: no BLAS, no threads
+    for a_start, a_chunk in Z.chunks():
+        a_keep = bins[a_start:a_start + a_chunk.shape[0]] >= 0
+        A = np.ascontiguousarray(a_chunk[a_keep])
+        for b_start, b_chunk in Z.chunks():
+            b = np.ascontiguousarray(b_chunk[bins[b_start:b_start + b_chunk.shape[0]] >= 0])
+            for s0 in range(0, A.shape[0], 512):
+                a, bb = common_dtype(np.ascontiguousarray(A[s0:s0 + 512]), b)
+                Kb = _core.kernel_matrix(a, bb, kernel.to_core(), nt)
+                parts.append(float(np.sum(Kb * Kb)))  # pairwise summation: no BLAS, no threads
     return math.fsum(parts)
 
 
-__all__ = ["AggregatedTestResult", "aggregated_test"]
+__all__ = ["AggregatedTestResult", "Binning", "aggregated_test", "make_binning"]

@@ -4,14 +4,14 @@ Chatalic, Letizia, Schreuder and Rosasco (2025).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ._validation import check_positive_int, check_random_state, n_threads_arg
-from .aggregated import AggregatedTestResult, aggregated_test
+from ._progress import progress_bar
+from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
 from .kernel_collection import as_collection
 from .kernels import Kernel, resolve_kernel
@@ -86,21 +86,10 @@ class TwoSampleResult:
         save(self, path)
 
 
-def _progress(total: int, enabled: bool | None, desc: str):  # pragma: no cover - cosmetic
-    """A tqdm bar when tqdm is installed and stderr is a terminal (or when forced)."""
-    show = sys.stderr.isatty() if enabled is None else enabled
-    if not show:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, leave=False)
-
-
 def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
-                    aggregation: str = "fuse", temperature: float = 1.0,
+                    aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
+                    temperature: float = 1.0,
                     random_state: Any = None, progress: bool | None = None,
                     n_threads: int | None = None, chunk_rows: int | None = None
                     ) -> TwoSampleResult | AggregatedTestResult:
@@ -169,16 +158,10 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         if as_auto_spec(n_landmarks) is not None:
             raise ValueError("n_landmarks='auto' is for a single kernel; give the aggregated test an "
                              "integer n_landmarks or None")
-        bar = _progress(1, progress, f"aggregated {method} test")
-        try:
-            return aggregated_test(X, Y, collection, aggregation=aggregation, method=method,
-                                   n_landmarks=n_landmarks, n_permutations=n_permutations,
-                                   temperature=temperature, random_state=random_state,
-                                   progress=None if bar is None else bar.update,
-                                   n_threads=n_threads, chunk_rows=chunk_rows)
-        finally:
-            if bar is not None:
-                bar.close()
+        return aggregated_test(X, Y, collection, aggregation=aggregation, method=method,
+                               n_landmarks=n_landmarks, n_permutations=n_permutations, max_bins=max_bins,
+                               temperature=temperature, random_state=random_state, progress=progress,
+                               n_threads=n_threads, chunk_rows=chunk_rows)
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
     if n1 < 2 or n2 < 2:
@@ -203,7 +186,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         idx, L, _, _, _, _ = search_landmarks(Z, k, UniformSampling(replace=False), rng, spec=auto,
                                               sample_weight=None, solver="auto", rcond=0.0, n_threads=nt)
         m = int(idx.size)
-    bar = _progress(n, progress, f"{method} permutation test")
+    bar = progress_bar(n, progress, f"{method} permutation test")
     update = None if bar is None else bar.update
     if method == "exact":
         labels = spec.new()

@@ -16,6 +16,10 @@ def dense_kernel(k, Z):
     r2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
     if isinstance(k, nk.Gaussian):
         return np.exp(-r2 / (2 * k.bandwidth**2))
+    if isinstance(k, nk.Matern) and k.nu == 1.5:
+        r = np.sqrt(3 * r2) / k.bandwidth
+        return (1 + r) * np.exp(-r)
+    assert k.name == "laplacian"
     return np.exp(-np.sqrt(r2) / k.bandwidth)
 
 
@@ -170,3 +174,96 @@ def test_bad_arguments_are_refused(kwargs, match):
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match=match):
         nk.two_sample_test(X, X + 1, kernel=KERNELS, **kwargs)
+
+
+def test_bins_are_equal_random_groups_within_each_sample():
+    from nystrom_kme.aggregated import make_binning
+    rng = np.random.default_rng(0)
+    b = make_binning(1003, 2010, 256, rng)  # 3013 rows -> 12 rows per bin
+    assert b.size == 12 and (b.n1, b.n2) == (1003 // 12, 2010 // 12)
+    counts = np.bincount(b.bins[b.bins >= 0], minlength=b.n_bins)
+    assert (counts == 12).all()
+    assert (b.bins[:1003] < b.n1).all() and (b.bins[1003:][b.bins[1003:] >= 0] >= b.n1).all()
+    assert np.count_nonzero(b.bins[:1003] < 0) == 1003 % 12
+    single = make_binning(100, 100, 256, rng)
+    assert single.size == 1 and single.bins is None
+    # a small sample keeps at least 32 bins; below 64 rows single rows are needed
+    assert make_binning(640, 100_000, 256, rng).size == 20
+    assert make_binning(40, 100_000, 256, rng) is None
+
+
+def dense_binned_reference(X, Y, kernels, B, seed, max_bins, aggregation):
+    """The aggregated test over the kept rows with bin-level splits, densely: the bins are
+    redrawn as the test draws them (split seed, then the bins; the kernels are given)."""
+    from nystrom_kme.aggregated import make_binning
+    n1, n2 = len(X), len(Y)
+    rng = np.random.default_rng(seed)
+    rng.integers(0, 2**63)  # the splits' seed
+    b = make_binning(n1, n2, max_bins, rng)
+    Z = np.concatenate([X, Y])
+    keep = b.bins >= 0
+    unit_labels = nk.random_splits(b.n1, b.n2, B, random_state=seed)  # (n_bins, B + 1)
+    labels = unit_labels[b.bins[keep]]
+    Zk = Z[keep]
+    n = b.n1 * b.size
+    U, M = [], []
+    for k in kernels:
+        K = dense_kernel(k, Zk)
+        u = dense_u_statistics(K, labels)
+        U.append(u)
+        M.append(n * (n - 1) * np.sqrt(n * (n - 1)) * u / np.sqrt(np.sum(K**2) - np.trace(K**2)))
+    U, M = np.array(U), np.array(M)
+    P = np.array([[np.mean(u >= u[j]) for j in range(B + 1)] for u in U])
+    F = logsumexp(M, axis=0, b=1 / len(kernels)) if aggregation == "fuse" else -P.min(axis=0)
+    return F[0], np.mean(F >= F[0]), P[:, 0], b.size
+
+
+@pytest.mark.parametrize("aggregation", ["fuse", "mmdagg"])
+def test_binned_exact_test_equals_a_dense_reference(aggregation):
+    rng = np.random.default_rng(21)
+    X, Y = rng.normal(size=(150, 2)), rng.normal(size=(170, 2)) * 1.2
+    kernels = nk.KernelCollection([nk.Gaussian(0.5), nk.Laplacian(2.0), nk.Matern(1.0, nu=1.5)])
+    res = nk.two_sample_test(X, Y, kernel=kernels, method="exact", aggregation=aggregation, max_bins=64,
+                             n_permutations=39, random_state=3)
+    stat, pvalue, marginal, size = dense_binned_reference(X, Y, kernels, 39, 3, 64, aggregation)
+    assert res.bin_size == size == 4
+    assert res.statistic == pytest.approx(stat, rel=1e-9)
+    assert res.pvalue == pvalue
+    np.testing.assert_array_equal(res.kernel_pvalues, marginal)
+
+
+def test_binned_nystrom_with_every_row_a_landmark_ranks_as_the_binned_exact_test():
+    rng = np.random.default_rng(22)
+    X, Y = rng.normal(size=(130, 2)), rng.normal(size=(140, 2)) + 0.2
+    kw = dict(kernel=KERNELS, aggregation="mmdagg", max_bins=64, n_permutations=39, random_state=5)
+    exact = nk.two_sample_test(X, Y, method="exact", **kw)
+    ny = nk.two_sample_test(X, Y, n_landmarks=270, **kw)
+    assert ny.bin_size == exact.bin_size == 4
+    np.testing.assert_array_equal(ny.kernel_pvalues, exact.kernel_pvalues)
+
+
+def test_level_over_repetitions_with_bins():
+    """As test_level_over_repetitions_nystrom_and_exact, with the permutations moving bins
+    of 4 rows (max_bins = 64 for 240 pooled rows)."""
+    reps, alpha = 200, 0.05
+    limit = stats.binom.ppf(0.99, reps, alpha)
+    kc = nk.KernelCollection(n_bandwidths=4)
+    for method in ("nystrom", "exact"):
+        rejections = 0
+        for r in range(reps):
+            rng = np.random.default_rng(20_000 + r)
+            X, Y = rng.normal(size=(128, 2)), rng.normal(size=(130, 2))
+            res = nk.two_sample_test(X, Y, kernel=kc, method=method, max_bins=64, n_permutations=39,
+                                     random_state=r)
+            assert res.bin_size == 4
+            rejections += res.pvalue <= alpha
+        assert rejections <= limit, (method, rejections)
+
+
+def test_the_exact_test_refuses_single_rows_beyond_max_bins():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="max_bins"):
+        nk.two_sample_test(rng.normal(size=(40, 1)), rng.normal(size=(600, 1)), kernel=KERNELS,
+                           method="exact", max_bins=64)
+    with pytest.raises(ValueError, match="max_bins"):
+        nk.two_sample_test(rng.normal(size=(40, 1)), rng.normal(size=(60, 1)), kernel=KERNELS, max_bins=10)

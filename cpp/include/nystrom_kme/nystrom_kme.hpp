@@ -1,8 +1,10 @@
 // Umbrella header of the nystrom_kme C++ core.
 #pragma once
 
+#include <nystrom_kme/bin_sums.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/matrix_product.hpp>
 #include <nystrom_kme/random_splits.hpp>
 #include <nystrom_kme/sampling.hpp>
 #include <nystrom_kme/simd.hpp>

@@ -212,6 +212,23 @@ class RowSource(abc.ABC):
         return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
                          for k in kernels])
 
+    def bin_sums(self, L: np.ndarray, kernels: Any, bins: np.ndarray, n_bins: int, *, n_threads: int = 0,
+                 progress: Progress | None = None) -> np.ndarray:
+        """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial) and the one-hot matrix A
+        of ``bins`` (one int64 per row, in [-1, n_bins); -1 skips the row): (K, m, n_bins),
+        E_j[r, g] = sum of k_j(l_r, x_i) over the rows i in bin g. One pass, all kernels at once
+        (``_core.kernel_bin_sums`` block by block)."""
+        cores = [k.to_core() for k in kernels]
+        bins = core_array(bins, np.int64)
+        out = np.zeros((len(cores), L.shape[0], n_bins))
+        for start, block in self.chunks():
+            self.check_features(L.shape[1])
+            L2, block2 = common_dtype(L, block)
+            _core.kernel_bin_sums(L2, block2, bins[start:start + block.shape[0]], n_bins, cores, n_threads, out)
+            if progress is not None:
+                progress(block.shape[0])
+        return out
+
     def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
         """sum_i w_i^2 k(x_i, x_i) (w_i = 1 when ``weights`` is None): the diagonal
         of the unbiased MMD. O(n d)."""

@@ -36,6 +36,7 @@ template <class T>
 struct SimdOps {
   void (*tile_sums)(const TileTask<T>&);
   void (*tile_matrix)(const TileTask<T>&, Index qn, double* out, Index ld);
+  void (*tile_bins)(const TileTask<T>&, const BinTask&);
   void (*kernel_rows)(const T* X, Index ld, Index d, const T* p, const Kernel& kernel,
                       Index begin, Index end, double* out);
   void (*paired_rows)(const T* A, Index lda, const T* B, Index ldb, Index n, Index d,

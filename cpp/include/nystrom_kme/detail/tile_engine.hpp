@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -43,7 +44,18 @@ class WeightStream {
 };
 
 /// What the engine does with each block of kernel values.
-enum class Mode { sums, matrix };
+enum class Mode { sums, matrix, bins };
+
+/// Binned sums of several kernels (TileEngine::run_bins): outs[j] (p x n_bins, row-major)
+/// += K_j(A, B) onehot(bins), bins[i] in [0, n_bins) or -1 (row i skipped). The engine's
+/// own kernel sets the packing scale; scales[j] = (its bandwidth / kernel j's)^2.
+struct BinJob {
+  std::vector<Kernel> kernels;
+  std::vector<double> scales;
+  const std::int64_t* bins = nullptr;  // one per row of B
+  Index n_bins = 0;
+  std::vector<double*> outs;
+};
 
 template <class T>
 class TileEngine {
@@ -79,6 +91,13 @@ class TileEngine {
     run_impl<mode>(W, nullptr, out, n_threads);
   }
 
+  /// The binned sums of `job` (Mode::bins); every kernel must be radial, like the engine's.
+  void run_bins(const BinJob& job, int n_threads) const {
+    if (!radial_) throw std::invalid_argument("run_bins: binned sums need a radial packing kernel");
+    RowMatrixXd unused;
+    run_impl<Mode::bins>(nullptr, nullptr, unused, n_threads, &job);
+  }
+
   /// S (p x k) += K(A, B) W with the rows of W taken from `stream` in order.
   void run_streamed(WeightStream& stream, RowMatrixXd& out, int n_threads) const {
     if (stream.columns() < 2 || out.cols() != stream.columns() || out.rows() != A_.rows()) {
@@ -89,7 +108,8 @@ class TileEngine {
 
  private:
   template <Mode mode>
-  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd& out, int n_threads) const {
+  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd& out, int n_threads,
+                const BinJob* bins = nullptr) const {
     const Index p = A_.rows(), q = B_.rows();
     const Index k = mode == Mode::sums ? out.cols() : 0;
     if (p == 0 || q == 0) return;
@@ -97,9 +117,11 @@ class TileEngine {
     // Few rows of very wide data: the tiled path packs kChunk rows of B and
     // kTileRows rows of A per thread, far more memory than such inputs hold.
     const bool wide = double(d_) * double(kChunk) * double(sizeof(T)) > double(kWideBytes);
-    if (wide && (q < kChunk || (p < kTileRows && !stream))) {
-      run_pairwise<mode>(ops, W, stream, out, n_threads);
-      return;
+    if constexpr (mode != Mode::bins) {  // binned sums always take the tiled path
+      if (wide && (q < kChunk || (p < kTileRows && !stream))) {
+        run_pairwise<mode>(ops, W, stream, out, n_threads);
+        return;
+      }
     }
     const Index R = superblock_rows(d_, Index(sizeof(T)), k);
     const Index n_super = (q + R - 1) / R;
@@ -107,7 +129,8 @@ class TileEngine {
     // Each thread gets at least ~0.5 ms of work: a parallel region waits for all
     // its threads, and on a busy machine a woken thread waits for a time slice, so
     // tiny calls are faster on fewer threads (results do not depend on the count).
-    const double work = double(p) * double(q) * double(d_ + 8) * double(std::max<Index>(k, 1));
+    const Index columns = mode == Mode::bins ? Index(bins->kernels.size()) : std::max<Index>(k, 1);
+    const double work = double(p) * double(q) * double(d_ + 8) * double(columns);
     const Index by_work = std::max<Index>(1, Index(work / kMinWorkPerThread));
     const int nt = int(std::min<Index>({Index(resolve_threads(n_threads)), n_tiles, by_work}));
 
@@ -153,7 +176,7 @@ class TileEngine {
           errors.run([&] {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
-            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp);
+            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp, bins);
           });
         }
       }
@@ -269,7 +292,7 @@ class TileEngine {
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
                 const std::vector<double>& wpack, Scratch& s, RowMatrixXd& out,
-                RowMatrixXd& comp) const {
+                RowMatrixXd& comp, const BinJob* bins) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
     pack_tile(r0, rows, s.a, s.anorm);
@@ -292,6 +315,17 @@ class TileEngine {
     task.partial = s.partial.data();
     if constexpr (mode == Mode::matrix) {
       ops.tile_matrix(task, qn, out.data() + r0 * out.cols() + q0, out.cols());
+    } else if constexpr (mode == Mode::bins) {
+      BinTask job;
+      job.kernels = bins->kernels.data();
+      job.scales = bins->scales.data();
+      job.n_kernels = Index(bins->kernels.size());
+      job.bins = bins->bins + q0;
+      job.qn = qn;
+      job.outs = bins->outs.data();
+      job.ld = bins->n_bins;
+      job.row0 = r0;
+      ops.tile_bins(task, job);
     } else {
       std::fill(s.partial.begin(), s.partial.end(), 0.0);
       ops.tile_sums(task);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/types.hpp>
@@ -80,6 +81,19 @@ struct TileTask {
   T* block = nullptr;          // scratch: kTileRows x kChunk
   double* block_f64 = nullptr; // scratch for float with k > 1: kTileRows x kChunk
   double* partial = nullptr;   // output: rows x k sums (accumulated into)
+};
+
+/// The kernels and bins of one tile's binned sums (TileEngine::run_bins): for the tile's
+/// rows r and the superblock's rows i < qn with bins[i] >= 0,
+/// outs[j][(row0 + r) * ld + bins[i]] += k_j(a_r, b_i).
+struct BinTask {
+  const Kernel* kernels = nullptr;  // n_kernels radial kernels
+  const double* scales = nullptr;   // (packing bandwidth / kernel j's bandwidth)^2
+  Index n_kernels = 0;
+  const std::int64_t* bins = nullptr;  // the superblock's bins
+  Index qn = 0;                        // valid rows of the superblock
+  double* const* outs = nullptr;       // one row-major output per kernel
+  Index ld = 0, row0 = 0;
 };
 
 }  // namespace nystrom_kme::detail

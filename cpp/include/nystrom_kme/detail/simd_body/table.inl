@@ -7,8 +7,8 @@ inline constexpr SimdTable kTable = {
     &map_values,
     &split_weights,
     &gemm_acc,
-    {&tile_sums<double>, &tile_matrix<double>, &kernel_rows<double>, &paired_rows<double>,
+    {&tile_sums<double>, &tile_matrix<double>, &tile_bins<double>, &kernel_rows<double>, &paired_rows<double>,
      &all_finite<double>},
-    {&tile_sums<float>, &tile_matrix<float>, &kernel_rows<float>, &paired_rows<float>,
+    {&tile_sums<float>, &tile_matrix<float>, &tile_bins<float>, &kernel_rows<float>, &paired_rows<float>,
      &all_finite<float>},
 };

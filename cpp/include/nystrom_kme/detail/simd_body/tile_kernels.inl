@@ -137,9 +137,11 @@ inline void fused_group_sums(const T* a, const T* anorm, const T* bt, const T* b
 }
 
 /// Kernel values of the tile's rows against kChunk columns, in place in `block`
-/// (row stride kChunk).
+/// (row stride kChunk); with map = false the squared distances (radial kernels) or inner
+/// products they come from.
 template <class T>
-void kernel_block(const TileTask<T>& t, const T* bt, const T* bnorm, Index groups, T* block) {
+void kernel_block(const TileTask<T>& t, const T* bt, const T* bnorm, Index groups, T* block,
+                  bool map = true) {
   using V = vec_t<T>;
   using I = typename Vec<T>::itype;
   constexpr int L = Vec<T>::lanes;
@@ -185,7 +187,7 @@ void kernel_block(const TileTask<T>& t, const T* bt, const T* bnorm, Index group
           }
         }
       }
-      for (int u = 0; u < 4; ++u) store(row + i + u * L, kernel_map<T>(*t.kernel, v[u]));
+      for (int u = 0; u < 4; ++u) store(row + i + u * L, map ? kernel_map<T>(*t.kernel, v[u]) : v[u]);
     }
   }
 }
@@ -270,6 +272,37 @@ void tile_sums(const TileTask<T>& t) {
     kernel_block(t, bt, bnorm, groups, t.block);
     const double* w = t.k == 1 ? t.wpack + c0 : t.wpack + c0 * kWeightPanel;
     reduce_block(t, t.block, groups, w);
+  }
+}
+
+/// One tile against one superblock, for several radial kernels at once: for each kernel j,
+/// outs[j](row0 + r, bins[i]) += k_j(a_r, b_i) over the superblock's rows i < qn with
+/// bins[i] >= 0. The squared distances (in units of the packing bandwidth) are computed
+/// once per chunk; kernel j maps them times scales[j] = (packing bandwidth / its own)^2.
+/// Each output row belongs to this tile: added in the order of the rows of b.
+template <class T>
+void tile_bins(const TileTask<T>& t, const BinTask& job) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
+  const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
+  alignas(64) T values[kChunk];
+  for (Index c = 0; c < t.n_chunks; ++c) {
+    const Index c0 = c * kChunk;
+    kernel_block(t, t.bt + c0 * t.d, t.bnorm + c0, groups, t.block, false);
+    const Index cols = std::min(kChunk, job.qn - c0);
+    const std::int64_t* bins = job.bins + c0;
+    for (Index j = 0; j < job.n_kernels; ++j) {
+      const Kernel& kernel = job.kernels[j];
+      const V scale = splat(T(job.scales[j]));
+      for (Index r = 0; r < t.rows; ++r) {
+        const T* row = t.block + r * kChunk;
+        for (Index i = 0; i < kChunk; i += L) store(values + i, kernel_map<T>(kernel, load(row + i) * scale));
+        double* out = job.outs[j] + (job.row0 + r) * job.ld;
+        for (Index i = 0; i < cols; ++i) {
+          if (bins[i] >= 0) out[bins[i]] += double(values[i]);
+        }
+      }
+    }
   }
 }
 

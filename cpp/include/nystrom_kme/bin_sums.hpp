@@ -1,0 +1,96 @@
+// Binned kernel sums of several radial kernels in one pass: E_j = K_j(L, Z) A for the
+// one-hot bin matrix A of the rows of Z. The aggregated two-sample test sums each
+// sample's rows by random bins once, then permutes bins (random_splits.hpp) instead of
+// rows, so its permutations cost O(m n_bins B) per kernel whatever the number of rows.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/tile_engine.hpp>
+#include <nystrom_kme/kernel_sums.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/types.hpp>
+
+namespace nystrom_kme {
+
+/// outs[j](r, g) += the sum over the rows i of Z with bins[i] = g of k_j(l_r, z_i), for
+/// every kernel j; outs[j] points to a row-major (m, n_bins) float64 matrix. Rows with
+/// bins[i] = -1 are skipped. One streaming pass over Z: each tile's squared distances
+/// are computed once (in units of the largest bandwidth) and every kernel's values come
+/// from them. Chunks of Z may be passed one after the other into the same outputs. Each
+/// output row is summed by one task in the order of the rows of Z: bit-identical for any
+/// thread count. O(m q (d + K)) time; no memory beyond ~1 MiB of packed rows.
+/// @param bins  Z.rows() entries in [-1, n_bins)
+/// @throws std::invalid_argument on dimension mismatch, NaN/inf input, a bin out of range,
+///         no kernel, a kernel that is not radial or a null output; nystrom_kme::Interrupted
+template <class T>
+void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const std::int64_t* bins,
+                         Index n_bins, const std::vector<Kernel>& kernels, const std::vector<double*>& outs,
+                         const SumOptions& options = {}) {
+  if (kernels.empty()) throw std::invalid_argument("kernel_bin_sums: no kernels");
+  if (outs.size() != kernels.size()) {
+    throw std::invalid_argument("kernel_bin_sums: one output per kernel is needed");
+  }
+  for (double* o : outs) {
+    if (!o) throw std::invalid_argument("kernel_bin_sums: null output");
+  }
+  if (n_bins < 1) throw std::invalid_argument("kernel_bin_sums: n_bins must be >= 1");
+  if (L.cols() != Z.cols()) {
+    throw std::invalid_argument("kernel_bin_sums: L has " + std::to_string(L.cols()) +
+                                " features but Z " + std::to_string(Z.cols()));
+  }
+  double widest = 0.0;
+  for (const Kernel& k : kernels) {
+    if (!k.is_radial()) throw std::invalid_argument("kernel_bin_sums: every kernel must be radial");
+    widest = std::max(widest, k.bandwidth());
+  }
+  for (Index i = 0; i < Z.rows(); ++i) {
+    if (bins[i] < -1 || bins[i] >= n_bins) {
+      throw std::invalid_argument("kernel_bin_sums: bins[" + std::to_string(i) + "] = " +
+                                  std::to_string(bins[i]) + " is outside [-1, " +
+                                  std::to_string(n_bins) + ")");
+    }
+  }
+  detail::check_finite(L, "L");
+  detail::check_finite(Z, "Z");
+  // Packed in units of the widest bandwidth: the scaled data stay finite whenever they do
+  // for every kernel, and kernel j's squared distances are the packed ones times a factor
+  // >= 1 (an overflow to inf maps to 0, the kernel's value far away).
+  const Kernel packing = Kernel::gaussian(widest);
+  detail::BinJob job;
+  job.kernels = kernels;
+  job.bins = bins;
+  job.n_bins = n_bins;
+  job.outs = outs;
+  for (const Kernel& k : kernels) {
+    const double ratio = widest / k.bandwidth();
+    job.scales.push_back(ratio * ratio);
+  }
+  detail::TileEngine<T> engine(L, Z, packing);
+  engine.run_bins(job, options.n_threads);
+}
+
+/// The binned sums of add_kernel_bin_sums in new (m, n_bins) matrices, one per kernel.
+/// @throws the same as add_kernel_bin_sums
+template <class T>
+std::vector<RowMatrixXd> kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z,
+                                         const std::int64_t* bins, Index n_bins,
+                                         const std::vector<Kernel>& kernels,
+                                         const SumOptions& options = {}) {
+  std::vector<RowMatrixXd> out;
+  std::vector<double*> outs;
+  out.reserve(kernels.size());
+  for (std::size_t j = 0; j < kernels.size(); ++j) {
+    out.push_back(RowMatrixXd::Zero(L.rows(), std::max<Index>(n_bins, 0)));
+    outs.push_back(out.back().data());
+  }
+  add_kernel_bin_sums<T>(L, Z, bins, n_bins, kernels, outs, options);
+  return out;
+}
+
+}  // namespace nystrom_kme
