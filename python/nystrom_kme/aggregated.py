@@ -157,13 +157,12 @@ class AggregatedTestResult:
             f"{self.n_permutations} permutations.",
         ]
         order = np.lexsort((-self.kernel_scores, self.kernel_pvalues))
-        top = [i for i in order[:3]]
         lead = "Strongest evidence" if reject else "Closest to a difference"
-        parts = [f"{self.kernels[i]!r}: marginal p-value {self.kernel_pvalues[i]:.3g}, "
-                 f"MMD^2 {self.kernel_statistics[i]:.3g}" for i in top]
+        parts = [f"{_label(self.kernels[i])} (marginal p-value {self.kernel_pvalues[i]:.3g}, "
+                 f"MMD^2 {self.kernel_statistics[i]:.3g})" for i in order[:3]]
         lines.append(f"{lead}: " + "; ".join(parts) + ".")
-        lines.append(f"The dominant kernel is {self.dominant_kernel!r}; marginal p-values are not "
-                     "corrected for the collection, the test's p-value is.")
+        lines.append(f"Dominant kernel: {_label(self.dominant_kernel)}. Marginal p-values are not "
+                     "corrected for the collection; the test's p-value is.")
         return "\n".join(lines)
 
 
@@ -201,6 +200,11 @@ def make_binning(n1: int, n2: int, max_bins: int | None, rng: np.random.Generato
     bins[rng.permutation(n1)[:g1 * size]] = np.arange(g1 * size) // size
     bins[n1 + rng.permutation(n2)[:g2 * size]] = g1 + np.arange(g2 * size) // size
     return Binning(size, g1, g2, bins)
+
+
+def _label(kernel: Kernel) -> str:
+    """'Gaussian, bandwidth 0.4968': a kernel in a sentence."""
+    return f"{kernel.family}, bandwidth {float(kernel.bandwidth):.4g}"
 
 
 def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: str = "fuse",

@@ -47,7 +47,13 @@ def pairwise_distances(X: np.ndarray) -> np.ndarray:
     # an exact power-of-two rescaling: the squares neither overflow nor underflow
     scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
     Z = Z / scale
-    parts = [np.sqrt(((Z[i + 1:] - Z[i]) ** 2).sum(axis=1)) for i in range(Z.shape[0] - 1)]
+    k = Z.shape[0]
+    parts = []
+    block = max(1, (1 << 21) // max(k * Z.shape[1], 1))  # rows per block: ~16 MB of differences
+    for i0 in range(0, k - 1, block):
+        i1 = min(k - 1, i0 + block)
+        D = np.sqrt(((Z[i0:i1, None, :] - Z[None, i0 + 1:, :]) ** 2).sum(axis=2))
+        parts.extend(D[r, r:] for r in range(i1 - i0))  # row i0 + r against the rows after it
     return (np.concatenate(parts) if parts else np.empty(0)) * scale
 
 
@@ -71,9 +77,9 @@ def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse")
     if not median > 0:
         raise ValueError("most pooled rows are identical (median distance 0): give the kernels "
                          "numeric bandwidths")
-    d = np.sort(np.where(d == 0, median, d))
-    low = d[int(math.floor(d.size * GRID_QUANTILES[0]))] / 2
-    high = d[int(math.floor(d.size * GRID_QUANTILES[1]))] * 2
+    at = [int(math.floor(d.size * q)) for q in GRID_QUANTILES]  # order statistics, as FUSE's code
+    d = np.partition(np.where(d == 0, median, d), at)
+    low, high = d[at[0]] / 2, d[at[1]] * 2
     if grid == "fuse":
         return np.linspace(low, high, n_bandwidths)
     return np.geomspace(low, high, n_bandwidths)
