@@ -79,9 +79,9 @@ def test_unfitted_and_mismatched_use(rng):
 def test_huge_and_tiny_weights_give_the_same_embedding(rng):
     X = rng.normal(size=(300, 2))
     w = rng.uniform(0.1, 1.0, 300)
-    ref = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, w)
+    ref = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, sample_weight=w)
     for scale in (1e307, 1e-300):  # the sum of 1e307-weights overflows float64
-        got = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, w * scale)
+        got = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, sample_weight=w * scale)
         np.testing.assert_allclose(got.weights_, ref.weights_, rtol=1e-14)
         assert got.norm() == pytest.approx(ref.norm(), rel=1e-13)
 

@@ -123,12 +123,12 @@ def test_solvers_on_rank_deficient_2d_data_differ_negligibly(seed):
 def test_sample_weight_matches_dense(rng):
     X = rng.normal(size=(800, 2))
     w = rng.uniform(0.0, 2.0, size=800)
-    est = nk.NystromKME(nk.Gaussian(0.7), n_landmarks=40, solver="cod", random_state=0).fit(X, w)
+    est = nk.NystromKME(nk.Gaussian(0.7), n_landmarks=40, solver="cod", random_state=0).fit(X, sample_weight=w)
     L = X[est.landmark_indices_]
     s = dense_kernel("gaussian", L, X, 0.7) @ (w / w.sum())
     alpha = np.linalg.pinv(dense_kernel("gaussian", L, L, 0.7), rcond=1e-12) @ s
     np.testing.assert_allclose(est.weights_, alpha, rtol=1e-7, atol=1e-9)
-    emp = nk.EmpiricalKME(nk.Gaussian(0.7)).fit(X, w)
+    emp = nk.EmpiricalKME(nk.Gaussian(0.7)).fit(X, sample_weight=w)
     np.testing.assert_allclose(emp.weights_, w / w.sum())
 
 
@@ -193,9 +193,9 @@ def test_bad_parameters_are_named(rng):
         with pytest.raises(ValueError, match=match):
             nk.NystromKME(**params).fit(X)
     with pytest.raises(ValueError, match="sample_weight"):
-        nk.NystromKME().fit(X, np.ones(3))
+        nk.NystromKME().fit(X, sample_weight=np.ones(3))
     with pytest.raises(ValueError, match="sample_weight"):
-        nk.NystromKME().fit(X, -np.ones(20))
+        nk.NystromKME().fit(X, sample_weight=-np.ones(20))
     with pytest.raises(ValueError, match="median pairwise distance is 0"):
         nk.NystromKME().fit(np.ones((10, 2)))
 
@@ -380,14 +380,14 @@ def test_clear_errors_at_the_edges(rng):
     w = np.zeros(200)
     w[:5] = 1.0
     with pytest.raises(ValueError, match="exceeds the 5 rows with a positive sample_weight"):
-        nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, sampler="uniform-without-replacement").fit(X, w)
+        nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, sampler="uniform-without-replacement").fit(X, sample_weight=w)
     with pytest.raises(ValueError, match="sample_weight contains NaN"):
         est.fit(X, sample_weight=np.full(200, np.nan))
     with pytest.raises(ValueError, match="sample_weight must be an array of numbers"):
         est.fit(X, sample_weight=["a"] * 200)
     with pytest.raises(ValueError, match="rcond must be a number in \\[0, 1\\), got 'x'"):
         nk.NystromKME(rcond="x").fit(X)
-    with pytest.raises(ValueError, match="X must be real-valued, got complex values"):
+    with pytest.raises(ValueError, match="X must be real-valued: Complex data not supported"):
         est.fit(X + 1j)
     with pytest.raises(ValueError, match="random_state must be a non-negative int seed"):
         nk.NystromKME(random_state=-1).fit(X)
