@@ -317,6 +317,12 @@ class LandmarkSearch:
     round_off : float
         The round-off level of the last change (see the module documentation); a
         change at most this is zero to round-off (nan when no change was measured).
+    stop : str
+        Why the search stopped: "tolerance" (change <= tol x sigma), "round-off" (the
+        change is zero to round-off), "exhausted" (a pivoted-Cholesky sampler found no
+        further landmark: the kernel matrix is exhausted to its tolerance), "every row"
+        (sampling without replacement took all n rows: exact), or "max_landmarks"
+        (not converged).
     path : tuple of int
         m at each step, doubling: (m_0, 2 m_0, 4 m_0, ...), the last one possibly capped.
     changes : tuple of float
@@ -348,6 +354,7 @@ class LandmarkSearch:
     seconds: float
     certified: bool
     round_off: float
+    stop: str
 
     def __repr__(self) -> str:
         state = ("" if self.certified else ", NOT certified below m = n (every row a landmark)"
@@ -369,7 +376,6 @@ class LandmarkSearch:
         (40, True, True)
         """
         st = self.statistical_error
-        zero = self.changes and self.approximation_error <= self.round_off
         head = (f"m = {self.n_landmarks}: the embedding changed by {self.approximation_error:.3g} "
                 f"(RKHS norm) between the last two nested landmark sets, "
                 f"{self.ratio:.3g} x the estimated statistical error {st.value:.3g} ± {st.std_error:.2g} "
@@ -378,7 +384,12 @@ class LandmarkSearch:
         if not self.converged:
             return head + (" The search stopped at max_landmarks before meeting the tolerance: "
                            "nothing is certified; raise max_landmarks or tol.")
-        if zero:
+        if self.stop == "every row":
+            body = " The approximation is exact: every row is a landmark."
+        elif self.stop == "exhausted":
+            body = (" The approximation is exact to the sampler's tolerance: it found no further "
+                    "landmark (the kernel matrix is exhausted).")
+        elif self.stop == "round-off":
             body = (f" That change is zero to round-off (at most {self.round_off:.2g}, the round-off "
                     "level of its computation): more landmarks change nothing float64 can see.")
         else:
@@ -504,14 +515,14 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     idx = stream.get(m)
     L, sol, acc = solve(idx)
     path, changes = [int(idx.size)], []
-    nested, converged, delta, round_off = True, False, math.inf, math.nan
+    nested, converged, delta, round_off, stop = True, False, math.inf, math.nan, "max_landmarks"
     while True:
         m_next = min(2 * idx.size, cap)
         if m_next <= idx.size:
             break
         idx_next = stream.get(m_next)
         if idx_next.size <= idx.size:  # a pivoted Cholesky reached the numerical rank
-            converged, delta = True, 0.0
+            converged, delta, stop = True, 0.0, "exhausted"
             break
         L_next, sol_next, acc_next = solve(idx_next)
         is_nested = np.array_equal(idx_next[:idx.size], idx)
@@ -523,12 +534,15 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
         everything = type(policy) is UniformSampling and not policy.replace and idx.size == n
         if delta <= spec.tol * stat.value or delta <= round_off or everything:
             converged = True
+            stop = ("every row" if everything else "tolerance" if delta <= spec.tol * stat.value
+                    else "round-off")
             if everything:
                 delta = 0.0
             break
     if not changes and not converged:  # a single set (the cap at once): no change measured
         exact = type(policy) is UniformSampling and not policy.replace and idx.size == n
         delta, converged = (0.0, True) if exact else (math.inf, False)
+        stop = "every row" if exact else stop
     if stat.value > 0:
         ratio = delta / stat.value
     else:
@@ -541,7 +555,8 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
                             statistical_error=stat, ratio=float(ratio), tol=float(spec.tol),
                             converged=bool(converged), path=tuple(path), changes=tuple(changes),
                             nested=bool(nested), seconds=time.perf_counter() - start,
-                            certified=bool(converged and idx.size < n), round_off=float(round_off))
+                            certified=bool(converged and idx.size < n), round_off=float(round_off),
+                            stop=stop)
     return idx, L, acc, float(total[0]), sol, report
 
 

@@ -115,3 +115,13 @@ def test_refitting_while_other_threads_evaluate_is_safe(rng):
     for t in threads:
         t.join()
     assert not bad and seen == {0, 1}
+
+
+def test_empirical_embedding_with_subnormal_weights(rng):
+    X = rng.normal(size=(400, 2))
+    k = nk.Gaussian(1.0)
+    tiny = nk.EmpiricalKME(k).fit(X, sample_weight=np.full(400, 5e-324))
+    np.testing.assert_array_equal(tiny.weights_, np.full(400, 1 / 400))
+    mixed = np.where(np.arange(400) % 2 == 0, 5e-324, 1.5e-323)   # ratio 1 : 3, subnormal
+    got = nk.EmpiricalKME(k).fit(X, sample_weight=mixed)
+    np.testing.assert_allclose(got.weights_, np.where(np.arange(400) % 2 == 0, 1.0, 3.0) / 800, rtol=1e-15)
