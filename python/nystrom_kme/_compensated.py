@@ -1,9 +1,30 @@
 """Compensated (Neumaier) sums of float64 arrays: the core's own scheme, so that
-sums assembled from several core calls match one call over all rows."""
+sums assembled from several core calls match one call over all rows; and the dot
+product every result path uses instead of BLAS."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+
+def fsum_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """sum_i a_i b_i, the correctly rounded sum (math.fsum) of the rounded products.
+
+    numpy's ``a @ b`` on 1-D float64 arrays calls BLAS, whose threads split the sum
+    and change its last bits with the thread count; this does not call BLAS, so a
+    result is the same for any thread count of any library (and more accurate).
+    O(n), about 0.1 us per element.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._compensated import fsum_dot
+    >>> fsum_dot(np.array([1e16, 1.0, -1e16]), np.ones(3))
+    1.0
+    """
+    return math.fsum(np.multiply(a, b, dtype=np.float64))
 
 
 class CompensatedSum:
@@ -49,4 +70,4 @@ class CompensatedSum:
         return out
 
 
-__all__ = ["CompensatedSum"]
+__all__ = ["CompensatedSum", "fsum_dot"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -16,29 +17,60 @@ def core_array(a: Any, dtype: Any = None) -> np.ndarray:
     return np.require(a, dtype, ("C_CONTIGUOUS", "ALIGNED"))
 
 
+class NonNumericError(ValueError, TypeError):
+    """Data that cannot be read as numbers (e.g. a dict in an object array): a
+    ValueError like every bad input of the package, and a TypeError as numpy and
+    scikit-learn raise for it."""
+
+
+def is_sparse(X: Any) -> bool:
+    """Whether ``X`` is a scipy.sparse matrix or array (checked without importing scipy)."""
+    return type(X).__module__.startswith("scipy.sparse") and hasattr(X, "toarray")
+
+
+def check_not_sparse(X: Any, name: str = "X") -> None:
+    """Refuse scipy.sparse input with a message that says so: every kernel sum reads
+    dense rows, and densifying silently could take n x d memory the user did not plan."""
+    if is_sparse(X):
+        raise ValueError(f"{name} is a scipy.sparse {type(X).__name__}: sparse input is not supported "
+                         f"(the kernel sums read dense rows); pass {name}.toarray() if it fits in memory")
+
+
+def _converted(X: Any, dtype: Any, problem: str) -> np.ndarray:
+    """np.asarray(X, dtype), its failures as errors that start with ``problem``."""
+    try:
+        return np.asarray(X, dtype=dtype)
+    except TypeError as err:
+        raise NonNumericError(f"{problem}: {err}") from None
+    except ValueError as err:
+        raise ValueError(f"{problem}: {err}") from None
+
+
 def as_data_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     """Return ``X`` as a 2-D float32 or float64 array in the core's layout, or raise.
 
     float32 and float64 input keep their dtype (no copy when already C-contiguous);
     anything else (ints, bools, lists, Fortran order, views) is converted once.
+    The messages follow scikit-learn's wording where its estimator checks expect it.
     """
+    check_not_sparse(X, name)
     if isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64):
         arr = core_array(X)  # native byte order: a swapped dtype compares unequal
     else:
-        if np.iscomplexobj(X):
-            raise ValueError(f"{name} must be real-valued, got complex values")
-        try:
-            arr = core_array(np.asarray(X, dtype=np.float64))
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{name} must be a numeric array: {err}") from None
+        problem = f"{name} must be a numeric array"
+        raw = _converted(X, None, problem)  # array-likes that refuse numpy functions convert first
+        if np.iscomplexobj(raw):
+            raise ValueError(f"{name} must be real-valued: Complex data not supported")
+        arr = core_array(_converted(raw, np.float64, problem))
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}"
         )
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} row(s), got shape {arr.shape}")
+        raise ValueError(f"{name} must have at least {min_rows} row(s), got n_samples = "
+                         f"{arr.shape[0]} (shape {arr.shape})")
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one feature, got shape {arr.shape}")
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf")
     return arr
@@ -56,12 +88,11 @@ def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True
         if tuple(sample_weight.shape) != (n,):
             raise ValueError(f"{name} must have shape ({n},), got {tuple(sample_weight.shape)}")
         return sample_weight
-    if np.iscomplexobj(sample_weight):
-        raise ValueError(f"{name} must be real-valued, got complex values")
-    try:
-        w = core_array(np.asarray(sample_weight), np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {type(sample_weight).__name__}") from None
+    problem = f"{name} must be an array of numbers"
+    raw = _converted(sample_weight, None, problem)  # array-likes that refuse numpy functions convert first
+    if np.iscomplexobj(raw):
+        raise ValueError(f"{name} must be real-valued: Complex data not supported")
+    w = core_array(_converted(raw, np.float64, problem))
     if w.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {w.shape}")
     if not np.isfinite(w).all():
@@ -69,14 +100,56 @@ def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True
     if (w < 0).any():
         raise ValueError(f"{name} must be non-negative")
     if normalisable and not (w.size and w.max() > 0):  # non-negative: a positive sum, without overflow
-        raise ValueError(f"{name} must have a positive sum")
+        raise ValueError(f"{name} must have a positive sum (all weights are zero)")
     return w
 
 
+def scale_weights(w: Any) -> tuple[Any, float]:
+    """(w / c, c) with c the power of two for which max(w) / c lies in [1, 2); (w, 1.0)
+    when w is None, all zero or has no finite maximum (the checks where the weights are
+    read report the latter).
+
+    The one place where weights are brought to a safe scale before they are
+    multiplied by kernel values and summed: weights of any size (down to the
+    subnormal 5e-324, up to 1e308) then give the embedding of the same weights
+    times any constant. A power of two divides exactly, so weights already in
+    [1, 2) are unchanged and other scales give the same sums times c, bit for bit,
+    whenever nothing underflows. ``w``: validated weights (numpy, or a dask array,
+    whose maximum is computed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._validation import scale_weights
+    >>> unit, c = scale_weights(np.array([5e-324, 1e-323]))
+    >>> unit.tolist(), c == 2.0 ** -1073
+    ([0.5, 1.0], True)
+    """
+    if w is None:
+        return None, 1.0
+    scale = power_of_two_scale(float(np.max(w)) if isinstance(w, np.ndarray) else float(w.max().compute()))
+    return (w / scale if scale != 1.0 else w), scale
+
+
+def power_of_two_scale(x: float) -> float:
+    """The power of two c with x / c in [1, 2) (c = 2^(e-1) for x = f 2^e, f in
+    [0.5, 1)); 1.0 when x is not a positive finite number.
+
+    Examples
+    --------
+    >>> from nystrom_kme._validation import power_of_two_scale
+    >>> power_of_two_scale(1.5), power_of_two_scale(1000.0), power_of_two_scale(0.0)
+    (1.0, 512.0, 1.0)
+    """
+    if not (math.isfinite(x) and x > 0.0):
+        return 1.0
+    return math.ldexp(0.5, math.frexp(x)[1])
+
+
 def normalised_weights(w: np.ndarray) -> np.ndarray:
-    """w / sum(w), computed as (w / max w) / sum(w / max w): no overflow for weights
-    near 1e308 and no underflow for tiny ones. w: validated, with a positive sum."""
-    scaled = w / w.max()
+    """w / sum(w), computed from :func:`scale_weights`: no overflow for weights near
+    1e308 and no underflow for tiny ones. w: validated, with a positive sum."""
+    scaled = scale_weights(w)[0]
     return core_array(scaled / scaled.sum())
 
 

@@ -12,9 +12,13 @@ sampler of :class:`~nystrom_kme.NystromKME` and weights them one of three ways:
 * ``"uniform"``: 1/m each (a plain subsample).
 
 Here K_m = K(L, L) and s = sum_i a_i k(L, x_i) with a the normalised sample weights
-(1/n). The result reports the exact MMD to the weighted empirical measure P_n:
+(1/n). The result can report the exact MMD to the weighted empirical measure P_n:
 MMD^2 = w^T K_m w - 2 w^T s + a^T K a, the last term streamed by the core in O(n^2 d)
-time and O(1) memory (``compute_mmd=False`` skips it).
+time and O(1) memory. By default (``compute_mmd="auto"``) it is computed only up to
+``EXACT_MMD_MAX_ROWS`` = 20,000 rows (of positive weight), where it costs about as much
+as the compression itself; above, ``mmd`` is None (``compute_mmd=True`` forces it).
+No estimate is offered instead: a subsample of s rows estimates a^T K a with an error
+of order 1/s, larger than the MMD^2 of a good compression unless s is near n.
 """
 
 from __future__ import annotations
@@ -27,14 +31,24 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import as_data_matrix, check_positive_int, check_sample_weight, n_threads_arg
+from ._compensated import fsum_dot
+from ._validation import (
+    as_data_matrix,
+    check_positive_int,
+    check_sample_weight,
+    n_threads_arg,
+    normalised_weights,
+    scale_weights,
+)
 from .kernels import Kernel
 from .nystrom import NystromKME
 from .persistence import persistable, save
 
-__all__ = ["CompressionResult", "compress", "compression_mmd"]
+__all__ = ["EXACT_MMD_MAX_ROWS", "CompressionResult", "compress", "compression_mmd"]
 
 WEIGHTS = ("simplex", "signed", "uniform")
+#: compute_mmd="auto" computes the exact O(n^2 d) MMD up to this many rows of positive weight.
+EXACT_MMD_MAX_ROWS = 20_000
 
 
 @persistable
@@ -52,7 +66,7 @@ class CompressionResult:
         Row indices of the points in X.
     mmd : float or None
         The exact MMD between sum_j w_j delta_{points_j} and the (weighted) empirical
-        measure of X, None when not computed.
+        measure of X, None when not computed (see :attr:`mmd_kind`).
     kernel : Kernel
         The kernel, with its numeric bandwidth.
     method : str
@@ -82,9 +96,16 @@ class CompressionResult:
         """m, the number of points."""
         return int(self.points.shape[0])
 
+    @property
+    def mmd_kind(self) -> str | None:
+        """What ``mmd`` is: ``"exact"`` (computed from every row) or None (not computed:
+        ``compute_mmd=False``, or more than ``EXACT_MMD_MAX_ROWS`` rows with the default
+        ``compute_mmd="auto"``). :func:`compress` returns no estimates."""
+        return None if self.mmd is None else "exact"
+
     def __repr__(self) -> str:
         w = self.weights
-        mmd = "not computed" if self.mmd is None else f"{self.mmd:.4g}"
+        mmd = "not computed" if self.mmd is None else f"{self.mmd:.4g} (exact)"
         ridge = f", ridge={self.ridge:g}" if self.ridge else ""
         return (f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
                 f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
@@ -173,7 +194,7 @@ def compression_mmd(X: Any, points: Any, weights: Any, *, kernel: Kernel, sample
         raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {kernel!r}")
     nt = n_threads_arg(n_threads)
     a = check_sample_weight(sample_weight, X.shape[0])
-    a = None if a is None else a / a.sum()
+    a = None if a is None else normalised_weights(a)
     X, P = (X, P) if X.dtype == P.dtype else (X.astype(np.float64), P.astype(np.float64))
     core = kernel.to_core()
     Km = _core.kernel_matrix(P, P, core, nt)
@@ -185,14 +206,17 @@ def compression_mmd(X: Any, points: Any, weights: Any, *, kernel: Kernel, sample
 
 
 def _mmd(w: np.ndarray, Km: np.ndarray, s: np.ndarray, self_term: float) -> float:
-    mmd2 = math.fsum([float(w @ (Km @ w)), -2.0 * float(w @ s), self_term])
+    """sqrt(w^T K_m w - 2 w^T s + self_term) without BLAS (whose threads change the
+    last bits): row sums of K_m * w (numpy's pairwise sums) and fsum dots."""
+    Kw = (Km * w).sum(axis=1)
+    mmd2 = math.fsum([fsum_dot(w, Kw), -2.0 * fsum_dot(w, s), self_term])
     return math.sqrt(max(mmd2, 0.0))
 
 
 def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sampler: Any = "rpcholesky",
              weights: str = "simplex", ridge: float = 0.0, random_state: Any = None,
              n_threads: int | None = None, sample_weight: Any = None,
-             compute_mmd: bool = True) -> CompressionResult:
+             compute_mmd: bool | str = "auto") -> CompressionResult:
     """Compress a sample to ``n_points`` weighted rows whose kernel mean is close to its own.
 
     Parameters
@@ -227,9 +251,13 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
         The result does not depend on it (bit for bit).
     sample_weight : array-like of shape (n,) or None
         Non-negative row weights: the target is sum_i a_i delta_{x_i}, a = w / sum w.
-    compute_mmd : bool, default=True
-        Compute the exact MMD to the empirical measure (O(n^2 d), streamed); False
-        leaves ``mmd`` None and costs O(n m d + m^3) in all.
+    compute_mmd : {"auto", True, False}, default="auto"
+        True: compute the exact MMD to the empirical measure (O(n^2 d) time, streamed,
+        O(1) memory); False: leave ``mmd`` None, and the whole call costs the
+        sampler's time plus O(n m d + m^3). "auto": exact when at most
+        ``EXACT_MMD_MAX_ROWS`` (20,000) rows have positive weight, where it costs about
+        as much as the compression, else None. ``CompressionResult.mmd_kind`` says
+        which happened.
 
     Returns
     -------
@@ -258,8 +286,8 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
     ridge = _check_ridge(ridge)
     if ridge and weights != "signed":
         raise ValueError(f"ridge applies to weights='signed' only, got ridge={ridge!r} with weights={weights!r}")
-    if not isinstance(compute_mmd, (bool, np.bool_)):
-        raise ValueError(f"compute_mmd must be True or False, got {compute_mmd!r}")
+    if not (isinstance(compute_mmd, (bool, np.bool_)) or (isinstance(compute_mmd, str) and compute_mmd == "auto")):
+        raise ValueError(f"compute_mmd must be 'auto', True or False, got {compute_mmd!r}")
     X = as_data_matrix(X)
     n = X.shape[0]
     m = check_positive_int(n_points, "n_points")
@@ -271,8 +299,10 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
     if isinstance(sampler, str) and sampler == "kernel-thinning":
         from .sampling.thinning import KernelThinning
         sampler = KernelThinning()
+    # Weights of a safe scale (only their ratios matter): s_sum_ / weight_sum_ is then exact.
+    a = scale_weights(a)[0]
     est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state,
-                     n_threads=n_threads).fit(X, a)
+                     n_threads=n_threads).fit(X, sample_weight=a)
     L, kern = est.landmarks_, est.kernel_
     indices = est.landmark_indices_
     core = kern.to_core()
@@ -289,8 +319,9 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
         w = _core.simplex_weights(Km, s)["weights"]
     w = np.ascontiguousarray(w, dtype=np.float64)
     mmd = None
-    if compute_mmd:
-        an = None if a is None else a / a.sum()
+    rows = n if a is None else int(np.count_nonzero(a))
+    if (rows <= EXACT_MMD_MAX_ROWS) if isinstance(compute_mmd, str) else bool(compute_mmd):
+        an = None if a is None else normalised_weights(a)
         mmd = _mmd(w, Km, s, _self_term(X, an, core, nt))
     return CompressionResult(points=L, weights=w, indices=np.asarray(indices, dtype=np.int64), mmd=mmd,
                              kernel=kern, method=f"{sampler_name}/{weights}", ridge=ridge)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._compensated import fsum_dot
 from ._estimator import ParamsMixin
 from ._validation import (
     as_data_matrix,
@@ -149,7 +150,7 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
         Za, wa, Zb, wb = Zb, wb, Za, wa
     Za, Zb = common_dtype(Za, Zb)
     s = _core.kernel_sums(Za, Zb, wb.reshape(-1, 1), ka.to_core(), n_threads_arg(n_threads))
-    return float(wa @ s[:, 0])
+    return fsum_dot(wa, s[:, 0])
 
 
 def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *,
@@ -217,8 +218,22 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def fit(self, X: Any, sample_weight: Any = None) -> EmpiricalKME:
-        """Store X (n, d), in memory, and the weights 1/n (or ``sample_weight`` normalised)."""
+    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> EmpiricalKME:
+        """Store X (n, d), in memory, and the weights 1/n (or ``sample_weight`` normalised).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Dense rows (scipy.sparse input is refused).
+        y : ignored
+            Not used (unsupervised); accepted for scikit-learn pipelines.
+        sample_weight : array-like of shape (n_samples,), optional, keyword only
+            Non-negative weights of any scale (only their ratios matter).
+
+        Returns
+        -------
+        self
+        """
         X = as_data_matrix(X, "X")
         n = X.shape[0]
         n_threads_arg(self.n_threads)

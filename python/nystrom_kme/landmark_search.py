@@ -27,7 +27,12 @@ chosen on the data, with two measured numbers:
   computed from their weights and the kernel matrix of S_{k+1} (O(m^2 d)).
 
 The search stops at the first k with delta_k <= tol * sigma and returns mu_{k+1},
-the embedding on the larger set.
+the embedding on the larger set. It also stops when delta_k is zero to round-off:
+at most the round-off level of its own computation, (ROUNDOFF_FACTOR eps
+|d|^T K |d|)^(1/2) for the weight difference d of the two embeddings (every kernel
+of the package is non-negative), about 6e-8 |||d|||_K; more landmarks then
+change nothing that float64 can see. That is what happens when sigma = 0 (the
+kernel is constant on the data, e.g. constant rows), where the first step stops.
 
 What is certified, and what is not. mu_k = P_k mu_hat_n is the orthogonal
 projection of the empirical embedding onto span phi(S_k), and the spans are nested,
@@ -51,7 +56,8 @@ statistical error near its RMS sigma (and, the two errors being nearly
 orthogonal, typically within sqrt(1 + tol^2)). sigma is an estimate with the
 reported standard error. Nothing is claimed when the search stops at
 ``max_landmarks`` without meeting the tolerance (``converged=False``, with a
-warning).
+warning), and nothing smaller than the data is certified when it meets it only at
+m = n (``certified=False``: the embedding then has as many landmarks as rows).
 
 The largest m tried is ``max_landmarks`` (default min(n, max(8192,
 2 ceil(sqrt(n) log sqrt(n))))); m_0 defaults to ceil(sqrt(n)) (at least 8).
@@ -87,7 +93,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._compensated import CompensatedSum
+from ._compensated import CompensatedSum, fsum_dot
 from ._validation import check_random_state, common_dtype, normalised_weights
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
@@ -100,6 +106,10 @@ MAX_FACTOR = 2
 MAX_FLOOR = 8192
 #: Default subsample size of the statistical-error estimate.
 STAT_SAMPLES = 2000
+#: A change delta with delta^2 <= ROUNDOFF_FACTOR eps |d|^T K |d| is zero to round-off:
+#: kernel values (a few ulp), the core's compensated sums and the fsum dot each err
+#: by about eps relative to |d|^T K |d|; 16 leaves a margin.
+ROUNDOFF_FACTOR = 16.0
 
 
 @dataclass(frozen=True)
@@ -292,11 +302,27 @@ class LandmarkSearch:
     statistical_error : StatisticalError
         sigma, the RMS error of the empirical embedding, with its standard error.
     ratio : float
-        approximation_error / statistical_error.value.
+        approximation_error / statistical_error.value (when sigma = 0: 0 for a change
+        that is zero to round-off, else inf).
     tol : float
         The stopping tolerance on ``ratio``.
     converged : bool
-        ratio <= tol (or every row became a landmark); False when ``max_landmarks`` stopped the search.
+        ratio <= tol, a change zero to round-off, or every row became a landmark;
+        False when ``max_landmarks`` stopped the search.
+    certified : bool
+        Converged with fewer landmarks than rows (m < n): the search certifies that
+        m landmarks suffice. False when it did not converge, or converged only at
+        m = n (nothing smaller met the tolerance: the Nyström embedding is then no
+        cheaper than the empirical one).
+    round_off : float
+        The round-off level of the last change (see the module documentation); a
+        change at most this is zero to round-off (nan when no change was measured).
+    stop : str
+        Why the search stopped: "tolerance" (change <= tol x sigma), "round-off" (the
+        change is zero to round-off), "exhausted" (a pivoted-Cholesky sampler found no
+        further landmark: the kernel matrix is exhausted to its tolerance), "every row"
+        (sampling without replacement took all n rows: exact), or "max_landmarks"
+        (not converged).
     path : tuple of int
         m at each step, doubling: (m_0, 2 m_0, 4 m_0, ...), the last one possibly capped.
     changes : tuple of float
@@ -326,16 +352,29 @@ class LandmarkSearch:
     changes: tuple[float, ...]
     nested: bool
     seconds: float
+    certified: bool
+    round_off: float
+    stop: str
 
     def __repr__(self) -> str:
-        state = "" if self.converged else ", NOT converged (max_landmarks reached)"
+        state = ("" if self.certified else ", NOT certified below m = n (every row a landmark)"
+                 if self.converged else ", NOT converged (max_landmarks reached)")
         return (f"LandmarkSearch(m={self.n_landmarks}, approximation {self.approximation_error:.3g} "
                 f"<= {self.ratio:.3g} x statistical error {self.statistical_error.value:.3g} "
                 f"(± {self.statistical_error.std_error:.2g}), tol={self.tol:g}, "
                 f"path={list(self.path)}, {self.seconds:.3g} s{state})")
 
     def explain(self) -> str:
-        """A paragraph a user can quote."""
+        """A paragraph a user can quote (also ``str(report)``; the CLI prints it).
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> X = np.ones((400, 2))                      # constant rows: sigma = 0
+        >>> rep = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto").fit(X).n_landmarks_report_
+        >>> rep.n_landmarks, rep.certified, "zero to round-off" in rep.explain()
+        (40, True, True)
+        """
         st = self.statistical_error
         head = (f"m = {self.n_landmarks}: the embedding changed by {self.approximation_error:.3g} "
                 f"(RKHS norm) between the last two nested landmark sets, "
@@ -344,11 +383,28 @@ class LandmarkSearch:
                 f"tolerance {self.tol:g}.")
         if not self.converged:
             return head + (" The search stopped at max_landmarks before meeting the tolerance: "
-                           "raise max_landmarks or tol.")
-        return head + (" Approximation <= "
-                       f"{self.ratio:.2g} x statistical error, provided doubling the landmarks "
-                       "at least halves the squared approximation error (changes along the path: "
-                       + ", ".join(f"{c:.3g}" for c in self.changes) + ").")
+                           "nothing is certified; raise max_landmarks or tol.")
+        if self.stop == "every row":
+            body = " The approximation is exact: every row is a landmark."
+        elif self.stop == "exhausted":
+            body = (" The approximation is exact to the sampler's tolerance: it found no further "
+                    "landmark (the kernel matrix is exhausted).")
+        elif self.stop == "round-off":
+            body = (f" That change is zero to round-off (at most {self.round_off:.2g}, the round-off "
+                    "level of its computation): more landmarks change nothing float64 can see.")
+        else:
+            body = (" Approximation <= "
+                    f"{self.ratio:.2g} x statistical error, provided doubling the landmarks "
+                    "at least halves the squared approximation error (changes along the path: "
+                    + ", ".join(f"{c:.3g}" for c in self.changes) + ").")
+        if not self.certified:
+            body += (f" NOT certified below m = n: no landmark set smaller than the {self.n_landmarks} rows "
+                     "met the tolerance, so this Nyström embedding is no cheaper than the empirical "
+                     "one (EmpiricalKME); a larger tol would allow fewer landmarks.")
+        return head + body
+
+    def __str__(self) -> str:
+        return self.explain()
 
 
 class _IndexStream:
@@ -459,32 +515,38 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     idx = stream.get(m)
     L, sol, acc = solve(idx)
     path, changes = [int(idx.size)], []
-    nested, converged, delta = True, False, math.inf
+    nested, converged, delta, round_off, stop = True, False, math.inf, math.nan, "max_landmarks"
     while True:
         m_next = min(2 * idx.size, cap)
         if m_next <= idx.size:
             break
         idx_next = stream.get(m_next)
         if idx_next.size <= idx.size:  # a pivoted Cholesky reached the numerical rank
-            converged, delta = True, 0.0
+            converged, delta, stop = True, 0.0, "exhausted"
             break
         L_next, sol_next, acc_next = solve(idx_next)
         is_nested = np.array_equal(idx_next[:idx.size], idx)
         nested = nested and is_nested
-        delta = _change(L, sol[0][:, 0], L_next, sol_next[0][:, 0], is_nested, core, n_threads)
+        delta, round_off = _change(L, sol[0][:, 0], L_next, sol_next[0][:, 0], is_nested, core, n_threads)
         path.append(int(idx_next.size))
         changes.append(delta)
         idx, L, sol, acc = idx_next, L_next, sol_next, acc_next
         everything = type(policy) is UniformSampling and not policy.replace and idx.size == n
-        if delta <= spec.tol * stat.value or everything:
+        if delta <= spec.tol * stat.value or delta <= round_off or everything:
             converged = True
+            stop = ("every row" if everything else "tolerance" if delta <= spec.tol * stat.value
+                    else "round-off")
             if everything:
                 delta = 0.0
             break
     if not changes and not converged:  # a single set (the cap at once): no change measured
         exact = type(policy) is UniformSampling and not policy.replace and idx.size == n
         delta, converged = (0.0, True) if exact else (math.inf, False)
-    ratio = delta / stat.value if stat.value > 0 else (0.0 if delta == 0 else math.inf)
+        stop = "every row" if exact else stop
+    if stat.value > 0:
+        ratio = delta / stat.value
+    else:
+        ratio = 0.0 if delta == 0 or delta <= round_off else math.inf
     if not converged:
         warnings.warn(f"n_landmarks='auto' stopped at max_landmarks={cap} with the approximation "
                       f"{ratio:.3g} x the statistical error (tol={spec.tol:g}); raise "
@@ -492,23 +554,30 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     report = LandmarkSearch(n_landmarks=int(idx.size), approximation_error=float(delta),
                             statistical_error=stat, ratio=float(ratio), tol=float(spec.tol),
                             converged=bool(converged), path=tuple(path), changes=tuple(changes),
-                            nested=bool(nested), seconds=time.perf_counter() - start)
+                            nested=bool(nested), seconds=time.perf_counter() - start,
+                            certified=bool(converged and idx.size < n), round_off=float(round_off),
+                            stop=stop)
     return idx, L, acc, float(total[0]), sol, report
 
 
 def _change(L: np.ndarray, alpha: np.ndarray, L_next: np.ndarray, alpha_next: np.ndarray,
-            is_nested: bool, core: Any, n_threads: int) -> float:
-    """||sum_j alpha_next_j phi(L_next_j) - sum_j alpha_j phi(L_j)||, as d^T K d on the
-    union of the two supports (the larger set when nested): no cancellation between
-    the three terms alpha^T K alpha - 2 alpha^T K beta + beta^T K beta."""
+            is_nested: bool, core: Any, n_threads: int) -> tuple[float, float]:
+    """(delta, round_off): delta = ||sum_j alpha_next_j phi(L_next_j) - sum_j alpha_j phi(L_j)||,
+    as d^T K d on the union of the two supports (the larger set when nested): no
+    cancellation between the three terms alpha^T K alpha - 2 alpha^T K beta + beta^T K beta;
+    round_off = (ROUNDOFF_FACTOR eps |d|^T K |d|)^(1/2), the level below which the
+    computed delta cannot be told from 0 (K >= 0; both from one pass of the core)."""
     if is_nested:
         points, d = L_next, alpha_next.copy()
         d[:alpha.size] -= alpha
     else:
         points, d = np.concatenate(common_dtype(L_next, L)), np.concatenate([alpha_next, -alpha])
     points = np.ascontiguousarray(points)
-    Kd = _core.kernel_sums(points, points, np.ascontiguousarray(d.reshape(-1, 1)), core, n_threads)[:, 0]
-    return math.sqrt(max(0.0, float(d @ Kd)))
+    K_d = _core.kernel_sums(points, points, np.ascontiguousarray(np.stack([d, np.abs(d)], axis=1)),
+                            core, n_threads)
+    delta = math.sqrt(max(0.0, fsum_dot(d, K_d[:, 0])))
+    bound = fsum_dot(np.abs(d), K_d[:, 1])
+    return delta, math.sqrt(ROUNDOFF_FACTOR * np.finfo(np.float64).eps * max(bound, 0.0))
 
 
 __all__ = ["AutoLandmarks", "LandmarkSearch", "StatisticalError", "estimate_statistical_error",

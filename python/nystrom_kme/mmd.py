@@ -16,12 +16,15 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._compensated import fsum_dot
 from ._validation import (
     as_data_matrix,
+    check_not_sparse,
     check_random_state,
     check_sample_weight,
     n_threads_arg,
     normalised_weights,
+    scale_weights,
 )
 from .embedding import KernelMeanEmbedding, squared_distance
 from .kernels import Kernel, resolve_kernel
@@ -75,11 +78,15 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
         return squared_distance(X, Y, n_threads=n_threads)
     if isinstance(X, KernelMeanEmbedding) or isinstance(Y, KernelMeanEmbedding):
         raise ValueError("X and Y must both be fitted embeddings or both be samples")
+    check_not_sparse(X, "X")
+    check_not_sparse(Y, "Y")
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     rng = check_random_state(random_state)
     k = resolve_kernel(kernel, [sx, sy], rng)
-    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(sx, sample_weight_x)
-    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(sy, sample_weight_y)
+    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng,
+                    n_threads=n_threads).fit(sx, sample_weight=sample_weight_x)
+    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng,
+                    n_threads=n_threads).fit(sy, sample_weight=sample_weight_y)
     return squared_distance(ex, ey, n_threads=n_threads)
 
 
@@ -103,7 +110,7 @@ def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
     if w is None:
         return None
     if not isinstance(w, np.ndarray):  # dask weights: normalised lazily
-        scaled = w / w.max().compute()
+        scaled = scale_weights(w)[0]
         return scaled / scaled.sum().compute()
     return normalised_weights(w)
 
@@ -119,7 +126,7 @@ def _cross(sa: RowSource, wa: np.ndarray | None, sb: RowSource, wb: np.ndarray |
         sums = acc.value() / (total if wb is None else 1.0)  # sum_j b_j k(x_i, y_j)
         a = (np.full(block.shape[0], 1.0 / na) if wa is None
              else np.asarray(wa[start:start + block.shape[0]], dtype=np.float64))
-        parts.append(float(a @ sums))
+        parts.append(fsum_dot(a, sums))  # not BLAS: the same bits for any thread count
     return math.fsum(parts)
 
 
@@ -135,7 +142,7 @@ def _within(src: RowSource, w: np.ndarray | None, kernel: Kernel, unbiased: bool
             raise ValueError("the unbiased MMD needs at least 2 points per sample")
         diag = src.diagonal_sum(kernel, n_threads=n_threads) / n**2
         return (quad - diag) * n / (n - 1)
-    w2 = float((w * w).sum()) if isinstance(w, np.ndarray) else float((w * w).sum().compute())
+    w2 = fsum_dot(w, w) if isinstance(w, np.ndarray) else float((w * w).sum().compute())
     if w2 >= 1.0:
         raise ValueError("the unbiased MMD needs at least 2 points with positive weight")
     diag = src.diagonal_sum(kernel, weights=w, n_threads=n_threads)
@@ -178,6 +185,8 @@ def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: b
     >>> nk.mmd2_exact(X, Y + 1.0, kernel=nk.Gaussian(1.0)) > 0.1
     True
     """
+    check_not_sparse(X, "X")
+    check_not_sparse(Y, "Y")
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     k = resolve_kernel(kernel, [sx, sy], check_random_state(random_state))
     nt = n_threads_arg(n_threads)

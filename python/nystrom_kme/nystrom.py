@@ -17,15 +17,18 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._compensated import CompensatedSum
+from ._compensated import CompensatedSum, fsum_dot
 from ._estimator import ParamsMixin
 from ._validation import (
+    check_not_sparse,
     check_positive_int,
     check_random_state,
     check_sample_weight,
     common_dtype,
     n_threads_arg,
     normalised_weights,
+    power_of_two_scale,
+    scale_weights,
 )
 from .bounds import default_n_landmarks, suggest_n_landmarks
 from .embedding import KernelMeanEmbedding
@@ -270,11 +273,22 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
 
     def _solve(self, kernel: Kernel, policy: Any, indices: np.ndarray | None, landmarks: np.ndarray,
                acc: CompensatedSum, weight_sum: float, n: int,
-               solved: tuple[np.ndarray, str, int] | None = None) -> NystromKME:
+               solved: tuple[np.ndarray, str, int] | None = None, scale: float = 1.0) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:
-        the core's (alpha (m, 1), solver used, rank) for these inputs when already known."""
+        the core's (alpha (m, 1), solver used, rank) for these inputs when already known.
+
+        ``acc`` and ``weight_sum`` are in units of ``scale`` (the power of two the
+        weights were divided by, :func:`~nystrom_kme._validation.scale_weights`): the
+        solve uses their ratio, exact at any scale, and ``s_sum_`` and ``weight_sum_``
+        keep the weights' own units (multiplied back by ``scale``)."""
         rcond, n_threads = self._check_params()
-        if not math.isfinite(weight_sum):
+        stored_sums, stored_total = acc, weight_sum
+        if scale != 1.0:
+            stored_sums = CompensatedSum(acc.sum.shape)
+            with np.errstate(over="ignore"):  # an overflow is reported just below
+                stored_sums.sum, stored_sums.comp = acc.sum * scale, acc.comp * scale
+            stored_total = weight_sum * scale
+        if not math.isfinite(stored_total):
             raise ValueError("sample_weight: the weighted sums overflow float64; divide the weights by "
                              "a constant (only their ratios matter to the embedding)")
         if not np.isfinite(acc.value()).all():
@@ -294,11 +308,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         self.__dict__.update(
             kernel_=kernel, landmark_indices_=indices, sampler_=policy, landmarks_=landmarks,
             support_=landmarks, weights_=weights, n_samples_=int(n), n_features_in_=landmarks.shape[1],
-            solver_=used, rank_=int(rank), _sums=acc, s_sum_=acc.value(), weight_sum_=float(weight_sum))
+            solver_=used, rank_=int(rank), _sums=stored_sums, s_sum_=stored_sums.value(),
+            weight_sum_=float(stored_total))
         self._publish()
         return self
 
-    def fit(self, X: Any, sample_weight: Any = None) -> NystromKME:
+    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> NystromKME:
         """Fit on X of shape (n_samples, n_features), float32 or float64.
 
         X may be an in-memory array, or a source that is read block by block (see
@@ -321,17 +336,26 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), or a streamed source
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights (any scale): the target becomes the weighted
-            empirical embedding, and uniform landmark draws become draws proportional
-            to them. For a streamed source it is read block by block alongside X
-            (a numpy array, memmap, h5py/zarr dataset, or a dask array for dask X).
+            Dense rows (scipy.sparse input is refused).
+        y : ignored
+            Not used: the embedding is unsupervised. Accepted so that scikit-learn's
+            ``Pipeline``, ``GridSearchCV(...).fit(X, y)`` and ``cross_val_score`` can
+            pass labels through; they are never read (in particular never used as
+            weights).
+        sample_weight : array-like of shape (n_samples,), optional, keyword only
+            Non-negative weights (any scale, down to subnormal numbers: only their
+            ratios matter to the embedding; they are divided by a power of two near
+            their maximum before they meet the kernel values): the target becomes
+            the weighted empirical embedding, and uniform landmark draws become
+            draws proportional to them. For a streamed source X they are read into
+            memory (n float64) unless they are a dask array beside dask X.
 
         Returns
         -------
         self
         """
         self._check_params()
+        check_not_sparse(X, "X")
         rng = check_random_state(self.random_state)
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         streamed = None if isinstance(src, ArraySource) else "a streamed source"
@@ -342,16 +366,17 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                              "the data more than once: pass a list of chunks, a callable "
                              "returning a fresh iterator, or an array; or use passes=1")
         n = src.count_rows()
-        sample_weight = check_sample_weight(sample_weight, n)
+        sample_weight, scale = scale_weights(check_sample_weight(sample_weight, n))
         if as_auto_spec(self.n_landmarks) is not None:
-            return self._fit_auto(src, sample_weight, rng)
+            return self._fit_auto(src, sample_weight, scale, rng)
         kernel, policy, indices, landmarks = self._choose_landmarks(src, sample_weight, rng,
                                                                     streamed=streamed)
         acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
                                      n_threads=n_threads_arg(self.n_threads))
-        return self._solve(kernel, policy, indices, landmarks, acc, total, n)
+        return self._solve(kernel, policy, indices, landmarks, acc, total, n, scale=scale)
 
-    def _fit_auto(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
+    def _fit_auto(self, src: RowSource, sample_weight: Any, scale: float,
+                  rng: np.random.Generator) -> NystromKME:
         """n_landmarks="auto": the doubling search of :mod:`nystrom_kme.landmark_search`."""
         rcond, n_threads = self._check_params()
         points, policy = self._policy(src.to_array(), src)
@@ -363,7 +388,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             src, kernel, policy, rng, spec=as_auto_spec(self.n_landmarks), sample_weight=sample_weight,
             solver=self.solver, rcond=rcond, n_threads=n_threads)
         self.n_landmarks_report_ = report
-        return self._solve(kernel, policy, indices, landmarks, acc, total, src.count_rows(), solved)
+        return self._solve(kernel, policy, indices, landmarks, acc, total, src.count_rows(), solved,
+                           scale=scale)
 
     def _fit_one_pass(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:
@@ -401,7 +427,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             landmarks, kernel, n_threads=n_threads_arg(self.n_threads))
         return self._solve(kernel, policy, indices, landmarks, acc, total, int(total))
 
-    def partial_fit(self, X: Any, sample_weight: Any = None) -> NystromKME:
+    def partial_fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> NystromKME:
         """Add the rows of X (n_chunk, n_features) to the embedding, landmarks fixed.
 
         The first call (on an unfitted estimator) chooses the landmarks among the rows
@@ -412,13 +438,18 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         result after any sequence of calls equals ``fit`` on the concatenated rows with
         these landmarks (the sums agree to ~1e-16 relative). X may be any source.
 
-        ``sample_weight`` (n_chunk,), non-negative and not normalised (missing weights
-        count 1 per row).
+        ``y`` is ignored (see :meth:`fit`). ``sample_weight`` (n_chunk,), keyword only:
+        non-negative and not normalised (missing weights count 1 per row); the
+        statistics are kept in the weights' own units, so weights across calls keep
+        their ratios. When those statistics are subnormal (``weight_sum_`` below
+        2.2e-308) adding to them would lose precision, and a later call refuses.
         """
         self._check_params()
+        check_not_sparse(X, "X")
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         n_chunk = src.count_rows()
-        sample_weight = check_sample_weight(sample_weight, n_chunk, normalisable=False)
+        sample_weight, part_scale = scale_weights(check_sample_weight(sample_weight, n_chunk,
+                                                                      normalisable=False))
         if not hasattr(self, "_sums"):
             if self.n_landmarks is None or (isinstance(self.n_landmarks, str)):
                 points, policy = self._policy(src.to_array(), src)
@@ -427,16 +458,42 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                                      f"integer n_landmarks or explicit landmarks, not {self.n_landmarks!r}")
             kernel, policy, indices, landmarks = self._choose_landmarks(
                 src, sample_weight, check_random_state(self.random_state), streamed="partial_fit")
-            acc, total, n = CompensatedSum((landmarks.shape[0],)), 0.0, 0
-        else:
-            src.check_features(self.n_features_in_, "the embedding")
-            kernel, policy, indices, landmarks = (self.kernel_, self.sampler_, self.landmark_indices_,
-                                                  self.landmarks_)
-            acc, total, n = self._sums.copy(), self.weight_sum_, self.n_samples_
+            part, part_total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
+                                               n_threads=n_threads_arg(self.n_threads))
+            return self._solve(kernel, policy, indices, landmarks, part, part_total, n_chunk,
+                               scale=part_scale)
+        self._check_n_features(src)
+        self._check_statistics_normal("partial_fit")
+        kernel, policy, indices, landmarks = (self.kernel_, self.sampler_, self.landmark_indices_,
+                                              self.landmarks_)
         part, part_total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
                                            n_threads=n_threads_arg(self.n_threads))
-        acc.merge(part)
-        return self._solve(kernel, policy, indices, landmarks, acc, total + part_total, n + n_chunk)
+        # Both parts in the units of the larger scale (powers of two: exact division).
+        scale = max(part_scale, power_of_two_scale(self.weight_sum_))
+        acc = CompensatedSum(self._sums.sum.shape)
+        acc.sum, acc.comp = self._sums.sum / scale, self._sums.comp / scale
+        ratio = part_scale / scale
+        acc.add(part.sum * ratio)
+        acc.add(part.comp * ratio)
+        return self._solve(kernel, policy, indices, landmarks, acc, self.weight_sum_ / scale + part_total * ratio,
+                           self.n_samples_ + n_chunk, scale=scale)
+
+    def _check_n_features(self, src: RowSource) -> None:
+        """X's width against the fitted one, in scikit-learn's words (streamed sources
+        of unknown width are checked when their first block is read)."""
+        if src.n_features is not None and src.n_features != self.n_features_in_:
+            raise ValueError(f"X has {src.n_features} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+
+    def _check_statistics_normal(self, what: str) -> None:
+        """Refuse to add to sufficient statistics that are subnormal (weights so small
+        that their sums left float64's normal range): their few significant bits would
+        make the result inexact. A fit's own embedding is exact at any weight scale."""
+        if 0.0 < self.weight_sum_ < np.finfo(np.float64).tiny:
+            raise ValueError(f"{what}: the sufficient statistics of this embedding are subnormal "
+                             f"(weight_sum_={self.weight_sum_:.3g}, sample weights near 1e-308 or below) "
+                             "and adding to them would lose precision; refit with the sample weights "
+                             "multiplied by a constant (only their ratios matter)")
 
     # ------------------------------------------------------------------ #
     # merging and scoring
@@ -481,6 +538,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                 raise ValueError(f"the embeddings use different kernels: {self.kernel_!r} and {e.kernel_!r}")
             if e.n_features_in_ != self.n_features_in_:
                 raise ValueError(f"the embeddings live in R^{self.n_features_in_} and R^{e.n_features_in_}")
+            e._check_statistics_normal("merge")
         total = float(sum(e.weight_sum_ for e in parts))
         n = sum(e.n_samples_ for e in parts)
         out = copy.copy(self)
@@ -501,25 +559,28 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                                                       n_threads)[:, 0])
         return out._solve(self.kernel_, self.sampler_, None, union, acc, total, n)
 
-    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+    def score(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> float:
         """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2: higher is
         better. For one kernel, differences of scores on the same X are exactly
         differences of the squared RKHS distances ||mu - mu_hat_X||^2 between this
         embedding and the empirical embedding of X, so model selection on held-out
         data (e.g. ``GridSearchCV`` over ``n_landmarks`` or ``sampler``) picks the
         embedding closest to it. Across bandwidths the RKHS changes and scores are
-        not comparable. O(n m d) streaming; X may be any source; ``y`` is ignored.
+        not comparable. O(n m d) streaming; X may be any source; ``y`` is ignored;
+        ``sample_weight`` (keyword only) weights the rows of X as in :meth:`fit`.
         """
         landmarks, weights, kernel = self.fitted()
+        check_not_sparse(X, "X")
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
-        sample_weight = check_sample_weight(sample_weight, src.count_rows())
+        self._check_n_features(src)
+        sample_weight = scale_weights(check_sample_weight(sample_weight, src.count_rows()))[0]
         acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
                                      n_threads=n_threads_arg(self.n_threads))
-        mean_eval = float(weights @ acc.value()) / total
+        mean_eval = fsum_dot(weights, acc.value()) / total
         core = kernel.to_core()
         L, = common_dtype(landmarks)
-        norm2 = float(weights @ _core.kernel_sums(L, L, weights.reshape(-1, 1), core,
-                                                  n_threads_arg(self.n_threads))[:, 0])
+        norm2 = fsum_dot(weights, _core.kernel_sums(L, L, weights.reshape(-1, 1), core,
+                                                    n_threads_arg(self.n_threads))[:, 0])
         return 2.0 * mean_eval - norm2
 
     def _fitted_summary(self) -> str | None:

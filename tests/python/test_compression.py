@@ -175,3 +175,58 @@ def test_kernel_thinning_without_goodpoints_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "goodpoints", None)
     with pytest.raises(ImportError, match=r"nystrom-kme\[thinning\]"):
         nk.compress(mixture(300, 0), 16, sampler="kernel-thinning")
+
+
+def test_subnormal_weights_compress_like_no_weights():
+    """Uniform weights 5e-324 are no weights: same points, weights and MMD (the sums
+    used to underflow: MMD 0.27 instead of 0.038 on this kind of sample)."""
+    X = mixture(3000, 11)
+    plain = nk.compress(X, 20, random_state=0)                    # rpcholesky ignores weights
+    tiny = nk.compress(X, 20, random_state=0, sample_weight=np.full(len(X), 5e-324))
+    np.testing.assert_array_equal(tiny.indices, plain.indices)
+    np.testing.assert_allclose(tiny.weights, plain.weights, rtol=1e-10, atol=1e-13)
+    assert tiny.mmd == pytest.approx(plain.mmd, rel=1e-10)
+    # mixed scales against the dense reference
+    rng = np.random.default_rng(3)
+    w = np.where(rng.random(len(X)) < 0.5, 1e-300, 1.0)
+    res = nk.compress(X[:1500], 15, random_state=0, sample_weight=w[:1500])
+    ref = dense_mmd(X[:1500], res.points, res.weights, res.kernel.bandwidth, a=w[:1500])
+    assert res.mmd == pytest.approx(ref, rel=1e-9)
+
+
+def test_exact_mmd_only_where_it_costs_about_the_compression(monkeypatch):
+    """compute_mmd='auto' (the default): the O(n^2) self term only up to
+    EXACT_MMD_MAX_ROWS rows of positive weight; the calls are recorded."""
+    from nystrom_kme import compression
+
+    assert compression.EXACT_MMD_MAX_ROWS == 20_000
+    calls = []
+    real = compression._self_term
+
+    def recording(X, a, core, n_threads):
+        calls.append(X.shape[0] if a is None else int(np.count_nonzero(a)))  # rows it sums over
+        return real(X, a, core, n_threads)
+
+    monkeypatch.setattr(compression, "_self_term", recording)
+    monkeypatch.setattr(compression, "EXACT_MMD_MAX_ROWS", 300)
+    X = mixture(400, 12)
+    big = nk.compress(X, 10, random_state=0)
+    assert big.mmd is None and big.mmd_kind is None and calls == []
+    assert "mmd=not computed" in repr(big)
+    small = nk.compress(X[:300], 10, random_state=0)
+    assert small.mmd_kind == "exact" and calls == [300]
+    assert small.mmd == pytest.approx(dense_mmd(X[:300], small.points, small.weights,
+                                                small.kernel.bandwidth), rel=1e-9)
+    forced = nk.compress(X, 10, random_state=0, compute_mmd=True)
+    assert forced.mmd_kind == "exact" and calls == [300, 400]
+    assert forced.mmd == pytest.approx(dense_mmd(X, forced.points, forced.weights, forced.kernel.bandwidth),
+                                       rel=1e-9)
+    assert nk.compress(X[:50], 10, random_state=0, compute_mmd=False).mmd_kind is None and len(calls) == 2
+    # rows of zero weight cost nothing: 250 positive weights among 400 rows count as 250
+    w = np.zeros(400)
+    w[:250] = 1.0
+    weighted = nk.compress(X, 10, random_state=0, sample_weight=w)
+    assert weighted.mmd_kind == "exact" and calls[-1] == 250
+    # whether the MMD is computed changes nothing else
+    np.testing.assert_array_equal(big.weights, forced.weights)
+

@@ -79,9 +79,9 @@ def test_unfitted_and_mismatched_use(rng):
 def test_huge_and_tiny_weights_give_the_same_embedding(rng):
     X = rng.normal(size=(300, 2))
     w = rng.uniform(0.1, 1.0, 300)
-    ref = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, w)
+    ref = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, sample_weight=w)
     for scale in (1e307, 1e-300):  # the sum of 1e307-weights overflows float64
-        got = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, w * scale)
+        got = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X, sample_weight=w * scale)
         np.testing.assert_allclose(got.weights_, ref.weights_, rtol=1e-14)
         assert got.norm() == pytest.approx(ref.norm(), rel=1e-13)
 
@@ -115,3 +115,13 @@ def test_refitting_while_other_threads_evaluate_is_safe(rng):
     for t in threads:
         t.join()
     assert not bad and seen == {0, 1}
+
+
+def test_empirical_embedding_with_subnormal_weights(rng):
+    X = rng.normal(size=(400, 2))
+    k = nk.Gaussian(1.0)
+    tiny = nk.EmpiricalKME(k).fit(X, sample_weight=np.full(400, 5e-324))
+    np.testing.assert_array_equal(tiny.weights_, np.full(400, 1 / 400))
+    mixed = np.where(np.arange(400) % 2 == 0, 5e-324, 1.5e-323)   # ratio 1 : 3, subnormal
+    got = nk.EmpiricalKME(k).fit(X, sample_weight=mixed)
+    np.testing.assert_allclose(got.weights_, np.where(np.arange(400) % 2 == 0, 1.0, 3.0) / 800, rtol=1e-15)

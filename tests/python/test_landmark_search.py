@@ -119,7 +119,8 @@ def test_auto_error_within_ten_percent_quick():
     ok = sum(r <= 1.1 for r, _ in results)
     assert ok >= 4, [r for r, _ in results]
     for _, rep in results:
-        assert rep.converged and rep.ratio <= 0.1
+        assert rep.converged and rep.certified and rep.ratio <= 0.1 and rep.n_landmarks < 1000
+        assert rep.round_off < 1e-3 * rep.tol * rep.statistical_error.value  # round-off never decided
         assert all(b == 2 * a for a, b in zip(rep.path, rep.path[1:-1]))
     assert "x statistical error" in repr(results[0][1])
     assert "m = " in results[0][1].explain()
@@ -210,6 +211,8 @@ def test_every_row_a_landmark_is_exact_and_cap_warns():
                         sampler="uniform-without-replacement", random_state=0).fit(X)
     rep = est.n_landmarks_report_
     assert rep.converged and rep.n_landmarks == 200 and rep.approximation_error == 0.0
+    assert not rep.certified and "NOT certified below m = n" in str(rep)  # every row: nothing smaller
+    assert rep.stop == "every row" and "exact: every row is a landmark" in str(rep)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeWarning, match="max_landmarks=40"):
@@ -222,3 +225,69 @@ def test_clone_and_params_keep_the_settings():
     est = nk.NystromKME(n_landmarks=spec)
     assert est.get_params()["n_landmarks"] == spec
     assert "tol=0.05" in repr(est)
+
+
+# --------------------------------------------------------------------------- #
+# the edges: sigma = 0, m = n, subnormal weights (issue 21)
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("sampler", ["uniform", "uniform-without-replacement", "rpcholesky"])
+def test_constant_data_stops_at_the_first_step(sampler):
+    """sigma = 0 and every embedding is exactly phi(x_0): the first change is zero to
+    round-off and the search stops (it used to run to the cap, e.g. 8192 at n = 10^5)."""
+    n = 20_000
+    X = np.full((n, 3), 0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # no "stopped at max_landmarks" warning
+        est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto", sampler=sampler, random_state=0).fit(X)
+    rep = est.n_landmarks_report_
+    assert rep.statistical_error.value == 0.0
+    assert rep.converged and rep.certified and len(rep.path) <= 2
+    assert rep.n_landmarks <= 2 * math.ceil(math.sqrt(n)) and rep.ratio == 0.0
+    if sampler == "rpcholesky":   # one pivot exhausts the kernel matrix: m = 1, no change to measure
+        assert rep.n_landmarks == 1 and rep.approximation_error == 0.0 and rep.stop == "exhausted"
+        assert "exact to the sampler's tolerance" in str(rep)
+    else:
+        assert rep.approximation_error <= rep.round_off < 1e-6 and rep.stop == "round-off"
+        assert "zero to round-off" in str(rep)
+    assert "NOT" not in repr(rep) + str(rep)
+    # the embedding is phi(x_0): mu(y) = k(x_0, y) (closed form)
+    Y = np.array([[0.25, 0.25, 0.25], [1.0, 0.0, -1.0]])
+    expected = np.exp(-((Y - 0.25) ** 2).sum(axis=1) / 2)
+    np.testing.assert_allclose(est(Y), expected, rtol=1e-12)
+
+
+def test_digits_meet_the_tolerance_only_at_m_equal_n_and_say_so():
+    """On sklearn's digits (n = 1797) the search reaches m = n: the report must say that
+    nothing smaller was certified (converged, but certified=False), in repr and text."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data
+    est = nk.NystromKME(n_landmarks="auto", random_state=0).fit(X)
+    rep = est.n_landmarks_report_
+    assert rep.n_landmarks == len(X) == est.landmarks_.shape[0]
+    assert not rep.certified and rep.stop == "tolerance" and rep.converged
+    assert "NOT certified below m = n" in repr(rep)
+    assert "no landmark set smaller than the 1797 rows met the tolerance" in rep.explain()
+    assert str(rep) == rep.explain()
+    # a looser tolerance certifies a smaller m on the same data
+    loose = nk.NystromKME(n_landmarks=nk.AutoLandmarks(tol=0.5), random_state=0).fit(X).n_landmarks_report_
+    assert loose.certified and loose.n_landmarks < len(X) and "NOT" not in str(loose)
+
+
+def test_subnormal_weights_give_the_unit_weight_search():
+    """n_landmarks='auto' with weights 5e-324: the same search, bit for bit, as with
+    weights 1 (the weights are divided by a power of two before any sum)."""
+    X = MIX.sample(2000, random_state=5)
+    ref = nk.NystromKME(n_landmarks="auto", random_state=0).fit(X, sample_weight=np.ones(len(X)))
+    got = nk.NystromKME(n_landmarks="auto", random_state=0).fit(X, sample_weight=np.full(len(X), 5e-324))
+    assert got.n_landmarks_report_.path == ref.n_landmarks_report_.path
+    assert got.n_landmarks_report_.statistical_error == ref.n_landmarks_report_.statistical_error
+    assert got.n_landmarks_report_.statistical_error.n_effective == pytest.approx(len(X), rel=1e-12)
+    np.testing.assert_array_equal(got.weights_, ref.weights_)
+    np.testing.assert_array_equal(got.landmarks_, ref.landmarks_)
+    assert got.n_landmarks_report_.certified
+    # and it is as good as the unweighted search: its exact error (closed form of the
+    # mixture) is within 10% of the empirical embedding's, as test_auto_error_* asks
+    bw = got.kernel_.bandwidth
+    emp = MIX.embedding_error(X, np.full(len(X), 1.0 / len(X)), bw)
+    assert MIX.embedding_error(got.landmarks_, got.weights_, bw) <= 1.1 * emp

@@ -192,3 +192,49 @@ def test_mmd_with_automatic_m_is_within_tol_of_the_empirical_mmd():
         ratios.append(abs(est - exact) / sigma)
         ok += ratios[-1] <= 0.1
     assert ok >= 9, ratios
+
+
+# --------------------------------------------------------------------------- #
+# the same bits for any BLAS thread count (issue 21: a numpy dot on a result path)
+# --------------------------------------------------------------------------- #
+def _blas_threads_can_be_two(threadpoolctl) -> bool:
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        infos = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        return bool(infos) and all(i["num_threads"] == 2 for i in infos)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("unbiased", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_exact_mmd_is_bit_identical_for_one_and_two_blas_threads(dtype, unbiased, weighted):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not _blas_threads_can_be_two(threadpoolctl):
+        pytest.skip("numpy's BLAS cannot run 2 threads here (one CPU?): nothing to compare")
+    rng = np.random.default_rng(7)
+    # 16,000 rows: numpy's dot of that length is split over BLAS threads (OpenBLAS
+    # threads a dot above ~12,000 entries). With these data each of the 8 cases gave
+    # different bits for 1 and 2 threads before the dots were replaced (OpenBLAS 0.3.31).
+    X = rng.normal(size=(16_000, 2)).astype(dtype)
+    Y = (rng.normal(size=(200, 2)) + 0.3).astype(dtype)
+    kw = dict(kernel=nk.Gaussian(1.0), unbiased=unbiased)
+    if weighted:
+        kw.update(sample_weight_x=rng.uniform(0.5, 2.0, len(X)), sample_weight_y=rng.uniform(0.5, 2.0, len(Y)))
+    values = []
+    for threads in (1, 2, 1):
+        with threadpoolctl.threadpool_limits(threads, user_api="blas"):
+            values.append(nk.mmd2_exact(X, Y, **kw))
+    assert values[0] == values[1] == values[2]
+    assert values[0] > 0.01
+
+
+def test_subnormal_weights_in_the_exact_mmd(samples):
+    X, Y = samples
+    k = nk.Gaussian(1.0)
+    tiny = nk.mmd2_exact(X, Y, kernel=k, unbiased=True, sample_weight_x=np.full(len(X), 5e-324),
+                         sample_weight_y=np.full(len(Y), 5e-324))
+    assert tiny == pytest.approx(nk.mmd2_exact(X, Y, kernel=k, unbiased=True), rel=1e-12)
+    nys = nk.mmd2(X, Y, kernel=k, n_landmarks=30, random_state=0, sample_weight_x=np.full(len(X), 5e-324),
+                  sample_weight_y=np.full(len(Y), 5e-324))
+    ones = nk.mmd2(X, Y, kernel=k, n_landmarks=30, random_state=0, sample_weight_x=np.ones(len(X)),
+                   sample_weight_y=np.ones(len(Y)))
+    assert nys == ones

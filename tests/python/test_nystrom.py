@@ -123,12 +123,12 @@ def test_solvers_on_rank_deficient_2d_data_differ_negligibly(seed):
 def test_sample_weight_matches_dense(rng):
     X = rng.normal(size=(800, 2))
     w = rng.uniform(0.0, 2.0, size=800)
-    est = nk.NystromKME(nk.Gaussian(0.7), n_landmarks=40, solver="cod", random_state=0).fit(X, w)
+    est = nk.NystromKME(nk.Gaussian(0.7), n_landmarks=40, solver="cod", random_state=0).fit(X, sample_weight=w)
     L = X[est.landmark_indices_]
     s = dense_kernel("gaussian", L, X, 0.7) @ (w / w.sum())
     alpha = np.linalg.pinv(dense_kernel("gaussian", L, L, 0.7), rcond=1e-12) @ s
     np.testing.assert_allclose(est.weights_, alpha, rtol=1e-7, atol=1e-9)
-    emp = nk.EmpiricalKME(nk.Gaussian(0.7)).fit(X, w)
+    emp = nk.EmpiricalKME(nk.Gaussian(0.7)).fit(X, sample_weight=w)
     np.testing.assert_allclose(emp.weights_, w / w.sum())
 
 
@@ -193,9 +193,9 @@ def test_bad_parameters_are_named(rng):
         with pytest.raises(ValueError, match=match):
             nk.NystromKME(**params).fit(X)
     with pytest.raises(ValueError, match="sample_weight"):
-        nk.NystromKME().fit(X, np.ones(3))
+        nk.NystromKME().fit(X, sample_weight=np.ones(3))
     with pytest.raises(ValueError, match="sample_weight"):
-        nk.NystromKME().fit(X, -np.ones(20))
+        nk.NystromKME().fit(X, sample_weight=-np.ones(20))
     with pytest.raises(ValueError, match="median pairwise distance is 0"):
         nk.NystromKME().fit(np.ones((10, 2)))
 
@@ -380,16 +380,106 @@ def test_clear_errors_at_the_edges(rng):
     w = np.zeros(200)
     w[:5] = 1.0
     with pytest.raises(ValueError, match="exceeds the 5 rows with a positive sample_weight"):
-        nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, sampler="uniform-without-replacement").fit(X, w)
+        nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, sampler="uniform-without-replacement").fit(X, sample_weight=w)
     with pytest.raises(ValueError, match="sample_weight contains NaN"):
         est.fit(X, sample_weight=np.full(200, np.nan))
     with pytest.raises(ValueError, match="sample_weight must be an array of numbers"):
         est.fit(X, sample_weight=["a"] * 200)
     with pytest.raises(ValueError, match="rcond must be a number in \\[0, 1\\), got 'x'"):
         nk.NystromKME(rcond="x").fit(X)
-    with pytest.raises(ValueError, match="X must be real-valued, got complex values"):
+    with pytest.raises(ValueError, match="X must be real-valued: Complex data not supported"):
         est.fit(X + 1j)
     with pytest.raises(ValueError, match="random_state must be a non-negative int seed"):
         nk.NystromKME(random_state=-1).fit(X)
     with pytest.raises(ValueError, match="kernel values overflow float64"):
         nk.NystromKME(nk.Polynomial(1e-150, degree=3), n_landmarks=10, random_state=0).fit(X)
+
+
+# --------------------------------------------------------------------------- #
+# weights of any scale (issue 21: subnormal weights underflowed in the sums)
+# --------------------------------------------------------------------------- #
+TINY = 5e-324  # the smallest subnormal double
+
+
+@pytest.fixture
+def weighted_case(rng):
+    X = rng.normal(size=(3000, 2))
+    idx = rng.choice(len(X), 40, replace=False)  # K_L well conditioned (~1e3): weights comparable
+    return X, idx, nk.Gaussian(0.4)
+
+
+def test_uniform_subnormal_weights_give_the_unweighted_embedding(weighted_case):
+    X, idx, k = weighted_case
+    tiny = np.full(len(X), TINY)
+    plain = nk.NystromKME(k, sampler=idx).fit(X)
+    got = nk.NystromKME(k, sampler=idx).fit(X, sample_weight=tiny)
+    np.testing.assert_allclose(got.weights_, plain.weights_, rtol=1e-12, atol=1e-14)
+    assert nk.rkhs_distance(got, plain) < 1e-12          # was ~1e0 before the weights were scaled
+    assert got.weight_sum_ == len(X) * TINY               # the statistics keep the weights' units
+    # any constant gives the same bits: the weights are divided by a power of two
+    ones = nk.NystromKME(k, sampler=idx).fit(X, sample_weight=np.ones(len(X)))
+    np.testing.assert_array_equal(got.weights_, ones.weights_)
+    # weighted uniform draws too (the draws are proportional to the weights)
+    a = nk.NystromKME(k, n_landmarks=50, random_state=0).fit(X, sample_weight=tiny)
+    b = nk.NystromKME(k, n_landmarks=50, random_state=0).fit(X, sample_weight=np.ones(len(X)))
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+
+
+def test_subnormal_weights_streamed_fit_and_score(weighted_case, tmp_path):
+    X, idx, k = weighted_case
+    tiny = np.full(len(X), TINY)
+    plain = nk.NystromKME(k, sampler=idx).fit(X)
+    chunks = nk.NystromKME(k, sampler=idx).fit([X[:1000], X[1000:2500], X[2500:]], sample_weight=tiny)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    mapped = nk.NystromKME(k, sampler=idx, chunk_rows=512).fit(np.load(path, mmap_mode="r"), sample_weight=tiny)
+    for e in (chunks, mapped):
+        np.testing.assert_allclose(e.weights_, plain.weights_, rtol=1e-12, atol=1e-14)
+    Y = X[::3]
+    assert plain.score(Y, sample_weight=np.full(len(Y), TINY)) == pytest.approx(plain.score(Y), rel=1e-14)
+    assert plain.score(Y, sample_weight=np.full(len(Y), TINY)) == plain.score(Y, sample_weight=np.ones(len(Y)))
+
+
+def test_mixed_scale_weights_against_dense_numpy(weighted_case):
+    """1e-300 and 1 in one vector (and subnormals beside normal numbers): the dense
+    reference alpha = K_L^+ K_LX p, p = w / sum(w) in numpy."""
+    X, idx, k = weighted_case
+    L = X[idx]
+    K_LX, K_L = dense_kernel("gaussian", L, X, 0.4), dense_kernel("gaussian", L, L, 0.4)
+    rng = np.random.default_rng(7)
+    cases = {
+        "1e-300 and 1": np.where(rng.random(len(X)) < 0.5, 1e-300, 1.0) * rng.uniform(0.5, 1.5, len(X)),
+        "subnormal and 1": np.where(rng.random(len(X)) < 0.5, TINY, 1.0),
+        "all subnormal, mixed": rng.integers(1, 8, len(X)) * TINY,
+        "1e-300 .. 1e-290": 10.0 ** rng.uniform(-300, -290, len(X)),
+    }
+    for name, w in cases.items():
+        p = w / w.sum()          # exact enough in numpy: the sums of subnormals are exact
+        alpha = np.linalg.pinv(K_L, rcond=1e-12) @ (K_LX @ p)
+        est = nk.NystromKME(k, sampler=idx, solver="cod").fit(X, sample_weight=w)
+        err = rkhs_norm(K_L, est.weights_ - alpha) / rkhs_norm(K_L, alpha)
+        assert err < 1e-9, name
+        # the score of X under these weights: 2 <mu, mu_p> - ||mu||^2 with mu_p = sum_i p_i phi(x_i)
+        ref_score = 2 * est.weights_ @ K_LX @ p - est.weights_ @ K_L @ est.weights_
+        assert est.score(X, sample_weight=w) == pytest.approx(ref_score, rel=1e-12), name
+
+
+def test_partial_fit_with_subnormal_weights(weighted_case):
+    X, idx, k = weighted_case
+    L = X[idx]  # explicit points: partial_fit's chunks are smaller than X
+    plain = nk.NystromKME(k, sampler=L).fit(X[:1500])
+    first = nk.NystromKME(k, sampler=L).partial_fit(X[:1500], sample_weight=np.full(1500, TINY))
+    np.testing.assert_allclose(first.weights_, plain.weights_, rtol=1e-12, atol=1e-14)
+    # the stored statistics are subnormal: adding to them would lose precision
+    with pytest.raises(ValueError, match="partial_fit: the sufficient statistics of this embedding are subnormal"):
+        first.partial_fit(X[1500:], sample_weight=np.full(1500, TINY))
+    with pytest.raises(ValueError, match="merge: the sufficient statistics"):
+        plain.merge(first)
+    # tiny but normal statistics are kept exactly in the weights' units, across scales
+    a = nk.NystromKME(k, sampler=L).partial_fit(X[:1500], sample_weight=np.full(1500, 1e-300))
+    a.partial_fit(X[1500:], sample_weight=np.full(1500, 3e-300))
+    w = np.concatenate([np.full(1500, 1e-300), np.full(1500, 3e-300)])
+    b = nk.NystromKME(k, sampler=L).fit(X, sample_weight=w)
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-12, atol=1e-14)
+    assert a.weight_sum_ == pytest.approx(1500 * 4e-300, rel=1e-15)

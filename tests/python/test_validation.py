@@ -69,3 +69,39 @@ def test_fitted_check_and_small_checks():
     assert n_threads_arg(None) == 0 and n_threads_arg(2) == 2
     X = as_data_matrix(np.asfortranarray(np.ones((3, 2), dtype=np.float32)))
     assert X.flags.c_contiguous and X.dtype == np.float32
+
+
+def test_scale_weights_is_a_power_of_two_near_the_maximum():
+    from nystrom_kme._validation import normalised_weights, power_of_two_scale, scale_weights
+
+    for top in (5e-324, 1e-310, 2.2250738585072014e-308, 1e-300, 0.3, 1.0, 1.999, 2.0, 3.0, 1e300, 1.7e308):
+        unit, c = scale_weights(np.array([top, top / 3, 0.0]))
+        assert np.frexp(c)[0] == 0.5                  # a power of two ...
+        assert 1.0 <= unit[0] < 2.0 and unit[2] == 0.0  # ... bringing the maximum to [1, 2)
+        assert unit[0] * c == top                     # exactly
+        assert power_of_two_scale(top) == c
+    assert scale_weights(None) == (None, 1.0)
+    assert scale_weights(np.zeros(3))[1] == 1.0        # nothing to scale (partial_fit allows it)
+    w = np.array([1.0, 3.0, 4.0])
+    assert scale_weights(w)[1] == 4.0 and scale_weights(w)[0].tolist() == [0.25, 0.75, 1.0]
+    unchanged = np.array([1.5, 0.2])
+    assert scale_weights(unchanged)[0] is unchanged     # already in [1, 2): not even copied
+    np.testing.assert_array_equal(normalised_weights(w * 5e-324), np.array([1.0, 3.0, 4.0]) / 8.0)
+    np.testing.assert_allclose(normalised_weights(w * 1e307), w / 8.0, rtol=1e-15)
+
+
+def test_messages_scikit_learn_expects():
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        as_data_matrix(np.ones((3, 2)) * 1j)
+    with pytest.raises(ValueError, match=r"0 feature\(s\) \(shape=\(4, 0\)\) while a minimum of 1 is required"):
+        as_data_matrix(np.ones((4, 0)))
+    with pytest.raises(ValueError, match="n_samples = 1"):
+        as_data_matrix(np.ones((1, 2)), min_rows=2)
+    bad = np.ones((2, 2), dtype=object)
+    bad[0, 0] = {"a": 1}
+    with pytest.raises(TypeError, match="X must be a numeric array: float.. argument must be a string or a"):
+        as_data_matrix(bad)
+    with pytest.raises(ValueError, match="X must be a numeric array"):   # also a ValueError
+        as_data_matrix(bad)
+    with pytest.raises(ValueError, match="sample_weight must have a positive sum \\(all weights are zero\\)"):
+        check_sample_weight([0.0, 0.0], 2)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, count, lambda_at_dimension, positive
 
 __all__ = ["DecayFit", "fit_spectral_decay"]
@@ -92,8 +93,9 @@ class DecayFit:
 def _r2(y: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
     """Least-squares line y ~ a + b x: ``(a, b, R^2)``."""
     A = np.column_stack([np.ones_like(x), x])
-    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
-    r = y - A @ coef
+    with one_blas_thread():  # the same bits for any thread setting (see _blas)
+        coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+        r = y - A @ coef
     ss = float(((y - y.mean()) ** 2).sum())
     return float(coef[0]), float(coef[1]), (1.0 - float(r @ r) / ss) if ss > 0 else float("nan")
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._validation import as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
+from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, lambda_at_dimension, positive
 
 __all__ = [
@@ -192,9 +193,10 @@ class CovarianceSpectrum:
         out = np.empty(Y.shape[0])
         for start in range(0, Y.shape[0], _CHUNK):
             Yc = Y[start:start + _CHUNK]
-            coords = self._B.T @ self.kernel(self._Z, Yc, n_threads=self.n_threads)  # (r, b)
-            if self._V is not None:
-                coords = self._V.T @ coords
+            with one_blas_thread():
+                coords = self._B.T @ self.kernel(self._Z, Yc, n_threads=self.n_threads)  # (r, b)
+                if self._V is not None:
+                    coords = self._V.T @ coords
             sq = coords * coords
             resid = np.maximum(_kernel_diag(self.kernel, Yc) - sq.sum(axis=0), 0.0)
             out[start:start + _CHUNK] = resid / lam + (sq / (self._sigma[:, None] + lam)).sum(axis=0)
@@ -335,7 +337,8 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
 
     Ks = kern(Z, n_threads=n_threads)
     Ks = 0.5 * (Ks + Ks.T)
-    w, U = np.linalg.eigh(Ks)
+    with one_blas_thread():  # see _blas: no thrashing on a busy machine, the same bits
+        w, U = np.linalg.eigh(Ks)
     w, U = w[::-1], U[:, ::-1]
     top = max(float(w[0]), 0.0)
     keep = w > max(top * s * np.finfo(float).eps * 10.0, np.finfo(float).tiny)
@@ -347,10 +350,13 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
     else:
         G = np.zeros((wr.size, wr.size))
         for start in range(0, n, _CHUNK):
-            Cc = B.T @ kern(Z, X[start:start + _CHUNK], n_threads=n_threads)
-            G += Cc @ Cc.T
+            block = kern(Z, X[start:start + _CHUNK], n_threads=n_threads)
+            with one_blas_thread():
+                Cc = B.T @ block
+                G += Cc @ Cc.T
         G = 0.5 * (G + G.T) / n
-        sig, V = np.linalg.eigh(G)
+        with one_blas_thread():
+            sig, V = np.linalg.eigh(G)
         sig, V = np.maximum(sig[::-1], 0.0), V[:, ::-1]
         eigenvalues, sigma = sig.copy(), sig
     eval_points = np.concatenate([Z, held_out]) if held_out.size else Z

@@ -140,3 +140,41 @@ def test_explain_reads_as_lines_and_repr_is_one_line(rng):
     assert repr(text) == str(text) == str(rep) and text.count("\n") >= 2   # no quoted "\n"
     assert "\n" not in repr(rep) and repr(rep).startswith("LandmarkSuggestion(n_landmarks=")
     assert f"n_landmarks={rep.n_landmarks}" in repr(rep)
+
+
+# --------------------------------------------------------------------------- #
+# numpy's BLAS on one thread inside the bounds (issue 21: thrashing on a busy machine)
+# --------------------------------------------------------------------------- #
+def test_linear_algebra_of_the_bounds_runs_on_one_blas_thread(monkeypatch, mixture_problem):
+    """Whatever the caller's BLAS setting (2 threads here), every numpy factorisation
+    and product of suggest_n_landmarks / estimate_spectrum / leverage runs with one
+    BLAS thread, and the results are the same bits as under a 1-thread setting."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen = []
+
+    def spy(name, real):
+        def wrapped(*args, **kwargs):
+            seen.append((name, max(i["num_threads"] for i in threadpoolctl.threadpool_info()
+                                   if i["user_api"] == "blas")))
+            return real(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(np.linalg, "eigh", spy("eigh", np.linalg.eigh))
+    monkeypatch.setattr(np.linalg, "lstsq", spy("lstsq", np.linalg.lstsq))
+    gm, k = mixture_problem
+    X = gm.sample(3000, random_state=1)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        if max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas") != 2:
+            pytest.skip("numpy's BLAS cannot run 2 threads here (one CPU?): nothing to limit")
+        two = B.suggest_n_landmarks(X, k, max_samples=300, random_state=0)
+        spec_two = B.estimate_spectrum(X, k, max_samples=300, method="nystrom", random_state=0)
+        lev_two = spec_two.leverage(X[:500], 1e-3)
+    assert {name for name, _ in seen} == {"eigh", "lstsq"}
+    assert all(threads == 1 for _, threads in seen), seen
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):
+        one = B.suggest_n_landmarks(X, k, max_samples=300, random_state=0)
+        spec_one = B.estimate_spectrum(X, k, max_samples=300, method="nystrom", random_state=0)
+        lev_one = spec_one.leverage(X[:500], 1e-3)
+    assert (one.n_landmarks, one.bound, one.eff_dim) == (two.n_landmarks, two.bound, two.eff_dim)
+    np.testing.assert_array_equal(spec_one.eigenvalues, spec_two.eigenvalues)
+    np.testing.assert_array_equal(lev_one, lev_two)
