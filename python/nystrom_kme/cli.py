@@ -227,10 +227,9 @@ def _check_output(command: str, path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise _BadInput(f"{path}: no such folder {folder}")
-    if os.path.lexists(path):
-        kind = non_regular_kind(path) if os.path.exists(path) else "a broken symbolic link"
-        if kind is not None:
-            raise _BadInput(f"{path}: exists and is not a regular file ({kind})")
+    kind = non_regular_kind(path) if os.path.exists(path) else None
+    if kind is not None:
+        raise _BadInput(f"{path}: exists and is not a regular file ({kind})")
 
 
 def _fmt(x: float) -> str:
@@ -323,8 +322,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     values: list[np.ndarray] = []
     n = 0
 
-    def evaluate(text: IO[bytes] | None) -> None:
-        """Stream mu(y) block by block to ``text``, one exact value per line (or keep them)."""
+    def evaluate(write: Callable[[str], Any] | None) -> None:
+        """mu(y) block by block, each value written exactly on a line of its own (or kept)."""
         nonlocal n
         for _, block in src.chunks():
             if block.shape[1] != d:
@@ -332,21 +331,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                 f"{args.embedding} has {d}")
             v = kme(block)
             n += v.size
-            if text is not None:
-                text.write("".join(f"{x!r}\n" for x in v.tolist()).encode("ascii"))
+            if write is not None:
+                write("".join(f"{x!r}\n" for x in v.tolist()))
             else:
                 values.append(v)
 
+    def write_npy(f: IO[bytes]) -> None:
+        evaluate(None)
+        np.save(f, np.concatenate(values).astype("<f8"))
+
     try:
         if args.output and suffix == ".npy":
-            def write_npy(f: IO[bytes]) -> None:
-                evaluate(None)
-                np.save(f, np.concatenate(values).astype("<f8"))
             atomic_write(args.output, write_npy)
         elif args.output:
-            atomic_write(args.output, evaluate)
+            atomic_write(args.output, lambda f: evaluate(lambda text: f.write(text.encode("ascii"))))
         else:
-            evaluate(None if args.json else sys.stdout.buffer)
+            evaluate(None if args.json else sys.stdout.write)
     finally:
         close()
     if args.json:

@@ -66,9 +66,9 @@ Bounded reads: only regular files are opened (a FIFO or a device is refused, not
 read). Sizes come before data: the members' dtypes and shapes are checked against
 the saved type's layout, the header's manifest and the zip entries' sizes from
 their ``.npy`` headers alone, members must be stored uncompressed, and each array
-is read into exactly its declared size, so a load takes at most the file's size
-in memory (plus 1 MiB) and a small crafted archive cannot expand before it is
-refused.
+is read into exactly its declared size, so a load takes the memory of the arrays
+the file holds (about its size; reads go through 1 MiB chunks) and a small crafted
+archive cannot expand before it is refused.
 """
 
 from __future__ import annotations
@@ -657,7 +657,7 @@ def _read_npz(f: IO[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     Sizes first: the manifest and every member's .npy header are checked against the
     saved type's layout (``_LAYOUTS``) and the zip entries before any array is read,
     members must be stored uncompressed, and each array is read into exactly the
-    declared size. A load thus takes at most the file's size in memory, plus 1 MiB."""
+    declared size: a load takes the memory of the arrays the file holds."""
     with NpzArchive(f) as npz:
         if "header" not in npz.names:
             raise FileFormatError("not a nystrom-kme file (no 'header' member)")
