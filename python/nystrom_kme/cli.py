@@ -222,8 +222,8 @@ def _check_output(command: str, path: str) -> None:
     existing path is a regular file (it is replaced only when the command succeeds)."""
     suffixes = OUTPUTS[command]
     if os.path.splitext(path)[1].lower() not in suffixes:
-        raise _BadInput(f"{path}: the output of '{command}' must be named {' or '.join(f'*{s}' for s in suffixes)} "
-                        "(the suffix names the format)")
+        names = " or ".join(f"*{s}" for s in suffixes)
+        raise _BadInput(f"{path}: the output of '{command}' must be named {names} (the suffix names the format)")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise _BadInput(f"{path}: no such folder {folder}")
