@@ -14,6 +14,17 @@ import os as _os
 
 import numpy as _numpy  # noqa: F401  loaded first: its BLAS keeps the user's OpenMP settings
 
+
+def _started_as_command_line() -> bool:
+    """Whether this process is the command line (the ``nystrom-kme`` script or
+    ``python -m nystrom_kme``), which must report an import failure as exit status 2."""
+    import sys
+
+    argv = getattr(sys, "orig_argv", sys.argv)
+    as_module = any(a == "-m" and b in ("nystrom_kme", "nystrom_kme.cli") for a, b in zip(argv, argv[1:]))
+    return as_module or _os.path.basename(sys.argv[0]).removesuffix(".exe") == "nystrom-kme"
+
+
 # Idle OpenMP threads spin by default, starving the threads still working when another
 # process holds a core (README, "Threads"). The package's own runtime waits passively
 # unless the user chose a policy: libgomp reads OMP_WAIT_POLICY when it is loaded (with
@@ -25,10 +36,16 @@ try:
     from . import _core
 
     _core.build_info()  # libomp's first call
-except ImportError as err:  # pragma: no cover - only without a build
-    if "_core" not in str(err):
+except ImportError as err:
+    if "_core" not in str(err):  # the core refused to load, e.g. a bad NYSTROM_KME_SIMD
+        if _started_as_command_line():
+            # for `nystrom-kme` exit status 1 means "H0 rejected": fail as its other errors do
+            import sys as _sys
+
+            print(f"nystrom-kme: error: {' '.join(str(err).split())}", file=_sys.stderr)
+            raise SystemExit(2) from None
         raise
-    raise ImportError(
+    raise ImportError(  # pragma: no cover - only without a build
         f"{err}\nnystrom_kme._core is missing: install the package with `pip install .` (see README)."
     ) from err
 finally:

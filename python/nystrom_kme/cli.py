@@ -4,24 +4,29 @@ saved and loaded by :mod:`nystrom_kme.persistence`.
 
 Commands: ``fit``, ``eval``, ``compress``, ``mmd``, ``test``, ``suggest-m``, ``info``, ``demo``;
 ``--version``. Output is human-readable unless ``--json``. Exit status: 0 success
-(for ``test``: H0 not rejected), 1 ``test`` rejected H0, 2 usage error or bad input
-(one line on stderr, no traceback), 130 interrupted.
+(for ``test``: H0 not rejected), 1 ``test`` rejected H0 and nothing else, 2 any failure
+(usage error, bad input, out of memory, an unexpected error: one line on stderr, no
+traceback), 130 interrupted. Output files are named by their format's suffix
+(``OUTPUTS``), written to a temporary file beside them and renamed when complete, so
+a failed command leaves no partial file.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 import numpy as np
 
 from . import _core
+from ._files import atomic_write, non_regular_kind
 from .bounds import default_n_landmarks, suggest_n_landmarks
 from .compression import WEIGHTS, CompressionResult, compress
 from .config import show_config
@@ -39,17 +44,24 @@ from .two_sample import TwoSampleResult, two_sample_test
 
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
+#: What each command writes with -o, by suffix: the suffix names the format.
+OUTPUTS = {"fit": (".npz",), "compress": (".npz",), "test": (".json",), "eval": (".npy", ".csv", ".txt")}
+
 EPILOG = f"""\
 exit status:
   0    success (for 'test': H0 not rejected)
-  1    'test' rejected H0 at level --alpha (the samples differ)
-  2    usage error or bad input (missing or unreadable file, NaN in the data,
-       mismatched columns, invalid option): one line on stderr
+  1    'test' rejected H0 at level --alpha (the samples differ); nothing else
+  2    any failure: usage error, bad input (missing or unreadable file, NaN in
+       the data, mismatched columns, invalid option), out of memory: one line
+       on stderr
   130  interrupted (Ctrl-C)
 
 data files: {', '.join(SUFFIXES)}
   (.npy memory-mapped; .h5 needs h5py, .zarr zarr, .parquet pyarrow);
-  --columns picks columns by 0-based index or header name.
+  regular files only. --columns picks columns by 0-based index or header
+  name; messages count lines from 1 and columns from 0 ("column index 2").
+output files (-o): the suffix names the format (fit, compress: .npz; test:
+  .json; eval: .npy, .csv or .txt); a file appears only when complete.
 Output is human-readable; --json prints one JSON object for scripts."""
 
 KERNEL_NAMES = ("gaussian", "laplacian", "matern12", "matern32", "matern52", "imq", "linear", "polynomial")
@@ -177,6 +189,49 @@ def _json_scalar(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def _plain(value: Any) -> Any:
+    """A report's value as JSON data: dataclasses as objects, arrays as lists, numpy
+    scalars as numbers, NaN and infinities as None (strict JSON has none)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def _report(report: Any) -> dict[str, Any]:
+    """How m was chosen (``n_landmarks_report_``: a LandmarkSearch or LandmarkSuggestion)
+    as JSON: its type, one-line summary, explanation and fields."""
+    record = {"type": type(report).__name__, "summary": repr(report)}
+    if hasattr(report, "explain"):
+        record["explanation"] = str(report.explain())
+    record.update(_plain(report) if dataclasses.is_dataclass(report) else {})
+    return record
+
+
+def _check_output(command: str, path: str) -> None:
+    """The one rule for -o: the suffix names the format, the folder exists, and an
+    existing path is a regular file (it is replaced only when the command succeeds)."""
+    suffixes = OUTPUTS[command]
+    if os.path.splitext(path)[1].lower() not in suffixes:
+        names = " or ".join(f"*{s}" for s in suffixes)
+        raise _BadInput(f"{path}: the output of '{command}' must be named {names} (the suffix names the format)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise _BadInput(f"{path}: no such folder {folder}")
+    kind = non_regular_kind(path) if os.path.exists(path) else None
+    if kind is not None:
+        raise _BadInput(f"{path}: exists and is not a regular file ({kind})")
+
+
 def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
@@ -203,19 +258,21 @@ def cmd_fit(args: argparse.Namespace) -> int:
               "n_features": est.n_features_in_, "n_landmarks": int(est.landmarks_.shape[0]),
               "kernel": kernel_spec(est.kernel_), "sampler": args.sampler, "solver": est.solver_,
               "rank": est.rank_, "seconds": seconds}
-    _emit(args, record, [
+    lines = [
         f"Nystrom KME of {args.data}: n = {est.n_samples_} rows, d = {est.n_features_in_} columns",
         f"  kernel     {est.kernel_!r}",
         f"  landmarks  m = {est.landmarks_.shape[0]} (sampler {args.sampler}, solver {est.solver_}, "
-        f"rank {est.rank_})",
-        f"  time       {seconds:.3f} s",
-        f"saved to {args.output}"])
+        f"rank {est.rank_})"]
+    report = est.n_landmarks_report_  # how --n-landmarks auto or bound chose m
+    if report is not None:
+        record["n_landmarks_report"] = _report(report)
+        text = record["n_landmarks_report"].get("explanation", record["n_landmarks_report"]["summary"])
+        lines += [f"  choice of m  {report!r}"] + [f"    {line}" for line in text.splitlines()]
+    _emit(args, record, lines + [f"  time       {seconds:.3f} s", f"saved to {args.output}"])
     return EXIT_OK
 
 
 def cmd_compress(args: argparse.Namespace) -> int:
-    if not args.output.lower().endswith(".npz"):
-        raise _BadInput(f"{args.output}: the output must be a .npz file")
     kernel = _kernel(args.kernel, args.bandwidth)
     X = _in_memory(_data(args, args.data))
     start = time.perf_counter()
@@ -262,32 +319,36 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise _BadInput(f"{args.points} has {src.n_features} columns but the embedding "
                         f"{args.embedding} has {d}")
     suffix = os.path.splitext(args.output or "")[1].lower()
-    if args.output and suffix not in (".npy", ".csv", ".txt"):
-        raise _BadInput(f"{args.output}: the output must be .npy, .csv or .txt")
-    text = None
-    if args.output and suffix != ".npy":
-        text = open(args.output, "w")  # noqa: SIM115 - closed below
-    elif not args.output and not args.json:
-        text = sys.stdout
     values: list[np.ndarray] = []
     n = 0
-    try:
+
+    def evaluate(write: Callable[[str], Any] | None) -> None:
+        """mu(y) block by block, each value written exactly on a line of its own (or kept)."""
+        nonlocal n
         for _, block in src.chunks():
             if block.shape[1] != d:
                 raise _BadInput(f"{args.points} has {block.shape[1]} columns but the embedding "
                                 f"{args.embedding} has {d}")
             v = kme(block)
             n += v.size
-            if text is not None:
-                text.write("".join(f"{x!r}\n" for x in v.tolist()))
+            if write is not None:
+                write("".join(f"{x!r}\n" for x in v.tolist()))
             else:
                 values.append(v)
+
+    def write_npy(f: IO[bytes]) -> None:
+        evaluate(None)
+        np.save(f, np.concatenate(values).astype("<f8"))
+
+    try:
+        if args.output and suffix == ".npy":
+            atomic_write(args.output, write_npy)
+        elif args.output:
+            atomic_write(args.output, lambda f: evaluate(lambda text: f.write(text.encode("ascii"))))
+        else:
+            evaluate(None if args.json else sys.stdout.write)
     finally:
         close()
-        if text is not None and text is not sys.stdout:
-            text.close()
-    if args.output and suffix == ".npy":
-        np.save(args.output, np.concatenate(values).astype("<f8"))
     if args.json:
         record: dict[str, Any] = {"embedding": args.embedding, "points": args.points, "n_points": n}
         if args.output:
@@ -315,11 +376,18 @@ def cmd_mmd(args: argparse.Namespace) -> int:
         close()
 
 
+def _pooled_kernel(args: argparse.Namespace, a: RowSource, b: RowSource, rng: np.random.Generator) -> Kernel:
+    """The kernel of 'mmd' and 'test', one rule for both: the bandwidth given, or the
+    median heuristic on rows of both samples (resolve_kernel), drawn first from a
+    generator seeded with --seed, so both commands get the same bandwidth."""
+    return resolve_kernel(_kernel(args.kernel, args.bandwidth), [a, b], rng)
+
+
 def _mmd(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
     n1, n2 = a.count_rows(), b.count_rows()
     rng = np.random.default_rng(args.seed)
     # the kernel resolved first with the same generator: the draws are those of mmd2(A, B)
-    kernel = resolve_kernel(_kernel(args.kernel, args.bandwidth), [a, b], rng)
+    kernel = _pooled_kernel(args, a, b, rng)
     start = time.perf_counter()
     if args.exact:
         if args.n_landmarks is not None:
@@ -349,8 +417,11 @@ def _mmd(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     a, b = _two_sources(args)  # two_sample_test shows its own progress bar
+    # the bandwidth of 'mmd' on the same files (two_sample_test would draw its rows after
+    # the splits' seed); the splits and landmarks then come from --seed as before
+    kernel = _pooled_kernel(args, a, b, np.random.default_rng(args.seed))
     start = time.perf_counter()
-    res = two_sample_test(a, b, kernel=_kernel(args.kernel, args.bandwidth),
+    res = two_sample_test(a, b, kernel=kernel,
                           method="exact" if args.exact else "nystrom", n_landmarks=args.n_landmarks,
                           n_permutations=args.permutations, random_state=args.seed, progress=None,
                           n_threads=args.threads)
@@ -451,8 +522,11 @@ def _describe_sampler(spec: Any) -> str:
     return f"not stored ({spec.get('unsaved', '?')})"
 
 
-def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0) -> int:
-    """The paper's Section 6.1 experiment, once: exact errors ||mu - mu_hat|| (Appendix G)."""
+def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0, *,
+         as_json: bool = False) -> int:
+    """The paper's Section 6.1 experiment, once: exact errors ||mu - mu_hat|| (Appendix G).
+    Printed as a table, row by row, or (``as_json``) as one JSON object at the end."""
+    say = (lambda text: None) if as_json else print
     mixture = GaussianMixture(n_components=8, dim=10, random_state=seed)
     X = mixture.sample(n_samples)
     m_paper = default_n_landmarks(n_samples)
@@ -466,13 +540,15 @@ def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed
     start = time.perf_counter()
     err_empirical = mixture.embedding_error(X, empirical.weights_, sigma)
     eval_time = time.perf_counter() - start
+    rows = [{"estimator": "empirical", "n_landmarks": n_samples, "error": err_empirical,
+             "fit_seconds": fit_time, "error_seconds": eval_time}]
 
-    print(f"Gaussian mixture (Chatalic et al. 2022, Sec. 6.1): n = {n_samples}, d = 10, 8 components")
-    print(f"Gaussian kernel, median-heuristic bandwidth sigma = {sigma:.4f}; "
-          f"core {_core.__version__}, OpenMP {'on' if _core.with_openmp else 'off'}")
-    print(f"paper's m = ceil(sqrt(n) log sqrt(n)) = {m_paper}\n")
-    print(f"{'estimator':<22}{'m':>7}{'||mu - mu_hat||':>18}{'fit s':>10}{'error s':>10}")
-    print(f"{'empirical (eq. 2)':<22}{n_samples:>7}{err_empirical:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
+    say(f"Gaussian mixture (Chatalic et al. 2022, Sec. 6.1): n = {n_samples}, d = 10, 8 components")
+    say(f"Gaussian kernel, median-heuristic bandwidth sigma = {sigma:.4f}; "
+        f"core {_core.__version__}, OpenMP {'on' if _core.with_openmp else 'off'}")
+    say(f"paper's m = ceil(sqrt(n) log sqrt(n)) = {m_paper}\n")
+    say(f"{'estimator':<22}{'m':>7}{'||mu - mu_hat||':>18}{'fit s':>10}{'error s':>10}")
+    say(f"{'empirical (eq. 2)':<22}{n_samples:>7}{err_empirical:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
     errors = {}
     for m in grid:
         start = time.perf_counter()
@@ -482,9 +558,17 @@ def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed
         err = mixture.embedding_error(nystrom.landmarks_, nystrom.weights_, sigma)
         eval_time = time.perf_counter() - start
         errors[m] = err
-        print(f"{'Nystrom (eq. 5)':<22}{m:>7}{err:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
-    print("\n" + demo_conclusion(errors, err_empirical, n_samples, m_paper))
-    return 0
+        rows.append({"estimator": "nystrom", "n_landmarks": m, "error": err, "fit_seconds": fit_time,
+                     "error_seconds": eval_time})
+        say(f"{'Nystrom (eq. 5)':<22}{m:>7}{err:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
+    conclusion = demo_conclusion(errors, err_empirical, n_samples, m_paper)
+    say("\n" + conclusion)
+    if as_json:
+        print(json.dumps({"n_samples": n_samples, "n_features": 10, "n_components": 8, "seed": seed,
+                          "kernel": kernel_spec(empirical.kernel_), "paper_n_landmarks": m_paper,
+                          "core_version": _core.__version__, "openmp": bool(_core.with_openmp),
+                          "rows": rows, "conclusion": conclusion}, allow_nan=False))
+    return EXIT_OK
 
 
 def demo_conclusion(errors: dict[int, float], err_empirical: float, n_samples: int, m_paper: int,
@@ -519,8 +603,9 @@ def build_parser() -> argparse.ArgumentParser:
     files = argparse.ArgumentParser(add_help=False)
     g = files.add_argument_group("data files")
     g.add_argument("--columns", type=_columns, default=None,
-                   help="comma-separated columns to use: 0-based indices, or names from a CSV header "
-                        "or Parquet schema (default: all)")
+                   help="comma-separated columns to use: indices counted from 0 (as in error "
+                        "messages, which count lines from 1), or names from a CSV header or Parquet "
+                        "schema (default: all)")
     g.add_argument("--key", default=None, help="member of a .npz, dataset of an HDF5 file, array of a "
                    "zarr group (default: the only one)")
     g.add_argument("--delimiter", default=None, help="field separator of text files (default: ',' for "
@@ -534,7 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
     k = kern.add_argument_group("kernel")
     k.add_argument("--kernel", choices=KERNEL_NAMES, default="gaussian", help="default: gaussian")
     k.add_argument("--bandwidth", type=_bandwidth, default=None,
-                   help="a positive number or 'median' (default: median for radial kernels, 1 otherwise)")
+                   help="a positive number or 'median' (default: median for radial kernels, 1 otherwise; "
+                        "'mmd' and 'test' take the median over rows of both samples drawn from --seed, "
+                        "so both give the same bandwidth on the same files)")
     k.add_argument("--seed", type=int, default=0, help="seed of every random draw (default: 0)")
 
     def add(name: str, help_: str, parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -546,8 +633,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="where to save the embedding (.npz)")
     p.add_argument("--n-landmarks", type=_n_landmarks, default=None,
                    help="m; 'auto' (the doubling search with its certificate, streamed: one "
-                        "read per doubling); 'bound' (from the spectrum; reads the data into "
-                        "memory); default: ceil(sqrt(n) log sqrt(n))")
+                        "read per doubling; its report is printed, and included in --json); 'bound' "
+                        "(from the spectrum; reads the data into memory; its explanation is printed); "
+                        "default: ceil(sqrt(n) log sqrt(n))")
     p.add_argument("--sampler", choices=SAMPLER_NAMES, default="uniform",
                    help="landmark policy (default: uniform with replacement, streamed; the others read "
                         "the data into memory)")
@@ -610,7 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")
     p.set_defaults(run=cmd_info)
 
-    p = add("demo", "exact errors of the empirical and Nystrom estimators (paper, Sec. 6.1)", [])
+    p = add("demo", "exact errors of the empirical and Nystrom estimators (paper, Sec. 6.1)", [out])
     p.add_argument("--n-samples", type=int, default=10_000)
     p.add_argument("--n-landmarks", type=int, nargs="*", default=None,
                    help="landmark counts to try, each in [1, n-samples] (default: around the paper's m)")
@@ -620,32 +708,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status (EPILOG): 1 only for 'test' rejecting H0, 2 for
+    every failure, reported as one line on stderr."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.version:
-        show_config()
-        return EXIT_OK
-    if args.command is None:
-        parser.error("a command is required (fit, eval, compress, mmd, test, suggest-m, info, demo), or --version")
-    if args.command == "demo":
-        if args.n_samples < 2:
-            args.parser.error("--n-samples must be >= 2")
-        bad = [m for m in args.n_landmarks or [] if not 1 <= m <= args.n_samples]
-        if bad:
-            args.parser.error(f"--n-landmarks must lie in [1, {args.n_samples}] (--n-samples), got {bad}")
-        return demo(args.n_samples, args.n_landmarks, args.seed)
-    prog = f"nystrom-kme {args.command}"
+    args = parser.parse_args(argv)  # usage errors: exit status 2 (_Parser.error)
+    prog = "nystrom-kme" if args.command is None else f"nystrom-kme {args.command}"
     try:
+        if args.version:
+            show_config()
+            return EXIT_OK
+        if args.command is None:
+            parser.error("a command is required (fit, eval, compress, mmd, test, suggest-m, info, demo), "
+                         "or --version")
+        if args.command == "demo":
+            if args.n_samples < 2:
+                args.parser.error("--n-samples must be >= 2")
+            bad = [m for m in args.n_landmarks or [] if not 1 <= m <= args.n_samples]
+            if bad:
+                args.parser.error(f"--n-landmarks must lie in [1, {args.n_samples}] (--n-samples), got {bad}")
+            return demo(args.n_samples, args.n_landmarks, args.seed, as_json=args.json)
+        if getattr(args, "output", None) is not None:
+            _check_output(args.command, args.output)
         return args.run(args)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError as err:
+        detail = f" ({_one_line(err)})" if str(err) else ""
+        print(f"{prog}: error: out of memory{detail}; use a smaller input or smaller options "
+              "(e.g. --permutations, --n-landmarks, --n-samples)", file=sys.stderr)
     except OSError as err:
         where = f"{err.filename}: " if getattr(err, "filename", None) else ""
-        print(f"{prog}: error: {where}{err.strerror or err}", file=sys.stderr)
+        print(f"{prog}: error: {where}{_one_line(err) if not err.strerror else err.strerror}", file=sys.stderr)
     except (_BadInput, DataFileError, FileFormatError, ValueError) as err:
-        print(f"{prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
+        print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+    except Exception as err:  # exit status 1 would read as "H0 rejected": every failure is 2
+        print(f"{prog}: error: unexpected {type(err).__name__}: {_one_line(err)} (please report it)",
+              file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 if __name__ == "__main__":

@@ -20,20 +20,29 @@ than memory is never loaded whole.
 ==========================  ====================================================
 
 1-D arrays are one column. ``columns`` selects columns by 0-based index, or by name
-for files with names (CSV headers, Parquet). Every problem (missing file, unknown
-suffix, missing optional reader, non-numeric or ragged rows, NaN) raises a
-:class:`DataFileError` (a ValueError) whose one-line message names the file.
+for files with names (CSV headers, Parquet). Every problem (missing file, a path that
+is not a regular file, unknown suffix, missing optional reader, non-numeric rows, a
+row with another number of fields than the first, NaN) raises a
+:class:`DataFileError` (a ValueError) whose one-line message names the file; in
+messages lines count from 1 (as editors do) and columns from 0 ("column index 2",
+as ``columns`` does). Only regular files are read (a FIFO or a device is refused:
+it could block or never end), and a ``.npz`` member's declared shape is checked
+against its size in the archive before it is decompressed.
 """
 
 from __future__ import annotations
 
+import difflib
+import io
 import itertools
 import os
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
+from ._files import NpzArchive, non_regular_kind, open_regular
 from .sources import ArrayLikeSource, ArraySource, IterableSource, RowSource
 
 #: Lines parsed per block of a text file.
@@ -98,6 +107,9 @@ def read_data(path: str | os.PathLike[str], *, columns: Sequence[str | int] | No
     if suffix not in SUFFIXES:
         raise DataFileError(f"{path}: unknown data file type {suffix or '(no suffix)'!r}; "
                             f"expected one of {', '.join(SUFFIXES)}")
+    kind = non_regular_kind(path)
+    if kind is not None and not (suffix == ".zarr" and kind == "a directory"):
+        raise DataFileError(f"{path}: not a regular file ({kind})")
     try:
         if suffix == ".npy":
             return _array_source(_open_npy(path), path, columns, on_rows)
@@ -112,7 +124,7 @@ def read_data(path: str | os.PathLike[str], *, columns: Sequence[str | int] | No
         return _parquet_source(path, columns, on_rows)
     except DataFileError:
         raise
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as err:
         raise DataFileError(f"{path}: cannot read it as a data file ({_one_line(err)})") from None
 
 
@@ -128,23 +140,28 @@ def _one_line(err: BaseException) -> str:
 # array-like files
 # --------------------------------------------------------------------------- #
 def _open_npy(path: str) -> Any:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         if f.read(6) != b"\x93NUMPY":
             raise DataFileError(f"{path}: not a .npy file (no NumPy header)")
     return np.load(path, mmap_mode="r", allow_pickle=False)
 
 
-def _open_npz(path: str, key: str | None) -> Any:
-    with open(path, "rb") as f:
+def _open_npz(path: str, key: str | None) -> np.ndarray:
+    """The member in memory: its declared shape checked against its size in the
+    archive first, then read into exactly that (no zip bomb)."""
+    with open_regular(path) as f:
         if f.read(2) != b"PK":
             raise DataFileError(f"{path}: not a .npz file (not a zip archive)")
-    with np.load(path, allow_pickle=False) as npz:
-        names = list(npz.files)
-        if "header" in names and key is None and "weights" in names:
-            raise DataFileError(f"{path}: this is a saved embedding or rule, not data "
-                                "(use 'nystrom-kme info' on it)")
-        name = _pick(path, names, key, "member")
-        return npz[name]
+        f.seek(0)
+        with NpzArchive(f) as npz:
+            names = npz.names
+            if "header" in names and key is None and "weights" in names:
+                raise DataFileError(f"{path}: this is a saved embedding or rule, not data "
+                                    "(use 'nystrom-kme info' on it)")
+            arr = npz.read(npz.describe(_pick(path, names, key, "member")))
+    if not arr.dtype.isnative:
+        arr = arr.byteswap(inplace=True).view(arr.dtype.newbyteorder("="))
+    return arr
 
 
 def _open_hdf5(path: str, key: str | None) -> Any:
@@ -239,16 +256,25 @@ def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | 
                 raise DataFileError(f"{path}: column {c!r} given by name, but the file has no "
                                     "column names (give 0-based indices)")
             if c not in names:
-                raise DataFileError(f"{path}: no column {c!r}; columns: {', '.join(names)}")
+                raise DataFileError(f"{path}: no column {c!r}{_did_you_mean(c, names)}; "
+                                    f"columns: {', '.join(names)}")
             out.append(names.index(c))
         else:
             i = int(c)
             if not 0 <= i < d:
-                raise DataFileError(f"{path}: column index {i} out of range: the file has {d} columns")
+                raise DataFileError(f"{path}: column index {i} out of range: the file has {d} "
+                                    f"columns, indices 0 to {d - 1}")
             out.append(i)
     if not out:
         raise DataFileError(f"{path}: no columns selected")
     return out
+
+
+def _did_you_mean(name: str, names: list[str]) -> str:
+    """'; did you mean 'x'?' for the closest name (case first, then spelling), or ''."""
+    close = [n for n in names if n.casefold() == name.casefold()] or \
+        difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 # --------------------------------------------------------------------------- #
@@ -256,6 +282,11 @@ def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | 
 # --------------------------------------------------------------------------- #
 def _split(line: str, delimiter: str | None) -> list[str]:
     return [f.strip().strip('"').strip("'") for f in line.split(delimiter)]
+
+
+def _content(line: str) -> str:
+    """A line without its comment (``#`` to the end) and line break."""
+    return (line.split("#", 1)[0] if "#" in line else line).rstrip("\r\n")
 
 
 def _is_number(field: str) -> bool:
@@ -266,49 +297,93 @@ def _is_number(field: str) -> bool:
     return True
 
 
+def _fields(count: int) -> str:
+    return f"{count} field" + ("" if count == 1 else "s")
+
+
+def _open_text(path: str) -> IO[str]:
+    return io.TextIOWrapper(open_regular(path), encoding="utf-8-sig")
+
+
 def _text_source(path: str, suffix: str, columns: Sequence[str | int] | None, delimiter: str | None,
                  on_rows: RowsRead | None) -> RowSource:
     delim = delimiter if delimiter is not None else {".csv": ",", ".tsv": "\t"}.get(suffix)
-    with open(path, encoding="utf-8-sig") as f:
-        first, skip = None, 0
-        for line in f:
-            skip += 1
-            if line.strip() and not line.lstrip().startswith("#"):
-                first = line
-                break
+    first, first_no = None, 0
+    with _open_text(path) as f:
+        try:
+            for line in f:
+                first_no += 1
+                if _content(line).strip():
+                    first = _content(line)
+                    break
+        except UnicodeDecodeError:
+            raise DataFileError(f"{path}: not UTF-8 text") from None
     if first is None:
         raise DataFileError(f"{path}: no rows")
-    fields = _split(first.rstrip("\r\n"), delim)
+    fields = _split(first, delim)
     has_header = not all(_is_number(x) for x in fields)
     names = fields if has_header else None
     cols = list(range(len(fields))) if columns is None else _column_indices(path, columns, names,
                                                                            len(fields))
-    start_line = skip if has_header else skip - 1
+    start_line = first_no if has_header else first_no - 1  # lines before the first data line
+    what = f"the header (line {first_no})" if has_header else f"line {first_no}"
+
+    def field_counts(rows: Sequence[str]) -> list[int]:
+        return [len(r.split()) for r in rows] if delim is None else [r.count(delim) + 1 for r in rows]
+
+    def parse(numbers: Sequence[int], rows: Sequence[str]) -> np.ndarray | None:
+        """The rows (lines ``numbers``, comments removed) as an array (None when all are
+        blank), or the first bad line named."""
+        counts = field_counts(rows)
+        if counts.count(len(fields)) != len(counts):
+            kept = [i for i, r in enumerate(rows) if r.strip()]  # blank lines hold no fields
+            if not kept:
+                return None
+            if len(kept) < len(rows):
+                numbers, rows = [numbers[i] for i in kept], [rows[i] for i in kept]
+                counts = field_counts(rows)
+            bad = next((i for i, c in enumerate(counts) if c != len(fields)), None)
+            if bad is not None:
+                raise DataFileError(f"{path}: line {numbers[bad]} has {_fields(counts[bad])} but {what} "
+                                    f"has {_fields(len(fields))}")
+        try:
+            arr = np.loadtxt(rows, delimiter=delim, usecols=cols, ndmin=2, dtype=np.float64, comments=None)
+        except ValueError as err:
+            for no, row in zip(numbers, rows):
+                values = _split(row, delim)
+                for c in cols:
+                    if not _is_number(values[c]):
+                        raise DataFileError(f"{path}: line {no}, column index {c}: {values[c]!r} is "
+                                            "not a number") from None
+            raise DataFileError(f"{path}: lines {numbers[0]}-{numbers[-1]}: {_one_line(err)}") from None
+        finite = np.isfinite(arr)
+        if not finite.all():
+            i, j = np.argwhere(~finite)[0]
+            raise DataFileError(f"{path}: line {numbers[i]}, column index {cols[j]}: NaN or inf in the data")
+        return arr
 
     def chunks() -> Iterator[np.ndarray]:
-        with open(path, encoding="utf-8-sig") as f:
+        line_no = start_line  # lines read so far
+        with _open_text(path) as f:
             lines = itertools.islice(f, start_line, None)
-            line_no = start_line
             while True:
-                block = list(itertools.islice(lines, TEXT_BLOCK_LINES))
+                try:
+                    block = list(itertools.islice(lines, TEXT_BLOCK_LINES))
+                except UnicodeDecodeError:
+                    raise DataFileError(f"{path}: not UTF-8 text (after line {line_no})") from None
                 if not block:
                     return
-                try:
-                    arr = np.loadtxt(block, delimiter=delim, usecols=cols, ndmin=2, dtype=np.float64,
-                                     comments="#")
-                except ValueError as err:
-                    raise DataFileError(f"{path}: lines {line_no + 1}-{line_no + len(block)}: "
-                                        f"{_one_line(err)}") from None
-                if arr.shape[0] and arr.shape[1] != len(cols):
-                    raise DataFileError(f"{path}: expected {len(cols)} columns")
-                if not np.isfinite(arr).all():
-                    bad = line_no + 1 + int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-                    raise DataFileError(f"{path}: NaN or inf in the data (around line {bad})")
+                numbers: Sequence[int] = range(line_no + 1, line_no + 1 + len(block))
+                rows: Sequence[str] = block
+                if any("#" in line for line in block):  # comments removed (a slower path)
+                    rows = [_content(line) for line in block]
                 line_no += len(block)
+                arr = parse(numbers, rows)
+                if arr is None:
+                    continue
                 if on_rows is not None:
                     on_rows(arr.shape[0])
-                if arr.shape[0]:
-                    yield arr
+                yield arr
 
     return IterableSource(chunks, path)
 

@@ -55,7 +55,20 @@ as a kernel spec.
 Compatibility and integrity: a reader accepts every format version up to its
 own and refuses newer ones; a file that is truncated, has flipped bytes (zip CRC
 and per-array SHA-256), misses a member or a key, or holds unexpected dtypes or
-shapes raises :class:`FileFormatError` naming the file and the problem.
+shapes raises :class:`FileFormatError` naming the file and the problem. So does
+every field a fit could not have produced (one check per saved type: e.g.
+``n_samples`` < 1, a ``weight_sum`` that is not positive and finite, a ``rank``
+above m, an unknown solver, landmark indices outside [0, n_samples), a p-value
+that is not the one of the saved statistic and null distribution; a
+:class:`~nystrom_kme.TwoSampleResult` is checked by its own constructor).
+
+Bounded reads: only regular files are opened (a FIFO or a device is refused, not
+read). Sizes come before data: the members' dtypes and shapes are checked against
+the saved type's layout, the header's manifest and the zip entries' sizes from
+their ``.npy`` headers alone, members must be stored uncompressed, and each array
+is read into exactly its declared size, so a load takes the memory of the arrays
+the file holds (about its size; reads go through 1 MiB chunks) and a small crafted
+archive cannot expand before it is refused.
 """
 
 from __future__ import annotations
@@ -65,14 +78,15 @@ import json
 import math
 import numbers
 import os
-import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from . import _core
 from ._compensated import CompensatedSum
+from ._files import Member, NpzArchive, atomic_write, open_regular
+from ._validation import check_random_state, n_threads_arg
 from .kernels import (
     Gaussian,
     InverseMultiquadric,
@@ -106,6 +120,29 @@ _POLICIES: dict[str, type] = {cls.__name__: cls for cls in (
 
 #: Classes that can be saved, by name; filled by :func:`persistable` as their modules load.
 _CLASSES: dict[str, type] = {}
+
+#: The most bytes the JSON header of an archive may declare (a real one takes a few KB).
+MAX_HEADER_BYTES = 1 << 20
+#: The solvers the core reports having used (``solver_``; "auto" resolves to one of them).
+_USED_SOLVERS = ("cholesky", "cod")
+#: The weights of a compression (``CompressionResult.method`` is "<sampler>/<weights>").
+_COMPRESSION_WEIGHTS = ("simplex", "signed", "uniform")
+
+_FLOATS = (np.dtype("f4"), np.dtype("f8"))
+_F8, _I8 = (np.dtype("f8"),), (np.dtype("i8"),)
+#: The array members each saved type may hold: allowed dtypes (any byte order; None:
+#: any numbers) and shapes in named dimensions, the same name being one size in every
+#: member. Checked on the manifest and the members' .npy headers before any data is read.
+_LAYOUTS: dict[str, dict[str, tuple[tuple[np.dtype, ...] | None, tuple[tuple[str, ...], ...]]]] = {
+    "NystromKME": {"landmarks": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)),
+                   "s_sum": (_F8, (("m",),)), "s_comp": (_F8, (("m",),)),
+                   "landmark_indices": (_I8, (("m",),)), "policy_indices": (_I8, (("k",),)),
+                   "sampler_array": (None, (("j",), ("j", "e")))},
+    "EmpiricalKME": {"support": (_FLOATS, (("n", "d"),)), "weights": (_F8, (("n",),))},
+    "QuadratureRule": {"nodes": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),))},
+    "CompressionResult": {"points": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)),
+                          "indices": (_I8, (("m",),))},
+}
 
 
 class FileFormatError(ValueError):
@@ -203,7 +240,7 @@ def _decode_policy(value: Any, arrays: dict[str, np.ndarray]) -> Any:
     if value is None or "unsaved" in value:
         return None
     if "indices" in value:
-        return FixedLandmarks(arrays[value["indices"]])
+        return FixedLandmarks(_indices(arrays, value["indices"]))
     if value.get("policy") not in _POLICIES or not isinstance(value.get("params"), dict):
         raise ValueError(f"not a sampling policy: {value!r}")
     return _POLICIES[value["policy"]](**value["params"])
@@ -239,7 +276,7 @@ def _decode_params(params: dict[str, Any], arrays: dict[str, np.ndarray]) -> dic
         if "name" in sampler:
             out["sampler"] = sampler["name"]
         elif "array" in sampler:
-            out["sampler"] = arrays["sampler_array"]
+            out["sampler"] = _sampler_array(arrays)
         else:
             out["sampler"] = _decode_policy(sampler, arrays)
     return out
@@ -274,26 +311,50 @@ def _encode_nystrom(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
 
 def _decode_nystrom(cls: type, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """The estimator, every field checked against what a fit can produce."""
     state = header["state"]
-    est = cls(**_decode_params(header["params"], arrays))
-    L, w = _matrix(arrays, "landmarks"), _vector(arrays, "weights", np.float64)
-    m = L.shape[0]
+    est = _estimator(cls, header["params"], arrays)
+    # the estimator's own check of its parameters (solver, rcond, passes, chunk_rows, n_threads)
+    est._check_params()
+    if not (est.n_landmarks is None or est.n_landmarks in ("auto", "bound")
+            or (isinstance(est.n_landmarks, int) and not isinstance(est.n_landmarks, bool)
+                and est.n_landmarks >= 1)):
+        raise ValueError(f"n_landmarks must be a positive integer, 'auto', 'bound' or None, "
+                         f"got {est.n_landmarks!r}")
+    L, m = _matrix(arrays, "landmarks"), arrays["landmarks"].shape[0]
+    w = _vector(arrays, "weights", np.float64, m)
     acc = CompensatedSum((m,))
     acc.sum = _vector(arrays, "s_sum", np.float64, m)
     acc.comp = _vector(arrays, "s_comp", np.float64, m)
-    _check_len(w, m, "weights")
+    with np.errstate(over="ignore"):
+        s_sum = acc.value()
+    if not np.isfinite(s_sum).all():
+        raise FileFormatError("s_sum + s_comp overflows")
+    n = _count(state, "n_samples")
     indices = arrays.get("landmark_indices")
     if indices is not None:
-        indices = _vector(arrays, "landmark_indices", np.int64, m)
+        indices = _indices(arrays, "landmark_indices", m, n, "n_samples")
+    solver = _get(state, "solver", str)
+    if solver not in _USED_SOLVERS:
+        raise FileFormatError(f"solver={solver!r}: the core's solvers are {', '.join(_USED_SOLVERS)}")
+    rank = _get(state, "rank", int)
+    if not 0 <= rank <= m:
+        raise FileFormatError(f"rank={rank} is not in [0, m] with m = {m} landmarks")
     est.__dict__.update(
         kernel_=_resolved_kernel(state), landmark_indices_=indices,
         sampler_=_decode_policy(_get(state, "sampler", (dict, type(None))), arrays),
-        landmarks_=L, support_=L, weights_=w,
-        n_samples_=_get(state, "n_samples", int), n_features_in_=_features(state, L),
-        solver_=_get(state, "solver", str), rank_=_get(state, "rank", int),
-        _sums=acc, s_sum_=acc.value(), weight_sum_=float(_get(state, "weight_sum", (int, float))),
-        n_landmarks_report_=None)
+        landmarks_=L, support_=L, weights_=w, n_samples_=n, n_features_in_=_features(state, L),
+        solver_=solver, rank_=rank, _sums=acc, s_sum_=s_sum,
+        weight_sum_=_positive(state, "weight_sum"), n_landmarks_report_=None)
     est._publish()
+    return est
+
+
+def _estimator(cls: type, params: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """``cls(**params)`` with the parameters every saved estimator shares checked."""
+    est = cls(**_decode_params(params, arrays))
+    check_random_state(est.random_state)
+    n_threads_arg(est.n_threads)
     return est
 
 
@@ -306,12 +367,16 @@ def _encode_empirical(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
 
 def _decode_empirical(cls: type, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """The estimator, every field checked against what a fit can produce."""
     state = header["state"]
-    est = cls(**_decode_params(header["params"], arrays))
-    Z, w = _matrix(arrays, "support"), _vector(arrays, "weights", np.float64)
-    _check_len(w, Z.shape[0], "weights")
-    est.__dict__.update(kernel_=_resolved_kernel(state), support_=Z, weights_=w,
-                        n_samples_=_get(state, "n_samples", int), n_features_in_=_features(state, Z))
+    est = _estimator(cls, header["params"], arrays)
+    Z = _matrix(arrays, "support")
+    n = _count(state, "n_samples")
+    if n != Z.shape[0]:
+        raise FileFormatError(f"n_samples={n} but the support has {Z.shape[0]} rows")
+    w = _probabilities(arrays, "weights", n)
+    est.__dict__.update(kernel_=_resolved_kernel(state), support_=Z, weights_=w, n_samples_=n,
+                        n_features_in_=_features(state, Z))
     est._publish()
     return est
 
@@ -336,13 +401,26 @@ def _encode_compression(res: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]
 
 
 def _decode_compression(cls: type, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """The result, every field checked against what :func:`~nystrom_kme.compress` returns."""
     state = header["state"]
     points = _matrix(arrays, "points")
-    w = _vector(arrays, "weights", np.float64, points.shape[0])
-    idx = _vector(arrays, "indices", np.int64, points.shape[0])
-    return cls(points=points, weights=w, indices=idx, mmd=_get(state, "mmd", (int, float, type(None))),
-               kernel=kernel_from_spec(state["kernel"]), method=_get(state, "method", str),
-               ridge=float(_get(state, "ridge", (int, float))))
+    m = points.shape[0]
+    method = _get(state, "method", str)
+    sampler, _, weights = method.rpartition("/")
+    if not sampler or weights not in _COMPRESSION_WEIGHTS:
+        raise FileFormatError(f"method={method!r} is not '<sampler>/<weights>' with weights one of "
+                              f"{', '.join(_COMPRESSION_WEIGHTS)}")
+    w = (_vector(arrays, "weights", np.float64, m) if weights == "signed"
+         else _probabilities(arrays, "weights", m))
+    mmd = _get(state, "mmd", (int, float, type(None)))
+    if mmd is not None and not (math.isfinite(mmd) and mmd >= 0):
+        raise FileFormatError(f"mmd={mmd!r} is not a non-negative number")
+    ridge = _get(state, "ridge", (int, float))
+    if not (math.isfinite(ridge) and ridge >= 0) or (ridge and weights != "signed"):
+        raise FileFormatError(f"ridge={ridge!r}: a non-negative number, 0 unless the weights are signed")
+    kernel = _resolved_kernel(state)
+    return cls(points=points, weights=w, indices=_indices(arrays, "indices", m), mmd=mmd,
+               kernel=kernel, method=method, ridge=float(ridge))
 
 
 _CODECS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
@@ -434,21 +512,6 @@ def _digest(a: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1)).hexdigest()
 
 
-def _atomic_write(path: str, write: Callable[[Any], None]) -> None:
-    """Write through a temporary file in the same folder, renamed over ``path`` at the
-    end, so that an interrupted save never leaves a half-written file under ``path``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".nystrom-kme-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def save(obj: Any, path: str | os.PathLike[str]) -> None:
     """Write ``obj`` to ``path`` in the format of this module (no pickle).
 
@@ -481,7 +544,7 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
     name = _registered_name(obj)
     if name == "TwoSampleResult":
         text = result_to_json(obj, indent=1).encode("ascii")
-        _atomic_write(path, lambda f: f.write(text))
+        atomic_write(path, lambda f: f.write(text))
         return
     fields, arrays = _CODECS[name][0](obj)
     arrays = {k: _little_endian(v) for k, v in arrays.items()}
@@ -491,7 +554,7 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
                         for k, v in arrays.items()}
     blob = json.dumps(header, allow_nan=False, sort_keys=True).encode("ascii")
     members = {"header": np.frombuffer(blob, dtype=np.uint8), **arrays}
-    _atomic_write(path, lambda f: np.savez(f, **members))
+    atomic_write(path, lambda f: np.savez(f, **members))
 
 
 def load(path: str | os.PathLike[str]) -> Any:
@@ -539,88 +602,138 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
         result_from_json(text)  # validates
         return json.loads(text)
 
-    return _dispatch(path, lambda p: _guarded(_read_npz, p)[0], from_json)
+    return _dispatch(path, lambda f: _guarded(_read_npz, f)[0], from_json)
 
 
-def _dispatch(path: str | os.PathLike[str], npz: Callable[[str], Any], text: Callable[[bytes], Any]) -> Any:
-    """npz(path) for a zip archive, text(bytes) for a JSON document; FileFormatErrors
-    get the path in front."""
+def _dispatch(path: str | os.PathLike[str], npz: Callable[[IO[bytes]], Any],
+              text: Callable[[bytes], Any]) -> Any:
+    """npz(file) for a zip archive, text(bytes) for a JSON document; FileFormatErrors
+    get the path in front. Only regular files are opened (a FIFO would block)."""
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read(4)
-        if data.lstrip()[:1] == b"{":
-            data += f.read()
     try:
-        if data.startswith(b"PK"):
-            return npz(path)
-        if data.lstrip()[:1] == b"{":
-            return text(data)
-        raise FileFormatError("the file is empty" if not data else
-                              "not a nystrom-kme file (neither a .npz archive nor a JSON document)")
-    except FileFormatError as err:
+        f = open_regular(path)
+    except ValueError as err:
         raise FileFormatError(f"{path}: {err}") from None
+    with f:
+        try:
+            data = f.read(4)
+            if data.startswith(b"PK"):
+                f.seek(0)
+                return npz(f)
+            if data.lstrip()[:1] == b"{":
+                return text(data + f.read())
+            raise FileFormatError("the file is empty" if not data else
+                                  "not a nystrom-kme file (neither a .npz archive nor a JSON document)")
+        except FileFormatError as err:
+            raise FileFormatError(f"{path}: {err}") from None
 
 
-def _guarded(read: Callable[[str], Any], path: str) -> Any:
-    """read(path), any failure but a FileFormatError reported as corruption."""
+def _guarded(read: Callable[[IO[bytes]], Any], f: IO[bytes]) -> Any:
+    """read(f), any failure but a FileFormatError (or running out of memory, or Ctrl-C)
+    reported as corruption."""
     try:
-        return read(path)
-    except FileFormatError:
+        return read(f)
+    except (FileFormatError, MemoryError):
         raise
     except Exception as err:  # any failure while parsing the archive's bytes is corruption
         raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {' '.join(str(err).split())})") from None
 
 
-def _load_npz(path: str) -> Any:
-    """The object in the archive at ``path``; FileFormatError messages without the path."""
-    header, arrays = _guarded(_read_npz, path)
+def _load_npz(f: IO[bytes]) -> Any:
+    """The object in the archive ``f``; FileFormatError messages without the path."""
+    header, arrays = _guarded(_read_npz, f)
     name = header["object"]
-    cls = _CLASSES.get(name)
-    if cls is None or name not in _CODECS:
-        raise FileFormatError(f"unknown object type {name!r}")
     try:
         for part in ("params", "state"):
             _get(header, part, dict)
-        return _CODECS[name][1](cls, header, arrays)
-    except FileFormatError:
-        raise
-    except (ValueError, TypeError, KeyError) as err:
+        return _CODECS[name][1](_CLASSES[name], header, arrays)
+    except (ValueError, TypeError, KeyError) as err:  # FileFormatError included
         raise FileFormatError(f"inconsistent {name} file: {err}") from None
 
 
-def _read_npz(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """(header, arrays checked against the header's manifest) of the archive at ``path``."""
-    # the file is opened here, not by np.load, so that it is closed even when the
-    # archive is unreadable (np.load leaks its file object then)
-    with open(path, "rb") as f, np.load(f, allow_pickle=False) as npz:
-        if not isinstance(npz, np.lib.npyio.NpzFile):
-            raise FileFormatError("not a nystrom-kme file (not a .npz archive)")
-        if "header" not in npz.files:
+def _read_npz(f: IO[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(header, arrays checked against the header's manifest) of the archive ``f``.
+
+    Sizes first: the manifest and every member's .npy header are checked against the
+    saved type's layout (``_LAYOUTS``) and the zip entries before any array is read,
+    members must be stored uncompressed, and each array is read into exactly the
+    declared size: a load takes the memory of the arrays the file holds."""
+    with NpzArchive(f) as npz:
+        if "header" not in npz.names:
             raise FileFormatError("not a nystrom-kme file (no 'header' member)")
-        raw = npz["header"]
-        if raw.dtype != np.uint8 or raw.ndim != 1:
+        meta = _described(npz, "header")
+        if meta.dtype != np.uint8 or len(meta.shape) != 1:
             raise FileFormatError("the 'header' member is not JSON bytes")
+        if meta.nbytes > MAX_HEADER_BYTES:
+            raise FileFormatError(f"the 'header' member declares {meta.nbytes} bytes, more than "
+                                  f"a header may hold ({MAX_HEADER_BYTES})")
         try:
-            header = json.loads(raw.tobytes().decode("utf-8"))
+            header = json.loads(_read(npz, meta).tobytes().decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as err:
             raise FileFormatError(f"the header is not valid JSON ({err})") from None
         if not isinstance(header, dict):
             raise FileFormatError("the header is not a JSON object")
-        _check_preamble(header, None)
+        name = _check_preamble(header, None)
+        if name not in _CLASSES or name not in _CODECS:
+            raise FileFormatError(f"unknown object type {name!r}")
+        planned = _plan_members(npz, _get(header, "arrays", dict), name)
         arrays = {}
-        for key, meta in _get(header, "arrays", dict).items():
-            if key not in npz.files:
-                raise FileFormatError(f"the member {key!r} is missing")
-            arr = npz[key]
-            dtype, shape = _get(meta, "dtype", str), _get(meta, "shape", list)
-            if arr.dtype.str != dtype or list(arr.shape) != shape:
-                raise FileFormatError(f"the member {key!r} has dtype {arr.dtype.str} and shape "
-                                      f"{arr.shape}, the header says {dtype} and {tuple(shape)}")
-            if _digest(arr) != meta.get("sha256"):
+        for key, (member, digest) in planned.items():
+            arr = _read(npz, member)
+            if _digest(arr) != digest:
                 raise FileFormatError(f"the member {key!r} is corrupted (checksum mismatch)")
-            # a private, writeable, aligned array in this machine's byte order
-            arrays[key] = np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C", copy=True)
+            if not arr.dtype.isnative:  # in place: this machine's byte order, no copy
+                arr = arr.byteswap(inplace=True).view(arr.dtype.newbyteorder("="))
+            arrays[key] = arr
     return header, arrays
+
+
+def _plan_members(npz: NpzArchive, manifest: dict[str, Any], name: str) -> dict[str, tuple[Member, Any]]:
+    """{key: (member, sha256)} for each member of the manifest, after checking its
+    dtype, shape and size against the layout of ``name``, the manifest and the zip."""
+    layout, sizes, planned = _LAYOUTS[name], {}, {}
+    for key, meta in manifest.items():
+        if key not in layout:
+            raise FileFormatError(f"unexpected member {key!r} in a {name} file")
+        if key not in npz.names:
+            raise FileFormatError(f"the member {key!r} is missing")
+        dtype, shape = _get(meta, "dtype", str), _get(meta, "shape", list)
+        member = _described(npz, key)
+        if member.dtype.str != dtype or list(member.shape) != shape:
+            raise FileFormatError(f"the member {key!r} has dtype {member.dtype.str} and shape "
+                                  f"{member.shape}, the header says {dtype} and {tuple(shape)}")
+        dtypes, patterns = layout[key]
+        native = member.dtype.newbyteorder("=")
+        if (native not in dtypes) if dtypes is not None else (native.kind not in "iuf"):
+            raise FileFormatError(f"the member {key!r} has dtype {member.dtype}, expected "
+                                  f"{' or '.join(d.name for d in dtypes) if dtypes else 'numbers'}")
+        pattern = next((p for p in patterns if len(p) == len(member.shape)), None)
+        if pattern is None:
+            raise FileFormatError(f"the member {key!r} has shape {member.shape}, expected "
+                                  f"{' or '.join(str(p) for p in patterns)}")
+        for dim, size in zip(pattern, member.shape):
+            if sizes.setdefault(dim, size) != size:
+                raise FileFormatError(f"the member {key!r} has shape {member.shape}: {dim} = {size} "
+                                      f"where another member has {dim} = {sizes[dim]}")
+        if member.compressed:
+            raise FileFormatError(f"the member {key!r} is compressed; nystrom-kme files are "
+                                  "uncompressed archives (so that a file's size bounds its load's memory)")
+        planned[key] = (member, meta.get("sha256"))
+    return planned
+
+
+def _described(npz: NpzArchive, key: str) -> Member:
+    try:
+        return npz.describe(key)
+    except ValueError as err:
+        raise FileFormatError(str(err)) from None
+
+
+def _read(npz: NpzArchive, member: Member) -> np.ndarray:
+    try:
+        return npz.read(member)
+    except ValueError as err:
+        raise FileFormatError(str(err)) from None
 
 
 # --------------------------------------------------------------------------- #
@@ -658,6 +771,8 @@ def _matrix(arrays: dict[str, np.ndarray], key: str) -> np.ndarray:
     a = _member(arrays, key)
     if a.ndim != 2 or a.dtype not in (np.float32, np.float64) or not np.isfinite(a).all():
         raise FileFormatError(f"the member {key!r} must be a finite float32/float64 matrix")
+    if 0 in a.shape:
+        raise FileFormatError(f"the member {key!r} has shape {a.shape}: no rows or no columns")
     return a
 
 
@@ -679,6 +794,51 @@ def _member(arrays: dict[str, np.ndarray], key: str) -> np.ndarray:
 def _check_len(a: np.ndarray, n: int, key: str) -> None:
     if a.shape != (n,):
         raise FileFormatError(f"the member {key!r} has shape {a.shape}, expected ({n},)")
+
+
+def _count(state: dict[str, Any], key: str) -> int:
+    value = _get(state, key, int)
+    if value < 1:
+        raise FileFormatError(f"{key}={value}: expected a positive integer")
+    return value
+
+
+def _positive(state: dict[str, Any], key: str) -> float:
+    value = float(_get(state, key, (int, float)))
+    if not (math.isfinite(value) and value > 0):
+        raise FileFormatError(f"{key}={value!r}: expected a positive finite number")
+    return value
+
+
+def _indices(arrays: dict[str, np.ndarray], key: str, length: int | None = None,
+             bound: int | None = None, bound_name: str = "") -> np.ndarray:
+    """Row indices: int64, >= 0 and (``bound``) below ``bound``."""
+    a = _vector(arrays, key, np.int64, length)
+    if a.size and (a.min() < 0 or (bound is not None and a.max() >= bound)):
+        where = f"[0, {bound_name}={bound})" if bound is not None else "[0, inf)"
+        raise FileFormatError(f"the member {key!r} holds indices outside {where}: "
+                              f"{int(a.min())} to {int(a.max())}")
+    return a
+
+
+def _probabilities(arrays: dict[str, np.ndarray], key: str, length: int) -> np.ndarray:
+    """Non-negative weights summing to 1 (to round-off)."""
+    w = _vector(arrays, key, np.float64, length)
+    total = float(w.sum())
+    if (w < 0).any() or abs(total - 1.0) > 1e-6:
+        raise FileFormatError(f"the member {key!r} is not a probability vector (min {w.min():g}, "
+                              f"sum {total!r})")
+    return w
+
+
+def _sampler_array(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """Given landmark indices (1-D, non-negative integers) or points (2-D, finite)."""
+    a = _member(arrays, "sampler_array")
+    if a.ndim == 1 and a.dtype.kind in "iu" and (a.size == 0 or a.min() >= 0):
+        return a
+    if a.ndim == 2 and a.dtype.kind == "f" and np.isfinite(a).all():
+        return a
+    raise FileFormatError("the member 'sampler_array' is neither non-negative indices nor finite points")
 
 
 def _resolved_kernel(state: dict[str, Any]) -> Kernel:

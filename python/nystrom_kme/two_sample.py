@@ -4,6 +4,8 @@ Chatalic, Letizia, Schreuder and Rosasco (2025).
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +73,36 @@ class TwoSampleResult:
     kernel: Kernel
     n_landmarks: int | None
     n_permutations: int
+
+    def __post_init__(self) -> None:
+        """Every field checked against what :func:`two_sample_test` returns (a result
+        read from a file is built here too); ``null_distribution`` becomes float64."""
+        def integer(value: Any) -> bool:
+            return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+        if self.method not in ("nystrom", "exact"):
+            raise ValueError(f"method must be 'nystrom' or 'exact', got {self.method!r}")
+        if not integer(self.n_permutations) or self.n_permutations < 1:
+            raise ValueError(f"n_permutations must be a positive integer, got {self.n_permutations!r}")
+        if self.method == "exact" and self.n_landmarks is not None:
+            raise ValueError(f"n_landmarks must be None for method='exact', got {self.n_landmarks!r}")
+        if self.method == "nystrom" and not (integer(self.n_landmarks) and self.n_landmarks >= 1):
+            raise ValueError(f"n_landmarks must be a positive integer for method='nystrom', "
+                             f"got {self.n_landmarks!r}")
+        if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
+            raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {self.kernel!r}")
+        if (not isinstance(self.statistic, numbers.Real) or isinstance(self.statistic, (bool, np.bool_))
+                or not math.isfinite(self.statistic)):
+            raise ValueError(f"statistic must be a finite number, got {self.statistic!r}")
+        null = np.asarray(self.null_distribution, dtype=np.float64)
+        if null.shape != (self.n_permutations,) or not np.isfinite(null).all():
+            raise ValueError(f"null_distribution must hold n_permutations = {self.n_permutations} "
+                             f"finite numbers, got shape {null.shape}")
+        object.__setattr__(self, "null_distribution", null)
+        expected = (1.0 + int(np.count_nonzero(null >= self.statistic))) / (1.0 + self.n_permutations)
+        if self.pvalue != expected:
+            raise ValueError(f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
+                             f"statistic and null distribution, got {self.pvalue!r}")
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The result as JSON text, floats written exactly (round-trip repr)."""

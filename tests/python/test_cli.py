@@ -14,8 +14,12 @@ import numpy as np
 import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+from nystrom_kme import cli
 from nystrom_kme.cli import demo_conclusion, main
 from nystrom_kme.datasets import GaussianMixture
+from nystrom_kme.kernels import resolve_kernel
+from nystrom_kme.persistence import kernel_spec
+from nystrom_kme.sources import as_source
 
 
 def test_demo_prints_exact_errors(capsys):
@@ -127,15 +131,20 @@ def test_mmd_and_test_match_the_python_api(files):
     assert rec["n_landmarks"] == [nk.default_n_landmarks(900), nk.default_n_landmarks(700)]
     rec = ok_json("mmd", "A.npy", "B.npy", "--exact", "--unbiased", cwd=tmp)
     assert rec["mmd2"] == pytest.approx(nk.mmd2_exact(A, B, unbiased=True, random_state=0), rel=1e-12)
-    res = nk.two_sample_test(A, B, n_permutations=40, random_state=0)
+    # 'test' takes the bandwidth of 'mmd' (the median over rows of both files, drawn first
+    # from --seed), then the splits and landmarks of two_sample_test from --seed
+    kernel = resolve_kernel("gaussian", [as_source(A), as_source(B)], np.random.default_rng(0))
+    res = nk.two_sample_test(A, B, kernel=kernel, n_permutations=40, random_state=0)
     out = run("test", "A.npy", "B.npy", "--permutations", "40", "--json", cwd=tmp)
     rec = json.loads(out.stdout)
+    assert rec["kernel"] == ok_json("mmd", "A.npy", "B.npy", cwd=tmp)["kernel"] == kernel_spec(kernel)
     # two memmaps pooled are summed in other blocks than one in-memory array: ~1e-10 relative
     # on this statistic (a difference of sums), not bit for bit
     assert rec["statistic"] == pytest.approx(res.statistic, rel=1e-8) and rec["pvalue"] == res.pvalue
     assert rec["reject"] is True and out.returncode == 1  # exit status 1: H0 rejected
     # the same distribution: not rejected at this seed, exit status 0; text output
-    same = nk.two_sample_test(A[:450], A[450:], n_permutations=40, random_state=0)
+    kernel = resolve_kernel("gaussian", [as_source(A[:450]), as_source(A[450:])], np.random.default_rng(0))
+    same = nk.two_sample_test(A[:450], A[450:], kernel=kernel, n_permutations=40, random_state=0)
     np.save(tmp / "A1.npy", A[:450])
     np.save(tmp / "A2.npy", A[450:])
     out = run("test", "A1.npy", "A2.npy", "--permutations", "40", "-o", "r.json", cwd=tmp)
@@ -154,7 +163,7 @@ def test_suggest_m_matches_the_bounds_module(files):
 
 @pytest.mark.parametrize("args, message", [
     (["fit", "nope.npy", "-o", "x.npz"], "nope.npy: no such file"),
-    (["fit", "nan.csv", "-o", "x.npz", "--n-landmarks", "1"], "nan.csv: NaN or inf"),
+    (["fit", "nan.csv", "-o", "x.npz", "--n-landmarks", "1"], "nan.csv: line 2, column index 1: NaN or inf"),
     (["fit", "A.npy", "-o", "x.npz", "--n-landmarks", "5000"], "n_landmarks=5000 exceeds"),
     (["fit", "A.npy", "-o", "x.npz", "--bandwidth", "-1"], "--bandwidth: .*positive number"),
     (["mmd", "A.npy", "A.csv"], "A.npy has 3 columns but A.csv has 4"),
@@ -180,7 +189,8 @@ def test_help_documents_the_exit_status():
     out = subprocess.run([sys.executable, "-m", "nystrom_kme", "--help"], capture_output=True, text=True,
                          timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert out.returncode == 0
-    for line in ("0    success", "1    'test' rejected H0", "2    usage error or bad input"):
+    for line in ("0    success", "1    'test' rejected H0 at level --alpha (the samples differ); nothing else",
+                 "2    any failure: usage error, bad input"):
         assert line in out.stdout
     for command in ("fit", "eval", "mmd", "test", "suggest-m", "info", "demo"):
         assert command in out.stdout
@@ -217,3 +227,224 @@ def test_compress_bad_input_exits_2(tmp_path, args, message):
     np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(100, 2)))
     out = run("compress", "x.npy", *args, cwd=tmp_path)
     assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- #
+# one bandwidth rule, one output rule, whole files only, exit status 1 for H0 only
+# --------------------------------------------------------------------------- #
+def test_mmd_and_test_share_the_bandwidth_on_large_files(tmp_path):
+    """Above 2 x 1000 rows the median heuristic draws rows; 'test' used to draw them after
+    the splits' seed and got another bandwidth (49.173 vs 49.183 in the issue)."""
+    rng = np.random.default_rng(3)
+    A, B = 30 * rng.normal(size=(3000, 3)), 30 * rng.normal(size=(2500, 3)) + 1
+    np.save(tmp_path / "A.npy", A)
+    np.save(tmp_path / "B.npy", B)
+    for seed in ("0", "5"):
+        mmd = ok_json("mmd", "A.npy", "B.npy", "--seed", seed, cwd=tmp_path)
+        test = json.loads(run("test", "A.npy", "B.npy", "--permutations", "9", "--seed", seed, "--json",
+                              cwd=tmp_path).stdout)
+        want = resolve_kernel("gaussian", [as_source(A), as_source(B)], np.random.default_rng(int(seed)))
+        assert mmd["kernel"] == test["kernel"] == kernel_spec(want)
+        assert mmd["mmd2"] == nk.mmd2(A, B, random_state=int(seed))  # mmd's own draws unchanged
+
+
+@pytest.mark.parametrize("args", [
+    ["fit", "A.npy", "-o", "e.json"],
+    ["fit", "A.npy", "-o", "e"],
+    ["compress", "A.npy", "-m", "5", "-o", "c.csv"],
+    ["eval", "emb.npz", "B.npy", "-o", "v.json"],
+    ["test", "A.npy", "B.npy", "--permutations", "5", "-o", "r.npz"],
+])
+def test_the_output_suffix_names_the_format(files, monkeypatch, capsys, args):
+    tmp, A, _ = files
+    monkeypatch.chdir(tmp)
+    nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save(tmp / "emb.npz")
+    before = sorted(os.listdir(tmp))
+    assert main(args) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert re.fullmatch(rf"nystrom-kme {args[0]}: error: {re.escape(args[-1])}: the output of '{args[0]}' "
+                        r"must be named \*\.(npz|json|npy or \*\.csv or \*\.txt) \(the suffix names the "
+                        r"format\)\n", out.err), out.err
+    assert sorted(os.listdir(tmp)) == before  # nothing written
+
+
+def test_outputs_into_a_missing_folder_or_onto_a_fifo_are_refused(files):
+    tmp, _, _ = files
+    os.mkfifo(tmp / "pipe.npz")
+    out = run("fit", "A.npy", "-o", "nowhere/e.npz", cwd=tmp)
+    assert out.returncode == 2 and "nowhere/e.npz: no such folder" in out.stderr
+    out = run("fit", "A.npy", "-o", "pipe.npz", cwd=tmp)
+    assert out.returncode == 2 and "pipe.npz: exists and is not a regular file (a FIFO)" in out.stderr
+
+
+def test_non_regular_inputs_are_refused_without_blocking(files):
+    tmp, A, _ = files
+    nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save(tmp / "emb.npz")
+    os.mkfifo(tmp / "pipe.npz")
+    os.mkfifo(tmp / "pipe.csv")
+    for args, message in [(["info", "pipe.npz"], "pipe.npz: not a regular file (a FIFO)"),
+                          (["eval", "pipe.npz", "A.npy"], "pipe.npz: not a regular file (a FIFO)"),
+                          (["eval", "emb.npz", "pipe.csv"], "pipe.csv: not a regular file (a FIFO)"),
+                          (["fit", "pipe.csv", "-o", "e.npz"], "pipe.csv: not a regular file (a FIFO)"),
+                          (["mmd", "A.npy", "pipe.csv"], "pipe.csv: not a regular file (a FIFO)")]:
+        out = run(*args, cwd=tmp)  # timeout=120: a regression fails instead of hanging
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
+
+
+def test_a_ragged_csv_is_an_error_naming_the_line(tmp_path):
+    (tmp_path / "r.csv").write_text("1,2\n3,4,5\n6,7\n8,9\n")
+    out = run("fit", "r.csv", "-o", "e.npz", "--n-landmarks", "2", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == "nystrom-kme fit: error: r.csv: line 2 has 3 fields but line 1 has 2 fields\n"
+    assert not (tmp_path / "e.npz").exists()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".txt", ".npy"])
+def test_eval_leaves_no_partial_output(files, monkeypatch, capsys, suffix):
+    """The issue's case: a NaN far into the points (here in the 4th block of 64 lines)
+    used to leave the values of the first blocks in the output."""
+    tmp, A, B = files
+    monkeypatch.chdir(tmp)
+    monkeypatch.setattr("nystrom_kme.datafiles.TEXT_BLOCK_LINES", 64)
+    nk.NystromKME(n_landmarks=20, random_state=0).fit(A).save("emb.npz")
+    lines = [",".join(map(repr, row)) for row in B.tolist()]
+    lines[200] = "1.0,nan,2.0"
+    (tmp / "pts.csv").write_text("\n".join(lines) + "\n")
+    (tmp / "wide.csv").write_text("1,2,3,4\n5,6,7,8\n")
+    out = f"out{suffix}"
+    for points, message in [("pts.csv", "pts.csv: line 201, column index 1: NaN or inf in the data"),
+                            ("wide.csv", "wide.csv has 4 columns but the embedding emb.npz has 3")]:
+        assert main(["eval", "emb.npz", points, "-o", out]) == 2
+        err = capsys.readouterr().err
+        assert err == f"nystrom-kme eval: error: {message}\n"
+        assert sorted(os.listdir(tmp)) == ["A.csv", "A.npy", "B.npy", "emb.npz", "pts.csv", "wide.csv"]
+    # an existing output is replaced only by a complete one
+    (tmp / out).write_bytes(b"previous")
+    assert main(["eval", "emb.npz", "pts.csv", "-o", out]) == 2
+    assert (tmp / out).read_bytes() == b"previous"
+    lines[200] = "1.0,2.0,3.0"
+    (tmp / "pts.csv").write_text("\n".join(lines) + "\n")
+    assert main(["eval", "emb.npz", "pts.csv", "-o", out]) == 0
+    capsys.readouterr()
+    got = np.load(out) if suffix == ".npy" else np.loadtxt(out)
+    Y, kme = np.loadtxt(tmp / "pts.csv", delimiter=","), nk.load("emb.npz")
+    assert_array_equal(got, np.concatenate([kme(Y[i:i + 64]) for i in range(0, len(Y), 64)]))  # as read
+    assert oct(os.stat(out).st_mode & 0o777) != oct(0o600)  # not the temporary file's mode
+
+
+# every command, with the call that fails: exit status 2 and one line, never 1 (H0 rejected)
+COMMANDS = [
+    (["fit", "A.npy", "-o", "e.npz"], "read_data"),
+    (["eval", "emb.npz", "B.npy"], "load"),
+    (["compress", "A.npy", "-m", "5", "-o", "c.npz"], "compress"),
+    (["mmd", "A.npy", "B.npy"], "mmd2"),
+    (["test", "A.npy", "B.npy", "--permutations", "5"], "two_sample_test"),
+    (["suggest-m", "A.npy"], "suggest_n_landmarks"),
+    (["info", "emb.npz"], "read_header"),
+    (["demo", "--n-samples", "100"], "GaussianMixture"),
+    (["--version"], "show_config"),
+]
+
+
+@pytest.mark.parametrize("error", [MemoryError("Unable to allocate 74.5 GiB"), MemoryError(),
+                                   RuntimeError("boom"), KeyError("k"), TypeError("t"),
+                                   OSError(28, "No space left on device")])
+@pytest.mark.parametrize("args, target", COMMANDS, ids=[c[0][0] for c in COMMANDS])
+def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
+    tmp, A, _ = files
+    monkeypatch.chdir(tmp)
+    nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save("emb.npz")
+
+    def fail(*a, **k):
+        raise error
+
+    monkeypatch.setattr(cli, target, fail)
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith("nystrom-kme"), captured.err
+    assert "Traceback" not in captured.err
+    if isinstance(error, MemoryError):
+        assert "out of memory" in captured.err
+
+
+@pytest.mark.parametrize("args", [
+    ["fit", "A.npy", "-o", "e.npz", "--n-landmarks", "0"],
+    ["eval", "A.npy", "B.npy"],
+    ["compress", "A.npy", "-m", "5000", "-o", "c.npz"],
+    ["mmd", "A.npy", "missing.npy"],
+    ["test", "A.npy", "B.csv"],
+    ["test", "A.npy", "B.npy", "--alpha", "1"],
+    ["suggest-m", "A.npy", "--delta", "2"],
+    ["info", "A.npy"],
+    ["demo", "--n-samples", "1"],
+    ["nonsense"],
+    [],
+])
+def test_bad_input_to_every_command_exits_2(files, monkeypatch, capsys, args):
+    tmp, A, B = files
+    monkeypatch.chdir(tmp)
+    (tmp / "B.csv").write_text("1,2\n")
+    try:
+        status = main(args)
+    except SystemExit as stop:  # argparse's usage errors
+        status = stop.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_huge_requests_are_out_of_memory_with_exit_2(files):
+    tmp, _, _ = files
+    for args in (["test", "A.npy", "B.npy", "--permutations", str(10**11)],
+                 ["demo", "--n-samples", str(10**11), "--n-landmarks", "2"]):
+        out = run(*args, cwd=tmp)
+        assert out.returncode == 2 and "out of memory" in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_bad_simd_setting_exits_2_with_one_line(files):
+    tmp, _, _ = files
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), NYSTROM_KME_SIMD="sse9")
+    for command in ([sys.executable, "-m", "nystrom_kme", "info", "x.npz"],
+                    [sys.executable, "-m", "nystrom_kme.cli", "--version"]):
+        out = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2
+        assert re.fullmatch(r"nystrom-kme: error: NYSTROM_KME_SIMD=sse9: unknown SIMD level 'sse9'.*\n",
+                            out.stderr), out.stderr
+    # the library itself still fails at import, with the reason
+    out = subprocess.run([sys.executable, "-c", "import nystrom_kme"], cwd=tmp, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 1 and "ImportError: NYSTROM_KME_SIMD=sse9" in out.stderr
+
+
+def test_demo_json_has_the_table_numbers(capsys):
+    args = ["demo", "--n-samples", "1500", "--n-landmarks", "20", "200", "--seed", "2"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert main([*args, "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    printed = {int(m): float(e) for m, e in
+               re.findall(r"^(?:empirical \(eq\. 2\)|Nystrom \(eq\. 5\))\s+(\d+)\s+([\d.]+)", text, re.M)}
+    assert [(r["estimator"], r["n_landmarks"]) for r in rec["rows"]] == [
+        ("empirical", 1500), ("nystrom", 20), ("nystrom", 200)]
+    assert {r["n_landmarks"]: float(f"{r['error']:.6f}") for r in rec["rows"]} == printed
+    assert rec["conclusion"] == text.strip().splitlines()[-1]
+    X = GaussianMixture(n_components=8, dim=10, random_state=2).sample(1500)
+    assert rec["kernel"]["bandwidth"] == nk.median_distance(X, random_state=2)
+
+
+@pytest.mark.parametrize("choice, kind", [("auto", "LandmarkSearch"), ("bound", "LandmarkSuggestion")])
+def test_fit_prints_how_m_was_chosen(files, choice, kind):
+    tmp, A, _ = files
+    ref = nk.NystromKME("gaussian", n_landmarks=choice, random_state=2).fit(A)
+    report = ref.n_landmarks_report_
+    rec = ok_json("fit", "A.npy", "-o", "c.npz", "--n-landmarks", choice, "--seed", "2", cwd=tmp)
+    got = rec["n_landmarks_report"]
+    assert got["type"] == kind and got["explanation"] == str(report.explain())
+    assert got["n_landmarks"] == report.n_landmarks and rec["n_landmarks"] == ref.landmarks_.shape[0]
+    out = run("fit", "A.npy", "-o", "c.npz", "--n-landmarks", choice, "--seed", "2", cwd=tmp)
+    assert out.returncode == 0 and "choice of m" in out.stdout
+    assert str(report.explain()).splitlines()[0] in out.stdout
+    # a given m has no report
+    assert "n_landmarks_report" not in ok_json("fit", "A.npy", "-o", "c.npz", "--n-landmarks", "9", cwd=tmp)

@@ -4,7 +4,12 @@ that name the file."""
 
 from __future__ import annotations
 
+import io
+import os
+import subprocess
 import sys
+import tracemalloc
+import zipfile
 
 import numpy as np
 import nystrom_kme as nk
@@ -123,9 +128,10 @@ def test_bad_files_name_the_file(tmp_path):
         "data.xlsx": (b"x", "unknown data file type '.xlsx'"),
         "text.npy": (b"hello", "not a .npy file"),
         "text.npz": (b"hello", "not a .npz file"),
-        "ragged.csv": (b"1,2\n3\n", "ragged.csv: lines 1-2"),
-        "words.csv": (b"a,b\n1,x\n", "could not convert"),
-        "nan.csv": (b"1,2\n3,nan\n", "NaN or inf in the data \\(around line 2\\)"),
+        "ragged.csv": (b"1,2\n3\n", "ragged.csv: line 2 has 1 field but line 1 has 2 fields"),
+        "words.csv": (b"a,b\n1,x\n", "words.csv: line 2, column index 1: 'x' is not a number"),
+        "nan.csv": (b"1,2\n3,nan\n", "nan.csv: line 2, column index 1: NaN or inf in the data"),
+        "binary.csv": (b"1,2\n" + bytes(range(128, 256)) + b"\n", "binary.csv: not UTF-8 text"),
         "empty.csv": (b"# only a comment\n", "no rows"),
     }
     np.save(tmp_path / "cube.npy", np.zeros((2, 2, 2)))
@@ -143,3 +149,94 @@ def test_bad_files_name_the_file(tmp_path):
     np.save(tmp_path / "nan.npy", np.array([[1.0], [np.nan]]))
     with pytest.raises(ValueError, match="nan.npy contains NaN"):
         nk.NystromKME(n_landmarks=1).fit(read_data(tmp_path / "nan.npy"))
+
+
+@pytest.mark.parametrize("text, message", [
+    # the issue's file: the second row has three fields; it used to be read as 4 rows
+    ("1,2\n3,4,5\n6,7\n8,9\n", "line 2 has 3 fields but line 1 has 2 fields"),
+    ("1,2\n3\n", "line 2 has 1 field but line 1 has 2 fields"),
+    ("1,2\n3,4,\n", "line 2 has 3 fields but line 1 has 2 fields"),          # a trailing delimiter
+    # line numbers are the file's: header, comments and blank lines count
+    ("a,b\n# note\n\n1,2\n3,4 # fine\n5,6,7\n", "line 6 has 3 fields but the header \\(line 1\\) has 2"),
+    ("# c\n\n1 ,2\n3,4\n\n5,,6\n", "line 6 has 3 fields but line 3 has 2 fields"),
+    ("a,b\n1,2\n\n3,x\n", "line 4, column index 1: 'x' is not a number"),
+    ("a,b\n1,2\n\n# c\n3,inf\n", "line 5, column index 1: NaN or inf in the data"),
+])
+def test_every_row_has_the_fields_of_the_first_and_errors_name_the_line(tmp_path, text, message):
+    (tmp_path / "r.csv").write_text(text)
+    with pytest.raises(DataFileError, match=f"r.csv: {message}"):
+        _rows(read_data(tmp_path / "r.csv"))
+    # a selection of columns does not hide a short or long row
+    if "fields" in message:
+        with pytest.raises(DataFileError, match=message.split(" but")[0]):
+            _rows(read_data(tmp_path / "r.csv", columns=[0]))
+
+
+def test_bad_lines_are_named_in_later_blocks(tmp_path, monkeypatch, rng):
+    monkeypatch.setattr("nystrom_kme.datafiles.TEXT_BLOCK_LINES", 100)
+    X = rng.normal(size=(1000, 3))
+    lines = ["x,y,z"] + [",".join(map(repr, row)) for row in X.tolist()]
+    lines[400:400] = ["# a comment", ""]           # file lines 401 and 402
+    good = tmp_path / "good.csv"
+    good.write_text("\n".join(lines) + "\n")
+    assert_array_equal(_rows(read_data(good)), X)
+    for line, value, message in [(777, "1,2", "line 777 has 2 fields but the header \\(line 1\\) has 3"),
+                                 (778, "1,2,nan", "line 778, column index 2: NaN or inf in the data"),
+                                 (913, "1,b,3", "line 913, column index 1: 'b' is not a number")]:
+        bad = lines.copy()
+        bad[line - 1] = value
+        (tmp_path / "bad.csv").write_text("\n".join(bad) + "\n")
+        with pytest.raises(DataFileError, match=f"bad.csv: {message}"):
+            _rows(read_data(tmp_path / "bad.csv"))
+
+
+def test_a_wrong_column_name_gets_a_suggestion(tmp_path):
+    (tmp_path / "n.csv").write_text("height,weight,age\n1,2,3\n")
+    for wrong, hint in [("Weight", "'weight'"), ("heigth", "'height'"), ("ag", "'age'")]:
+        with pytest.raises(DataFileError, match=f"no column '{wrong}' \\(did you mean {hint}\\?\\); "
+                                                 "columns: height, weight, age"):
+            read_data(tmp_path / "n.csv", columns=[wrong])
+    with pytest.raises(DataFileError, match="no column 'zzz'; columns"):
+        read_data(tmp_path / "n.csv", columns=["zzz"])
+    with pytest.raises(DataFileError, match="column index 3 out of range: the file has 3 columns, "
+                                            "indices 0 to 2"):
+        read_data(tmp_path / "n.csv", columns=[3])
+
+
+def test_non_regular_files_are_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "pipe.csv")
+    (tmp_path / "dir.npy").mkdir()
+    code = ("import sys\nfrom nystrom_kme.datafiles import read_data, DataFileError\n"
+            "for p in sys.argv[1:]:\n    try:\n        read_data(p)\n"
+            "    except DataFileError as err:\n        print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code, "pipe.csv", "dir.npy"], cwd=tmp_path, timeout=120,
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    assert out.stdout.splitlines() == ["pipe.csv: not a regular file (a FIFO)",
+                                       "dir.npy: not a regular file (a directory)"], out.stderr
+
+
+def test_an_npz_member_is_checked_against_its_size_before_it_is_read(tmp_path, X):
+    """A member whose .npy header declares (3, 4) but whose zip entry holds 100 MB of
+    deflated zeros (~100 KB on disk) is refused before decompression."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (3, 4)})
+    with zipfile.ZipFile(tmp_path / "bomb.npz", "w", compression=zipfile.ZIP_DEFLATED) as z:
+        with z.open("x.npy", "w", force_zip64=True) as f:
+            f.write(header.getvalue())
+            for _ in range(100):
+                f.write(bytes(1 << 20))
+    assert (tmp_path / "bomb.npz").stat().st_size < 1 << 20
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataFileError, match=r"bomb.npz: .*declares shape \(3, 4\) .* but holds"):
+            read_data(tmp_path / "bomb.npz")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, peak
+    # compressed data files are fine when sizes agree; big-endian members come back native
+    np.savez_compressed(tmp_path / "c.npz", x=X.astype(">f8"))
+    src = read_data(tmp_path / "c.npz")
+    assert src.dtype == np.float64 and src.dtype.isnative
+    assert_array_equal(_rows(src), X)

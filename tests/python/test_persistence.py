@@ -5,9 +5,16 @@ Pickle round trips are checked too."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import pickle
+import re
+import stat
+import subprocess
+import sys
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -272,7 +279,7 @@ def test_other_files_are_refused_without_running_code(tmp_path):
     with zipfile.ZipFile(tmp_path / "zip.npz", "w") as z:
         z.writestr("readme.txt", "hello")
     for name, message in [("empty.npz", "empty"), ("plain.npy", "not a nystrom-kme file"),
-                          ("text.csv", "not a nystrom-kme file"), ("obj.npz", "corrupted"),
+                          ("text.csv", "not a nystrom-kme file"), ("obj.npz", "holds dtype object, not numbers"),
                           ("zip.npz", "no 'header' member")]:
         with pytest.raises(nk.FileFormatError, match=message):
             nk.load(tmp_path / name)
@@ -291,3 +298,225 @@ def test_what_cannot_be_saved(tmp_path, X):
     with pytest.raises(ValueError, match="cannot save a kernel of type"):
         kme.save(tmp_path / "x.npz")
     assert not (tmp_path / "x.npz").exists()
+
+
+# --------------------------------------------------------------------------- #
+# every field checked against what the class allows
+# --------------------------------------------------------------------------- #
+def _rehash(header, members):
+    for k, v in members.items():
+        header["arrays"][k].update(dtype=v.dtype.str, shape=list(v.shape),
+                                   sha256=hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest())
+
+
+def _set_member(key, value):
+    def change(h, m):
+        m[key] = value(m[key])
+        _rehash(h, m)
+    return change
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda h, m: h["state"].update(n_samples=-5), "n_samples=-5"),
+    (lambda h, m: h["state"].update(n_samples=0), "n_samples=0"),
+    (lambda h, m: h["state"].update(weight_sum=float("nan")), "weight_sum=nan"),
+    (lambda h, m: h["state"].update(weight_sum=0), "weight_sum=0"),
+    (lambda h, m: h["state"].update(weight_sum=-3.0), "weight_sum=-3.0"),
+    (lambda h, m: h["state"].update(rank=10**9), "rank=1000000000"),
+    (lambda h, m: h["state"].update(rank=-1), "rank=-1"),
+    (lambda h, m: h["state"].update(solver="magic"), "solver='magic'"),
+    (lambda h, m: h["params"].update(solver="magic"), "solver must be one of"),
+    (lambda h, m: h["params"].update(n_landmarks=-3), "n_landmarks must be"),
+    (lambda h, m: h["params"].update(n_landmarks="many"), "n_landmarks must be"),
+    (lambda h, m: h["params"].update(random_state=-1), "random_state"),
+    (lambda h, m: h["params"].update(n_threads=0), "n_threads"),
+    (lambda h, m: h["params"].update(rcond=2.0), "rcond"),
+    (lambda h, m: h["params"].update(sampler={"policy": "Nope", "params": {}}), "not a sampling policy"),
+    (_set_member("landmark_indices", lambda a: -a - 1), "'landmark_indices' holds indices outside"),
+    (_set_member("landmark_indices", lambda a: a + 600), "'landmark_indices' holds indices outside"),
+    (_set_member("weights", lambda a: np.full_like(a, np.inf)), "'weights' must be a finite"),
+    (lambda h, m: _set_member("s_sum", lambda a: np.full_like(a, 1.7e308))(h, m)
+     or _set_member("s_comp", lambda a: np.full_like(a, 1.7e308))(h, m), "s_sum \\+ s_comp overflows"),
+    (_set_member("landmarks", lambda a: a[:0]), "'landmarks' has shape"),
+])
+def test_each_bad_field_of_an_embedding_is_named(saved, tmp_path, change, field):
+    path, _ = saved
+    header, members = _read(path)
+    change(header, members)
+    _write(tmp_path / "bad.npz", header, members)
+    with pytest.raises(nk.FileFormatError, match=field) as err:
+        nk.load(tmp_path / "bad.npz")
+    assert str(tmp_path / "bad.npz") in str(err.value) and "\n" not in str(err.value)
+
+
+def test_bad_fields_of_the_other_saved_types_are_named(tmp_path, X, rng):
+    emp = nk.EmpiricalKME(random_state=0).fit(X)
+    comp = nk.compress(X, 10, random_state=0, compute_mmd=True)
+    signed = nk.compress(X, 10, weights="signed", ridge=0.1, random_state=0, compute_mmd=False)
+    cases = [
+        (emp, lambda h, m: h["state"].update(n_samples=5), "n_samples=5 but the support has 600 rows"),
+        (emp, _set_member("weights", lambda a: 2 * a), "'weights' is not a probability vector"),
+        (emp, _set_member("weights", lambda a: np.r_[-a[:1], a[1:] + 2 * a[0] / 599]), "probability"),
+        (comp, lambda h, m: h["state"].update(method="rpcholesky/fancy"), "method='rpcholesky/fancy'"),
+        (comp, lambda h, m: h["state"].update(method="simplex"), "method='simplex'"),
+        (comp, lambda h, m: h["state"].update(mmd=-1.0), "mmd=-1.0"),
+        (comp, lambda h, m: h["state"].update(mmd=float("inf")), "mmd=inf"),
+        (comp, lambda h, m: h["state"].update(ridge=0.5), "ridge=0.5"),
+        (comp, _set_member("indices", lambda a: -a), "'indices' holds indices outside"),
+        (comp, _set_member("weights", lambda a: a + 1), "'weights' is not a probability vector"),
+        (signed, lambda h, m: h["state"].update(ridge=float("nan")), "ridge=nan"),
+        (signed, lambda h, m: h["state"]["kernel"].update(bandwidth="median"), "no numeric bandwidth"),
+    ]
+    for obj, change, field in cases:
+        obj.save(tmp_path / "ok.npz")
+        header, members = _read(tmp_path / "ok.npz")
+        change(header, members)
+        _write(tmp_path / "bad.npz", header, members)
+        with pytest.raises(nk.FileFormatError, match=field):
+            nk.load(tmp_path / "bad.npz")
+    # unchanged, each loads (the checks accept what the library writes)
+    for obj in (emp, comp, signed):
+        assert type(_saved(obj, tmp_path / "again.npz")) is type(obj)
+
+
+@pytest.fixture
+def result_dict(X, rng):
+    res = nk.two_sample_test(X, rng.normal(size=(400, 3)) + 0.3, n_permutations=19, random_state=0)
+    return json.loads(res.to_json())
+
+
+@pytest.mark.parametrize("change, field", [
+    (dict(pvalue=float("nan")), "pvalue"),
+    (dict(pvalue=5.0), "pvalue"),
+    (dict(pvalue=0.5), "pvalue must be .* = 0.05"),       # not the p-value of this null distribution
+    (dict(statistic=float("inf")), "statistic must be a finite number"),
+    (dict(statistic=float("nan")), "statistic must be a finite number"),
+    (dict(null_distribution=[0.1] * 5), "null_distribution must hold n_permutations = 19"),
+    (dict(null_distribution=[float("nan")] * 19), "null_distribution must hold"),
+    (dict(method="bogus"), "method must be 'nystrom' or 'exact'"),
+    (dict(n_permutations=0), "n_permutations must be a positive integer"),
+    (dict(n_landmarks=None), "n_landmarks must be a positive integer"),
+    (dict(n_landmarks=-2), "n_landmarks must be a positive integer"),
+    (dict(method="exact"), "n_landmarks must be None for method='exact'"),
+])
+def test_each_bad_field_of_a_test_result_is_named(tmp_path, result_dict, change, field):
+    bad = dict(result_dict, **change)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(bad))  # NaN and Infinity as Python's json writes them
+    with pytest.raises(nk.FileFormatError, match=field) as err:
+        nk.load(path)
+    assert str(path) in str(err.value)
+    # the same check guards the constructor: one validator for the type
+    fields = dict(nk.TwoSampleResult.from_json(json.dumps(result_dict)).__dict__)
+    fields.update(change)
+    with pytest.raises(ValueError, match=field):
+        nk.TwoSampleResult(**fields)
+
+
+def test_cli_info_refuses_a_result_with_a_nan_pvalue(tmp_path, result_dict):
+    (tmp_path / "r.json").write_text(json.dumps(dict(result_dict, pvalue=float("nan"))))
+    out = subprocess.run([sys.executable, "-m", "nystrom_kme", "info", "r.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    assert out.returncode == 2 and out.stdout == ""
+    assert re.fullmatch(r"nystrom-kme info: error: r\.json: not a valid two-sample result: pvalue .*\n",
+                        out.stderr), out.stderr
+
+
+# --------------------------------------------------------------------------- #
+# sizes before data: no zip bomb, bounded memory
+# --------------------------------------------------------------------------- #
+def _npy_header(shape, descr="<f8"):
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def _bomb(path, header, members, key, shape, *, nbytes=None, compress=True):
+    """An archive like np.savez's, whose member ``key`` declares ``shape`` in its .npy header
+    and holds ``nbytes`` zero bytes (default: what the shape needs), deflated when
+    ``compress``: a few hundred KB on disk for 100 MB of zeros."""
+    blob = json.dumps(header).encode()
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr("header.npy", _npy_header((len(blob),), "|u1") + blob)
+        for k, v in members.items():
+            if k == key:
+                continue
+            buf = io.BytesIO()
+            np.save(buf, v)
+            z.writestr(f"{k}.npy", buf.getvalue())
+        info = zipfile.ZipInfo(f"{key}.npy")
+        info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+        with z.open(info, "w", force_zip64=True) as f:
+            f.write(_npy_header(shape))
+            left = int(np.prod(shape)) * 8 if nbytes is None else nbytes
+            zeros = bytes(1 << 20)
+            while left > 0:
+                f.write(zeros[:min(left, len(zeros))])
+                left -= len(zeros)
+
+
+def _peak_bytes(call):
+    tracemalloc.start()
+    try:
+        with pytest.raises(nk.FileFormatError) as err:
+            call()
+        return tracemalloc.get_traced_memory()[1], str(err.value)
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("shape, manifest_too, compress, nbytes, message", [
+    # the issue's bomb: the header says (20, 3); the member declares and holds 100 MB of zeros
+    ((4_166_667, 3), False, True, None, "'landmarks' has dtype <f8 and shape \\(4166667, 3\\), the header says"),
+    # manifest and member agree on 100 MB, deflated to ~100 KB: compressed members are refused
+    ((20, 655_360), True, True, None, "'landmarks' is compressed"),
+    # the member declares (20, 3) but its zip entry holds 100 MB
+    ((20, 3), False, True, 100 << 20, "declares shape \\(20, 3\\) .* but holds"),
+    # the member declares 400 GB it does not hold (uncompressed, a few bytes on disk)
+    ((50_000_000_000, 1), True, False, 16, "declares shape \\(50000000000, 1\\)"),
+])
+def test_a_zip_bomb_is_refused_before_its_data_is_read(saved, tmp_path, shape, manifest_too, compress,
+                                                        nbytes, message):
+    path, _ = saved
+    header, members = _read(path)
+    if manifest_too:
+        header["arrays"]["landmarks"]["shape"] = list(shape)
+    bomb = tmp_path / "bomb.npz"
+    _bomb(bomb, header, members, "landmarks", shape, nbytes=nbytes, compress=compress)
+    assert bomb.stat().st_size < 2 << 20  # a small file
+    peak, text = _peak_bytes(lambda: nk.load(bomb))
+    assert re.search(message, text), text
+    assert peak < 4 << 20, peak  # read before the checks, the member alone would take >= 100 MB
+
+
+def test_a_load_takes_about_the_file_size_in_memory(tmp_path, rng):
+    X = rng.normal(size=(20_000, 40))
+    kme = nk.NystromKME(nk.Gaussian(6.0), sampler=X[:3000], random_state=0).fit(X[:5000])
+    kme.save(tmp_path / "k.npz")
+    size = (tmp_path / "k.npz").stat().st_size  # two (3000, 40) float64 arrays: ~1.9 MB
+    tracemalloc.start()
+    try:
+        back = nk.load(tmp_path / "k.npz")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _same_nystrom(kme, back, X[:10])
+    assert size > 1.9e6 and peak < size + (3 << 20), (peak, size)
+
+
+def test_non_regular_files_are_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    code = ("import nystrom_kme as nk, sys\n"
+            "try:\n    nk.load(sys.argv[1])\nexcept nk.FileFormatError as err:\n    print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    assert out.stdout.strip() == f"{fifo}: not a regular file (a FIFO)", out.stderr
+    with pytest.raises(nk.FileFormatError, match="not a regular file \\(a directory\\)"):
+        nk.load(tmp_path)
+    # saving over a FIFO or a folder is refused too (rather than replacing it)
+    kme = nk.NystromKME(n_landmarks=3, random_state=0).fit(np.eye(4))
+    with pytest.raises(OSError, match="exists and is not a regular file \\(a FIFO\\)"):
+        kme.save(fifo)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
