@@ -28,7 +28,7 @@ import numpy as np
 from . import _core
 from ._files import atomic_write, non_regular_kind
 from .bounds import default_n_landmarks, suggest_n_landmarks
-from .compression import WEIGHTS, CompressionResult, compress
+from .compression import EXACT_MMD_MAX_ROWS, WEIGHTS, CompressionResult, compress
 from .config import show_config
 from .datafiles import SUFFIXES, DataFileError, read_data
 from .datasets import GaussianMixture
@@ -279,7 +279,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
     try:
         res = compress(X, args.n_points, kernel=kernel, sampler=args.sampler, weights=args.weights,
                        ridge=args.ridge, random_state=args.seed, n_threads=args.threads,
-                       compute_mmd=not args.no_mmd)
+                       compute_mmd=False if args.no_mmd else "auto")
     except ImportError as err:
         raise _BadInput(str(err)) from None
     seconds = time.perf_counter() - start
@@ -290,7 +290,8 @@ def cmd_compress(args: argparse.Namespace) -> int:
               "sampler": args.sampler, "weights": args.weights, "ridge": res.ridge, "mmd": res.mmd,
               "min_weight": float(w.min()), "max_weight": float(w.max()), "weight_sum": float(w.sum()),
               "seconds": seconds}
-    mmd = "not computed (--no-mmd)" if res.mmd is None else _fmt(res.mmd)
+    mmd = (_fmt(res.mmd) if res.mmd is not None else "not computed (--no-mmd)" if args.no_mmd
+           else f"not computed (exact only up to {EXACT_MMD_MAX_ROWS} rows; --no-mmd skips it)")
     _emit(args, record, [
         f"compressed {args.data}: n = {X.shape[0]} rows, d = {X.shape[1]} columns -> m = {res.n_points} points",
         f"  kernel     {res.kernel!r}",
@@ -660,7 +661,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simplex: MMD-optimal probability weights (default); signed: Nystrom projection; "
                         "uniform: 1/m")
     p.add_argument("--ridge", type=float, default=0.0, help="Tikhonov lambda for --weights signed (default 0)")
-    p.add_argument("--no-mmd", action="store_true", help="skip the exact MMD to the data (O(n^2))")
+    p.add_argument("--no-mmd", action="store_true", help="skip the exact MMD to the data (O(n^2); computed by default only up to "
+                   f"{EXACT_MMD_MAX_ROWS} rows)")
     p.set_defaults(run=cmd_compress)
 
     p = add("mmd", "maximum mean discrepancy between two data files (Nystrom by default)",

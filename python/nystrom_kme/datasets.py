@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._compensated import fsum_dot
 from ._validation import check_random_state
 
 __all__ = ["GaussianMixture"]
@@ -349,10 +350,10 @@ class GaussianMixture:
             Xc = np.ascontiguousarray(X, dtype=np.float64)
             Wc = np.ascontiguousarray(w.reshape(-1, 1), dtype=np.float64)
             s = np.asarray(_core.kernel_sums(Xc, Xc, Wc, _core.Kernel("gaussian", sigma)))
-            quad = float(w @ s[:, 0])
+            quad = fsum_dot(w, s[:, 0])
 
         norm2 = self.embedding_norm2(sigma)
-        cross = float(w @ self.mean_embedding(X, sigma)) if m else 0.0
+        cross = fsum_dot(w, self.mean_embedding(X, sigma)) if m else 0.0
         err2 = norm2 - 2.0 * cross + quad
         if err2 < 0.0:
             scale = max(norm2, abs(2.0 * cross), abs(quad))

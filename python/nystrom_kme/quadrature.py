@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
+from ._compensated import fsum_dot
 from ._validation import (
     as_data_matrix,
     check_sample_weight,
@@ -83,8 +84,11 @@ class QuadratureRule:
                              f"for {self.nodes.shape[0]} nodes")
         if not np.isfinite(values).all():
             raise ValueError("f returned NaN or inf")
-        result = np.tensordot(self.weights, values, axes=(0, 0))
-        return float(result) if np.ndim(result) == 0 else result
+        if values.ndim == 1:
+            return fsum_dot(self.weights, values)
+        flat = values.reshape(values.shape[0], -1)
+        result = np.array([fsum_dot(self.weights, flat[:, c]) for c in range(flat.shape[1])])
+        return result.reshape(values.shape[1:])
 
     def worst_case_error(self, reference: Any, *, sample_weight: Any = None,
                          n_threads: int | None = None) -> float:
@@ -99,7 +103,7 @@ class QuadratureRule:
         core = self.kernel.to_core()
         nt = n_threads_arg(n_threads)
         nodes = np.ascontiguousarray(self.nodes, dtype=np.float64)
-        quad = float(self.weights @ _core.kernel_sums(nodes, nodes, self.weights.reshape(-1, 1), core, nt)[:, 0])
+        quad = fsum_dot(self.weights, _core.kernel_sums(nodes, nodes, self.weights.reshape(-1, 1), core, nt)[:, 0])
         if isinstance(reference, GaussianMixture):
             if not isinstance(self.kernel, Gaussian):
                 raise ValueError("the closed form of a GaussianMixture needs a Gaussian kernel")
@@ -116,8 +120,8 @@ class QuadratureRule:
         if Z.shape[1] != nodes.shape[1]:
             raise ValueError(f"the reference has {Z.shape[1]} features, the nodes {nodes.shape[1]}")
         Z, nodes_z = common_dtype(Z, nodes)
-        ref2 = float(wz @ _core.kernel_sums(Z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
-        cross = float(self.weights @ _core.kernel_sums(nodes_z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
+        ref2 = fsum_dot(wz, _core.kernel_sums(Z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
+        cross = fsum_dot(self.weights, _core.kernel_sums(nodes_z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
         return math.sqrt(max(ref2 + quad - 2.0 * cross, 0.0))
 
     def save(self, path: Any) -> None:

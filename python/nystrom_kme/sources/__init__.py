@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_not_sparse
 from ..cuda.arrays import is_cuda_array
 from .base import RowSource, core_block_rows
 from .chunked import ArrayLikeSource, IterableSource, is_array_like
@@ -74,6 +75,7 @@ def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowS
     """
     if isinstance(X, RowSource):
         return X
+    check_not_sparse(X, name)
     if is_cuda_array(X):
         return CudaSource(X, name)
     shape = getattr(X, "shape", None)

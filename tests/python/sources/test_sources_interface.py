@@ -142,3 +142,14 @@ def test_one_dimensional_sources_are_named(tmp_path):
     np.save(tmp_path / "v.npy", np.arange(10.0))
     with pytest.raises(ValueError, match="X must be 2-D of shape \\(n_samples, n_features\\), got shape \\(10,\\)"):
         as_source(np.load(tmp_path / "v.npy", mmap_mode="r"))
+
+
+def test_sparse_input_is_refused_by_name_everywhere():
+    import scipy.sparse
+
+    import nystrom_kme as nk
+    X = scipy.sparse.random(50, 3, density=0.5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="Y is a scipy.sparse"):
+        nk.two_sample_test(np.ones((50, 3)), X)
+    with pytest.raises(ValueError, match="X is a scipy.sparse"):
+        nk.mmd2(X, np.ones((50, 3)))
