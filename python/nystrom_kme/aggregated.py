@@ -22,6 +22,7 @@ the reference, for small n.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ from .bounds import default_n_landmarks
 from .kernel_collection import KernelCollection
 from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms, split_seed
+from .persistence import persistable, result_from_json, result_to_json, save
 from .sources import RowSource, as_source_pair, concatenate
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
@@ -53,6 +55,7 @@ MIN_BINS_PER_SAMPLE = 32
 BIN_SUMS_BYTES = 256 * 1024 * 1024
 
 
+@persistable
 @dataclass(frozen=True)
 class AggregatedTestResult:
     """Outcome of an aggregated permutation two-sample test.
@@ -116,6 +119,63 @@ class AggregatedTestResult:
     n_permutations: int
     bin_size: int = 1
     temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        """Every field checked against what the test returns (a result read from a file is
+        built here too); the arrays become float64."""
+        def integer(value: Any) -> bool:
+            return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+        def finite_number(value: Any) -> bool:
+            return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+                    and math.isfinite(value))
+
+        if self.method not in ("nystrom", "exact"):
+            raise ValueError(f"method must be 'nystrom' or 'exact', got {self.method!r}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+        if not isinstance(self.kernels, KernelCollection) or not self.kernels.is_resolved:
+            raise ValueError(f"kernels must be a resolved KernelCollection, got {self.kernels!r}")
+        for name in ("n_permutations", "bin_size"):
+            if not integer(getattr(self, name)) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.method == "exact" and self.n_landmarks is not None:
+            raise ValueError(f"n_landmarks must be None for method='exact', got {self.n_landmarks!r}")
+        if self.method == "nystrom" and not (integer(self.n_landmarks) and self.n_landmarks >= 2):
+            raise ValueError(f"n_landmarks must be an integer >= 2 for method='nystrom', got {self.n_landmarks!r}")
+        if not (finite_number(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {self.temperature!r}")
+        if not finite_number(self.statistic):
+            raise ValueError(f"statistic must be a finite number, got {self.statistic!r}")
+        B, K = self.n_permutations, len(self.kernels)
+        for name, size in (("null_distribution", B), ("kernel_statistics", K), ("kernel_scores", K),
+                           ("kernel_pvalues", K)):
+            values = np.asarray(getattr(self, name), dtype=np.float64)
+            if values.shape != (size,) or not np.isfinite(values).all():
+                raise ValueError(f"{name} must hold {size} finite numbers, got shape {values.shape}")
+            object.__setattr__(self, name, values)
+        counts = self.kernel_pvalues * (B + 1)
+        if (np.abs(counts - np.round(counts)) > 1e-9 * (B + 1)).any() or (self.kernel_pvalues <= 0).any() \
+                or (self.kernel_pvalues > 1).any():
+            raise ValueError(f"kernel_pvalues must be multiples of 1 / (1 + B) in (0, 1], got "
+                             f"{self.kernel_pvalues!r}")
+        expected = permutation_pvalue(np.r_[self.statistic, self.null_distribution])
+        if self.pvalue != expected:
+            raise ValueError(f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
+                             f"statistic and null distribution, got {self.pvalue!r}")
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The result as JSON text, floats written exactly (round-trip repr)."""
+        return result_to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> AggregatedTestResult:
+        """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
+        return result_from_json(text)
+
+    def save(self, path: Any) -> None:
+        """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
+        save(self, path)
 
     @property
     def dominant(self) -> int:

@@ -449,8 +449,58 @@ def _preamble(name: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- #
 # two-sample results: JSON
 # --------------------------------------------------------------------------- #
+_JSON_RESULTS = ("TwoSampleResult", "AggregatedTestResult")
+_AGGREGATED_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "aggregation", "kernels",
+                      "kernel_statistics", "kernel_scores", "kernel_pvalues", "n_landmarks",
+                      "n_permutations", "bin_size", "temperature")
+
+
+def _floats(values: Any) -> list[float]:
+    return [float(v) for v in np.asarray(values, dtype=np.float64)]
+
+
+def _aggregated_to_dict(result: Any) -> dict[str, Any]:
+    out = _preamble("AggregatedTestResult")
+    out.update(statistic=float(result.statistic), pvalue=float(result.pvalue),
+               null_distribution=_floats(result.null_distribution), method=str(result.method),
+               aggregation=str(result.aggregation), kernels=[kernel_spec(k) for k in result.kernels],
+               kernel_statistics=_floats(result.kernel_statistics),
+               kernel_scores=_floats(result.kernel_scores), kernel_pvalues=_floats(result.kernel_pvalues),
+               n_landmarks=None if result.n_landmarks is None else int(result.n_landmarks),
+               n_permutations=int(result.n_permutations), bin_size=int(result.bin_size),
+               temperature=float(result.temperature))
+    return out
+
+
+def _float_list(data: dict[str, Any], key: str) -> np.ndarray:
+    values = np.array(_get(data, key, list), dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"{key} must be a list of numbers")
+    return values
+
+
+def _aggregated_from_dict(data: dict[str, Any]) -> Any:
+    from .kernel_collection import KernelCollection
+
+    missing = [f for f in _AGGREGATED_FIELDS if f not in data]
+    if missing:
+        raise ValueError(f"missing key(s) {missing}")
+    kernels = KernelCollection([kernel_from_spec(k) for k in _get(data, "kernels", list)])
+    return _CLASSES["AggregatedTestResult"](
+        statistic=float(_get(data, "statistic", (int, float))), pvalue=float(_get(data, "pvalue", (int, float))),
+        null_distribution=_float_list(data, "null_distribution"), method=_get(data, "method", str),
+        aggregation=_get(data, "aggregation", str), kernels=kernels,
+        kernel_statistics=_float_list(data, "kernel_statistics"),
+        kernel_scores=_float_list(data, "kernel_scores"), kernel_pvalues=_float_list(data, "kernel_pvalues"),
+        n_landmarks=_get(data, "n_landmarks", (int, type(None))), n_permutations=_get(data, "n_permutations", int),
+        bin_size=_get(data, "bin_size", int), temperature=float(_get(data, "temperature", (int, float))))
+
+
 def result_to_dict(result: Any) -> dict[str, Any]:
-    """A :class:`~nystrom_kme.TwoSampleResult` as a JSON-ready dict (with the preamble)."""
+    """A :class:`~nystrom_kme.TwoSampleResult` or :class:`~nystrom_kme.AggregatedTestResult`
+    as a JSON-ready dict (with the preamble)."""
+    if _registered_name(result) == "AggregatedTestResult":
+        return _aggregated_to_dict(result)
     out = _preamble("TwoSampleResult")
     out.update(statistic=float(result.statistic), pvalue=float(result.pvalue),
                null_distribution=[float(v) for v in np.asarray(result.null_distribution)],
@@ -461,10 +511,13 @@ def result_to_dict(result: Any) -> dict[str, Any]:
 
 
 def result_from_dict(data: Any) -> Any:
-    """The :class:`~nystrom_kme.TwoSampleResult` of :func:`result_to_dict`'s output."""
+    """The two-sample result of :func:`result_to_dict`'s output."""
     try:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
+        if data.get("object") == "AggregatedTestResult":
+            _check_preamble(data, "AggregatedTestResult")
+            return _aggregated_from_dict(data)
         _check_preamble(data, "TwoSampleResult")
         missing = [f for f in _RESULT_FIELDS if f not in data]
         if missing:
@@ -485,7 +538,7 @@ def result_from_dict(data: Any) -> Any:
 
 
 def result_to_json(result: Any, *, indent: int | None = None) -> str:
-    """The JSON text of a :class:`~nystrom_kme.TwoSampleResult` (floats exact)."""
+    """The JSON text of a two-sample result (floats exact)."""
     return json.dumps(result_to_dict(result), indent=indent, allow_nan=False)
 
 
@@ -517,7 +570,8 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
 
     Parameters
     ----------
-    obj : NystromKME, EmpiricalKME (fitted), QuadratureRule, CompressionResult or TwoSampleResult
+    obj : NystromKME, EmpiricalKME (fitted), QuadratureRule, CompressionResult, TwoSampleResult or
+        AggregatedTestResult
     path : str or path-like
         Written as given (no suffix is added); ``.npz`` is the usual suffix of the
         estimators and rules, ``.json`` of a two-sample result.
@@ -542,7 +596,7 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
     """
     path = os.fspath(path)
     name = _registered_name(obj)
-    if name == "TwoSampleResult":
+    if name in _JSON_RESULTS:
         text = result_to_json(obj, indent=1).encode("ascii")
         atomic_write(path, lambda f: f.write(text))
         return
@@ -566,7 +620,7 @@ def load(path: str | os.PathLike[str]) -> Any:
 
     Returns
     -------
-    NystromKME, EmpiricalKME, QuadratureRule, CompressionResult or TwoSampleResult
+    NystromKME, EmpiricalKME, QuadratureRule, CompressionResult, TwoSampleResult or AggregatedTestResult
         The saved object's type, with the same parameters and fitted state;
         evaluations are bit-identical, and a loaded NystromKME continues with
         ``partial_fit`` and ``merge`` exactly as the saved one would.

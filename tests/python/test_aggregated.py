@@ -268,3 +268,39 @@ def test_the_exact_test_refuses_single_rows_beyond_max_bins():
                            method="exact", max_bins=64)
     with pytest.raises(ValueError, match="max_bins"):
         nk.two_sample_test(rng.normal(size=(40, 1)), rng.normal(size=(60, 1)), kernel=KERNELS, max_bins=10)
+
+
+def test_results_round_trip_through_json_and_files(tmp_path):
+    rng = np.random.default_rng(12)
+    X, Y = rng.normal(size=(200, 2)), rng.normal(size=(150, 2))
+    for kw in (dict(), dict(method="exact", aggregation="mmdagg"), dict(max_bins=64)):
+        res = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=3), n_permutations=19,
+                                 random_state=1, **kw)
+        back = nk.AggregatedTestResult.from_json(res.to_json())
+        path = tmp_path / "res.json"
+        res.save(path)
+        for other in (back, nk.load(path)):
+            assert other.statistic == res.statistic and other.pvalue == res.pvalue
+            assert other.kernels == res.kernels and other.bin_size == res.bin_size
+            np.testing.assert_array_equal(other.kernel_pvalues, res.kernel_pvalues)
+            np.testing.assert_array_equal(other.null_distribution, res.null_distribution)
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("pvalue", 0.5, "pvalue"),
+    ("kernel_pvalues", [0.01, 0.2, 0.3], "kernel_pvalues"),
+    ("kernel_scores", [np.nan, 1.0, 2.0], "kernel_scores"),
+    ("null_distribution", [1.0, 2.0], "null_distribution"),
+    ("aggregation", "max", "aggregation"),
+    ("n_landmarks", 1, "n_landmarks"),
+    ("bin_size", 0, "bin_size"),
+    ("temperature", -1.0, "temperature"),
+])
+def test_an_inconsistent_result_is_refused(field, value, match):
+    import dataclasses
+    rng = np.random.default_rng(13)
+    res = nk.two_sample_test(rng.normal(size=(60, 1)), rng.normal(size=(60, 1)),
+                             kernel=nk.KernelCollection(["gaussian"], n_bandwidths=3),
+                             n_permutations=19, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        dataclasses.replace(res, **{field: value})
