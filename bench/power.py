@@ -12,6 +12,9 @@ repetition, so a long run can be stopped and resumed, and --report reprints the 
   same repetitions, paired), ours single-kernel median test, and ACTT (goodpoints,
   Domingo-Enrich et al., as the MMD-FUSE experiments call it), next to MMD-FUSE's
   published power.
+* ``--median-cases``: where the median-bandwidth test has power (mean shifts and a scale
+  change of Gaussians in d = 10 and 50, and perturbed-d1), its rejection rate against the
+  aggregated test's, to decide the default of ``two_sample_test``.
 * ``--speed``: the default test at n = 4000 per sample, d = 10; the aggregated and the
   single-kernel tests at 10^6 per sample, d = 10, B = 200 in the same run.
 * ``--figure``: docs/figures/power.png, power against n from the recorded results.
@@ -46,9 +49,18 @@ METHODS = ("nystrom", "exact", "median", "actt")
 # --------------------------------------------------------------------------- one repetition
 
 
+#: Problems where the median bandwidth is a good choice: name -> (d, mean shift per
+#: coordinate of Y, standard deviation of Y), X ~ N(0, I_d).
+MEDIAN_CASES = {"shift-d10": (10, 0.07, 1.0), "shift-d50": (50, 0.05, 1.0), "scale-d10": (10, 0.0, 1.09)}
+MEDIAN_CASES_N = 500
+
+
 def _data(problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng([list(PROBLEMS).index(problem) if problem in PROBLEMS else 99, n, rep,
-                                 int(h1)])
+    names = list(PROBLEMS) + list(MEDIAN_CASES) + ["digits"]
+    rng = np.random.default_rng([names.index(problem), n, rep, int(h1)])
+    if problem in MEDIAN_CASES:
+        d, shift, scale = MEDIAN_CASES[problem]
+        return rng.normal(size=(n, d)), rng.normal(size=(n, d)) * scale + shift
     if problem == "digits":
         from sklearn.datasets import load_digits
         Z = load_digits().data.astype(np.float64)
@@ -81,7 +93,7 @@ def run_rep(task: tuple) -> dict:
     section, problem, n, rep, methods = task
     import nystrom_kme as nk
 
-    X, Y = _data(problem, n, rep, h1=section == "power")
+    X, Y = _data(problem, n, rep, h1=section != "level")
     out = {"section": section, "problem": problem, "n": n, "rep": rep}
     for method in methods:
         start = time.perf_counter()
@@ -147,6 +159,23 @@ def report_level(records: list[dict]) -> None:
         rates = {m: np.mean([r[m] <= ALPHA for r in sub if m in r]) for m in ("nystrom", "exact")}
         print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {rates['nystrom']:.3f} | {rates['exact']:.3f} | "
               f"{lo:.3f}-{hi:.3f} |")
+
+
+def report_median_cases(records: list[dict]) -> None:
+    rows = [r for r in records if r["section"] == "median-cases"]
+    if not rows:
+        return
+    print("\n## Where the median bandwidth has power (alpha = 0.05)\n")
+    print("| problem | n per sample | reps | median test | aggregated, Nystrom | aggregated - median (paired) |")
+    print("|---|---|---|---|---|---|")
+    for problem in MEDIAN_CASES:
+        sub = [r for r in rows if r["problem"] == problem]
+        if not sub:
+            continue
+        med = np.mean([r["median"] <= ALPHA for r in sub])
+        agg = np.mean([r["nystrom"] <= ALPHA for r in sub])
+        diff = np.mean([(r["nystrom"] <= ALPHA) - (r["median"] <= ALPHA) for r in sub])
+        print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {med:.3f} | {agg:.3f} | {diff:+.3f} |")
 
 
 def report_power(records: list[dict]) -> None:
@@ -236,6 +265,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--level", action="store_true")
     ap.add_argument("--power", action="store_true")
+    ap.add_argument("--median-cases", action="store_true")
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--figure", action="store_true")
     ap.add_argument("--report", action="store_true")
@@ -257,10 +287,15 @@ def main() -> None:
         tasks = [("power", p, n, r, tuple(args.methods)) for n in args.n for p in args.problems
                  for r in range(args.reps)]
         run_tasks(tasks, args.jobs)
+    if args.median_cases:
+        tasks = [("median-cases", p, MEDIAN_CASES_N, r, ("nystrom", "median")) for p in MEDIAN_CASES
+                 for r in range(args.reps)]
+        run_tasks(tasks, args.jobs)
     records = _records()
-    if args.level or args.power or args.report:
+    if args.level or args.power or args.median_cases or args.report:
         report_level(records)
         report_power(records)
+        report_median_cases(records)
     if args.figure:
         figure(records, Path(__file__).resolve().parent.parent / "docs" / "figures" / "power.png")
     if args.speed:
