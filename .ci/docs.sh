@@ -33,4 +33,12 @@ rm -rf docs/_build docs/auto_examples docs/api/generated docs/sg_execution_times
 # dense factorizations are slower with more on a busy machine.
 OPENBLAS_NUM_THREADS=1 MPLBACKEND=agg \
   "$venv/bin/python" -m sphinx -W --keep-going -b html docs docs/_build/html
+# The site must read offline: MathJax from _static (sphinx-mathjax-offline), and no page
+# loading a script or a stylesheet from the network.
+html=docs/_build/html
+[ -f "$html/_static/mathjax/tex-chtml.js" ] || { echo "error: MathJax is not in $html/_static/mathjax" >&2; exit 1; }
+if grep -rlE '<(script|link)[^>]*(src|href)="(https?:)?//' --include='*.html' "$html"; then
+  echo "error: the pages above load a script or stylesheet from the network" >&2
+  exit 1
+fi
 echo "docs built in $(( $(date +%s) - start )) s: docs/_build/html/index.html"

@@ -1,5 +1,6 @@
-"""Wall time of each line of the README's Python snippets, in order, in one process:
-the rough times quoted in the README's comments.
+"""Wall time of each line of the README's Python snippets at n = 10^5, in order, in one
+process: the times the README quotes after its snippets (which run at n = 10^4, as
+tests/python/test_readme.py checks them).
 
     python -m bench.readme_snippets
 """

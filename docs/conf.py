@@ -14,6 +14,9 @@ Choices:
 * autosummary: one page per public class and function, generated from
   ``nystrom_kme.__all__`` and the subpackages' ``__all__`` at build time, so the
   reference cannot drift from the code.
+* sphinx-mathjax-offline: MathJax 3 packaged on PyPI and copied into
+  ``_build/html/_static/mathjax``, so the math renders offline (plain
+  ``sphinx.ext.mathjax`` loads it from a CDN; ``sphinx.ext.imgmath`` needs LaTeX).
 * sphinx-gallery: the examples are plain Python scripts (``docs/examples/``),
   executed at every build (a broken example fails the build), rendered with
   their figures and offered as ``.py`` and ``.ipynb`` downloads. It is what
@@ -51,6 +54,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",   # sets mathjax_path to its own copy (the module name has hyphens)
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -84,6 +88,8 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "show_memory": False,
     "min_reported_time": 1,
+    # its execution-times page loads jQuery and DataTables from CDNs: the site must read offline
+    "write_computation_times": False,
 }
 # Any warning an example raises fails the build (as -W does for Sphinx's own warnings).
 warnings.filterwarnings("error", category=DeprecationWarning, module="nystrom_kme")

@@ -32,6 +32,11 @@ MIN_BANDWIDTH = float(np.finfo(np.float64).tiny)
 def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = None) -> float:
     """Median Euclidean distance between distinct pairs of a random subset of rows.
 
+    The ``k (k - 1) / 2`` distances of the ``k = min(n_samples, subset)`` rows are
+    computed in the compiled core (``median.hpp``), in parallel: O(k^2 d) time and
+    ``k (k - 1) / 2`` float64 of memory (4 MB at the default subset); the result is
+    exactly numpy's median of them.
+
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
@@ -57,15 +62,10 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
     rng = check_random_state(random_state)
     if X.shape[0] > subset:
         X = X[rng.choice(X.shape[0], size=subset, replace=False)]
-    Z = np.asarray(X, dtype=np.float64)
-    # Distances in units of a power of two near the data's largest magnitude (an
-    # exact rescaling): no overflow of the squares near 1e154, no underflow near 1e-170.
-    largest = float(np.abs(Z).max())
-    scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
-    Z = Z / scale
-    # Direct differences, row by row: exact (no cancellation) and O(k d) memory.
-    d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
-    median = float(np.median(np.sqrt(d2))) * scale
+    # In the core (median.hpp): direct differences of the rows divided by a power of
+    # two near their largest magnitude (exact: no overflow or underflow of the squares),
+    # summed and averaged exactly as numpy's sum and median would.
+    median = _core.median_pairwise_distance(np.ascontiguousarray(X))
     if not median > 0.0:
         raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
                          "give the kernel a numeric bandwidth")

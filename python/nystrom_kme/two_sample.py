@@ -29,6 +29,9 @@ from .sources import as_source_pair, concatenate
 class TwoSampleResult:
     """Outcome of a permutation two-sample test (in the spirit of scipy.stats results).
 
+    ``save(path)`` / :func:`nystrom_kme.load` and ``to_json()`` / ``from_json(text)``
+    store a result as JSON (floats exactly; see :mod:`nystrom_kme.persistence`).
+
     Attributes
     ----------
     statistic : float
@@ -50,9 +53,6 @@ class TwoSampleResult:
         m for the Nyström test, None for the exact test.
     n_permutations : int
         B, the number of random splits.
-
-    ``save(path)`` / :func:`nystrom_kme.load` and ``to_json()`` / ``from_json(text)``
-    store a result as JSON (floats exactly; see :mod:`nystrom_kme.persistence`).
 
     Examples
     --------

@@ -2,7 +2,9 @@
 // chunking and the thread count, and the streamed K(L, Z) W against a dense product.
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
+#include <stdexcept>
 
 #include <nystrom_kme/random_splits.hpp>
 
@@ -74,12 +76,35 @@ void test_streamed_sums_match_dense() {
   CHECK_THROWS(split_kernel_sums<double>(L, test::normal_matrix<double>(n1 + n2 + 1, 4, 1), splits, kernel));
 }
 
+// Sizes that overflowed Index (n1 + n2, B + 1 and its padding to whole panels) or that
+// no machine can hold are refused with a clear message, before any arithmetic on them.
+void test_size_checks() {
+  using test::throws_with;
+  const Index max = std::numeric_limits<Index>::max();
+  CHECK(throws_with<std::invalid_argument>([&] { RandomSplits(max, 1, 10, 0); }, "at most 2^53"));
+  CHECK(throws_with<std::invalid_argument>([&] { RandomSplits(Index(1) << 62, Index(1) << 62, 10, 0); },
+                                           "at most 2^53"));
+  CHECK(throws_with<std::invalid_argument>([&] { RandomSplits(Index(1) << 53, 1, 10, 0); }, "at most 2^53"));
+  CHECK(throws_with<std::length_error>([&] { RandomSplits(10, 10, max, 0); }, "is too large"));
+  CHECK(throws_with<std::length_error>([&] { RandomSplits(10, 10, max - 8, 0); }, "is too large"));
+  CHECK(throws_with<std::length_error>([&] { RandomSplits(10, 10, Index(1) << 50, 0); },
+                                       "split states need"));
+  CHECK(throws_with<std::invalid_argument>([&] { RandomSplits(0, 5, 10, 0); }, "must be >= 1"));
+  CHECK(throws_with<std::invalid_argument>([&] { RandomSplits(5, 5, 0, 0); }, "must be >= 1"));
+  // the largest row count is accepted, and its labels are exact
+  RandomSplits big((Index(1) << 53) - 1, 1, 20, 7);
+  CHECK(big.n_rows() == Index(1) << 53 && big.n_columns() == 21);
+  const RowMatrixXd W = big.next_weights(4);
+  CHECK(W(0, 0) == 1.0 / double((Index(1) << 53) - 1));
+}
+
 }  // namespace
 
 int main() {
   if (const int skip = test::skip_if_level_unsupported()) return skip;
   test_labels();
   test_streamed_sums_match_dense();
+  test_size_checks();
   if (test::failures == 0) std::printf("test_random_splits: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

@@ -422,6 +422,58 @@ void test_ridge_leverage_threads() {
   for (int nt : {2, 3}) CHECK(ridge_leverage_estimates<double>(X, D, reg, 2.0, k, {nt}) == one);
 }
 
+// The blocked inverse of a lower-triangular factor: L L^{-1} = I, zero above the
+// diagonal, the same bits for any thread count, and for r <= 128 (one block) exactly
+// the plain substitution on I that block_rpcholesky used before.
+void test_lower_inverse() {
+  const RowMatrixXd X = gaussian_data(300, 3, 17);
+  Eigen::MatrixXd A = dense(X, Kernel::gaussian(1.0)) + Eigen::MatrixXd::Identity(300, 300);
+  CHECK(detail::blocked_cholesky(A, 0.0, 0) < 0);
+  const Eigen::MatrixXd L = A.triangularView<Eigen::Lower>();
+  const Eigen::MatrixXd inv = detail::lower_inverse(A, 300, 1);
+  CHECK((L * inv - Eigen::MatrixXd::Identity(300, 300)).cwiseAbs().maxCoeff() < 1e-13);
+  CHECK(inv.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().isZero(0));
+  for (int nt : {2, 3}) CHECK(detail::lower_inverse(A, 300, nt) == inv);
+  Eigen::MatrixXd plain = Eigen::MatrixXd::Identity(100, 100);
+  A.topLeftCorner(100, 100).triangularView<Eigen::Lower>().solveInPlace(plain);
+  CHECK(detail::lower_inverse(A, 100, 2) == plain);
+}
+
+bool stop_now() { return true; }
+
+// The dictionary system of ridge_leverage_estimates (|D| x |D|) is factorised and
+// inverted by blocked routines that poll the interrupt check: with a check that always
+// says stop, each stops early. (The poller checks after 20 ms: |D| = 2500 takes longer.)
+void test_dictionary_solve_interrupts() {
+  const Index M = 2500;
+  const RowMatrixXd D = gaussian_data(M, 3, 23);
+  const Eigen::MatrixXd S = dense(D, Kernel::gaussian(1.0)) + Eigen::MatrixXd::Identity(M, M);
+  Eigen::MatrixXd A = S;
+  CHECK(detail::blocked_cholesky(A, 0.0, 0) < 0);
+  const Eigen::MatrixXd factor = A;
+  set_interrupt_check(&stop_now);
+  auto interrupted = [](auto&& f) {
+    try {
+      f();
+    } catch (const Interrupted&) {
+      return true;
+    }
+    return false;
+  };
+  CHECK(interrupted([&] {
+    Eigen::MatrixXd B = S;
+    detail::blocked_cholesky(B, 0.0, 0);
+  }));
+  CHECK(interrupted([&] { detail::lower_inverse(factor, M, 0); }));
+  CHECK(interrupted([&] {
+    ridge_leverage_estimates<double>(D.topRows(10), D, Eigen::VectorXd::Constant(M, 1.0), 1.0,
+                                     Kernel::gaussian(1.0));
+  }));
+  set_interrupt_check(nullptr);
+  // and they work afterwards
+  CHECK(detail::lower_inverse(factor, 200, 0).allFinite());
+}
+
 }  // namespace
 
 int main() {
@@ -437,6 +489,8 @@ int main() {
   test_gemm_acc();
   test_greedy_blocked_matches_dense();
   test_ridge_leverage_threads();
+  test_lower_inverse();
+  test_dictionary_solve_interrupts();
   if (test::failures == 0) std::printf("test_sampling: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

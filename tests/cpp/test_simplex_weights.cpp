@@ -125,6 +125,27 @@ int main() {
     CHECK_THROWS(ridge_weights(K, s, 0.0));
     CHECK_THROWS(ridge_weights(K, VectorXd::Zero(3), 1.0));
     CHECK_THROWS(ridge_weights(-MatrixXd::Identity(2, 2), VectorXd::Zero(2), 0.5));
+    // In range, the power-of-two scaling changes no bit: Eigen's Cholesky of K + ridge I.
+    const VectorXd plain = (K + 1e-3 * MatrixXd::Identity(20, 20)).llt().solve(s);
+    CHECK((w.array() == plain.array()).all());
+    CHECK((ridge_weights(K * std::ldexp(1.0, 700), s * std::ldexp(1.0, 700), std::ldexp(1e-3, 700)).array() ==
+           plain.array()).all());
+  }
+  {  // ridge_weights near the float64 limit: K + ridge I overflowed (weights came back 0).
+    const VectorXd diag = (VectorXd(3) << 1.5e308, 1e308, 0.5e308).finished();
+    const VectorXd s = (VectorXd(3) << 1e300, 3e299, -2e300).finished();
+    const VectorXd w = ridge_weights(diag.asDiagonal().toDenseMatrix(), s, 1e308);
+    for (Index i = 0; i < 3; ++i) {  // closed form in long double (range to 1e4932)
+      const long double ref = (long double)s(i) / ((long double)diag(i) + 1e308L);
+      CHECK(std::abs((long double)w(i) - ref) <= 1e-15L * std::abs(ref));
+    }
+    // weights that overflow float64 are an error, not inf
+    CHECK(test::throws_with<std::invalid_argument>(
+        [] { ridge_weights(MatrixXd::Zero(2, 2), (VectorXd(2) << 1e300, 1.0).finished(), 1e-10); },
+        "overflow float64"));
+    // and tiny weights underflow gradually, not to 0: s = 2^-1060 on K = I, ridge 1
+    const VectorXd tiny = ridge_weights(MatrixXd::Identity(1, 1), VectorXd::Constant(1, std::ldexp(1.0, -1060)), 1.0);
+    CHECK(tiny(0) == std::ldexp(1.0, -1061));
   }
   if (test::failures == 0) std::puts("test_simplex_weights: all checks passed");
   return test::failures == 0 ? 0 : 1;

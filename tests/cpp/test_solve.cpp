@@ -268,6 +268,20 @@ void test_bad_input() {
   RowMatrixXd L(0, 2);
   CHECK_THROWS_AS(nystrom_weights<double>(L, MatrixXd(0, 1), Kernel::gaussian(1.0)),
                   std::invalid_argument);
+  // s without columns (no right-hand side) is refused, not solved for nothing
+  for (Solver sv : {Solver::cod, Solver::cholesky, Solver::automatic}) {
+    CHECK(test::throws_with<std::invalid_argument>([&] { solve(K, MatrixXd(4, 0), sv); },
+                                                   "at least one column"));
+    SolveOptions so;
+    so.solver = sv;
+    const RowMatrixXd L3 = (RowMatrixXd(3, 2) << 0, 0, 1, 0, 0, 1).finished();
+    const RowMatrixXd L6 = (RowMatrixXd(6, 2) << 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1).finished();
+    for (const RowMatrixXd* Lp : {&L3, &L6}) {  // distinct and duplicated landmarks
+      CHECK(test::throws_with<std::invalid_argument>(
+          [&] { nystrom_weights<double>(*Lp, MatrixXd(Lp->rows(), 0), Kernel::gaussian(1.0), so); },
+          "s must have at least one column"));
+    }
+  }
 }
 
 void test_larger_against_eig() {

@@ -72,3 +72,69 @@ def test_the_public_api_realigns_misaligned_input(data):
     fit = nk.NystromKME(kernel, n_landmarks=10, random_state=0).fit(misaligned(A))
     same = nk.NystromKME(kernel, n_landmarks=10, random_state=0).fit(A)
     np.testing.assert_array_equal(fit(misaligned(B)), same(B))
+
+
+# The core's own preconditions, reached through _core (native applications call it the
+# same way): a clear ValueError, never a crash, an overflow or a silent wrong answer.
+
+def test_ridge_weights_do_not_overflow_near_the_float64_limit():
+    """K + ridge I overflowed to inf (the weights came back as zeros): the solve now runs
+    on K, ridge and s scaled by powers of two. Reference: exact rationals."""
+    from fractions import Fraction
+
+    diag = np.array([1.5e308, 1e308, 0.5e308])
+    s = np.array([1e300, 3e299, -2e300])
+    got = _core.ridge_weights(np.diag(diag), s, 1e308)
+    ref = [float(Fraction(b) / (Fraction(a) + Fraction(1e308))) for a, b in zip(diag, s)]
+    np.testing.assert_allclose(got, ref, rtol=1e-15)
+    # a full PSD matrix of huge entries against numpy's solve in units of 2^1000
+    rng = np.random.default_rng(0)
+    G = rng.normal(size=(6, 6))
+    K = (G @ G.T) * 2.0**1015
+    s = rng.normal(size=6) * 2.0**1010
+    ref = np.linalg.solve(K / 2.0**1000 + 2.0**17 * np.eye(6), s / 2.0**1000)
+    np.testing.assert_allclose(_core.ridge_weights(K, s, 2.0**1017), ref, rtol=1e-12)
+
+
+def test_ridge_weights_in_range_are_unchanged_by_the_scaling():
+    rng = np.random.default_rng(1)
+    G = rng.normal(size=(8, 8))
+    K, s = G @ G.T, rng.normal(size=8)
+    for c in (1.0, 2.0**-600, 2.0**600):  # exact rescalings: the same bits, scaled
+        assert np.array_equal(_core.ridge_weights(K * c, s * c, 0.1 * c), _core.ridge_weights(K, s, 0.1))
+    np.testing.assert_allclose(_core.ridge_weights(K, s, 0.1), np.linalg.solve(K + 0.1 * np.eye(8), s),
+                               rtol=1e-12)
+
+
+def test_ridge_weights_that_overflow_are_a_clear_error():
+    with pytest.raises(ValueError, match=r"overflow float64: ridge = 1e-10 is too small"):
+        _core.ridge_weights(np.zeros((2, 2)), np.array([1e300, 1.0]), 1e-10)
+
+
+def test_nystrom_weights_refuse_s_without_columns(data):
+    A, _, k = data
+    for solver in ("auto", "cod", "cholesky"):
+        with pytest.raises(ValueError, match=r"s must have at least one column.*\(40, 0\)"):
+            _core.nystrom_weights(A, np.zeros((40, 0)), k, solver)
+    with pytest.raises(ValueError, match="at least one column"):  # duplicated landmarks too
+        _core.nystrom_weights(np.vstack([A, A]), np.zeros((80, 0)), k)
+
+
+@pytest.mark.parametrize(("n1", "n2", "b", "match"), [
+    (2**62, 2**62, 10, r"n1 \+ n2 must be at most 2\^53"),
+    (2**63 - 1, 1, 10, r"n1 \+ n2 must be at most 2\^53"),  # n1 + n2 overflows int64
+    (2**53, 1, 10, r"n1 \+ n2 must be at most 2\^53"),
+    (10, 10, 2**63 - 1, r"n_permutations = 9223372036854775807 is too large"),  # B + 1 overflows
+    (10, 10, 2**62, r"n_permutations = 4611686018427387904 is too large"),
+    (10, 10, 2**50, r"too large: its split states need 3\.6\d*e\+16 bytes"),  # beyond memory
+])
+def test_random_splits_refuse_sizes_that_overflow(n1, n2, b, match):
+    with pytest.raises(ValueError, match=match):
+        _core.RandomSplits(n1, n2, b, 0)
+
+
+def test_random_splits_at_the_largest_row_count_are_accepted():
+    splits = _core.RandomSplits(2**53 - 1, 1, 3, 0)
+    assert splits.n_rows == 2**53 and splits.n_columns == 4
+    w = splits.next_weights(5)
+    assert w.shape == (5, 4) and np.all(w[:, 0] == 1.0 / (2**53 - 1))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import nystrom_kme as nk
 import pytest
@@ -176,3 +178,46 @@ def test_overflowing_values_are_named(rng):
         nk.Gaussian(1e-10)(X)
     with pytest.raises(ValueError, match="overflows float32"):
         nk.Gaussian(1e-10)(np.array([[1e30, -1e30], [-1e30, 1e30], [0, 0]], dtype=np.float32))
+
+
+def _numpy_median_distance(X):
+    """The median heuristic as numpy computes it (the package's Python code before the
+    core took it over): float64, a power-of-two rescaling, direct differences."""
+    Z = np.asarray(X, dtype=np.float64)
+    largest = float(np.abs(Z).max())
+    scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
+    Z = Z / scale
+    d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
+    return float(np.median(np.sqrt(d2))) * scale
+
+
+@pytest.mark.parametrize(("dtype", "magnitude"), [
+    (np.float64, 1.0), (np.float64, 1e-160), (np.float64, 1e150), (np.float64, 1e-300),
+    (np.float32, 1.0), (np.float32, 1e-30), (np.float32, 1e30),
+])
+def test_median_distance_has_numpys_bits(dtype, magnitude):
+    """Bit for bit numpy's result: widths that take every branch of numpy's pairwise
+    sums (below 8, blocks of 8 up to 128, halving above), odd and even pair counts,
+    duplicated rows, spread magnitudes, any thread count."""
+    rng = np.random.default_rng(7)
+    for k, d in [(2, 1), (3, 5), (40, 7), (41, 8), (30, 9), (25, 64), (20, 129), (17, 300)]:
+        X = rng.normal(size=(k, d)) * np.exp(3 * rng.normal(size=(k, d))) * magnitude
+        X[rng.integers(0, k, size=k // 3)] = X[0]  # duplicates: zero distances
+        X = X.astype(dtype)
+        ref = _numpy_median_distance(X)
+        assert _core.median_pairwise_distance(X, 1) == ref, (k, d)
+        assert _core.median_pairwise_distance(X, 2) == ref, (k, d)
+
+
+def test_median_distance_keeps_its_draws_and_errors():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1797, 64))
+    sub = X[np.random.default_rng(5).choice(1797, size=1000, replace=False)]
+    assert nk.median_distance(X, random_state=5) == _numpy_median_distance(sub)
+    assert nk.median_distance(X[:300]) == _numpy_median_distance(X[:300])  # no draw below 1000 rows
+    with pytest.raises(ValueError, match="median pairwise distance is 0"):
+        nk.median_distance(np.ones((10, 3)))
+    with pytest.raises(ValueError, match="at least 2 row"):
+        nk.median_distance(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        nk.median_distance(np.array([[0.0, np.nan], [1.0, 2.0]]))

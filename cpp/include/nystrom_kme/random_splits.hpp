@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/format.hpp>
+#include <nystrom_kme/detail/memory.hpp>
 #include <nystrom_kme/detail/sampling_common.hpp>
 #include <nystrom_kme/detail/tile_engine.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
@@ -32,22 +36,26 @@ namespace nystrom_kme {
 /// are generated as vector lanes. Memory O(B). Not thread-safe.
 class RandomSplits {
  public:
-  /// @throws std::invalid_argument unless n1 >= 1, n2 >= 1 and n_permutations >= 1
+  /// Most pooled rows: the counts of selection sampling are float64 and exact up to 2^53.
+  static constexpr Index kMaxRows = Index(1) << 53;
+
+  /// @throws std::invalid_argument unless n1 >= 1, n2 >= 1, n1 + n2 <= kMaxRows and
+  ///         n_permutations >= 1
+  /// @throws std::length_error when the B + 1 columns, padded to whole panels, overflow
+  ///         Index or their state (32 bytes per column) exceeds this machine's memory
   RandomSplits(Index n1, Index n2, Index n_permutations, std::uint64_t seed)
-      : n1_(n1), n2_(n2), columns_(n_permutations + 1) {
-    if (n1 < 1 || n2 < 1) {
-      throw std::invalid_argument("RandomSplits: n1 and n2 must be >= 1, got " + std::to_string(n1) +
-                                  " and " + std::to_string(n2));
-    }
-    if (n_permutations < 1) {
-      throw std::invalid_argument("RandomSplits: n_permutations must be >= 1, got " +
-                                  std::to_string(n_permutations));
-    }
+      : n1_(n1), n2_(n2), columns_(checked_columns(n1, n2, n_permutations)) {
     const std::size_t padded = std::size_t(detail::weight_stride(columns_));
-    state_.assign(padded, 0);
-    needed_.assign(padded, 0.0);  // padding columns never select and weigh 0
-    plus_.assign(padded, 0.0);
-    minus_.assign(padded, 0.0);
+    try {
+      state_.assign(padded, 0);
+      needed_.assign(padded, 0.0);  // padding columns never select and weigh 0
+      plus_.assign(padded, 0.0);
+      minus_.assign(padded, 0.0);
+    } catch (const std::bad_alloc&) {
+      throw std::length_error("RandomSplits: n_permutations = " + std::to_string(n_permutations) +
+                              " needs " + detail::format_number(double(padded) * kStateBytes) +
+                              " bytes of split states, more than can be allocated");
+    }
     for (Index b = 0; b < columns_; ++b) {
       // Distinct, well mixed starting states: SplitMix64 seeds that differ by a
       // multiple of its increment would give shifted copies of one stream.
@@ -102,6 +110,40 @@ class RandomSplits {
   }
 
  private:
+  static constexpr double kStateBytes = sizeof(std::uint64_t) + 3 * sizeof(double);
+
+  /// B + 1, after the checks of the constructor's documentation (in that order).
+  static Index checked_columns(Index n1, Index n2, Index n_permutations) {
+    if (n1 < 1 || n2 < 1) {
+      throw std::invalid_argument("RandomSplits: n1 and n2 must be >= 1, got " + std::to_string(n1) +
+                                  " and " + std::to_string(n2));
+    }
+    if (n1 > kMaxRows - n2) {  // no overflow: both are >= 1 and kMaxRows < max / 2
+      throw std::invalid_argument("RandomSplits: n1 + n2 must be at most 2^53 = " + std::to_string(kMaxRows) +
+                                  " (the split counts are exact in float64), got n1 = " +
+                                  std::to_string(n1) + " and n2 = " + std::to_string(n2));
+    }
+    if (n_permutations < 1) {
+      throw std::invalid_argument("RandomSplits: n_permutations must be >= 1, got " +
+                                  std::to_string(n_permutations));
+    }
+    // The padded columns and their state bytes must fit Index (no signed overflow in
+    // weight_stride or in the callers' products with kWeightPanel rows), and the
+    // machine: a request beyond its memory would not fail cleanly where the system
+    // overcommits.
+    constexpr Index kMaxColumns =
+        (std::numeric_limits<Index>::max() / Index(kStateBytes) / detail::kWeightPanel) * detail::kWeightPanel;
+    const double bytes = (double(n_permutations) + detail::kWeightPanel) * kStateBytes;
+    const double memory = detail::physical_memory_bytes();
+    if (n_permutations >= kMaxColumns || (memory > 0 && bytes > memory)) {
+      throw std::length_error("RandomSplits: n_permutations = " + std::to_string(n_permutations) +
+                              " is too large: its split states need " + detail::format_number(bytes) +
+                              " bytes" + (memory > 0 ? ", this machine has " + detail::format_number(memory)
+                                                     : std::string()));
+    }
+    return n_permutations + 1;
+  }
+
   Index n1_, n2_, columns_;
   Index position_ = 0;
   std::vector<std::uint64_t> state_;  // SplitMix64 state per column, padded to whole panels

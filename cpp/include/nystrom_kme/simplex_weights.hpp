@@ -28,6 +28,7 @@
 
 #include <Eigen/Cholesky>
 
+#include <nystrom_kme/detail/format.hpp>
 #include <nystrom_kme/interrupt.hpp>
 
 #include <nystrom_kme/types.hpp>
@@ -298,30 +299,52 @@ inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
 }
 
 /// Tikhonov-regularised (signed) weights w = (K + ridge I)^{-1} s, by Eigen's Cholesky
-/// (serial, deterministic).
+/// (serial, deterministic). The solve runs on K, ridge and s scaled by powers of two
+/// (exact, so the bits are those of the unscaled solve wherever that stays in range):
+/// K + ridge I cannot overflow, and w is scaled back with ldexp.
 ///
 /// @param K the landmark kernel matrix (m x m), symmetric positive semidefinite
 /// @param s the data's kernel mean at the landmarks (m)
 /// @param ridge lambda > 0
 /// @throws std::invalid_argument for an empty or non-square K, s of another length, NaN
-///         or inf, a non-symmetric K, or ridge not a finite number > 0
+///         or inf, a non-symmetric K, ridge not a finite number > 0, or weights that
+///         overflow float64 (ridge too small for s)
 /// @throws std::runtime_error when K + ridge I is not numerically positive definite
-///         (K indefinite beyond round-off)
+///         (K indefinite beyond round-off, or ridge below the round-off of K)
 inline Eigen::VectorXd ridge_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
                                      const Eigen::Ref<const Eigen::VectorXd>& s, double ridge) {
   if (!(std::isfinite(ridge) && ridge > 0.0)) {
-    throw std::invalid_argument("ridge must be a finite number > 0, got " + std::to_string(ridge));
+    throw std::invalid_argument("ridge must be a finite number > 0, got " + detail::format_number(ridge));
   }
   detail::check_gram_and_target(K, s);
   const Index m = K.rows();
-  Eigen::MatrixXd A = K;
-  A.diagonal().array() += ridge;
+  const double s_max = s.cwiseAbs().maxCoeff();
+  // K and ridge in units of an even power of two near max(max |K|, ridge): the
+  // Cholesky factor then scales by an exact power of two too (sqrt of 4^j).
+  int k_exp = 0;
+  std::frexp(std::max(K.cwiseAbs().maxCoeff(), ridge), &k_exp);
+  k_exp -= k_exp & 1;
+  int s_exp = 0;
+  std::frexp(s_max, &s_exp);
+  Eigen::MatrixXd A(m, m);
+  for (Index j = 0; j < m; ++j)
+    for (Index i = 0; i < m; ++i) A(i, j) = std::ldexp(K(i, j), -k_exp);
+  A.diagonal().array() += std::ldexp(ridge, -k_exp);
   Eigen::LLT<Eigen::MatrixXd> llt(A);
   if (llt.info() != Eigen::Success) {
-    throw std::runtime_error("ridge_weights: K + ridge I is not positive definite (K is not PSD)");
+    throw std::runtime_error("ridge_weights: K + ridge I is not numerically positive definite (K is not "
+                             "PSD, or ridge is below the round-off of K: use a larger ridge)");
   }
-  Eigen::VectorXd w = llt.solve(s);
+  Eigen::VectorXd w(m);
+  for (Index i = 0; i < m; ++i) w(i) = std::ldexp(s(i), -s_exp);
+  w = llt.solve(w);
   if (!w.allFinite()) throw std::runtime_error("ridge_weights: the solve produced NaN or inf");
+  for (Index i = 0; i < m; ++i) w(i) = std::ldexp(w(i), s_exp - k_exp);
+  if (!w.allFinite()) {
+    throw std::invalid_argument("ridge_weights: the weights (K + ridge I)^{-1} s overflow float64: ridge = " +
+                                detail::format_number(ridge) + " is too small for s (max |s| = " +
+                                detail::format_number(s_max) + "); use a larger ridge or rescale s");
+  }
   return w;
 }
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -14,6 +13,7 @@
 
 #include <nystrom_kme/detail/checks.hpp>
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/format.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/solve_qr.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
@@ -75,13 +75,6 @@ std::vector<Index> group_duplicates(const ConstRowRef<T>& L, std::vector<Index>&
   return group;
 }
 
-/// A number for a message: %g, so that tiny values do not print as 0.000000.
-inline std::string format_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 inline double default_rcond(Index m) {
   return double(std::max<Index>(m, 1)) * std::numeric_limits<double>::epsilon();
 }
@@ -127,6 +120,10 @@ inline void check_solve_input(const Eigen::Ref<const Eigen::MatrixXd>& K,
   if (s.rows() != K.rows()) {
     throw std::invalid_argument("s has " + std::to_string(s.rows()) + " rows, K has " +
                                 std::to_string(K.rows()));
+  }
+  if (s.cols() < 1) {
+    throw std::invalid_argument("s must have at least one column (one right-hand side), got shape (" +
+                                std::to_string(s.rows()) + ", 0)");
   }
   if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
   if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
@@ -369,10 +366,10 @@ inline Eigen::MatrixXd cod_from_factor(const Eigen::MatrixXd& A, const PivotedCh
 /// only when the plain factorisation fails.
 /// Results are bit-identical for any number of OpenMP threads.
 /// @param K  (m, m) symmetric (max |K - K^T| <= 1e-10 max |K|), finite, PSD; m may be 0
-/// @param s  (m, k) finite right-hand sides
-/// @throws std::invalid_argument for non-square K, s with another number of rows, NaN or
-///         inf in K or s, a non-symmetric K, a K that is not positive semidefinite
-///         ("K is not positive semidefinite ..."), an unknown solver, rcond not finite
+/// @param s  (m, k) finite right-hand sides, k >= 1
+/// @throws std::invalid_argument for non-square K, s with another number of rows or no
+///         column, NaN or inf in K or s, a non-symmetric K, a K that is not positive
+///         semidefinite ("K is not positive semidefinite ..."), an unknown solver, rcond not finite
 ///         or >= 1, or tolerance not finite or < 0.
 /// @throws std::runtime_error for solver = cholesky when K is PSD but numerically
 ///         singular (a pivot <= rcond max K_ii), or if a solve yields NaN or inf.
@@ -470,10 +467,10 @@ inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
 /// m landmarks before merging.
 /// O(m^2 d + m^3) time, O(m^2) memory (K_m in float64).
 /// @param L (m, d) landmarks, m >= 1, d >= 1, finite
-/// @param s (m, k) finite right-hand sides, e.g. K(L, X) 1 / n
-/// @throws std::invalid_argument for an empty L, s with another number of rows, NaN or
-///         inf in L or s, invalid options (see solve_psd), or kernel values of L that are
-///         not finite (overflow)
+/// @param s (m, k) finite right-hand sides, k >= 1, e.g. K(L, X) 1 / n
+/// @throws std::invalid_argument for an empty L, s with another number of rows or no
+///         column, NaN or inf in L or s, invalid options (see solve_psd), or kernel
+///         values of L that are not finite (overflow)
 /// @throws std::runtime_error as solve_psd (solver = cholesky on a singular K_m)
 template <class T>
 SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eigen::MatrixXd>& s,
@@ -487,6 +484,10 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
   if (s.rows() != L.rows()) {
     throw std::invalid_argument("s has " + std::to_string(s.rows()) + " rows but there are " +
                                 std::to_string(L.rows()) + " landmarks");
+  }
+  if (s.cols() < 1) {
+    throw std::invalid_argument("nystrom_weights: s must have at least one column (one right-hand "
+                                "side), got shape (" + std::to_string(s.rows()) + ", 0)");
   }
   detail::check_solve_options(options);
   detail::check_finite(L, "L");  // before sorting L: NaN breaks the ordering

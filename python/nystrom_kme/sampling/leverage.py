@@ -248,6 +248,12 @@ class RidgeLeverageSampling(SamplingPolicy):
     sampling). Leverage-score sampling is the "natural next step" of the paper's
     Section 7 (Alaoui & Mahoney 2015; Rudi et al. 2015 for kernel ridge regression).
 
+    Every argument is checked here, by ``set_params`` and again by
+    ``select_indices``: a bad value raises ValueError naming it.
+
+    Cost: O(n M (M + d) + M^3) time, O(M^2 + n) memory with M ~ q2 d_eff(lam) the
+    final dictionary size (about 2 m by default), never more than n rows.
+
     Parameters
     ----------
     lam : float or None, default=None
@@ -264,12 +270,6 @@ class RidgeLeverageSampling(SamplingPolicy):
     q, q1, q2 : float, default=2.0, 4.0, 4.0
         BLESS path ratio (> 1), candidate and dictionary oversampling (> 0).
     n_threads : int or None
-
-    Every argument is checked here, by ``set_params`` and again by
-    ``select_indices``: a bad value raises ValueError naming it.
-
-    Cost: O(n M (M + d) + M^3) time, O(M^2 + n) memory with M ~ q2 d_eff(lam) the
-    final dictionary size (about 2 m by default), never more than n rows.
 
     Attributes (after ``select_indices``)
     -------------------------------------

@@ -74,10 +74,14 @@ inline Index diagonal_block_cholesky(Eigen::MatrixXd& A, Index k0, Index kb, dou
 
 /// In-place blocked Cholesky A = L L^T of the lower triangle (the strict upper part is
 /// scratch). Returns -1 on success, else the index of the first pivot (diagonal of
-/// the Schur complement) that is <= min_pivot or not finite.
+/// the Schur complement) that is <= min_pivot or not finite. Polls the interrupt
+/// check once per panel (each panel's parallel loops may be too short to poll).
+/// @throws Interrupted when the interrupt check asks to stop
 inline Index blocked_cholesky(Eigen::MatrixXd& A, double min_pivot, int n_threads) {
   const Index n = A.rows();
+  InterruptPoller poller;
   for (Index k = 0; k < n; k += kCholeskyBlock) {
+    poller.poll();
     const Index kb = std::min(kCholeskyBlock, n - k);
     const Index failed = diagonal_block_cholesky(A, k, kb, min_pivot);
     if (failed >= 0) return failed;
