@@ -47,12 +47,12 @@ from .persistence import persistable, result_from_json, result_to_json, save
 from .sources import RowSource, as_source_pair, concatenate
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
-DEFAULT_MAX_BINS = 4096
+DEFAULT_MAX_BINS = 2048
 #: Bins hold fewer rows when a sample would otherwise have fewer bins than this.
 MIN_BINS_PER_SAMPLE = 32
 #: Memory for the bin sums of the kernels computed in one pass (larger collections take
-#: several passes).
-BIN_SUMS_BYTES = 256 * 1024 * 1024
+#: several passes, reusing it).
+BIN_SUMS_BYTES = 64 * 1024 * 1024
 
 
 @persistable
@@ -375,8 +375,12 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
     total = np.empty(K) if need_cross else None
     frob = np.empty(K)
     j = 0
-    for group in _kernel_groups(collection, 8 * m * G):
-        E = Z.bin_sums(L, group, bins, G, n_threads=nt)
+    groups = _kernel_groups(collection, 8 * m * G)
+    buffer = np.empty((len(groups[0]), m, G))  # one allocation, its pages touched once
+    for group in groups:
+        E = buffer[:len(group)]
+        E.fill(0.0)
+        Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
         for Ej, kernel in zip(E, group):
             S = _core.matrix_product(Ej, W, nt)
             t = np.sum(Ej, axis=1) if need_cross else None  # K(L, Z) 1 over the kept rows

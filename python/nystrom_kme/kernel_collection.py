@@ -24,8 +24,9 @@ from ._validation import check_positive_int, check_random_state
 from .kernels import Kernel, get_kernel
 from .sources import as_source
 
-#: Rows of the pooled sample whose pairwise distances set the grid (about 2·10^6 pairs).
-GRID_SUBSET = 2000
+#: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs), as
+#: many as the median heuristic looks at.
+GRID_SUBSET = 1000
 #: The quantiles of the pairwise distances the grid spans (then widened by 2 each way).
 GRID_QUANTILES = (0.05, 0.95)
 GRIDS = ("fuse", "geometric")
@@ -104,7 +105,7 @@ class KernelCollection:
     grid : {"fuse", "geometric"}, default="fuse"
         Even spacing from half the 5% to twice the 95% distance quantile (MMD-FUSE) or
         geometric spacing of the same range (as MMDAgg).
-    subset : int, default=2000
+    subset : int, default=1000
         Pooled rows (drawn at random, without replacement, label-blind) whose pairwise
         distances set the grid.
 

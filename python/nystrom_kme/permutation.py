@@ -119,10 +119,12 @@ def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int
 
 def nystrom_quadratic_forms(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int = 0, *,
                             t: np.ndarray | None = None) -> tuple[np.ndarray, Any, Any]:
-    """The quadratic forms of the Nyström features Phi = K(., L) (K_m^+)^{1/2} that the
-    aggregated test needs, from S = K(L, Z) W (m, B + 1) and, optionally, t = K(L, Z) 1 (m,):
-    (T_b = s_b^T K_m^+ s_b, (B + 1,); s_b^T K_m^+ t, (B + 1,) or None; t^T K_m^+ t or None),
-    i.e. w_b^T G w_b, w_b^T G 1 and 1^T G 1 for G = Phi Phi^T. One factorisation of K_m.
+    """The quadratic forms of the Nyström features that the aggregated test needs, from
+    S = K(L, Z) W (m, B + 1) and, optionally, t = K(L, Z) 1 (m,): T_b = w_b^T G w_b
+    (B + 1,), w_b^T G 1 (B + 1,) or None, and 1^T G 1 or None, for G = Phi Phi^T the
+    Nyström approximation of the kernel matrix on the pivot landmarks of K_m
+    (``_core.nystrom_feature_sums``: one pivoted Cholesky factorisation, one triangular
+    solve; s_b^T K_m^{-1} s_b when K_m has full numerical rank).
 
     Examples
     --------
@@ -135,14 +137,13 @@ def nystrom_quadratic_forms(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads
     True
     """
     rhs = S if t is None else np.column_stack([S, t])
-    alpha, _, _ = _core.nystrom_weights(L, np.ascontiguousarray(rhs), kernel.to_core(), "auto", 0.0,
-                                        1e-12, n_threads)
+    Y, _ = _core.nystrom_feature_sums(L, np.ascontiguousarray(rhs), kernel.to_core(), 0.0, n_threads)
     columns = S.shape[1]
-    T = np.einsum("ib,ib->b", S, alpha[:, :columns])
+    T = np.einsum("ib,ib->b", Y[:, :columns], Y[:, :columns])
     if t is None:
         return T, None, None
-    alpha_t = alpha[:, columns]
-    return T, np.einsum("ib,i->b", S, alpha_t), float(np.einsum("i,i->", t, alpha_t))
+    yt = Y[:, columns]
+    return T, np.einsum("ib,i->b", Y[:, :columns], yt), float(np.einsum("i,i->", yt, yt))
 
 
 __all__ = ["SplitSpec", "nystrom_quadratic_forms", "nystrom_statistics", "random_splits", "split_seed"]

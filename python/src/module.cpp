@@ -31,6 +31,7 @@ void register_random_splits(py::module_& m);
 void register_simplex_weights(py::module_& m);
 void register_bin_sums(py::module_& m);
 void register_median(py::module_& m);
+void register_feature_sums(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Private compiled core of nystrom_kme; use the public nystrom_kme API.";
@@ -43,6 +44,7 @@ PYBIND11_MODULE(_core, m) {
   register_bin_sums(m);
   register_simplex_weights(m);
   register_median(m);
+  register_feature_sums(m);
   g_main_thread = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   nystrom_kme::set_interrupt_check(&python_interrupt_check);
   py::register_exception_translator([](std::exception_ptr p) {

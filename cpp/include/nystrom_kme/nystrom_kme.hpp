@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nystrom_kme/bin_sums.hpp>
+#include <nystrom_kme/feature_sums.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/matrix_product.hpp>

@@ -213,14 +213,16 @@ class RowSource(abc.ABC):
                          for k in kernels])
 
     def bin_sums(self, L: np.ndarray, kernels: Any, bins: np.ndarray, n_bins: int, *, n_threads: int = 0,
-                 progress: Progress | None = None) -> np.ndarray:
+                 progress: Progress | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial) and the one-hot matrix A
         of ``bins`` (one int64 per row, in [-1, n_bins); -1 skips the row): (K, m, n_bins),
-        E_j[r, g] = sum of k_j(l_r, x_i) over the rows i in bin g. One pass, all kernels at once
-        (``_core.kernel_bin_sums`` block by block)."""
+        E_j[r, g] = sum of k_j(l_r, x_i) over the rows i in bin g, added into ``out`` when
+        given (C-contiguous float64). One pass, all kernels at once (``_core.kernel_bin_sums``
+        block by block)."""
         cores = [k.to_core() for k in kernels]
         bins = core_array(bins, np.int64)
-        out = np.zeros((len(cores), L.shape[0], n_bins))
+        if out is None:
+            out = np.zeros((len(cores), L.shape[0], n_bins))
         for start, block in self.chunks():
             self.check_features(L.shape[1])
             L2, block2 = common_dtype(L, block)
