@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import check_positive_int, check_random_state, common_dtype, n_threads_arg
+from ._validation import check_positive_int, check_random_state, n_threads_arg
 from ._progress import progress_bar
 from .aggregation import (
     AGGREGATIONS,
@@ -50,6 +50,8 @@ from .sources import RowSource, as_source_pair, concatenate
 DEFAULT_MAX_BINS = 2048
 #: Bins hold fewer rows when a sample would otherwise have fewer bins than this.
 MIN_BINS_PER_SAMPLE = 32
+#: Memory for one dense block of kernel values of the exact method.
+EXACT_BLOCK_BYTES = 16 * 1024 * 1024
 #: Memory for the bin sums of the kernels computed in one pass (larger collections take
 #: several passes, reusing it).
 BIN_SUMS_BYTES = 64 * 1024 * 1024
@@ -325,7 +327,7 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
         T, cross, total, trace, frob = _exact_forms(Z, collection, spec, binning, nt, progress)
     else:
         need_cross = kept1 != kept2
-        if binning is None or binning.size == 1:
+        if binning is None:
             T, cross, total, frob = _streamed_nystrom_forms(Z, L, collection, spec, nt, progress, need_cross)
         else:
             T, cross, total, frob = _binned_nystrom_forms(Z, L, collection, spec, binning, nt, progress,
@@ -397,8 +399,9 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
 
 def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
                             nt: int, progress: Any, need_cross: bool) -> tuple[np.ndarray, Any, Any, np.ndarray]:
-    """As _binned_nystrom_forms for single rows: the split sums S = K(L, Z) W streamed
-    with the label weights generated on the fly (nothing of size m x n is stored)."""
+    """As _binned_nystrom_forms for single rows beyond max_bins of them (very unequal
+    samples): the split sums S = K(L, Z) W streamed with the label weights generated on
+    the fly (nothing of size m x n is stored)."""
     N = spec.n_rows
     S = Z.split_sums_multi(L, collection.kernels, spec, n_threads=nt)
     K = len(collection)
@@ -425,69 +428,55 @@ def _exact_forms(Z: RowSource, collection: KernelCollection, spec: SplitSpec, bi
                  progress: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(T, cross, total, trace, Frobenius norms) of every kernel's full matrix on the kept
     pooled rows, through the bin Gram matrix Q = A^T K A (n_bins x n_bins), one kernel at a
-    time: O(K (n^2 d + n_bins^2 B)) time, O(n_bins^2) memory."""
-    N, G = Z.count_rows(), binning.n_bins
+    time: O(K (n^2 d + n_bins^2 B)) time, O(n d + n_bins^2) memory. The kept rows are
+    gathered in bin order once, so that each bin is a run of rows: dense blocks of K then
+    sum to Q by reshaping, and their squares give ||K_0||_F for any kernel."""
+    N, G, size = Z.count_rows(), binning.n_bins, binning.size
     bins = binning.row_bins(N)
-    W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)
-    kept = int(np.count_nonzero(bins >= 0))
+    kept = np.flatnonzero(bins >= 0)
+    Zs = np.ascontiguousarray(Z.take(kept[np.argsort(bins[kept], kind="stable")]))  # row g*size+i: bin g
+    n_kept = Zs.shape[0]
+    W = np.ascontiguousarray(spec.new().next_weights(G) / size)
+    rows = size * max(1, EXACT_BLOCK_BYTES // (8 * n_kept * size))  # whole bins per block
     K = len(collection)
     T = np.empty((K, spec.n_columns))
     cross = np.empty((K, spec.n_columns))
     total = np.empty(K)
     squares = np.empty(K)
     for j, kernel in enumerate(collection):
-        square = kernel.squared()
-        group = [kernel] if square is None else [kernel, square]
-        Q = np.zeros((G, G))
-        square_sum = 0.0
-        rows = max(1, BIN_SUMS_BYTES // (8 * len(group) * G))
-        for start, chunk in Z.chunks():
-            for s0 in range(0, chunk.shape[0], rows):
-                block = np.ascontiguousarray(chunk[s0:s0 + rows])
-                block_bins = bins[start + s0:start + s0 + block.shape[0]]
-                keep = block_bins >= 0
-                E = Z.bin_sums(block[keep], group, bins, G, n_threads=nt)  # (len(group), rows, G)
-                _add_rows_by_bin(Q, E[0], block_bins[keep])
-                if square is not None:
-                    square_sum += float(np.sum(E[1]))
-        if square is None:
-            square_sum = _square_sum(Z, bins, kernel, nt)
+        core = kernel.to_core()
+        Q = np.empty((G, G))
+        square_parts = []
+        for start in range(0, n_kept, rows):
+            block = _core.kernel_matrix(Zs[start:start + rows], Zs, core, nt)  # (rows, n_kept)
+            square_parts.append(float(np.sum(block * block)))  # pairwise summation: no BLAS
+            Q[start // size:(start + block.shape[0]) // size] = _bin_sums_2d(block, size)
         QW = _core.matrix_product(Q, W, nt)
         T[j] = np.einsum("gb,gb->b", W, QW)
         row_sums = np.sum(Q, axis=1)
         cross[j] = np.einsum("gb,g->b", W, row_sums)
         total[j] = float(np.sum(row_sums))
-        squares[j] = square_sum
+        squares[j] = math.fsum(square_parts)
         if progress is not None:
             progress(1)
-    # radial kernels: k(z, z) = 1, so the diagonal adds `kept` to the trace and to the squares
-    trace = np.full(K, float(kept))
-    frob = np.sqrt(np.maximum(squares - kept, 0.0))
+    # radial kernels: k(z, z) = 1, so the diagonal adds n_kept to the trace and to the squares
+    trace = np.full(K, float(n_kept))
+    frob = np.sqrt(np.maximum(squares - n_kept, 0.0))
     return T, cross, total, trace, frob
 
 
-def _add_rows_by_bin(Q: np.ndarray, E: np.ndarray, row_bins: np.ndarray) -> None:
-    """Q[g] += sum of the rows of E whose bin is g (rows summed in their order)."""
-    order = np.argsort(row_bins, kind="stable")
-    sorted_bins = row_bins[order]
-    starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
-    Q[sorted_bins[starts]] += np.add.reduceat(E[order], starts, axis=0)
-
-
-def _square_sum(Z: RowSource, bins: np.ndarray, kernel: Kernel, nt: int) -> float:
-    """sum_{i, j kept} k(z_i, z_j)^2 from dense kernel blocks of at most 512 rows (kernels
-    whose square is not a kernel of the package)."""
-    parts = []
-    for a_start, a_chunk in Z.chunks():
-        a_keep = bins[a_start:a_start + a_chunk.shape[0]] >= 0
-        A = np.ascontiguousarray(a_chunk[a_keep])
-        for b_start, b_chunk in Z.chunks():
-            b = np.ascontiguousarray(b_chunk[bins[b_start:b_start + b_chunk.shape[0]] >= 0])
-            for s0 in range(0, A.shape[0], 512):
-                a, bb = common_dtype(np.ascontiguousarray(A[s0:s0 + 512]), b)
-                Kb = _core.kernel_matrix(a, bb, kernel.to_core(), nt)
-                parts.append(float(np.sum(Kb * Kb)))  # pairwise summation: no BLAS, no threads
-    return math.fsum(parts)
+def _bin_sums_2d(block: np.ndarray, size: int) -> np.ndarray:
+    """Sums of the (size x size) sub-blocks of ``block`` (rows and columns in runs of
+    ``size``, bin by bin), by strided additions in a fixed order."""
+    if size == 1:
+        return block
+    columns = block[:, 0::size].copy()
+    for i in range(1, size):
+        columns += block[:, i::size]
+    out = columns[0::size].copy()
+    for i in range(1, size):
+        out += columns[i::size]
+    return out
 
 
 __all__ = ["AggregatedTestResult", "Binning", "aggregated_test", "make_binning"]

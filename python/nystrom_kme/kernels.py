@@ -124,24 +124,6 @@ class Kernel:
         """
         return type(self)(bandwidth=bandwidth, **self._params())
 
-    def squared(self) -> Kernel | None:
-        """The kernel whose values are k(x, y)^2, when it is one of this package's kernels
-        (Gaussian: bandwidth / sqrt(2); Laplacian: bandwidth / 2), else None.
-
-        Examples
-        --------
-        >>> import nystrom_kme as nk
-        >>> nk.Laplacian(1.0).squared(), nk.Matern(1.0, nu=1.5).squared()
-        (Laplacian(bandwidth=0.5), None)
-        """
-        if not self.is_resolved:
-            raise ValueError("bandwidth='median' must be resolved on data first (kernel.resolve(X))")
-        if self.name == "gaussian":
-            return self.with_bandwidth(float(self.bandwidth) / math.sqrt(2.0))
-        if self.name == "laplacian":
-            return self.with_bandwidth(float(self.bandwidth) / 2.0)
-        return None
-
     @property
     def family(self) -> str:
         """The kernel without its bandwidth: its class, with any other parameters.
