@@ -33,6 +33,9 @@ from .config import show_config
 from .datafiles import SUFFIXES, DataFileError, read_data
 from .datasets import GaussianMixture
 from .embedding import EmpiricalKME, KernelMeanEmbedding
+from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult
+from .aggregation import AGGREGATIONS
+from .kernel_collection import GRIDS, KernelCollection
 from .kernels import Kernel, Matern, Polynomial, get_kernel, resolve_kernel
 from .mmd import mmd2, mmd2_exact
 from .nystrom import NystromKME
@@ -418,6 +421,11 @@ def _mmd(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     a, b = _two_sources(args)  # two_sample_test shows its own progress bar
+    if args.aggregate is not None:
+        return _aggregated_test(args, a, b)
+    for flag, value in (("--bandwidths", args.bandwidths), ("--grid", args.grid), ("--max-bins", args.max_bins)):
+        if value is not None:
+            raise _BadInput(f"{flag} applies to the aggregated test (--aggregate) only")
     # the bandwidth of 'mmd' on the same files (two_sample_test would draw its rows after
     # the splits' seed); the splits and landmarks then come from --seed as before
     kernel = _pooled_kernel(args, a, b, np.random.default_rng(args.seed))
@@ -444,6 +452,52 @@ def cmd_test(args: argparse.Namespace) -> int:
         f"  decision    {'reject' if reject else 'do not reject'} H0 (same distribution) at "
         f"alpha = {args.alpha:g}",
         f"  time        {seconds:.3f} s"] + ([f"saved to {args.output}"] if args.output else []))
+    return EXIT_REJECTED if reject else EXIT_OK
+
+
+def _aggregated_record(res: AggregatedTestResult) -> dict[str, Any]:
+    """The fields of an aggregated result that 'test' and 'info' print as JSON."""
+    return {"statistic": res.statistic, "pvalue": res.pvalue, "method": res.method,
+            "aggregation": res.aggregation, "n_landmarks": res.n_landmarks,
+            "n_permutations": res.n_permutations, "bin_size": res.bin_size,
+            "kernels": [kernel_spec(k) for k in res.kernels],
+            "kernel_statistics": res.kernel_statistics.tolist(), "kernel_pvalues": res.kernel_pvalues.tolist(),
+            "dominant": res.dominant}
+
+
+def _aggregated_lines(res: AggregatedTestResult, alpha: float) -> list[str]:
+    """The explanation, then the kernels by marginal p-value (at most 5)."""
+    order = np.lexsort((-res.kernel_scores, res.kernel_pvalues))[:5]
+    return res.explain(alpha).splitlines() + ["  kernel                          bandwidth     marginal p    MMD^2"] + [
+        f"  {res.kernels[i].family:<30s}  {float(res.kernels[i].bandwidth):<12.4g}  "
+        f"{res.kernel_pvalues[i]:<12.4g}  {res.kernel_statistics[i]:.4g}" for i in order]
+
+
+def _aggregated_test(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
+    if args.bandwidth is not None:
+        raise _BadInput("--bandwidth fixes one kernel; the aggregated test (--aggregate) sets "
+                        "--bandwidths of each --kernels family from the data")
+    families = [name.strip() for name in args.kernels.split(",") if name.strip()]
+    unknown = [name for name in families if name not in KERNEL_NAMES]
+    if unknown:
+        raise _BadInput(f"--kernels: unknown kernel {unknown[0]!r}; radial kernels: "
+                        f"{', '.join(n for n in KERNEL_NAMES if get_kernel(n).radial)}")
+    collection = KernelCollection(families, n_bandwidths=args.bandwidths or 10, grid=args.grid or "fuse")
+    start = time.perf_counter()
+    res = two_sample_test(a, b, kernel=collection, aggregation=args.aggregate,
+                          method="exact" if args.exact else "nystrom", n_landmarks=args.n_landmarks,
+                          n_permutations=args.permutations,
+                          max_bins=DEFAULT_MAX_BINS if args.max_bins is None else args.max_bins,
+                          random_state=args.seed, progress=None, n_threads=args.threads)
+    seconds = time.perf_counter() - start
+    reject = res.pvalue <= args.alpha
+    if args.output:
+        res.save(args.output)
+    record = {**_aggregated_record(res), "alpha": args.alpha, "reject": reject, "n_x": a.count_rows(),
+              "n_y": b.count_rows(), "explanation": res.explain(args.alpha), "seconds": seconds}
+    _emit(args, record, [f"Aggregated two-sample test of {args.a} (n = {record['n_x']}) and {args.b} "
+                         f"(n = {record['n_y']})"] + _aggregated_lines(res, args.alpha) +
+          [f"  time        {seconds:.3f} s"] + ([f"saved to {args.output}"] if args.output else []))
     return EXIT_REJECTED if reject else EXIT_OK
 
 
@@ -501,6 +555,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         lines += [f"  kernel      {obj.kernel!r}", f"  points      m = {m} in R^{d} ({obj.method})",
                   f"  weight sum  {_fmt(float(obj.weights.sum()))}",
                   f"  MMD         {'not computed' if obj.mmd is None else _fmt(obj.mmd)}"]
+    elif isinstance(obj, AggregatedTestResult):
+        record.update(_aggregated_record(obj))
+        lines += _aggregated_lines(obj, 0.05)
     elif isinstance(obj, TwoSampleResult):
         record.update({k: header[k] for k in ("statistic", "pvalue", "method", "n_landmarks",
                                               "n_permutations", "kernel")})
@@ -684,6 +741,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exact", action="store_true", help="exact MMD statistic, O(n^2) (default: Nystrom)")
     p.add_argument("--n-landmarks", type=_positive_int, default=None,
                    help="m (Nystrom; default ceil(sqrt(n) log sqrt(n)) of the pooled sample)")
+    p.add_argument("--aggregate", choices=AGGREGATIONS, default=None,
+                   help="test a collection of kernels at once (--kernels at --bandwidths bandwidths each, "
+                        "set from the data) with one permutation test: 'fuse' (MMD-FUSE's soft maximum) or "
+                        "'mmdagg' (the smallest marginal p-value); default: one kernel (--kernel)")
+    p.add_argument("--kernels", default="gaussian,laplacian",
+                   help="with --aggregate: comma-separated radial kernels (default: gaussian,laplacian)")
+    p.add_argument("--bandwidths", type=_positive_int, default=None,
+                   help="with --aggregate: bandwidths per kernel (default: 10)")
+    p.add_argument("--grid", choices=GRIDS, default=None,
+                   help="with --aggregate: even ('fuse', the default) or geometric spacing of the bandwidths")
+    p.add_argument("--max-bins", type=_positive_int, default=None,
+                   help=f"with --aggregate: beyond this many pooled rows the permutations move random bins "
+                        f"of rows (default: {DEFAULT_MAX_BINS})")
     p.add_argument("-o", "--output", default=None, help="also save the full result (.json)")
     p.set_defaults(run=cmd_test)
 

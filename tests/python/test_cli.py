@@ -154,6 +154,38 @@ def test_mmd_and_test_match_the_python_api(files):
     assert nk.load(tmp / "r.json").statistic == pytest.approx(same.statistic, rel=1e-8)
 
 
+def test_aggregated_test_matches_the_python_api(files):
+    tmp, A, B = files
+    res = nk.two_sample_test(A, B, kernel=nk.KernelCollection(("gaussian", "imq"), n_bandwidths=3),
+                             aggregation="mmdagg", n_permutations=40, random_state=0)
+    out = run("test", "A.npy", "B.npy", "--aggregate", "mmdagg", "--kernels", "gaussian,imq",
+              "--bandwidths", "3", "--permutations", "40", "--json", "-o", "agg.json", cwd=tmp)
+    rec = json.loads(out.stdout)
+    assert out.returncode == 1 and rec["reject"] is True  # the samples differ
+    assert rec["pvalue"] == res.pvalue and rec["aggregation"] == "mmdagg" and len(rec["kernels"]) == 6
+    assert rec["kernel_pvalues"] == pytest.approx(res.kernel_pvalues.tolist())
+    assert rec["kernels"] == [kernel_spec(k) for k in res.kernels]
+    saved = nk.load(tmp / "agg.json")
+    assert saved.pvalue == res.pvalue and saved.kernels == res.kernels
+    info = run("info", "agg.json", cwd=tmp)
+    assert info.returncode == 0 and "Dominant kernel" in info.stdout
+    text = run("test", "A.npy", "B.npy", "--aggregate", "fuse", "--permutations", "19", cwd=tmp)
+    assert text.returncode == 1 and "MMD-FUSE" in text.stdout and "marginal p" in text.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--aggregate", "fuse", "--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
+    (["--aggregate", "fuse", "--kernels", "gaussian,nope"], "unknown kernel 'nope'"),
+    (["--aggregate", "fuse", "--kernels", "linear"], "radial"),
+    (["--bandwidths", "3"], "--bandwidths applies to the aggregated test"),
+    (["--max-bins", "100"], "--max-bins applies to the aggregated test"),
+])
+def test_aggregated_options_are_checked(files, args, message):
+    tmp, _, _ = files
+    out = run("test", "A.npy", "B.npy", "--permutations", "9", *args, cwd=tmp)
+    assert out.returncode == 2 and message in out.stderr, out.stderr
+
+
 def test_suggest_m_matches_the_bounds_module(files):
     tmp, A, _ = files
     rec = ok_json("suggest-m", "A.npy", cwd=tmp)
