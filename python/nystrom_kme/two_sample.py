@@ -125,42 +125,65 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
                     random_state: Any = None, progress: bool | None = None,
                     n_threads: int | None = None, chunk_rows: int | None = None
                     ) -> TwoSampleResult | AggregatedTestResult:
-    """Permutation test of H0: X and Y come from the same distribution.
+    """Permutation test of H0: X and Y come from the same distribution, with one kernel or
+    with a collection of kernels at once.
 
-    ``method="nystrom"`` (Chatalic, Letizia, Schreuder, Rosasco 2025; the statistic
-    of :func:`nystrom_kme.mmd2` with shared landmarks): m landmarks are drawn
-    uniformly without replacement from the pooled sample Z = [X; Y] (n = n1 + n2
-    points), features are Phi = K_{.m} (K_m^+)^{1/2}, and the statistic is
-    ||mean Phi(X) - mean Phi(Y)||^2 = s^T K_m^+ s with s = K(L, Z) v and v the label
-    weights (+1/n1 on X, -1/n2 on Y). All B permuted statistics come from one
-    streaming pass computing K(L, Z) W in the C++ core, where column b of W holds
-    the label weights of random split b, generated on the fly (see
-    :func:`nystrom_kme.random_splits`): neither the n x m feature matrix nor W is
-    stored. Time O(n m d + n m B + m^3), parallel; memory O(m B) floats plus ~1 MiB
-    blocks. With m = n every pooled point is a landmark and the statistic is the
-    exact biased MMD^2.
+    **One kernel** (``kernel`` a Kernel or a name). ``method="nystrom"`` (Chatalic,
+    Letizia, Schreuder, Rosasco 2025; the statistic of :func:`nystrom_kme.mmd2` with shared
+    landmarks): m landmarks are drawn uniformly without replacement from the pooled
+    sample Z = [X; Y] (n = n1 + n2 points), features are Phi = K_{.m} (K_m^+)^{1/2}, and
+    the statistic is ||mean Phi(X) - mean Phi(Y)||^2 = s^T K_m^+ s with s = K(L, Z) v and v
+    the label weights (+1/n1 on X, -1/n2 on Y). All B permuted statistics come from one
+    streaming pass computing K(L, Z) W in the C++ core, where column b of W holds the
+    label weights of random split b, generated on the fly (see
+    :func:`nystrom_kme.random_splits`): neither the n x m feature matrix nor W is stored.
+    Time O(n m d + n m B + m^3), parallel; memory O(m B) floats plus ~1 MiB blocks. With
+    m = n every pooled point is a landmark and the statistic is the exact biased MMD^2.
+    ``method="exact"``: the biased MMD^2 of :func:`nystrom_kme.mmd2_exact` (V-statistic)
+    with the same splits: O(n^2 (d + B)) time, O(n B) memory in memory (O(block B) for
+    streamed samples, read once per block).
 
-    ``method="exact"``: the biased MMD^2 of :func:`nystrom_kme.mmd2_exact`
-    (V-statistic) with the same splits: O(n^2 (d + B)) time, O(n B) memory in memory
-    (O(block B) for streamed samples, read once per block).
+    **A collection** (``kernel`` a :class:`~nystrom_kme.KernelCollection` or a list of
+    kernels): the aggregated test of :mod:`nystrom_kme.aggregated`. Each kernel's unbiased
+    MMD^2 of every split is normalised by a permutation-invariant scale and the kernels
+    are combined by MMD-FUSE's soft maximum (``aggregation="fuse"``) or by their smallest
+    marginal p-value (``"mmdagg"``), over the same splits: exact level for the whole
+    collection, and a result that says which kernel saw the difference
+    (:class:`~nystrom_kme.AggregatedTestResult`). ``method="nystrom"``: every kernel's
+    sums in one pass over the data, O(n m (d + K) + K m max_bins B + K m^3) time.
 
     Parameters
     ----------
     X : array-like (n1, d) or source;  Y : array-like (n2, d) or source
         In-memory arrays or any source of :mod:`nystrom_kme.sources` (memmaps,
         HDF5/zarr datasets, iterables of chunks, dask arrays: the sums then run on
-        the dask workers).
-    kernel : Kernel or str, default="gaussian" (median bandwidth on the pooled sample)
+        the dask workers for one kernel, block by block on the client for a collection).
+    kernel : Kernel, str, KernelCollection or list of kernels, default="gaussian"
+        One kernel ("gaussian": the median bandwidth on the pooled sample), or a
+        collection: ``nk.KernelCollection()`` is MMD-FUSE's (Gaussian and Laplacian
+        kernels at 10 bandwidths each, set from the pooled sample).
     method : {"nystrom", "exact"}
     n_landmarks : int, None, "auto" or AutoLandmarks
-        m (Nyström only), 1 <= m <= n1 + n2; None: ceil(sqrt(n) log sqrt(n)).
-        "auto": the landmarks are the final set of the doubling search of
-        :mod:`nystrom_kme.landmark_search` run on the pooled sample (uniform
-        without replacement, nested): the smallest m on the path at which the
-        pooled Nyström embedding moves by at most ``tol`` x its statistical error;
-        the chosen m is ``result.n_landmarks``. The search never sees the labels,
-        so the permutation test keeps its level (tested over repetitions).
+        m (Nyström only), 1 <= m <= n1 + n2 (>= 2 for a collection); None:
+        ceil(sqrt(n) log sqrt(n)). "auto" (one kernel only): the landmarks are the
+        final set of the doubling search of :mod:`nystrom_kme.landmark_search` run on
+        the pooled sample (uniform without replacement, nested): the smallest m on the
+        path at which the pooled Nyström embedding moves by at most ``tol`` x its
+        statistical error; the chosen m is ``result.n_landmarks``. The search never
+        sees the labels, so the permutation test keeps its level (tested over
+        repetitions).
     n_permutations : int, default=200
+    aggregation : {"fuse", "mmdagg"}, default="fuse"
+        How a collection's kernels are combined (ignored for one kernel).
+    max_bins : int or None, default=2048
+        A collection only: beyond this many pooled rows the permutations move random
+        bins of s = ceil(n / max_bins) rows of one sample instead of single rows (each
+        sample's n mod s rows left over are dropped at random; ``result.bin_size``
+        says s). Bins are exchangeable under H0, so the level stays exact; the
+        permutations then cost O(K m max_bins B) whatever n. None: single rows always.
+    temperature : float, default=1.0
+        A collection with ``aggregation="fuse"``: the multiplier of FUSE's
+        lambda = sqrt(n (n - 1)) in the soft maximum (larger: closer to the maximum).
     random_state : None, int or numpy Generator
         Splits and landmarks are reproducible from it (the splits do not depend on
         the thread count, the SIMD level or the data; :func:`random_splits` returns them).
@@ -172,9 +195,11 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
 
     Returns
     -------
-    TwoSampleResult
+    TwoSampleResult or AggregatedTestResult
         ``statistic``, ``pvalue`` = (1 + #{b: T_b >= T}) / (1 + B), the permuted
-        statistics ``null_distribution`` (B,), and the method, kernel and m used.
+        statistics ``null_distribution`` (B,), and the method, kernel(s) and m used;
+        for a collection also each kernel's statistic and marginal p-value, the
+        dominant kernel and ``explain()``.
 
     Examples
     --------
@@ -184,6 +209,9 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     >>> res = nk.two_sample_test(X, Y, n_permutations=99, random_state=0)
     >>> res.pvalue
     0.01
+    >>> agg = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), n_permutations=99, random_state=0)
+    >>> agg.pvalue, len(agg.kernels), agg.dominant_kernel.family
+    (0.01, 20, 'Gaussian')
     """
     collection = as_collection(kernel)
     if collection is not None:

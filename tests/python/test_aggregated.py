@@ -304,3 +304,14 @@ def test_an_inconsistent_result_is_refused(field, value, match):
                              n_permutations=19, random_state=0)
     with pytest.raises(ValueError, match=match):
         dataclasses.replace(res, **{field: value})
+
+
+def test_dask_arrays_give_the_in_memory_result():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(14)
+    X, Y = rng.normal(size=(300, 2)), rng.normal(size=(260, 2)) * 1.1
+    kw = dict(kernel=nk.KernelCollection(n_bandwidths=3), n_permutations=19, random_state=8)
+    ref = nk.two_sample_test(X, Y, **kw)
+    out = nk.two_sample_test(da.from_array(X, chunks=(100, 2)), da.from_array(Y, chunks=(130, 2)), **kw)
+    assert out.kernels == ref.kernels and out.pvalue == ref.pvalue
+    assert out.statistic == pytest.approx(ref.statistic, rel=1e-12)
