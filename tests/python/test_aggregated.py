@@ -315,3 +315,28 @@ def test_dask_arrays_give_the_in_memory_result():
     out = nk.two_sample_test(da.from_array(X, chunks=(100, 2)), da.from_array(Y, chunks=(130, 2)), **kw)
     assert out.kernels == ref.kernels and out.pvalue == ref.pvalue
     assert out.statistic == pytest.approx(ref.statistic, rel=1e-12)
+
+
+_INTERRUPT = """
+import os, signal, sys, threading, time, numpy as np, nystrom_kme as nk
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job ignores SIGINT
+rng = np.random.default_rng(0)
+n = int(sys.argv[2])
+X, Y = rng.normal(size=(n, 5)), rng.normal(size=(n, 5))
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.perf_counter()
+try:
+    nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), method=sys.argv[1], progress=False)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print(f"{time.perf_counter() - start:.3f}")
+"""
+
+
+@pytest.mark.parametrize("method,n", [("exact", 4000), ("nystrom", 200_000)])
+def test_ctrl_c_stops_a_long_aggregated_test_within_a_second(method, n):
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _INTERRUPT, method, str(n)], capture_output=True,
+                         text=True, timeout=300, check=True).stdout.splitlines()
+    assert out[0] != "not interrupted" and float(out[0]) < 2.0, out
