@@ -138,6 +138,15 @@ class TileEngine {
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
     std::vector<T> bnorm(static_cast<std::size_t>(R));
     std::vector<double> wpack(static_cast<std::size_t>(R * weight_stride(k)));
+    // Binned sums: the rows of each superblock are packed in the order of their bins, so
+    // the rows of one bin are neighbours and the micro-kernel adds each run of them in a
+    // register before one store (rows skipped with bin -1 go last, marked invalid).
+    std::vector<Index> order;
+    std::vector<std::int64_t> packed_bins;
+    if (mode == Mode::bins) {
+      order.resize(static_cast<std::size_t>(R));
+      packed_bins.resize(static_cast<std::size_t>(R));
+    }
     RowMatrixXd comp;  // Neumaier compensation of the sums
     if (mode == Mode::sums) comp = RowMatrixXd::Zero(p, k);
 
@@ -162,11 +171,20 @@ class TileEngine {
       for (Index sb = 0; sb < n_super; ++sb) {
         const Index q0 = sb * R, qn = std::min(R, q - q0);
         const Index n_chunks = (qn + kChunk - 1) / kChunk;
+        if (mode == Mode::bins) {
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp single
+#endif
+          sort_by_bin(bins->bins + q0, qn, order, packed_bins);
+        }
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
 #endif
         for (Index c = 0; c < n_chunks; ++c) {
-          errors.run([&] { pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack); });
+          errors.run([&] {
+            pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack,
+                       mode == Mode::bins ? order.data() : nullptr);
+          });
         }
         if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, errors);
 #if defined(NYSTROM_KME_WITH_OPENMP)
@@ -176,7 +194,8 @@ class TileEngine {
           errors.run([&] {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
-            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp, bins);
+            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp, bins,
+                           packed_bins.data());
           });
         }
       }
@@ -190,14 +209,26 @@ class TileEngine {
     std::vector<double> block_f64, partial;
   };
 
+  /// order[0..qn) = the superblock's rows sorted by bin (stable; bin -1 last) and
+  /// packed_bins[i] = the bin of the row packed at slot i (-1 for skipped rows).
+  static void sort_by_bin(const std::int64_t* bins, Index qn, std::vector<Index>& order,
+                          std::vector<std::int64_t>& packed_bins) {
+    for (Index i = 0; i < qn; ++i) order[std::size_t(i)] = i;
+    const auto key = [&](Index i) { return bins[i] < 0 ? INT64_MAX : bins[i]; };
+    std::stable_sort(order.begin(), order.begin() + qn, [&](Index a, Index b) { return key(a) < key(b); });
+    for (Index i = 0; i < qn; ++i) packed_bins[std::size_t(i)] = bins[order[std::size_t(i)]];
+  }
+
   void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
-                  std::vector<T>& bt, std::vector<T>& bnorm, std::vector<double>& wpack) const {
+                  std::vector<T>& bt, std::vector<T>& bnorm, std::vector<double>& wpack,
+                  const Index* order = nullptr) const {
     const Index begin = c * kChunk, end = begin + kChunk;
     for (Index i = begin; i < end; ++i) {
       const bool valid = i < qn;
+      const Index row = valid && order ? order[i] : i;
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
-        const T v = valid ? scaled(B_(q0 + i, f), f) : T(0);
+        const T v = valid ? scaled(B_(q0 + row, f), f) : T(0);
         bt[std::size_t(panel_index<T>(i, f, d_))] = v;
         norm += double(v) * double(v);
       }
@@ -292,7 +323,7 @@ class TileEngine {
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
                 const std::vector<double>& wpack, Scratch& s, RowMatrixXd& out,
-                RowMatrixXd& comp, const BinJob* bins) const {
+                RowMatrixXd& comp, const BinJob* bins, const std::int64_t* packed_bins) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
     pack_tile(r0, rows, s.a, s.anorm);
@@ -320,7 +351,7 @@ class TileEngine {
       job.kernels = bins->kernels.data();
       job.scales = bins->scales.data();
       job.n_kernels = Index(bins->kernels.size());
-      job.bins = bins->bins + q0;
+      job.bins = packed_bins;  // the superblock's bins in packed order
       job.qn = qn;
       job.outs = bins->outs.data();
       job.ld = bins->n_bins;

@@ -279,7 +279,8 @@ void tile_sums(const TileTask<T>& t) {
 /// outs[j](row0 + r, bins[i]) += k_j(a_r, b_i) over the superblock's rows i < qn with
 /// bins[i] >= 0. The squared distances (in units of the packing bandwidth) are computed
 /// once per chunk; kernel j maps them times scales[j] = (packing bandwidth / its own)^2.
-/// Each output row belongs to this tile: added in the order of the rows of b.
+/// Each output row belongs to this tile; the superblock's rows come sorted by bin
+/// (TileEngine packs them so), each bin's run added in order.
 template <class T>
 void tile_bins(const TileTask<T>& t, const BinTask& job) {
   using V = vec_t<T>;
@@ -298,8 +299,14 @@ void tile_bins(const TileTask<T>& t, const BinTask& job) {
         const T* row = t.block + r * kChunk;
         for (Index i = 0; i < kChunk; i += L) store(values + i, kernel_map<T>(kernel, load(row + i) * scale));
         double* out = job.outs[j] + (job.row0 + r) * job.ld;
-        for (Index i = 0; i < cols; ++i) {
-          if (bins[i] >= 0) out[bins[i]] += double(values[i]);
+        // The rows are packed in the order of their bins: add each run of one bin in a
+        // register, then store once (skipped rows, bin -1, come last).
+        Index i = 0;
+        while (i < cols && bins[i] >= 0) {
+          const std::int64_t bin = bins[i];
+          double run = 0.0;
+          for (; i < cols && bins[i] == bin; ++i) run += double(values[i]);
+          out[bin] += run;
         }
       }
     }
