@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import check_positive_int, check_random_state, n_threads_arg
+from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
 from .aggregation import (
     AGGREGATIONS,
@@ -42,7 +42,7 @@ from .aggregation import (
 from .bounds import default_n_landmarks
 from .kernel_collection import KernelCollection
 from .kernels import Kernel
-from .permutation import SplitSpec, nystrom_quadratic_forms, split_seed
+from .permutation import SplitSpec, nystrom_quadratic_forms
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sources import RowSource, as_source_pair, concatenate
 
@@ -300,7 +300,7 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     N = n1 + n2
-    seed = split_seed(rng)  # first draw: see random_splits
+    seed = draw_seed(rng, SPLIT_SEED_BOUND)  # first draw: see random_splits
     Z = concatenate([sx, sy])
     collection = kernels.resolve(Z, rng)
     binning = make_binning(n1, n2, max_bins, rng)  # before the landmarks: the same for both methods

@@ -304,6 +304,11 @@ class Polynomial(Kernel):
         return {"offset": self.offset, "degree": self.degree}
 
 
+#: Every kernel class of the package: the one list that saved files (by class name),
+#: the package's exports and the command line are checked against.
+KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear,
+                                             Polynomial)
+
 _BY_NAME = {
     "gaussian": Gaussian,
     "rbf": Gaussian,
@@ -316,6 +321,10 @@ _BY_NAME = {
     "linear": Linear,
     "polynomial": Polynomial,
 }
+
+#: The names :func:`get_kernel` accepts, aliases included ("rbf" is "gaussian", "imq" is
+#: "inverse_multiquadric").
+KERNEL_NAMES: tuple[str, ...] = tuple(_BY_NAME)
 
 
 def get_kernel(kernel: Kernel | str) -> Kernel:
@@ -333,7 +342,7 @@ def get_kernel(kernel: Kernel | str) -> Kernel:
         return kernel
     if isinstance(kernel, str) and kernel in _BY_NAME:
         return _BY_NAME[kernel]()
-    raise ValueError(f"kernel must be a Kernel or one of {sorted(_BY_NAME)}, got {kernel!r}")
+    raise ValueError(f"kernel must be a Kernel or one of {sorted(KERNEL_NAMES)}, got {kernel!r}")
 
 
 def resolve_kernel(kernel: Kernel | str, sources: Sequence[Any], rng: np.random.Generator) -> Kernel:

@@ -94,11 +94,16 @@ import numpy as np
 
 from . import _core
 from ._compensated import CompensatedSum, fsum_dot
-from ._validation import check_random_state, common_dtype, normalised_weights
+from ._validation import (
+    SAMPLER_SEED_BOUND,
+    check_random_state,
+    common_dtype,
+    draw_seed,
+    normalised_weights,
+)
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
 from .sampling import UniformSampling
-from .sampling._common import draw_seed
 from .sources import RowSource, as_source
 
 #: Default ``max_landmarks``: min(n, max(MAX_FLOOR, MAX_FACTOR ceil(sqrt(n) log sqrt(n)))).
@@ -426,7 +431,7 @@ class _IndexStream:
             top = np.argpartition(keys, cap - 1)[:cap] if cap < n else np.arange(n)
             self.drawn = top[np.argsort(keys[top], kind="stable")].astype(np.int64)
         elif not self.uniform:
-            self.seed = draw_seed(rng)
+            self.seed = draw_seed(rng, SAMPLER_SEED_BOUND)
 
     def get(self, m: int) -> np.ndarray:
         if self.uniform:

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_positive_int, check_random_state, n_threads_arg
+from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
 from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
 from .kernel_collection import as_collection
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
-from .permutation import SplitSpec, nystrom_statistics, split_seed
+from .permutation import SplitSpec, nystrom_statistics
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import UniformSampling
 from .sources import as_source_pair, concatenate
@@ -232,7 +232,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     n = n1 + n2
-    spec = SplitSpec(n1, n2, B, split_seed(rng))  # first draw: see random_splits
+    spec = SplitSpec(n1, n2, B, draw_seed(rng, SPLIT_SEED_BOUND))  # first draw: see random_splits
     k = resolve_kernel(kernel, [sx, sy], rng)
     auto = as_auto_spec(n_landmarks)
     if method == "nystrom" and auto is None:
