@@ -44,6 +44,7 @@ from .kernel_collection import KernelCollection
 from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms
 from .persistence import persistable, result_from_json, result_to_json, save
+from .sampling import UniformSampling
 from .sources import RowSource, as_source_pair, concatenate
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
@@ -314,7 +315,8 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
             raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {N}")
         if m < 2:
             raise ValueError("the aggregated Nystrom test needs n_landmarks >= 2")
-        L = np.ascontiguousarray(Z.take(np.sort(rng.choice(N, size=m, replace=False))))
+        # uniform without replacement, blind to the labels; no kernel: they serve them all
+        L = np.ascontiguousarray(Z.take(np.sort(UniformSampling(replace=False).draw(Z, None, m, rng))))
     if binning is None and method == "exact":
         raise ValueError(f"the exact test over single rows of {N} pooled rows exceeds max_bins={max_bins}; "
                          "raise max_bins or use method='nystrom'")

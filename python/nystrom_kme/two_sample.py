@@ -242,10 +242,11 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     elif method == "exact" and n_landmarks is not None:
         raise ValueError("n_landmarks applies to method='nystrom' only")
     Z = concatenate([sx, sy])
-    if method == "nystrom" and auto is not None:  # labels unseen: the level is kept
-        idx, L, _, _, _, _ = search_landmarks(Z, k, UniformSampling(replace=False), rng, spec=auto,
-                                              sample_weight=None, solver="auto", rcond=0.0, n_threads=nt)
-        m = int(idx.size)
+    policy = UniformSampling(replace=False)  # the landmarks, blind to the labels: the level is kept
+    if method == "nystrom" and auto is not None:
+        L = search_landmarks(Z, k, policy, rng, spec=auto, sample_weight=None, solver="auto", rcond=0.0,
+                             n_threads=nt).landmarks
+        m = L.shape[0]
     bar = progress_bar(n, progress, f"{method} permutation test")
     update = None if bar is None else bar.update
     if method == "exact":
@@ -259,7 +260,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         m = None
     else:
         if auto is None:
-            L = np.ascontiguousarray(Z.take(np.sort(rng.choice(n, size=m, replace=False))))
+            L = np.ascontiguousarray(Z.take(np.sort(policy.draw(Z, k, m, rng))))
         S = Z.split_sums(L, k, spec, n_threads=nt, progress=update)
         stats = nystrom_statistics(L, S, k, nt)
     if bar is not None:
