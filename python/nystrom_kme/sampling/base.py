@@ -429,6 +429,16 @@ class NestedDraws(abc.ABC):
     exhaustive : bool
         Whether n draws are every row once, which makes the embedding exact (uniform
         draws without replacement); not claimed by the rerun policies.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> src = nk.sources.as_source(np.random.default_rng(0).normal(size=(100, 2)))
+    >>> draws = nk.UniformSampling(replace=False).nested_draws(src, nk.Gaussian(1.0), np.random.default_rng(0),
+    ...                                                        max_landmarks=40)
+    >>> small, large = draws.get(10), draws.get(20)
+    >>> bool((large[:10] == small).all()), draws.exhaustive, len(set(large.tolist()))
+    (True, True, 20)
     """
 
     max_landmarks: int
