@@ -179,6 +179,32 @@ def check_random_state(random_state: Any, name: str = "random_state") -> np.rand
     return np.random.default_rng(int(random_state))
 
 
+#: Exclusive upper bounds of the seeds drawn for generators outside numpy. The core's
+#: take any uint64; the permutation tests' splits draw below SPLIT_SEED_BOUND and the
+#: samplers below SAMPLER_SEED_BOUND, as they always have: numpy maps one 64-bit word
+#: to a value that depends on the bound, so one bound for both would change the splits
+#: or the landmarks of every seeded call. goodpoints takes a 31-bit seed.
+SPLIT_SEED_BOUND = 2**63
+SAMPLER_SEED_BOUND = 2**63 - 1
+GOODPOINTS_SEED_BOUND = 2**31 - 1
+
+
+def draw_seed(rng: np.random.Generator, bound: int) -> int:
+    """The one way a seed for another generator is drawn: the next integer in
+    [0, ``bound``) from ``rng`` (a Generator from :func:`check_random_state`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._validation import SPLIT_SEED_BOUND, draw_seed
+    >>> draw_seed(np.random.default_rng(0), SPLIT_SEED_BOUND)
+    5874934615388537135
+    >>> int(np.random.default_rng(0).integers(0, 2**63))
+    5874934615388537135
+    """
+    return int(rng.integers(0, bound))
+
+
 class NotFittedError(ValueError, AttributeError):
     """An estimator was used before ``fit``: a ValueError and an AttributeError, as
     scikit-learn's ``NotFittedError`` (so ``hasattr`` checks and sklearn tools work).

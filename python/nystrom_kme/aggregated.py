@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import check_positive_int, check_random_state, n_threads_arg
+from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
 from .aggregation import (
     AGGREGATIONS,
@@ -42,8 +42,9 @@ from .aggregation import (
 from .bounds import default_n_landmarks
 from .kernel_collection import KernelCollection
 from .kernels import Kernel
-from .permutation import SplitSpec, nystrom_quadratic_forms, split_seed
+from .permutation import SplitSpec, nystrom_quadratic_forms
 from .persistence import persistable, result_from_json, result_to_json, save
+from .sampling import UniformSampling
 from .sources import RowSource, as_source_pair, concatenate
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
@@ -300,7 +301,7 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     N = n1 + n2
-    seed = split_seed(rng)  # first draw: see random_splits
+    seed = draw_seed(rng, SPLIT_SEED_BOUND)  # first draw: see random_splits
     Z = concatenate([sx, sy])
     collection = kernels.resolve(Z, rng)
     binning = make_binning(n1, n2, max_bins, rng)  # before the landmarks: the same for both methods
@@ -314,7 +315,8 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
             raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {N}")
         if m < 2:
             raise ValueError("the aggregated Nystrom test needs n_landmarks >= 2")
-        L = np.ascontiguousarray(Z.take(np.sort(rng.choice(N, size=m, replace=False))))
+        # uniform without replacement, blind to the labels; no kernel: they serve them all
+        L = np.ascontiguousarray(Z.take(np.sort(UniformSampling(replace=False).draw(Z, None, m, rng))))
     if binning is None and method == "exact":
         raise ValueError(f"the exact test over single rows of {N} pooled rows exceeds max_bins={max_bins}; "
                          "raise max_bins or use method='nystrom'")

@@ -6,8 +6,8 @@ Gaussian-kernel mean embedding and of the embedding norm (Appendix G). These
 give the *exact* RKHS error ``||mu - sum_j w_j phi(x_j)||`` of any weighted
 point set, which is what the paper's experiments report.
 
-Everything here is pure numpy; only :meth:`GaussianMixture.embedding_error`
-uses the compiled core (lazily), and only when ``gram_quadratic`` is not given.
+Everything here is pure numpy, except :meth:`GaussianMixture.embedding_error`
+without ``gram_quadratic``: its w^T K w comes from the compiled core.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ._compensated import fsum_dot
-from ._validation import check_random_state
+from . import _core
+from ._validation import check_positive_int, check_random_state
 
 __all__ = ["GaussianMixture"]
 
@@ -30,14 +31,6 @@ _BLOCK_ENTRIES = 1 << 20
 # --------------------------------------------------------------------------- #
 # validation helpers
 # --------------------------------------------------------------------------- #
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _real_scalar(value: Any, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         if not (isinstance(value, np.ndarray) and value.ndim == 0
@@ -136,8 +129,8 @@ class GaussianMixture:
         centers: np.ndarray | None = None,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        p = _positive_int(n_components, "n_components")
-        d = _positive_int(dim, "dim")
+        p = check_positive_int(n_components, "n_components")
+        d = check_positive_int(dim, "dim")
         cvar = _real_scalar(center_variance, "center_variance")
         if cvar < 0:
             raise ValueError(f"center_variance must be non-negative, got {cvar!r}")
@@ -204,7 +197,7 @@ class GaussianMixture:
         -------
         X : ndarray of shape (n_samples, dim), float64
         """
-        n = _positive_int(n_samples, "n_samples")
+        n = check_positive_int(n_samples, "n_samples")
         rng = self._rng if random_state is None else check_random_state(random_state)
         labels = rng.choice(self.n_components, size=n, p=self.weights_)
         X = rng.standard_normal((n, self.dim))
@@ -345,8 +338,6 @@ class GaussianMixture:
         elif m == 0:
             quad = 0.0
         else:
-            from nystrom_kme import _core  # lazy: the module imports without the core
-
             Xc = np.ascontiguousarray(X, dtype=np.float64)
             Wc = np.ascontiguousarray(w.reshape(-1, 1), dtype=np.float64)
             s = np.asarray(_core.kernel_sums(Xc, Xc, Wc, _core.Kernel("gaussian", sigma)))

@@ -58,10 +58,9 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
     True
     """
     X = as_data_matrix(X, "X", min_rows=2)
-    subset = check_positive_int(subset, "subset")
-    rng = check_random_state(random_state)
-    if X.shape[0] > subset:
-        X = X[rng.choice(X.shape[0], size=subset, replace=False)]
+    rows = _median_rows(X.shape[0], check_positive_int(subset, "subset"), check_random_state(random_state))
+    if rows.size < X.shape[0]:
+        X = X[rows]
     # In the core (median.hpp): direct differences of the rows divided by a power of
     # two near their largest magnitude (exact: no overflow or underflow of the squares),
     # summed and averaged exactly as numpy's sum and median would.
@@ -70,6 +69,12 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
         raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
                          "give the kernel a numeric bandwidth")
     return median
+
+
+def _median_rows(n: int, subset: int, rng: np.random.Generator) -> np.ndarray:
+    """The rows of n that the median heuristic of one sample reads: ``subset`` of them
+    drawn without replacement when n is larger (one draw from ``rng``), else all (none)."""
+    return rng.choice(n, size=subset, replace=False) if n > subset else np.arange(n)
 
 
 class Kernel:
@@ -304,6 +309,11 @@ class Polynomial(Kernel):
         return {"offset": self.offset, "degree": self.degree}
 
 
+#: Every kernel class of the package: the one list that saved files (by class name),
+#: the package's exports and the command line are checked against.
+KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear,
+                                             Polynomial)
+
 _BY_NAME = {
     "gaussian": Gaussian,
     "rbf": Gaussian,
@@ -316,6 +326,10 @@ _BY_NAME = {
     "linear": Linear,
     "polynomial": Polynomial,
 }
+
+#: The names :func:`get_kernel` accepts, aliases included ("rbf" is "gaussian", "imq" is
+#: "inverse_multiquadric").
+KERNEL_NAMES: tuple[str, ...] = tuple(_BY_NAME)
 
 
 def get_kernel(kernel: Kernel | str) -> Kernel:
@@ -333,7 +347,7 @@ def get_kernel(kernel: Kernel | str) -> Kernel:
         return kernel
     if isinstance(kernel, str) and kernel in _BY_NAME:
         return _BY_NAME[kernel]()
-    raise ValueError(f"kernel must be a Kernel or one of {sorted(_BY_NAME)}, got {kernel!r}")
+    raise ValueError(f"kernel must be a Kernel or one of {sorted(KERNEL_NAMES)}, got {kernel!r}")
 
 
 def resolve_kernel(kernel: Kernel | str, sources: Sequence[Any], rng: np.random.Generator) -> Kernel:
@@ -352,9 +366,7 @@ def resolve_kernel(kernel: Kernel | str, sources: Sequence[Any], rng: np.random.
         return k
     counts = [int(s.count_rows()) for s in sources]
     if len(sources) == 1:
-        n = counts[0]
-        rows = rng.choice(n, size=MEDIAN_SUBSET, replace=False) if n > MEDIAN_SUBSET else np.arange(n)
-        return k.resolve(sources[0].take(rows), rng)
+        return k.resolve(sources[0].take(_median_rows(counts[0], MEDIAN_SUBSET, rng)), rng)
     if sum(counts) <= 2 * MEDIAN_SUBSET:
         picks = [np.arange(n) for n in counts]
     else:

@@ -67,8 +67,9 @@ of each step only (``src.kernel_sums(L_new, ...)``), so all sums together cost o
 fit at the final m; plus one solve per step (O(m^3), geometric: about 8/7 of the
 final solve) and the O(s^2 d) subsample. A streamed source is read once per step.
 
-Samplers. Uniform sampling (the default, with or without replacement, weighted
-or not) draws one stream of indices and takes prefixes (without replacement: the
+Samplers. The sets come from the policy's ``nested_draws``. Uniform sampling (the
+default, with or without replacement, weighted or not) draws one stream of indices
+and takes prefixes (without replacement: the
 order of E_i / w_i, E_i ~ Exp(1), i.e. successive sampling; O(n) memory for the
 keys). The draws differ from those of a fit with a fixed m: same law, other numbers. The sequential policies
 ("rpcholesky", "greedy-cholesky", "dpp-greedy", "herding", "cortes-scott") are
@@ -94,11 +95,16 @@ import numpy as np
 
 from . import _core
 from ._compensated import CompensatedSum, fsum_dot
-from ._validation import check_random_state, common_dtype, normalised_weights
+from ._validation import (
+    check_random_state,
+    check_sample_weight,
+    common_dtype,
+    n_threads_arg,
+    normalised_weights,
+)
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
-from .sampling import UniformSampling
-from .sampling._common import draw_seed
+from .sampling import as_policy
 from .sources import RowSource, as_source
 
 #: Default ``max_landmarks``: min(n, max(MAX_FLOOR, MAX_FACTOR ceil(sqrt(n) log sqrt(n)))).
@@ -274,8 +280,6 @@ def estimate_statistical_error(X: Any, kernel: Kernel | str = "gaussian", *, sam
     >>> 0.005 < est.value < 0.01        # closed form: sqrt((1 - 1/sqrt(5)) / 10^4) = 0.0074
     True
     """
-    from ._validation import check_sample_weight, n_threads_arg
-
     rng = check_random_state(random_state)
     if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)) or max_samples < 2:
         raise ValueError(f"max_samples must be an integer >= 2, got {max_samples!r}")
@@ -407,43 +411,35 @@ class LandmarkSearch:
         return self.explain()
 
 
-class _IndexStream:
-    """Nested index sets of the rows: ``get(m)`` returns the first m of one stream."""
+@dataclass(frozen=True)
+class SearchResult:
+    """What :func:`search_landmarks` found: the final landmark set, its sums and solve.
 
-    def __init__(self, policy: Any, X: np.ndarray | None, kernel: Kernel, n: int,
-                 weights: np.ndarray | None, rng: np.random.Generator, cap: int) -> None:
-        self.policy, self.X, self.kernel, self.n, self.rng = policy, X, kernel, n, rng
-        self.uniform = type(policy) is UniformSampling
-        self.p = None if weights is None else normalised_weights(weights)
-        self.drawn = np.empty(0, dtype=np.int64)
-        if self.uniform and not policy.replace:
-            # Successive sampling without replacement: order by E_i / w_i (E_i ~ Exp(1)),
-            # i.e. a uniform random permutation when unweighted; prefixes are samples.
-            keys = rng.standard_exponential(n)
-            if self.p is not None:
-                with np.errstate(divide="ignore"):
-                    keys = np.where(self.p > 0, keys / self.p, np.inf)
-            top = np.argpartition(keys, cap - 1)[:cap] if cap < n else np.arange(n)
-            self.drawn = top[np.argsort(keys[top], kind="stable")].astype(np.int64)
-        elif not self.uniform:
-            self.seed = draw_seed(rng)
+    Attributes
+    ----------
+    indices : ndarray of shape (m,), int64
+        Rows of the source.
+    landmarks : ndarray of shape (m, n_features)
+    sums : CompensatedSum of shape (m,)
+        sum_i w_i k(l_j, x_i).
+    weight_sum : float
+        sum_i w_i.
+    solution : tuple
+        The core's (alpha (m, 1), solver used, rank) for these landmarks and sums.
+    report : LandmarkSearch
+    """
 
-    def get(self, m: int) -> np.ndarray:
-        if self.uniform:
-            extra = m - self.drawn.size
-            if extra > 0:  # with replacement: i.i.d. draws appended to the stream
-                new = (self.rng.integers(0, self.n, size=extra) if self.p is None
-                       else self.rng.choice(self.n, size=extra, p=self.p))
-                self.drawn = np.concatenate([self.drawn, new.astype(np.int64)])
-            return self.drawn[:m]
-        return np.asarray(self.policy.select_indices(self.X, self.kernel, m,
-                                                     np.random.default_rng(self.seed)), dtype=np.int64)
+    indices: np.ndarray
+    landmarks: np.ndarray
+    sums: CompensatedSum
+    weight_sum: float
+    solution: tuple[np.ndarray, str, int]
+    report: LandmarkSearch
 
 
 def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random.Generator, *,
                      spec: AutoLandmarks, sample_weight: Any, solver: str, rcond: float,
-                     n_threads: int) -> tuple[np.ndarray, np.ndarray, CompensatedSum, float,
-                                              tuple[np.ndarray, str, int], LandmarkSearch]:
+                     n_threads: int) -> SearchResult:
     """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"`` in
     :class:`~nystrom_kme.NystromKME` and :func:`~nystrom_kme.two_sample_test`).
 
@@ -451,7 +447,8 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
     ----------
     src : RowSource of n rows (any source of :mod:`nystrom_kme.sources`)
     kernel : Kernel with a numeric bandwidth
-    policy : SamplingPolicy (a private copy: non-uniform policies keep their last run's state)
+    policy : SamplingPolicy, or an object with ``select_indices`` (a private copy:
+        non-uniform policies keep their last run's state); its ``nested_draws`` give the sets
     rng : numpy Generator, consumed by the statistical subsample, then the draws
     spec : AutoLandmarks
     sample_weight : ndarray of shape (n,) or None (validated by the caller)
@@ -459,33 +456,27 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
 
     Returns
     -------
-    indices : ndarray of shape (m,), int64
-    landmarks : ndarray of shape (m, n_features)
-    sums : CompensatedSum of shape (m,), sum_i w_i k(l_j, x_i)
-    weight_sum : float, sum_i w_i
-    solved : the core's (alpha (m, 1), solver used, rank) for these landmarks and sums
-    report : LandmarkSearch
+    SearchResult
     """
     start = time.perf_counter()
     n = src.count_rows()
-    X = src.to_array()
     weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if not type(policy) is UniformSampling and X is None:
+    drawer = as_policy(policy)
+    if drawer.needs_data_in_memory and src.to_array() is None:
         raise ValueError(f"n_landmarks='auto' with sampler {policy!r} needs all of X in memory; "
                          "with a streamed source use sampler='uniform'")
     cap = (min(n, max(MAX_FLOOR, MAX_FACTOR * default_n_landmarks(n))) if spec.max_landmarks is None
            else spec.max_landmarks)
     if spec.max_landmarks is not None and cap > n:
         raise ValueError(f"max_landmarks={cap} exceeds n_samples={n}")
-    if type(policy) is UniformSampling and not policy.replace and weights is not None:
-        cap = min(cap, int(np.count_nonzero(weights)))
+    stream = drawer.nested_draws(src, kernel, rng, sample_weight=weights, max_landmarks=cap)
+    cap = stream.max_landmarks  # no draw yet: they come after the statistical subsample's
     m = spec.initial if spec.initial is not None else max(8, math.ceil(math.sqrt(n)))
     if spec.initial is not None and m > cap:
         raise ValueError(f"initial={m} exceeds max_landmarks={cap}")
     m = min(m, cap)
 
     stat = _statistical_error(src, kernel, weights, spec.stat_samples, rng, n_threads)
-    stream = _IndexStream(policy, X, kernel, n, weights, rng, cap)
     core = kernel.to_core()
     cache_sum: dict[int, float] = {}
     cache_comp: dict[int, float] = {}
@@ -531,7 +522,7 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
         path.append(int(idx_next.size))
         changes.append(delta)
         idx, L, sol, acc = idx_next, L_next, sol_next, acc_next
-        everything = type(policy) is UniformSampling and not policy.replace and idx.size == n
+        everything = stream.exhaustive and idx.size == n
         if delta <= spec.tol * stat.value or delta <= round_off or everything:
             converged = True
             stop = ("every row" if everything else "tolerance" if delta <= spec.tol * stat.value
@@ -540,7 +531,7 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
                 delta = 0.0
             break
     if not changes and not converged:  # a single set (the cap at once): no change measured
-        exact = type(policy) is UniformSampling and not policy.replace and idx.size == n
+        exact = stream.exhaustive and idx.size == n
         delta, converged = (0.0, True) if exact else (math.inf, False)
         stop = "every row" if exact else stop
     if stat.value > 0:
@@ -557,7 +548,8 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
                             nested=bool(nested), seconds=time.perf_counter() - start,
                             certified=bool(converged and idx.size < n), round_off=float(round_off),
                             stop=stop)
-    return idx, L, acc, float(total[0]), sol, report
+    return SearchResult(indices=idx, landmarks=L, sums=acc, weight_sum=float(total[0]), solution=sol,
+                        report=report)
 
 
 def _change(L: np.ndarray, alpha: np.ndarray, L_next: np.ndarray, alpha_next: np.ndarray,
@@ -580,5 +572,5 @@ def _change(L: np.ndarray, alpha: np.ndarray, L_next: np.ndarray, alpha_next: np
     return delta, math.sqrt(ROUNDOFF_FACTOR * np.finfo(np.float64).eps * max(bound, 0.0))
 
 
-__all__ = ["AutoLandmarks", "LandmarkSearch", "StatisticalError", "estimate_statistical_error",
+__all__ = ["AutoLandmarks", "LandmarkSearch", "SearchResult", "StatisticalError", "estimate_statistical_error",
            "search_landmarks"]

@@ -26,7 +26,6 @@ from ._validation import (
     check_sample_weight,
     common_dtype,
     n_threads_arg,
-    normalised_weights,
     power_of_two_scale,
     scale_weights,
 )
@@ -35,13 +34,7 @@ from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import as_auto_spec, search_landmarks
 from .persistence import persistable
-from .sampling import (
-    FixedLandmarks,
-    UniformSampling,
-    landmark_points,
-    resolve_sampler,
-    validate_indices,
-)
+from .sampling import FixedLandmarks, as_policy, landmark_points, resolve_sampler
 from .sources import ArraySource, IterableSource, RowSource, as_source
 
 SOLVERS = ("auto", "cod", "cholesky")
@@ -73,7 +66,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         embedding (:mod:`nystrom_kme.landmark_search`); costs about one fit at the
         final m; its :class:`~nystrom_kme.LandmarkSearch` is kept in
         ``n_landmarks_report_``. Any source, any sampler that nests (see there).
-        "bound" (what "auto" meant before 0.x): :func:`nystrom_kme.bounds.suggest_n_landmarks`
+        "bound": :func:`nystrom_kme.bounds.suggest_n_landmarks`
         fits the decay of the estimated covariance spectrum and applies Corollary 4.1,
         capped at 4 ceil(sqrt(n) log sqrt(n)) (the corollary's constants are
         conservative); its LandmarkSuggestion is kept in ``n_landmarks_report_``.
@@ -104,9 +97,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         object, a function ``f(X, kernel, n_landmarks, rng) -> indices``, landmark
         row indices (1-D ints) or landmark points (2-D; then ``landmark_indices_`` is
         None). A policy object is copied, never modified; when its ``n_threads`` is
-        None the copy gets this estimator's. Policies other than "uniform" need the
-        data in memory (or ``passes=1``). ``sample_weight`` weights the uniform
-        draws; the other policies select on X unweighted.
+        None the copy gets this estimator's. Policies whose ``needs_data_in_memory``
+        is True (all but uniform draws and given indices) need the data in memory (or
+        ``passes=1``). ``sample_weight`` weights the uniform draws; the other policies
+        select on X unweighted.
     random_state : None, int, numpy Generator or SeedSequence
         Landmark sampling and the median heuristic.
     n_threads : int or None
@@ -229,7 +223,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         only the rows needed; m is sized for ``n_total`` rows (default: src's).
 
         The draws are those of an in-memory fit whatever the source: the median
-        heuristic's rows, then the sampler's (uniform draws need only n)."""
+        heuristic's rows, then the policy's (``policy.draw``)."""
         n = src.count_rows()
         X = src.to_array()
         points, policy = self._policy(X, src)
@@ -247,28 +241,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         if points is not None:
             src.check_features(points.shape[1], "the given landmarks")
             return kernel, None, None, points
-        if isinstance(policy, FixedLandmarks):
-            indices = policy.indices
-        elif type(policy) is UniformSampling:  # needs n only: any source
-            if sample_weight is not None:
-                p = normalised_weights(np.asarray(sample_weight, dtype=np.float64))
-                if not policy.replace and np.count_nonzero(p) < m:
-                    raise ValueError(f"n_landmarks={m} exceeds the {np.count_nonzero(p)} rows with a "
-                                     "positive sample_weight (sampling without replacement)")
-                indices = rng.choice(n, size=m, replace=policy.replace, p=p)
-            elif policy.replace:
-                indices = rng.integers(0, n, size=m)
-            elif m > n:
-                raise ValueError(f"n_landmarks={m} exceeds n_samples={n} (sampling without replacement)")
-            else:
-                indices = rng.choice(n, size=m, replace=False)
-        elif X is None:
+        drawer = as_policy(policy)
+        if drawer.needs_data_in_memory and X is None:
             raise ValueError(f"sampler {policy!r} needs all of X in memory; with {streamed} use "
                              "'uniform', explicit landmarks, or passes=1 (the sampler then runs on "
                              "the first chunk(s))")
-        else:
-            indices = policy.select_indices(X, kernel, m, rng)
-        indices = validate_indices(indices, n, "the indices returned by the sampler")
+        indices = drawer.draw(src, kernel, m, rng, sample_weight=sample_weight)
         return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
 
     def _solve(self, kernel: Kernel, policy: Any, indices: np.ndarray | None, landmarks: np.ndarray,
@@ -384,12 +362,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             raise ValueError("n_landmarks='auto' searches over landmark sets drawn by the sampler; "
                              "with given landmarks leave n_landmarks=None")
         kernel = resolve_kernel(self.kernel, [src], rng)
-        indices, landmarks, acc, total, solved, report = search_landmarks(
-            src, kernel, policy, rng, spec=as_auto_spec(self.n_landmarks), sample_weight=sample_weight,
-            solver=self.solver, rcond=rcond, n_threads=n_threads)
-        self.n_landmarks_report_ = report
-        return self._solve(kernel, policy, indices, landmarks, acc, total, src.count_rows(), solved,
-                           scale=scale)
+        found = search_landmarks(src, kernel, policy, rng, spec=as_auto_spec(self.n_landmarks),
+                                 sample_weight=sample_weight, solver=self.solver, rcond=rcond,
+                                 n_threads=n_threads)
+        self.n_landmarks_report_ = found.report
+        return self._solve(kernel, policy, found.indices, found.landmarks, found.sums, found.weight_sum,
+                           src.count_rows(), found.solution, scale=scale)
 
     def _fit_one_pass(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:

@@ -15,15 +15,10 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import check_positive_int, check_random_state
+from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed
 
 #: Rows per call when labels are materialised (packed bits, replay).
 LABEL_BLOCK_ROWS = 1 << 18
-
-
-def split_seed(rng: np.random.Generator) -> int:
-    """The seed of a test's splits: the first draw from its generator."""
-    return int(rng.integers(0, 2**63))
 
 
 @dataclass(frozen=True)
@@ -106,7 +101,7 @@ def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Any
     n1 = check_positive_int(n1, "n1")
     n2 = check_positive_int(n2, "n2")
     B = check_positive_int(n_permutations, "n_permutations")
-    return SplitSpec(n1, n2, B, split_seed(check_random_state(random_state))).labels()
+    return SplitSpec(n1, n2, B, draw_seed(check_random_state(random_state), SPLIT_SEED_BOUND)).labels()
 
 
 def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int = 0) -> np.ndarray:
@@ -146,4 +141,4 @@ def nystrom_quadratic_forms(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads
     return T, np.einsum("ib,i->b", Y[:, :columns], yt), float(np.einsum("i,i->", yt, yt))
 
 
-__all__ = ["SplitSpec", "nystrom_quadratic_forms", "nystrom_statistics", "random_splits", "split_seed"]
+__all__ = ["SplitSpec", "nystrom_quadratic_forms", "nystrom_statistics", "random_splits"]

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_positive_int, check_random_state, n_threads_arg
+from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
 from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
 from .kernel_collection import as_collection
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
-from .permutation import SplitSpec, nystrom_statistics, split_seed
+from .permutation import SplitSpec, nystrom_statistics
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import UniformSampling
 from .sources import as_source_pair, concatenate
@@ -232,7 +232,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     nt = n_threads_arg(n_threads)
     rng = check_random_state(random_state)
     n = n1 + n2
-    spec = SplitSpec(n1, n2, B, split_seed(rng))  # first draw: see random_splits
+    spec = SplitSpec(n1, n2, B, draw_seed(rng, SPLIT_SEED_BOUND))  # first draw: see random_splits
     k = resolve_kernel(kernel, [sx, sy], rng)
     auto = as_auto_spec(n_landmarks)
     if method == "nystrom" and auto is None:
@@ -242,10 +242,11 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     elif method == "exact" and n_landmarks is not None:
         raise ValueError("n_landmarks applies to method='nystrom' only")
     Z = concatenate([sx, sy])
-    if method == "nystrom" and auto is not None:  # labels unseen: the level is kept
-        idx, L, _, _, _, _ = search_landmarks(Z, k, UniformSampling(replace=False), rng, spec=auto,
-                                              sample_weight=None, solver="auto", rcond=0.0, n_threads=nt)
-        m = int(idx.size)
+    policy = UniformSampling(replace=False)  # the landmarks, blind to the labels: the level is kept
+    if method == "nystrom" and auto is not None:
+        L = search_landmarks(Z, k, policy, rng, spec=auto, sample_weight=None, solver="auto", rcond=0.0,
+                             n_threads=nt).landmarks
+        m = L.shape[0]
     bar = progress_bar(n, progress, f"{method} permutation test")
     update = None if bar is None else bar.update
     if method == "exact":
@@ -259,7 +260,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         m = None
     else:
         if auto is None:
-            L = np.ascontiguousarray(Z.take(np.sort(rng.choice(n, size=m, replace=False))))
+            L = np.ascontiguousarray(Z.take(np.sort(policy.draw(Z, k, m, rng))))
         S = Z.split_sums(L, k, spec, n_threads=nt, progress=update)
         stats = nystrom_statistics(L, S, k, nt)
     if bar is not None:

@@ -221,3 +221,26 @@ def test_median_distance_keeps_its_draws_and_errors():
         nk.median_distance(np.ones((1, 3)))
     with pytest.raises(ValueError, match="NaN or inf"):
         nk.median_distance(np.array([[0.0, np.nan], [1.0, 2.0]]))
+
+
+def test_one_table_of_kernel_classes_and_names():
+    """KERNEL_CLASSES lists every kernel class of the module, the package exports each,
+    and KERNEL_NAMES are exactly the names get_kernel accepts, reaching every class."""
+    from nystrom_kme import kernels
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    defined = {c for c in subclasses(nk.Kernel) if c.__module__ == "nystrom_kme.kernels"}
+    assert set(kernels.KERNEL_CLASSES) == defined and len(kernels.KERNEL_CLASSES) == len(defined)
+    exported = {v for v in vars(nk).values() if isinstance(v, type) and issubclass(v, nk.Kernel)}
+    assert exported == defined | {nk.Kernel}
+    assert all(getattr(nk, c.__name__) is c for c in kernels.KERNEL_CLASSES)
+    reached = {type(nk.get_kernel(name)) for name in kernels.KERNEL_NAMES}
+    assert reached == defined
+    assert len(set(kernels.KERNEL_NAMES)) == len(kernels.KERNEL_NAMES)
+    with pytest.raises(ValueError) as err:
+        nk.get_kernel("gauss")
+    assert str(sorted(kernels.KERNEL_NAMES)) in str(err.value)

@@ -291,3 +291,27 @@ def test_subnormal_weights_give_the_unit_weight_search():
     bw = got.kernel_.bandwidth
     emp = MIX.embedding_error(X, np.full(len(X), 1.0 / len(X)), bw)
     assert MIX.embedding_error(got.landmarks_, got.weights_, bw) <= 1.1 * emp
+
+
+def test_search_returns_named_fields_that_the_fit_keeps():
+    """search_landmarks' result by name: the fit's landmarks, sums and report."""
+    from nystrom_kme.landmark_search import SearchResult, search_landmarks
+    from nystrom_kme.sources import as_source
+
+    X = np.random.default_rng(4).normal(size=(3000, 2))
+    k = nk.Gaussian(1.0)
+    est = nk.NystromKME(k, n_landmarks="auto", random_state=6).fit(X)
+    assert est.n_landmarks_report_.converged
+    found = search_landmarks(as_source(X), k, nk.UniformSampling(), np.random.default_rng(6),
+                             spec=nk.AutoLandmarks(), sample_weight=None, solver="auto", rcond=0.0, n_threads=0)
+    assert isinstance(found, SearchResult)
+    np.testing.assert_array_equal(found.indices, est.landmark_indices_)
+    np.testing.assert_array_equal(found.landmarks, X[est.landmark_indices_])
+    np.testing.assert_array_equal(found.sums.value(), est.s_sum_)
+    assert found.weight_sum == est.weight_sum_ == 3000.0
+    alpha, solver, rank = found.solution
+    np.testing.assert_array_equal(alpha[:, 0], est.weights_)
+    assert (solver, rank) == (est.solver_, est.rank_)
+    assert found.report.path == est.n_landmarks_report_.path
+    with pytest.raises(AttributeError):
+        found.indices = None  # frozen

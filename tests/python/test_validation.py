@@ -6,12 +6,16 @@ import numpy as np
 import nystrom_kme as nk
 import pytest
 from nystrom_kme._validation import (
+    GOODPOINTS_SEED_BOUND,
+    SAMPLER_SEED_BOUND,
+    SPLIT_SEED_BOUND,
     NotFittedError,
     as_data_matrix,
     check_is_fitted,
     check_positive_int,
     check_random_state,
     check_sample_weight,
+    draw_seed,
     n_threads_arg,
 )
 
@@ -36,6 +40,24 @@ def test_one_seed_rule_everywhere():
 
     with pytest.raises(ValueError, match="non-negative"):
         GaussianMixture(2, 2, random_state=-2)
+
+
+def test_seeds_for_other_generators_are_one_draw_below_their_bound():
+    for bound in (SPLIT_SEED_BOUND, SAMPLER_SEED_BOUND, GOODPOINTS_SEED_BOUND):
+        for seed in range(20):
+            got = draw_seed(np.random.default_rng(seed), bound)
+            assert type(got) is int and 0 <= got < bound
+            assert got == np.random.default_rng(seed).integers(0, bound)
+    g, ref = np.random.default_rng(1), np.random.default_rng(1)
+    draw_seed(g, SPLIT_SEED_BOUND)
+    ref.integers(0, 2**63)
+    assert g.integers(1 << 30) == ref.integers(1 << 30)  # exactly one draw consumed
+    # the permutation tests' bound (random_splits replays the test's splits from it)
+    seed = int(np.random.default_rng(4).integers(0, 2**63))
+    labels = nk.random_splits(5, 4, 7, random_state=4)
+    from nystrom_kme.permutation import SplitSpec
+
+    np.testing.assert_array_equal(labels, SplitSpec(5, 4, 7, seed).labels())
 
 
 def test_sample_weight_checks():

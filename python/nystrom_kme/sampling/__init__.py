@@ -3,16 +3,23 @@
 A policy chooses which rows of ``X`` become the landmarks of
 :class:`~nystrom_kme.NystromKME` through one method,
 ``select_indices(X, kernel, n_landmarks, rng) -> ndarray[int64]``, and has
-scikit-learn style parameters (``get_params``/``set_params``). String names
-resolve in :mod:`.registry`. Heavy loops run in the compiled core; no policy
-forms the n x n kernel matrix, and each docstring states its cost.
+scikit-learn style parameters (``get_params``/``set_params``). It is also the one
+owner of landmark draws from a row source: the estimator, the landmark search and
+the two-sample tests call ``policy.draw(source, ...)`` (and ``nested_draws`` for
+``n_landmarks="auto"``), after checking ``policy.needs_data_in_memory`` against a
+streamed source; :func:`as_policy` makes a policy of any object with
+``select_indices``. String names resolve in :mod:`.registry`. Heavy loops run in
+the compiled core; no policy forms the n x n kernel matrix, and each docstring
+states its cost.
 """
 
 from .base import (
     CallableSampling,
     FixedLandmarks,
+    NestedDraws,
     SamplingPolicy,
     UniformSampling,
+    as_policy,
     landmark_points,
     validate_indices,
 )
@@ -28,7 +35,7 @@ from .registry import SAMPLER_NAMES, resolve_sampler
 
 __all__ = [
     "SAMPLER_NAMES", "BlockRPCholeskySampling", "CallableSampling", "CortesScottSampling",
-    "DPPGreedySampling", "FixedLandmarks", "GreedyCholeskySampling", "KernelHerding",
+    "DPPGreedySampling", "FixedLandmarks", "GreedyCholeskySampling", "KernelHerding", "NestedDraws",
     "RPCholeskySampling", "RidgeLeverageSampling", "SamplingPolicy", "UniformSampling",
-    "landmark_points", "resolve_sampler", "ridge_leverage_scores", "validate_indices",
+    "as_policy", "landmark_points", "resolve_sampler", "ridge_leverage_scores", "validate_indices",
 ]

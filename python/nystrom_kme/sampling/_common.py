@@ -1,4 +1,4 @@
-"""Argument checks and the seed draw shared by the sampling modules (not public API).
+"""Argument checks shared by the sampling modules (not public API).
 
 Each check validates a constructor argument and returns nothing: policies store
 their arguments unmodified (the scikit-learn convention) and convert where they
@@ -22,33 +22,17 @@ from .._validation import (
 )
 from ..kernels import Kernel, get_kernel
 
-#: Exclusive upper bound of the 64-bit seeds handed to the core.
-SEED_BOUND = 2**63 - 1
-
 
 def prepare_input(X: Any, kernel: Kernel | str, n_landmarks: Any, rng: Any, *,
                   distinct: bool) -> tuple[np.ndarray, Kernel, int, np.random.Generator]:
-    """Validated (X, resolved kernel, m, Generator); distinct: m must not exceed n."""
+    """Validated (X, kernel resolved on X, m, Generator); distinct: m must not exceed n."""
     X = as_data_matrix(X, "X")
     m = check_positive_int(n_landmarks, "n_landmarks")
     if distinct and m > X.shape[0]:
         raise ValueError(f"n_landmarks={m} exceeds n_samples={X.shape[0]}; this policy "
                          "selects distinct rows")
     rng = check_random_state(rng)
-    return X, resolve_kernel(kernel, X, rng), m, rng
-
-
-def resolve_kernel(kernel: Any, X: np.ndarray, rng: np.random.Generator) -> Kernel:
-    """A Kernel or kernel name, resolved on X (a ``"median"`` bandwidth), or ValueError."""
-    if not isinstance(kernel, (Kernel, str)):
-        raise ValueError(  # noqa: TRY004
-            f"kernel must be a nystrom_kme Kernel or a kernel name, got {kernel!r}")
-    return get_kernel(kernel).resolve(X, rng)
-
-
-def draw_seed(rng: np.random.Generator) -> int:
-    """One seed for the core's generator, drawn from ``rng``."""
-    return int(rng.integers(0, SEED_BOUND))
+    return X, get_kernel(kernel).resolve(X, rng), m, rng
 
 
 def check_bool(value: Any, name: str) -> None:

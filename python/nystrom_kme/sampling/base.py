@@ -1,6 +1,10 @@
 """The policy interface, the policies that need no kernel, and the index checks.
 
-:class:`SamplingPolicy` is the abstract base with scikit-learn style parameters;
+:class:`SamplingPolicy` is the abstract base with scikit-learn style parameters, and
+the one owner of landmark draws: :meth:`~SamplingPolicy.draw` gives the landmark rows
+of a row source (the estimators and the tests ask it, and never draw themselves),
+:meth:`~SamplingPolicy.nested_draws` the nested sets of ``n_landmarks="auto"``, and
+``needs_data_in_memory`` says whether it reads the rows or only counts them.
 :class:`UniformSampling`, :class:`FixedLandmarks` and :class:`CallableSampling`
 choose rows without looking at the kernel. :func:`validate_indices` and
 :func:`landmark_points` check what a user or a policy hands to the estimator.
@@ -15,9 +19,20 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_data_matrix, check_positive_int, check_random_state
+from .._validation import (
+    SAMPLER_SEED_BOUND,
+    as_data_matrix,
+    check_positive_int,
+    check_random_state,
+    draw_seed,
+    normalised_weights,
+)
 from ..kernels import Kernel
+from ..sources import RowSource
 from ._common import check_bool
+
+#: How checked indices name what the policy returned.
+_RETURNED_INDICES = "the indices returned by the sampler"
 
 
 def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
@@ -124,6 +139,61 @@ class SamplingPolicy(abc.ABC):
             round-off (numerical rank below m).
         """
 
+    #: Whether :meth:`draw` reads the rows themselves, all of them in memory
+    #: (``source.to_array()``). False for the policies that need only the number of
+    #: rows and the sample weights (uniform draws, given indices): they draw from any
+    #: source, streamed or not. Callers refuse a streamed source up front when True.
+    needs_data_in_memory: bool = True
+
+    def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int,
+             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+        """Landmark rows of ``source``: how every estimator and test of the package gets them.
+
+        This default runs :meth:`select_indices` on the rows in memory and checks what
+        it returns; ``sample_weight`` is not used (the policy selects on X unweighted).
+
+        Parameters
+        ----------
+        source : RowSource of n rows (see :mod:`nystrom_kme.sources`)
+        kernel : Kernel with a numeric bandwidth, or None
+            None when the landmarks serve several kernels; only policies that look at
+            no kernel (uniform draws, given indices) accept it.
+        n_landmarks : int
+        rng : numpy.random.Generator, int or None
+        sample_weight : ndarray of shape (n,), optional
+            Validated non-negative weights; uniform draws are proportional to them.
+
+        Returns
+        -------
+        ndarray of shape (m',), int64
+            Rows of ``source`` (m' as for :meth:`select_indices`).
+
+        Raises
+        ------
+        ValueError
+            When the policy needs the data in memory and ``source`` is streamed.
+        """
+        return validate_indices(self.select_indices(_rows_in_memory(self, source), kernel, n_landmarks, rng),
+                                source.count_rows(), _RETURNED_INDICES)
+
+    def nested_draws(self, source: RowSource, kernel: Kernel, rng: np.random.Generator, *,
+                     sample_weight: Any = None, max_landmarks: int) -> NestedDraws:
+        """Landmark sets of growing size for the doubling search of ``n_landmarks="auto"``
+        (:mod:`nystrom_kme.landmark_search`).
+
+        This default reruns :meth:`select_indices` at each size from one seed (drawn
+        from ``rng`` at the first :meth:`NestedDraws.get`): a sequential policy's first
+        m picks do not depend on how many follow, so its sets nest.
+
+        Parameters
+        ----------
+        source, kernel, sample_weight : as for :meth:`draw`
+        rng : numpy.random.Generator
+        max_landmarks : int
+            The largest set that will be asked for.
+        """
+        return _RerunDraws(self, _rows_in_memory(self, source), kernel, rng, max_landmarks)
+
     @classmethod
     def _param_names(cls) -> list[str]:
         """The constructor's argument names, in the order of its signature."""
@@ -206,6 +276,8 @@ class UniformSampling(SamplingPolicy):
     ((10,), 10)
     """
 
+    needs_data_in_memory = False
+
     def __init__(self, replace: bool = True) -> None:
         check_bool(replace, "replace")
         self.replace = replace
@@ -214,13 +286,39 @@ class UniformSampling(SamplingPolicy):
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X = as_data_matrix(X, "X")
         m = check_positive_int(n_landmarks, "n_landmarks")
-        n = X.shape[0]
+        return self._unweighted(X.shape[0], m, check_random_state(rng)).astype(np.int64)
+
+    def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int,
+             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+        """m rows of ``source`` (only its row count is read), drawn proportionally to
+        ``sample_weight`` when given. See :meth:`SamplingPolicy.draw`."""
+        n = source.count_rows()
+        m = check_positive_int(n_landmarks, "n_landmarks")
         rng = check_random_state(rng)
+        if sample_weight is None:
+            return validate_indices(self._unweighted(n, m, rng), n, _RETURNED_INDICES)
+        p = normalised_weights(np.asarray(sample_weight, dtype=np.float64))
+        if not self.replace and np.count_nonzero(p) < m:
+            raise ValueError(f"n_landmarks={m} exceeds the {np.count_nonzero(p)} rows with a "
+                             "positive sample_weight (sampling without replacement)")
+        return validate_indices(rng.choice(n, size=m, replace=self.replace, p=p), n, _RETURNED_INDICES)
+
+    def _unweighted(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
         if self.replace:
-            return rng.integers(0, n, size=m).astype(np.int64)
+            return rng.integers(0, n, size=m)
         if m > n:
             raise ValueError(f"n_landmarks={m} exceeds n_samples={n} (sampling without replacement)")
-        return rng.choice(n, size=m, replace=False).astype(np.int64)
+        return rng.choice(n, size=m, replace=False)
+
+    def nested_draws(self, source: RowSource, kernel: Kernel, rng: np.random.Generator, *,
+                     sample_weight: Any = None, max_landmarks: int) -> NestedDraws:
+        """One stream of draws whose prefixes are the sets (only the row count is read):
+        i.i.d. draws appended at each size with replacement; without replacement the
+        order of E_i / w_i, E_i ~ Exp(1) (successive sampling: a uniform random
+        permutation when unweighted), O(n) memory for the keys. The same law as
+        :meth:`draw`, other numbers. See :meth:`SamplingPolicy.nested_draws`."""
+        weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return _UniformStream(source.count_rows(), weights, bool(self.replace), rng, max_landmarks)
 
 
 class FixedLandmarks(SamplingPolicy):
@@ -242,6 +340,8 @@ class FixedLandmarks(SamplingPolicy):
     (3, 2)
     """
 
+    needs_data_in_memory = False
+
     def __init__(self, indices: Any) -> None:
         arr = np.asarray(indices)
         if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
@@ -253,6 +353,11 @@ class FixedLandmarks(SamplingPolicy):
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X = as_data_matrix(X, "X")
         return validate_indices(self.indices, X.shape[0])
+
+    def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int | None = None,
+             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+        """``indices``, checked against the rows of ``source`` (only counted)."""
+        return validate_indices(self.indices, source.count_rows(), _RETURNED_INDICES)
 
 
 class CallableSampling(SamplingPolicy):
@@ -280,3 +385,113 @@ class CallableSampling(SamplingPolicy):
         X = as_data_matrix(X, "X")
         return validate_indices(self.function(X, kernel, n_landmarks, rng), X.shape[0],
                                 "the indices returned by the sampler")
+
+
+def as_policy(sampler: Any) -> SamplingPolicy:
+    """A policy to ask for draws: ``sampler`` itself when it is a :class:`SamplingPolicy`;
+    any other object with ``select_indices`` (what :func:`~nystrom_kme.sampling.resolve_sampler`
+    accepts as it is) wrapped in a :class:`CallableSampling` of that method.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme.sampling import as_policy
+    >>> class FirstRows:
+    ...     def select_indices(self, X, kernel, n_landmarks, rng=None):
+    ...         return np.arange(n_landmarks)
+    >>> policy = as_policy(FirstRows())
+    >>> policy.needs_data_in_memory, policy.draw(nk.sources.as_source(np.zeros((9, 2))), None, 3).tolist()
+    (True, [0, 1, 2])
+    """
+    if isinstance(sampler, SamplingPolicy):
+        return sampler
+    return CallableSampling(sampler.select_indices)
+
+
+def _rows_in_memory(policy: Any, source: RowSource) -> np.ndarray:
+    X = source.to_array()
+    if X is None:
+        raise ValueError(f"sampler {policy!r} needs all of the rows of {source.name} in memory; "
+                         f"{source!r} is streamed")
+    return X
+
+
+class NestedDraws(abc.ABC):
+    """Landmark sets of one source for the doubling search: :meth:`get` returns a set of
+    m rows (fewer when a policy stops early). Nothing is drawn before the first
+    :meth:`get`, so creating the draws early moves no random number.
+
+    Attributes
+    ----------
+    max_landmarks : int
+        The largest set that can be asked for (uniform draws without replacement
+        and with weights: at most the rows of positive weight).
+    exhaustive : bool
+        Whether n draws are every row once, which makes the embedding exact (uniform
+        draws without replacement); not claimed by the rerun policies.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> src = nk.sources.as_source(np.random.default_rng(0).normal(size=(100, 2)))
+    >>> draws = nk.UniformSampling(replace=False).nested_draws(src, nk.Gaussian(1.0), np.random.default_rng(0),
+    ...                                                        max_landmarks=40)
+    >>> small, large = draws.get(10), draws.get(20)
+    >>> bool((large[:10] == small).all()), draws.exhaustive, len(set(large.tolist()))
+    (True, True, 20)
+    """
+
+    max_landmarks: int
+    exhaustive: bool = False
+
+    @abc.abstractmethod
+    def get(self, m: int) -> np.ndarray:
+        """A set of m rows (int64), nested in the larger ones when the policy nests."""
+
+
+class _UniformStream(NestedDraws):
+    """Prefixes of one stream of uniform draws (see UniformSampling.nested_draws)."""
+
+    def __init__(self, n: int, weights: np.ndarray | None, replace: bool, rng: np.random.Generator,
+                 max_landmarks: int) -> None:
+        self.n, self.replace, self.rng = n, replace, rng
+        self.p = None if weights is None else normalised_weights(weights)
+        self.exhaustive = not replace
+        if weights is not None and not replace:
+            max_landmarks = min(max_landmarks, int(np.count_nonzero(weights)))
+        self.max_landmarks = max_landmarks
+        self.drawn: np.ndarray | None = None
+
+    def get(self, m: int) -> np.ndarray:
+        if self.drawn is None:
+            self.drawn = np.empty(0, dtype=np.int64)
+            if not self.replace:  # the keys' order; prefixes are samples without replacement
+                keys = self.rng.standard_exponential(self.n)
+                if self.p is not None:
+                    with np.errstate(divide="ignore"):
+                        keys = np.where(self.p > 0, keys / self.p, np.inf)
+                cap = self.max_landmarks
+                top = np.argpartition(keys, cap - 1)[:cap] if cap < self.n else np.arange(self.n)
+                self.drawn = top[np.argsort(keys[top], kind="stable")].astype(np.int64)
+        extra = m - self.drawn.size
+        if self.replace and extra > 0:  # i.i.d. draws appended to the stream
+            new = (self.rng.integers(0, self.n, size=extra) if self.p is None
+                   else self.rng.choice(self.n, size=extra, p=self.p))
+            self.drawn = np.concatenate([self.drawn, new.astype(np.int64)])
+        return self.drawn[:m]
+
+
+class _RerunDraws(NestedDraws):
+    """select_indices rerun at each size from one seed (see SamplingPolicy.nested_draws)."""
+
+    def __init__(self, policy: SamplingPolicy, X: np.ndarray, kernel: Kernel, rng: np.random.Generator,
+                 max_landmarks: int) -> None:
+        self.policy, self.X, self.kernel, self.rng = policy, X, kernel, rng
+        self.max_landmarks = max_landmarks
+        self.seed: int | None = None
+
+    def get(self, m: int) -> np.ndarray:
+        if self.seed is None:
+            self.seed = draw_seed(self.rng, SAMPLER_SEED_BOUND)
+        picked = self.policy.select_indices(self.X, self.kernel, m, np.random.default_rng(self.seed))
+        return validate_indices(picked, self.X.shape[0], _RETURNED_INDICES)

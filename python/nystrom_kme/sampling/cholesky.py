@@ -13,13 +13,12 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._validation import n_threads_arg
+from .._validation import SAMPLER_SEED_BOUND, draw_seed, n_threads_arg
 from ..kernels import Kernel
 from ._common import (
     check_n_threads,
     check_optional_positive_int,
     check_tolerance,
-    draw_seed,
     prepare_input,
 )
 from .base import SamplingPolicy
@@ -116,8 +115,8 @@ class GreedyCholeskySampling(_PivotedCholesky):
             # the accelerated block form: the same law as one pivot at a time, at the speed
             # of matrix products (see BlockRPCholeskySampling)
             return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, _default_block(m),
-                                                      draw_seed(rng), float(self.tolerance),
-                                                      n_threads_arg(self.n_threads)))
+                                                      draw_seed(rng, SAMPLER_SEED_BOUND),
+                                                      float(self.tolerance), n_threads_arg(self.n_threads)))
         return self._store(_core.pivoted_cholesky(X, kernel.to_core(), m, self._rule, 0,
                                                   float(self.tolerance),
                                                   n_threads_arg(self.n_threads)))
@@ -238,6 +237,5 @@ class BlockRPCholeskySampling(_PivotedCholesky):
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         b = _default_block(m) if self.block_size is None else int(self.block_size)
-        return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, b, draw_seed(rng),
-                                                  float(self.tolerance),
-                                                  n_threads_arg(self.n_threads)))
+        return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, b, draw_seed(rng, SAMPLER_SEED_BOUND),
+                                                  float(self.tolerance), n_threads_arg(self.n_threads)))

@@ -16,13 +16,12 @@ import numpy as np
 
 from .. import _core
 from .._validation import as_data_matrix, check_random_state, n_threads_arg
-from ..kernels import Kernel
+from ..kernels import Kernel, get_kernel
 from ._common import (
     check_bool,
     check_n_threads,
     check_positive_real,
     prepare_input,
-    resolve_kernel,
 )
 from .base import SamplingPolicy
 
@@ -222,7 +221,7 @@ def ridge_leverage_scores(X: Any, kernel: Kernel | str, lam: float, *, random_st
     policy = RidgeLeverageSampling(lam=lam, q=q, q1=q1, q2=q2, n_threads=n_threads)
     X = as_data_matrix(X, "X")
     rng = check_random_state(random_state)
-    kernel = resolve_kernel(kernel, X, rng)
+    kernel = get_kernel(kernel).resolve(X, rng)
     policy._fit_scores(X, kernel, None, rng)
     return policy.scores_
 

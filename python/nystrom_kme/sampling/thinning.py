@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import GOODPOINTS_SEED_BOUND, check_random_state, draw_seed
 from ..kernels import Gaussian, Kernel
 from .base import SamplingPolicy
 
@@ -77,9 +78,9 @@ class KernelThinning(SamplingPolicy):
         if not isinstance(kernel, Gaussian) or not isinstance(kernel.bandwidth, numbers.Real):
             raise ValueError(f"kernel thinning supports the Gaussian kernel with a numeric bandwidth, "
                              f"got {kernel!r}")
-        rng = np.random.default_rng(rng)
+        rng = check_random_state(rng)
         rows = rng.permutation(n)[: m * m]
-        seed = int(rng.integers(0, 2**31 - 1))
+        seed = draw_seed(rng, GOODPOINTS_SEED_BOUND)
         sub = np.ascontiguousarray(X[rows], dtype=np.float64)
         params = np.array([2.0 * float(kernel.bandwidth) ** 2])
         picked = compress.compresspp_kt(sub, b"gaussian", k_params=params, g=int(self.g),

@@ -36,6 +36,27 @@ from .device import CudaSource
 from .memory import ArraySource
 
 
+def _kind(X: Any) -> str:
+    """Which source ``X`` becomes: "cuda", "dask", "array-like", "chunks" or "memory"
+    (the one place that asks; the order of the questions matters)."""
+    if is_cuda_array(X):  # first: device arrays may subclass numpy's or look array-like
+        return "cuda"
+    if is_dask_array(X):
+        return "dask"
+    if isinstance(X, np.memmap):
+        return "array-like"
+    if isinstance(X, np.ndarray):
+        return "memory"
+    if isinstance(X, (list, tuple)):
+        chunks = len(X) > 0 and all(isinstance(c, np.ndarray) and c.ndim == 2 for c in X)
+        return "chunks" if chunks else "memory"
+    if is_array_like(X):
+        return "array-like"
+    if isinstance(X, collections.abc.Iterator) or callable(X):
+        return "chunks"
+    return "memory"
+
+
 def is_streamed(X: Any) -> bool:
     """True when ``X`` is read block by block rather than converted in memory: a
     memmap, a non-numpy array-like (h5py, zarr, ...), an iterator, a callable, a
@@ -48,15 +69,7 @@ def is_streamed(X: Any) -> bool:
     >>> sources.is_streamed(np.ones((3, 2))), sources.is_streamed([np.ones((3, 2)), np.ones((2, 2))])
     (False, True)
     """
-    if isinstance(X, np.memmap) or is_dask_array(X):
-        return True
-    if isinstance(X, np.ndarray) or is_cuda_array(X):
-        return False
-    if isinstance(X, (list, tuple)):
-        return len(X) > 0 and all(isinstance(c, np.ndarray) and c.ndim == 2 for c in X)
-    if is_array_like(X):
-        return True
-    return isinstance(X, collections.abc.Iterator) or callable(X)
+    return _kind(X) in ("dask", "array-like", "chunks")
 
 
 def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowSource:
@@ -76,17 +89,18 @@ def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowS
     if isinstance(X, RowSource):
         return X
     check_not_sparse(X, name)
-    if is_cuda_array(X):
+    kind = _kind(X)
+    if kind == "cuda":
         return CudaSource(X, name)
     shape = getattr(X, "shape", None)
     if (isinstance(X, np.memmap) or (shape is not None and getattr(X, "dtype", None) is not None
                                      and not isinstance(X, np.ndarray))) and len(shape) != 2:
         raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {tuple(shape)}")
-    if is_dask_array(X):
+    if kind == "dask":
         return DaskSource(X, name)
-    if is_streamed(X):
-        if is_array_like(X):
-            return ArrayLikeSource(X, name, chunk_rows)
+    if kind == "array-like":
+        return ArrayLikeSource(X, name, chunk_rows)
+    if kind == "chunks":
         return IterableSource(X, name)
     return ArraySource(X, name)
 

@@ -59,6 +59,25 @@ def test_as_source_picks_the_kind(data, sources):
     assert as_source(src) is src
 
 
+def test_is_streamed_says_what_as_source_does(data, tmp_path):
+    """One classification behind both: streamed exactly when the source is not an
+    in-memory array (dask arrays and CUDA arrays are covered in their own tests)."""
+    from nystrom_kme.sources import is_streamed
+
+    np.save(tmp_path / "x.npy", data[:50])
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        f.create_dataset("X", data=data[:50])
+        f.create_dataset("v", data=data[:50, 0])
+    with h5py.File(tmp_path / "x.h5", "r") as h5:
+        inputs = [data, data.tolist(), [data[:5], data[5:9]], (data[:5],), [data[:, 0]], iter([data]),
+                  lambda: iter([data]), np.load(tmp_path / "x.npy", mmap_mode="r"), h5["X"]]
+        for X in inputs:
+            assert is_streamed(X) is not isinstance(as_source(X), ArraySource), type(X)
+        assert not is_streamed([]) and not is_streamed(h5["v"])  # refused by as_source, by name
+        with pytest.raises(ValueError, match="X must be 2-D"):
+            as_source(h5["v"])
+
+
 def test_chunks_and_take_give_the_rows(data, sources):
     idx = np.array([9000, 0, 2500, 2499, 7, 7, 4321])
     for name, src in sources.items():

@@ -1,0 +1,242 @@
+"""The landmark draws of every entry point, pinned: the same random_state gives the same
+landmarks as before the draws moved into the sampling policies.
+
+The pinned numbers were drawn by the code of commit c869e47 (the estimator, the search and
+the tests then drew for themselves). Where the law of the draws is plain numpy, the test
+also rebuilds them from numpy in the documented order, independently of the package:
+the median heuristic's rows first (``kernel="gaussian"``), then the landmarks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import nystrom_kme as nk
+import pytest
+
+N, M = 1500, 8
+
+
+def digest(indices):
+    """The first 16 hex digits of the sha256 of the indices as int64 bytes."""
+    return hashlib.sha256(np.ascontiguousarray(np.asarray(indices, dtype=np.int64)).tobytes()).hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X = np.random.default_rng(100).normal(size=(N, 2))
+    w = np.random.default_rng(101).uniform(size=N)
+    w[::3] = 0.0
+    Y = np.random.default_rng(102).normal(size=(900, 2)) + 0.1
+    return X, w, Y
+
+
+#: NystromKME("gaussian", n_landmarks=8, sampler=name, random_state=seed).fit(X).landmark_indices_
+FIT = {
+    "uniform/0": [570, 1113, 19, 774, 1241, 1161, 744, 488],
+    "uniform/1": [1443, 942, 813, 559, 1451, 956, 1057, 661],
+    "uniform/2": [1434, 1397, 1225, 949, 649, 249, 536, 1066],
+    "uniform-without-replacement/0": [1108, 567, 19, 1160, 1239, 743, 488, 772],
+    "uniform-without-replacement/1": [1436, 661, 1056, 938, 558, 810, 955, 1448],
+    "uniform-without-replacement/2": [249, 1066, 1427, 1221, 946, 647, 536, 1392],
+    "rpcholesky/0": [143, 294, 223, 467, 329, 219, 108, 688],
+    "rpcholesky/1": [351, 1360, 739, 766, 429, 872, 970, 597],
+    "rpcholesky/2": [854, 170, 481, 341, 396, 739, 1398, 815],
+    "block-rpcholesky/0": [143, 294, 223, 467, 329, 219, 108, 688],
+    "block-rpcholesky/1": [351, 1360, 739, 766, 429, 872, 970, 597],
+    "block-rpcholesky/2": [854, 170, 481, 341, 396, 739, 1398, 815],
+    "greedy-cholesky/0": [0, 1227, 411, 815, 1254, 99, 68, 251],
+    "greedy-cholesky/1": [0, 1227, 411, 815, 1254, 99, 68, 251],
+    "greedy-cholesky/2": [0, 1227, 411, 815, 1254, 99, 68, 251],
+    "dpp-greedy/0": [0, 1227, 411, 815, 1254, 99, 68, 251],
+    "dpp-greedy/1": [0, 1227, 411, 815, 1254, 99, 68, 251],
+    "dpp-greedy/2": [0, 1227, 411, 815, 1254, 99, 68, 251],
+    "herding/0": [773, 1435, 352, 89, 1121, 503, 934, 135],
+    "herding/1": [773, 683, 1238, 1251, 696, 1065, 631, 789],
+    "herding/2": [773, 236, 1238, 1103, 696, 460, 11, 1449],
+    "cortes-scott/0": [570, 1446, 1227, 1283, 258, 1468, 99, 1273],
+    "cortes-scott/1": [1443, 1283, 1254, 360, 488, 703, 1324, 1227],
+    "cortes-scott/2": [1434, 1446, 258, 1227, 1283, 1468, 99, 1410],
+    "rls/0": [1466, 1180, 717, 288, 394, 67, 877, 632],
+    "rls/1": [1387, 1350, 749, 884, 811, 30, 1417, 224],
+    "rls/2": [1302, 263, 387, 867, 712, 51, 1122, 1202],
+}
+
+#: The same with sample_weight=w (uniform draws proportional to the weights).
+FIT_WEIGHTED = {
+    "uniform/0": [16, 1235, 736, 638, 892, 1267, 442, 404],
+    "uniform/1": [809, 1448, 1049, 815, 685, 689, 1010, 355],
+    "uniform/2": [1220, 631, 532, 299, 1190, 749, 1312, 730],
+    "uniform-without-replacement/0": [16, 1235, 736, 638, 892, 1267, 442, 404],
+    "uniform-without-replacement/1": [809, 1448, 1049, 815, 685, 689, 1010, 355],
+    "uniform-without-replacement/2": [1220, 631, 532, 299, 1190, 749, 1312, 730],
+}
+
+#: Streamed X ([X[:700], X[700:]]): two passes (weighted), one pass, partial_fit(X[:700]).
+STREAMED = {
+    "two-pass/uniform/0": [16, 1235, 736, 638, 892, 1267, 442, 404],
+    "two-pass/uniform/1": [809, 1448, 1049, 815, 685, 689, 1010, 355],
+    "two-pass/uniform-without-replacement/0": [16, 1235, 736, 638, 892, 1267, 442, 404],
+    "two-pass/uniform-without-replacement/1": [809, 1448, 1049, 815, 685, 689, 1010, 355],
+    "one-pass/uniform/0": [595, 445, 357, 188, 215, 28, 52, 11],
+    "partial/uniform/0": [595, 445, 357, 188, 215, 28, 52, 11],
+    "one-pass/uniform/1": [331, 358, 528, 665, 24, 100, 576, 664],
+    "partial/uniform/1": [331, 358, 528, 665, 24, 100, 576, 664],
+    "one-pass/rpcholesky/0": [52, 678, 510, 360, 118, 644, 530, 666],
+    "partial/rpcholesky/0": [52, 678, 510, 360, 118, 644, 530, 666],
+    "one-pass/rpcholesky/1": [357, 168, 344, 364, 319, 87, 121, 411],
+    "partial/rpcholesky/1": [357, 168, 344, 364, 319, 87, 121, 411],
+}
+
+#: n_landmarks=AutoLandmarks(tol=0.01, max_landmarks=400): (path, digest of landmark_indices_),
+#: unweighted ("u") or with sample_weight=w ("w").
+AUTO = {
+    "uniform/u/0": [[39, 78, 156], "09452582ab8c1a67"],
+    "uniform/u/1": [[39, 78, 156, 312], "6f926de109b07293"],
+    "uniform/w/0": [[39, 78, 156], "37aeb1c168fe4cbc"],
+    "uniform/w/1": [[39, 78, 156], "987b8fd0a27935a4"],
+    "uniform-without-replacement/u/0": [[39, 78, 156], "cf4902b528259d58"],
+    "uniform-without-replacement/u/1": [[39, 78, 156], "73f53822f87f57d0"],
+    "uniform-without-replacement/w/0": [[39, 78, 156], "a1f17bae05d78fd9"],
+    "uniform-without-replacement/w/1": [[39, 78, 156], "e0fc64c68fa45b0b"],
+    "rpcholesky/u/0": [[39, 78, 133], "98ff10e20421cf4b"],
+    "rpcholesky/u/1": [[39, 78, 133], "553f20a92ea81ca3"],
+    "block-rpcholesky/u/0": [[39, 78, 133], "98ff10e20421cf4b"],
+    "block-rpcholesky/u/1": [[39, 78, 133], "553f20a92ea81ca3"],
+    "rls/u/0": [[39, 78, 156, 312], "78286b6642c0f13c"],
+    "rls/u/1": [[39, 78, 156], "e18e3f443b1befa2"],
+    "herding/u/0": [[39, 78, 156], "09350389677d1b73"],
+    "herding/u/1": [[39, 78, 156, 312], "3409536bff31dafe"],
+}
+
+#: two_sample_test(X, Y, ...): the rows of the pooled sample that became the landmarks,
+#: n_landmarks=10 (sorted rows), AutoLandmarks(max_landmarks=300) (digest), and the
+#: aggregated test of KernelCollection(n_bandwidths=2) with n_landmarks=10, max_bins=None.
+TESTS = {
+    "m10/0": [282, 930, 995, 1320, 1347, 1608, 1776, 1879, 1887, 2153],
+    "auto/0": "4fd62613bc7947dc",
+    "m10/1": [407, 1267, 1332, 1611, 1639, 1703, 1936, 1980, 2277, 2372],
+    "auto/1": "14bd1ffe25e920fe",
+    "aggregated/0": [31, 780, 1044, 1188, 1234, 1352, 1443, 1854, 1980, 2285],
+    "aggregated/1": [892, 1056, 1112, 1296, 1306, 1527, 1600, 1687, 1993, 2316],
+}
+
+
+@pytest.mark.parametrize("key", sorted(FIT))
+def test_fit_draws_are_pinned(data, key):
+    X, _, _ = data
+    name, seed = key.rsplit("/", 1)
+    est = nk.NystromKME("gaussian", n_landmarks=M, sampler=name, random_state=int(seed)).fit(X)
+    assert est.landmark_indices_.tolist() == FIT[key]
+
+
+@pytest.mark.parametrize("key", sorted(FIT_WEIGHTED))
+def test_weighted_fit_draws_are_pinned(data, key):
+    X, w, _ = data
+    name, seed = key.rsplit("/", 1)
+    est = nk.NystromKME("gaussian", n_landmarks=M, sampler=name, random_state=int(seed)).fit(X, sample_weight=w)
+    assert est.landmark_indices_.tolist() == FIT_WEIGHTED[key]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_uniform_fit_draws_are_numpy_draws_in_the_documented_order(data, seed):
+    """Independent of the package: the median's 1000 rows, then the m landmarks."""
+    X, w, _ = data
+    for name, weighted in (("uniform", False), ("uniform-without-replacement", False),
+                           ("uniform", True), ("uniform-without-replacement", True)):
+        ref = np.random.default_rng(seed)
+        ref.choice(N, size=1000, replace=False)
+        replace = name == "uniform"
+        if weighted:
+            expected = ref.choice(N, size=M, replace=replace, p=w / w.sum())
+        else:
+            expected = ref.integers(0, N, size=M) if replace else ref.choice(N, size=M, replace=False)
+        est = nk.NystromKME("gaussian", n_landmarks=M, sampler=name, random_state=seed).fit(
+            X, sample_weight=w if weighted else None)
+        np.testing.assert_array_equal(est.landmark_indices_, expected)
+        assert est.landmark_indices_.tolist() == (FIT_WEIGHTED if weighted else FIT)[f"{name}/{seed}"]
+
+
+@pytest.mark.parametrize("key", sorted(STREAMED))
+def test_streamed_draws_are_pinned(data, key):
+    X, w, _ = data
+    how, name, seed = key.split("/")
+    make = nk.NystromKME("gaussian", n_landmarks=M, sampler=name, random_state=int(seed),
+                         passes=1 if how == "one-pass" else 2)
+    if how == "two-pass":
+        est = make.fit([X[:700], X[700:]], sample_weight=w)
+    elif how == "one-pass":
+        est = make.fit([X[:700], X[700:]])
+    else:
+        est = make.partial_fit(X[:700])
+    assert est.landmark_indices_.tolist() == STREAMED[key]
+
+
+@pytest.mark.parametrize("key", sorted(AUTO))
+def test_search_draws_are_pinned(data, key):
+    X, w, _ = data
+    name, weighting, seed = key.split("/")
+    est = nk.NystromKME("gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name,
+                        random_state=int(seed)).fit(X, sample_weight=w if weighting == "w" else None)
+    assert [list(est.n_landmarks_report_.path), digest(est.landmark_indices_)] == AUTO[key]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_uniform_search_draws_are_numpy_streams(data, seed):
+    """Independent of the package: the median's rows (n <= 2000: the statistical error
+    uses every row, no draw), then one stream whose prefixes are the nested sets: i.i.d.
+    integers appended at each step (with replacement), or the order of Exp(1) keys
+    (without replacement)."""
+    X, _, _ = data
+    for name in ("uniform", "uniform-without-replacement"):
+        est = nk.NystromKME("gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name,
+                            random_state=seed).fit(X)
+        path = est.n_landmarks_report_.path
+        ref = np.random.default_rng(seed)
+        ref.choice(N, size=1000, replace=False)
+        if name == "uniform":
+            expected = np.concatenate([ref.integers(0, N, size=b - a) for a, b in zip((0, *path), path)])
+        else:
+            expected = np.argsort(ref.standard_exponential(N), kind="stable")[:path[-1]]
+        np.testing.assert_array_equal(est.landmark_indices_, expected)
+
+
+def _pooled_rows(Z, L):
+    where = {row.tobytes(): i for i, row in enumerate(Z)}
+    return [where[row.tobytes()] for row in L]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_two_sample_draws_are_pinned(data, seed, monkeypatch):
+    """The landmarks the tests hand to their statistics, as rows of the pooled sample."""
+    import nystrom_kme.aggregated as aggregated
+    import nystrom_kme.two_sample as two_sample
+
+    X, _, Y = data
+    Z = np.concatenate([X, Y])
+    seen = []
+
+    def spy(original):
+        def call(L, *args, **kwargs):
+            seen.append(np.array(L))
+            return original(L, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(two_sample, "nystrom_statistics", spy(two_sample.nystrom_statistics))
+    monkeypatch.setattr(aggregated, "nystrom_quadratic_forms", spy(aggregated.nystrom_quadratic_forms))
+    nk.two_sample_test(X, Y, n_landmarks=10, n_permutations=9, random_state=seed)
+    assert _pooled_rows(Z, seen.pop()) == TESTS[f"m10/{seed}"]
+    nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(max_landmarks=300), n_permutations=9, random_state=seed)
+    assert digest(_pooled_rows(Z, seen.pop())) == TESTS[f"auto/{seed}"]
+    nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=2), n_landmarks=10, n_permutations=9,
+                       max_bins=None, random_state=seed)
+    assert seen and all(np.array_equal(L, seen[0]) for L in seen)
+    assert _pooled_rows(Z, seen[0]) == TESTS[f"aggregated/{seed}"]
+    # independent: the splits' seed, the median's rows (up to 1000 of each sample, then
+    # 1000 of the pooled ones), then m rows without replacement, sorted
+    ref = np.random.default_rng(seed)
+    ref.integers(0, 2**63)
+    ref.choice(N, size=1000, replace=False), ref.choice(900, size=900, replace=False)
+    ref.choice(1900, size=1000, replace=False)
+    assert np.sort(ref.choice(N + 900, size=10, replace=False)).tolist() == TESTS[f"m10/{seed}"]
