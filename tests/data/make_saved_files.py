@@ -57,9 +57,10 @@ def main() -> None:
         expected[name] = record
 
     # a weighted fit, median bandwidth, uniform draws by name (landmark indices stored)
-    embedding("nystrom_uniform.npz",
-              nk.NystromKME("gaussian", n_landmarks=12, random_state=5).fit(X, sample_weight=rng.uniform(0.5, 2, 300)),
-              Y3, more3, rng.uniform(0.5, 2, 40))
+    est = nk.NystromKME("gaussian", n_landmarks=12, random_state=5).fit(X, sample_weight=rng.uniform(0.5, 2, 300))
+    more_weights = rng.uniform(0.5, 2, 40)
+    expected["more_weights"] = {"values": floats(more_weights)}
+    embedding("nystrom_uniform.npz", est, Y3, more3, more_weights)
     # float32 data, a policy object with parameters, the Cholesky solver
     embedding("nystrom_policy_float32.npz",
               nk.NystromKME(nk.Matern(1.3, nu=1.5), n_landmarks=10, solver="cholesky",
