@@ -252,5 +252,30 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
             return None
         return f"{self.n_samples_} points in R^{self.n_features_in_}, kernel={self.kernel_!r}"
 
+    def _state(self) -> dict[str, Any]:
+        """The fitted state, read at once: ``kernel``, ``support`` (n, d), ``weights`` (n,),
+        ``n_samples``. NotFittedError before a fit. The inverse of :meth:`_from_state`."""
+        support, weights, kernel = self.fitted()
+        return {"kernel": kernel, "support": support, "weights": weights, "n_samples": support.shape[0]}
+
+    @classmethod
+    def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> EmpiricalKME:
+        """The fitted estimator ``cls(**params)`` with the state :meth:`_state` returns (the
+        hook :mod:`nystrom_kme.persistence` loads with, after checking the state).
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> emp = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(np.eye(3))
+        >>> nk.EmpiricalKME._from_state(emp.get_params(), emp._state())(np.eye(3)).round(3)
+        array([0.579, 0.579, 0.579])
+        """
+        est = cls(**params)
+        support = state["support"]
+        est.__dict__.update(kernel_=state["kernel"], support_=support, weights_=state["weights"],
+                            n_samples_=state["n_samples"], n_features_in_=support.shape[1])
+        est._publish()
+        return est
+
 
 __all__ = ["EmpiricalKME", "KernelMeanEmbedding", "inner_product", "rkhs_distance", "squared_distance"]
