@@ -37,7 +37,7 @@ from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult
 from .aggregation import AGGREGATIONS
 from .kernel_collection import GRIDS, KernelCollection
 from .kernels import Kernel, Matern, Polynomial, get_kernel, resolve_kernel
-from .mmd import mmd2, mmd2_exact
+from .mmd_estimators import mmd2, mmd2_exact
 from .nystrom import NystromKME
 from .persistence import FileFormatError, kernel_spec, load, read_header
 from .quadrature import QuadratureRule
