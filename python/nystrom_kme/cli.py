@@ -20,23 +20,22 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
-from typing import IO, Any, NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
-from . import _core
-from ._files import atomic_write, non_regular_kind
+from ._files import atomic_write, non_regular_kind, write_npy_vector
 from .bounds import default_n_landmarks, suggest_n_landmarks
 from .compression import EXACT_MMD_MAX_ROWS, WEIGHTS, CompressionResult, compress
 from .config import show_config
 from .datafiles import SUFFIXES, DataFileError, read_data
-from .datasets import GaussianMixture
+from .demo import run_demo
 from .embedding import EmpiricalKME, KernelMeanEmbedding
 from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult
 from .aggregation import AGGREGATIONS
 from .kernel_collection import GRIDS, KernelCollection
-from .kernels import Kernel, Matern, Polynomial, get_kernel, resolve_kernel
+from .kernels import Kernel, get_kernel, resolve_kernel
 from .mmd_estimators import mmd2, mmd2_exact
 from .nystrom import NystromKME
 from .persistence import FileFormatError, kernel_spec, load, read_header
@@ -67,6 +66,7 @@ output files (-o): the suffix names the format (fit, compress: .npz; test:
   .json; eval: .npy, .csv or .txt); a file appears only when complete.
 Output is human-readable; --json prints one JSON object for scripts."""
 
+#: The kernel names the commands offer (their one table here until kernels.py exports one).
 KERNEL_NAMES = ("gaussian", "laplacian", "matern12", "matern32", "matern52", "imq", "linear", "polynomial")
 
 
@@ -135,13 +135,7 @@ def _columns(text: str) -> list[str]:
 
 def _kernel(name: str, bandwidth: float | str | None) -> Kernel:
     k = get_kernel(name)
-    if bandwidth is None:
-        return k
-    if isinstance(k, Matern):
-        return Matern(bandwidth, nu=k.nu)
-    if isinstance(k, Polynomial):
-        return Polynomial(bandwidth, degree=k.degree, offset=k.offset)
-    return type(k)(bandwidth)
+    return k if bandwidth is None else k.with_bandwidth(bandwidth)
 
 
 def _progress(desc: str) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
@@ -316,53 +310,41 @@ def _load_embedding(path: str) -> KernelMeanEmbedding:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     kme = _load_embedding(args.embedding)
-    d = kme.n_features_in_
     update, close = _progress("evaluating")
-    src = _data(args, args.points, update)
-    if src.n_features is not None and src.n_features != d:
-        raise _BadInput(f"{args.points} has {src.n_features} columns but the embedding "
-                        f"{args.embedding} has {d}")
-    suffix = os.path.splitext(args.output or "")[1].lower()
-    values: list[np.ndarray] = []
-    n = 0
-
-    def evaluate(write: Callable[[str], Any] | None) -> None:
-        """mu(y) block by block, each value written exactly on a line of its own (or kept)."""
-        nonlocal n
-        for _, block in src.chunks():
-            if block.shape[1] != d:
-                raise _BadInput(f"{args.points} has {block.shape[1]} columns but the embedding "
-                                f"{args.embedding} has {d}")
-            v = kme(block)
-            n += v.size
-            if write is not None:
-                write("".join(f"{x!r}\n" for x in v.tolist()))
-            else:
-                values.append(v)
-
-    def write_npy(f: IO[bytes]) -> None:
-        evaluate(None)
-        np.save(f, np.concatenate(values).astype("<f8"))
-
-    try:
-        if args.output and suffix == ".npy":
-            atomic_write(args.output, write_npy)
+    written: list[int] = []
+    try:  # mu(y) block by block as the points are read; a file appears only when complete
+        blocks = (values for _, values in kme.evaluate_chunks(_data(args, args.points, update)))
+        if args.output and os.path.splitext(args.output)[1].lower() == ".npy":
+            atomic_write(args.output, lambda f: written.append(write_npy_vector(f, blocks)))
         elif args.output:
-            atomic_write(args.output, lambda f: evaluate(lambda text: f.write(text.encode("ascii"))))
+            atomic_write(args.output, lambda f: written.append(
+                _write_lines(blocks, lambda text: f.write(text.encode("ascii")))))
+        elif args.json:
+            values = np.concatenate(list(blocks))
+            written.append(values.size)
         else:
-            evaluate(None if args.json else sys.stdout.write)
+            written.append(_write_lines(blocks, sys.stdout.write))
     finally:
         close()
     if args.json:
-        record: dict[str, Any] = {"embedding": args.embedding, "points": args.points, "n_points": n}
+        record: dict[str, Any] = {"embedding": args.embedding, "points": args.points, "n_points": written[0]}
         if args.output:
             record["output"] = args.output
         else:
-            record["values"] = np.concatenate(values).tolist()
+            record["values"] = values.tolist()
         print(json.dumps(record, allow_nan=False))
     elif args.output:
-        print(f"{n} values of the embedding {args.embedding} written to {args.output}")
+        print(f"{written[0]} values of the embedding {args.embedding} written to {args.output}")
     return EXIT_OK
+
+
+def _write_lines(blocks: Iterator[np.ndarray], write: Callable[[str], Any]) -> int:
+    """Each value exactly (round-trip repr) on a line of its own, block by block; their number."""
+    n = 0
+    for values in blocks:
+        write("".join(f"{x!r}\n" for x in values.tolist()))
+        n += values.size
+    return n
 
 
 def _two_sources(args: argparse.Namespace, on_rows: Callable[[int], None] | None = None
@@ -381,40 +363,40 @@ def cmd_mmd(args: argparse.Namespace) -> int:
 
 
 def _pooled_kernel(args: argparse.Namespace, a: RowSource, b: RowSource, rng: np.random.Generator) -> Kernel:
-    """The kernel of 'mmd' and 'test', one rule for both: the bandwidth given, or the
-    median heuristic on rows of both samples (resolve_kernel), drawn first from a
-    generator seeded with --seed, so both commands get the same bandwidth."""
+    """The kernel of 'test': the bandwidth given, or the median heuristic on rows of both
+    samples (resolve_kernel) drawn first from a generator seeded with --seed, the rule
+    of the MMDs (mmd2, mmd2_exact with random_state=--seed), so that 'mmd' and 'test'
+    get the same bandwidth on the same files."""
     return resolve_kernel(_kernel(args.kernel, args.bandwidth), [a, b], rng)
 
 
 def _mmd(args: argparse.Namespace, a: RowSource, b: RowSource) -> int:
     n1, n2 = a.count_rows(), b.count_rows()
-    rng = np.random.default_rng(args.seed)
-    # the kernel resolved first with the same generator: the draws are those of mmd2(A, B)
-    kernel = _pooled_kernel(args, a, b, rng)
+    kernel = _kernel(args.kernel, args.bandwidth)  # the median, if asked, on both samples (--seed)
     start = time.perf_counter()
     if args.exact:
         if args.n_landmarks is not None:
             raise _BadInput("--n-landmarks applies to the Nystrom MMD only, not with --exact")
-        value = mmd2_exact(a, b, kernel=kernel, unbiased=args.unbiased, n_threads=args.threads)
-        method, ms = ("exact U-statistic" if args.unbiased else "exact V-statistic"), None
+        est = mmd2_exact(a, b, kernel=kernel, unbiased=args.unbiased, random_state=args.seed,
+                         n_threads=args.threads, return_info=True)
+        method = "exact U-statistic" if args.unbiased else "exact V-statistic"
     else:
         if args.unbiased:
             raise _BadInput("--unbiased applies to --exact only")
-        value = mmd2(a, b, kernel=kernel, n_landmarks=args.n_landmarks, random_state=rng,
-                     n_threads=args.threads)
+        est = mmd2(a, b, kernel=kernel, n_landmarks=args.n_landmarks, random_state=args.seed,
+                   n_threads=args.threads, return_info=True)
         method = "Nystrom"
-        ms = [args.n_landmarks or default_n_landmarks(n1), args.n_landmarks or default_n_landmarks(n2)]
     seconds = time.perf_counter() - start
-    record = {"mmd2": value, "mmd": math.sqrt(max(value, 0.0)), "method": "exact" if args.exact else "nystrom",
+    value, ms = est.mmd2, None if est.n_landmarks is None else list(est.n_landmarks)
+    record = {"mmd2": value, "mmd": est.mmd, "method": "exact" if args.exact else "nystrom",
               "unbiased": bool(args.unbiased), "n_landmarks": ms, "n_x": n1, "n_y": n2,
-              "kernel": kernel_spec(kernel), "seconds": seconds}
+              "kernel": kernel_spec(est.kernel), "seconds": seconds}
     _emit(args, record, [
         f"MMD between {args.a} (n = {n1}) and {args.b} (n = {n2})",
         f"  method   {method}" + ("" if ms is None else f", m = {ms[0]} and {ms[1]} landmarks"),
-        f"  kernel   {kernel!r}",
+        f"  kernel   {est.kernel!r}",
         f"  MMD^2    {value!r}",
-        f"  MMD      {math.sqrt(max(value, 0.0))!r}",
+        f"  MMD      {est.mmd!r}",
         f"  time     {seconds:.3f} s"])
     return EXIT_OK
 
@@ -580,73 +562,6 @@ def _describe_sampler(spec: Any) -> str:
     return f"not stored ({spec.get('unsaved', '?')})"
 
 
-def demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0, *,
-         as_json: bool = False) -> int:
-    """The paper's Section 6.1 experiment, once: exact errors ||mu - mu_hat|| (Appendix G).
-    Printed as a table, row by row, or (``as_json``) as one JSON object at the end."""
-    say = (lambda text: None) if as_json else print
-    mixture = GaussianMixture(n_components=8, dim=10, random_state=seed)
-    X = mixture.sample(n_samples)
-    m_paper = default_n_landmarks(n_samples)
-    grid = sorted(set(n_landmarks or [m_paper // 8, m_paper // 4, m_paper // 2, m_paper, 2 * m_paper]))
-    grid = [m for m in grid if 1 <= m <= n_samples]
-
-    start = time.perf_counter()
-    empirical = EmpiricalKME("gaussian", random_state=seed).fit(X)
-    fit_time = time.perf_counter() - start
-    sigma = float(empirical.kernel_.bandwidth)
-    start = time.perf_counter()
-    err_empirical = mixture.embedding_error(X, empirical.weights_, sigma)
-    eval_time = time.perf_counter() - start
-    rows = [{"estimator": "empirical", "n_landmarks": n_samples, "error": err_empirical,
-             "fit_seconds": fit_time, "error_seconds": eval_time}]
-
-    say(f"Gaussian mixture (Chatalic et al. 2022, Sec. 6.1): n = {n_samples}, d = 10, 8 components")
-    say(f"Gaussian kernel, median-heuristic bandwidth sigma = {sigma:.4f}; "
-        f"core {_core.__version__}, OpenMP {'on' if _core.with_openmp else 'off'}")
-    say(f"paper's m = ceil(sqrt(n) log sqrt(n)) = {m_paper}\n")
-    say(f"{'estimator':<22}{'m':>7}{'||mu - mu_hat||':>18}{'fit s':>10}{'error s':>10}")
-    say(f"{'empirical (eq. 2)':<22}{n_samples:>7}{err_empirical:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
-    errors = {}
-    for m in grid:
-        start = time.perf_counter()
-        nystrom = NystromKME(empirical.kernel_, n_landmarks=m, random_state=seed).fit(X)
-        fit_time = time.perf_counter() - start
-        start = time.perf_counter()
-        err = mixture.embedding_error(nystrom.landmarks_, nystrom.weights_, sigma)
-        eval_time = time.perf_counter() - start
-        errors[m] = err
-        rows.append({"estimator": "nystrom", "n_landmarks": m, "error": err, "fit_seconds": fit_time,
-                     "error_seconds": eval_time})
-        say(f"{'Nystrom (eq. 5)':<22}{m:>7}{err:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
-    conclusion = demo_conclusion(errors, err_empirical, n_samples, m_paper)
-    say("\n" + conclusion)
-    if as_json:
-        print(json.dumps({"n_samples": n_samples, "n_features": 10, "n_components": 8, "seed": seed,
-                          "kernel": kernel_spec(empirical.kernel_), "paper_n_landmarks": m_paper,
-                          "core_version": _core.__version__, "openmp": bool(_core.with_openmp),
-                          "rows": rows, "conclusion": conclusion}, allow_nan=False))
-    return EXIT_OK
-
-
-def demo_conclusion(errors: dict[int, float], err_empirical: float, n_samples: int, m_paper: int,
-                    tolerance: float = 0.1) -> str:
-    """The demo's closing sentence, read off its own numbers: the smallest m whose
-    Nyström error is within ``tolerance`` (relative) of the empirical error, if any."""
-    if not errors:
-        return "No Nystrom estimator was fitted (no landmark count between 1 and n was given)."
-    close = [m for m, e in sorted(errors.items()) if e <= (1 + tolerance) * err_empirical]
-    if close:
-        m = close[0]
-        return (f"The smallest m tried whose Nystrom error is within {tolerance:.0%} of the empirical "
-                f"one is m = {m} ({m / m_paper:.2g} x the paper's m): {m} of the {n_samples} points, "
-                f"so its evaluations cost {m / n_samples:.2g} of the empirical embedding's.")
-    best = min(errors, key=errors.__getitem__)
-    return (f"No m tried brings the Nystrom error within {tolerance:.0%} of the empirical one: the "
-            f"closest, m = {best}, is {errors[best] / err_empirical:.2f} x it; try larger m "
-            f"(the paper's m is {m_paper}).")
-
-
 # --------------------------------------------------------------------------- #
 # the parser
 # --------------------------------------------------------------------------- #
@@ -798,7 +713,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             bad = [m for m in args.n_landmarks or [] if not 1 <= m <= args.n_samples]
             if bad:
                 args.parser.error(f"--n-landmarks must lie in [1, {args.n_samples}] (--n-samples), got {bad}")
-            return demo(args.n_samples, args.n_landmarks, args.seed, as_json=args.json)
+            record = run_demo(args.n_samples, args.n_landmarks, args.seed, say=None if args.json else print)
+            if args.json:
+                print(json.dumps(record, allow_nan=False))
+            return EXIT_OK
         if getattr(args, "output", None) is not None:
             _check_output(args.command, args.output)
         return args.run(args)
