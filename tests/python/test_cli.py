@@ -392,7 +392,7 @@ def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
     def fail(*a, **k):
         raise error
 
-    monkeypatch.setattr(cli, target, fail)
+    monkeypatch.setattr(cli if target == "show_config" else cli.commands, target, fail)
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("nystrom-kme"), captured.err
@@ -509,3 +509,22 @@ def test_eval_streams_a_long_file_in_the_memory_of_a_block(tmp_path, monkeypatch
     got = np.load(f"out{suffix}") if suffix == ".npy" else np.loadtxt(f"out{suffix}")
     assert_array_equal(got, np.concatenate([kme(Y[i:i + 2000]) for i in range(0, len(Y), 2000)]))
     assert peak < 1 << 20, peak  # the values alone are 1.6 MB
+
+
+def test_the_cli_package_uses_the_library_through_public_names():
+    """Parsing, commands and output in their own modules, each under 600 lines; no private
+    name of the library (or of a sibling) imported, no private attribute read."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(cli.__file__).parent
+    modules = sorted(root.glob("*.py"))
+    assert {p.stem for p in modules} == {"__init__", "__main__", "commands", "output", "parser"}
+    for path in modules:
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) < 600, path.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom):
+                assert not [a.name for a in node.names if a.name.startswith("_")], (path.name, node.module)
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.endswith("__"):
+                raise AssertionError(f"{path.name}: {ast.unparse(node)}")
