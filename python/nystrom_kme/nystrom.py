@@ -591,16 +591,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                 f"sampler={_sampler_label(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
                 f"rank={self.rank_}")
 
-    # ------------------------------------------------------------------ #
-    # the fitted state as data (for nystrom_kme.persistence)
-    # ------------------------------------------------------------------ #
     def _state(self) -> dict[str, Any]:
-        """The fitted state, read at once (a fit changes it in one ``__dict__.update``, so
-        this is one fit's state even while another thread refits): ``kernel``,
-        ``landmarks`` (m, d), ``weights`` (m,), ``s_sum`` and ``s_comp`` (m,) (the
-        compensated sufficient statistic: ``s_sum_ = s_sum + s_comp``, kept apart so that
-        ``partial_fit`` and ``merge`` continue exactly), ``weight_sum``, ``n_samples``,
-        ``solver``, ``rank``, ``landmark_indices`` and ``sampler`` (the policy used).
+        """The fitted state as data (for :mod:`nystrom_kme.persistence`), read at once: one
+        fit's even while another thread refits. ``kernel``, ``landmarks`` (m, d),
+        ``weights``, ``s_sum``, ``s_comp`` (m,) (the compensated statistic, kept apart so
+        that ``partial_fit`` and ``merge`` continue exactly), ``weight_sum``, ``n_samples``,
+        ``solver``, ``rank``, ``landmark_indices``, ``sampler`` (the policy used).
         NotFittedError before a fit. The inverse of :meth:`_from_state`."""
         self.fitted()
         st = dict(vars(self))
