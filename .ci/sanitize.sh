@@ -57,7 +57,7 @@ run_asan python -c 'import nystrom_kme, sys; p = nystrom_kme.__file__; print(p);
 # addresses: the Python layer realigns them (_validation.core_array) and the bindings
 # refuse misaligned arrays, so UBSan sees no misaligned load.
 run_asan python -m pytest -q -p no:cacheprovider --capture=sys \
-  tests/python/test_kernels.py tests/python/test_embedding.py tests/python/test_mmd.py \
+  tests/python/test_kernels.py tests/python/test_embedding.py tests/python/test_mmd_estimators.py \
   tests/python/test_nystrom.py tests/python/test_permutation.py tests/python/test_two_sample.py \
   tests/python/test_core_bindings.py tests/python/sources/test_sources_interface.py \
   tests/python/sources/test_sources_dask.py tests/python/sampling

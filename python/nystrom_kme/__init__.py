@@ -82,7 +82,7 @@ from .kernels import (
 )
 from .kernel_collection import KernelCollection
 from .landmark_search import AutoLandmarks, LandmarkSearch, StatisticalError, estimate_statistical_error
-from .mmd import mmd, mmd2, mmd2_exact, mmd2_linear
+from .mmd_estimators import mmd, mmd2, mmd2_exact, mmd2_linear
 from .nystrom import NystromKME
 from .permutation import random_splits
 from .persistence import FileFormatError, load

@@ -1,7 +1,8 @@
 """Files as the package reads and writes them: regular files only (reading a FIFO or a
-device blocks or never ends), outputs that appear whole or not at all, and ``.npz``
+device blocks or never ends), outputs that appear whole or not at all, ``.npz``
 members read within the sizes their headers declare (so a small archive cannot expand
-into gigabytes before its format is checked).
+into gigabytes before its format is checked), and ``.npy`` vectors written block by
+block.
 
 Errors are ValueErrors without the path (the callers put it in front, in their own
 error types), except :func:`atomic_write`'s OSErrors, which name the path given.
@@ -14,9 +15,10 @@ import errno
 import math
 import os
 import stat
+import io
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 import numpy as np
@@ -88,6 +90,36 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def write_npy_vector(f: IO[bytes], blocks: Iterable[np.ndarray]) -> int:
+    """Write the values of ``blocks`` one after the other to the seekable file ``f`` as a
+    1-D little-endian float64 ``.npy`` array, one block at a time; return their number.
+
+    The header is written for 0 values, then rewritten in place once the length is
+    known (numpy's headers keep room for a length of up to 21 digits for that), so the
+    bytes are those of ``np.save`` of the concatenated values, in O(block) memory."""
+    start = f.tell()
+    f.write(_npy_vector_header(0))
+    n = 0
+    for block in blocks:
+        values = np.ascontiguousarray(block, dtype="<f8").reshape(-1)
+        f.write(memoryview(values).cast("B"))
+        n += values.size
+    end = f.tell()
+    header = _npy_vector_header(n)
+    if len(header) != len(_npy_vector_header(0)):  # pragma: no cover - numpy keeps the room
+        raise RuntimeError("numpy's .npy header grew with the length: cannot write it in place")
+    f.seek(start)
+    f.write(header)
+    f.seek(end)
+    return n
+
+
+def _npy_vector_header(n: int) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (n,)})
+    return buf.getvalue()
 
 
 def _umask() -> int:
@@ -187,4 +219,5 @@ class NpzArchive:
         return np.ascontiguousarray(out.T) if member.fortran_order else out
 
 
-__all__ = ["Member", "NpzArchive", "atomic_write", "file_kind", "non_regular_kind", "open_regular"]
+__all__ = ["Member", "NpzArchive", "atomic_write", "file_kind", "non_regular_kind", "open_regular",
+           "write_npy_vector"]

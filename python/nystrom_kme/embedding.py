@@ -5,12 +5,16 @@ embedding (eq. 5) is in :mod:`nystrom_kme.nystrom`.
 An embedding is stored as a weighted point set, mu = sum_j w_j phi(z_j), with
 ``support_`` (m, d), ``weights_`` (m,) and the resolved ``kernel_``. Evaluations,
 inner products, norms and distances are streaming sums in the compiled core:
-no matrix larger than a block is ever formed.
+no matrix larger than a block is ever formed. Evaluations take any row source
+(:mod:`nystrom_kme.sources`) and read it block by block; :meth:`~KernelMeanEmbedding.evaluate_chunks`
+also hands the values back block by block, so evaluating a file of any length takes
+O(block) memory.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,6 +34,7 @@ from ._validation import (
 from .cuda.arrays import is_cuda_array
 from .kernels import Kernel, get_kernel
 from .persistence import persistable, save
+from .sources import RowSource, as_source
 
 
 class KernelMeanEmbedding:
@@ -82,24 +87,58 @@ class KernelMeanEmbedding:
 
         Parameters
         ----------
-        Y : array-like of shape (n_points, n_features)
+        Y : array-like of shape (n_points, n_features), or a row source
+            An array, or rows read block by block: a memmap, an HDF5 or zarr dataset,
+            chunks, a dask array, any :class:`~nystrom_kme.sources.RowSource` (see
+            :meth:`evaluate_chunks`, which also returns the values block by block).
 
         Returns
         -------
         ndarray of shape (n_points,), float64
             A CuPy array on Y's device when Y is a CUDA array (CuPy, PyTorch, ...).
         """
+        if is_cuda_array(Y):
+            return next(self.evaluate_chunks(Y))[1]
+        parts = [values for _, values in self.evaluate_chunks(Y)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty(0)
+
+    def evaluate_chunks(self, Y: Any, *, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """mu(y) at the rows of Y, block by block as Y is read: (first row, values) pairs
+        in row order, each block's values computed when it is read, so that evaluating
+        a file of any length (e.g. :func:`nystrom_kme.datafiles.read_data`) takes the
+        memory of one block. The embedding is read once, when this is called: a refit
+        meanwhile does not change the values.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n_points, n_features), or a row source
+            As for :meth:`__call__`; an in-memory array is one block.
+        chunk_rows : int or None
+            Rows per block of array-like sources (memmaps, HDF5, zarr; default ~16 MiB).
+
+        Returns
+        -------
+        iterator of (int, ndarray of shape (rows,), float64)
+            The values of each block equal ``self(block)`` bit for bit.
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+        >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=30, random_state=0).fit(X)
+        >>> chunks = (X[i:i + 300] for i in range(0, 1000, 300))      # any row source
+        >>> [(start, len(values)) for start, values in kme.evaluate_chunks(chunks)]
+        [(0, 300), (300, 300), (600, 300), (900, 100)]
+        >>> bool((np.concatenate([v for _, v in kme.evaluate_chunks(X)]) == kme(X)).all())
+        True
+        """
         support, weights, kernel = self.fitted()
         if is_cuda_array(Y):
             from .cuda.sums import evaluate
-            return evaluate(Y, support, weights, kernel)
-        Y = as_data_matrix(Y, "Y")
-        if Y.shape[1] != support.shape[1]:
-            raise ValueError(f"Y has {Y.shape[1]} features but the embedding has {support.shape[1]}")
-        Y, S = common_dtype(Y, support)
-        out = _core.kernel_sums(Y, S, weights.reshape(-1, 1), kernel.to_core(),
-                                n_threads_arg(getattr(self, "n_threads", None)))
-        return out[:, 0]
+            return iter([(0, evaluate(Y, support, weights, kernel))])
+        src = as_source(Y, "Y", chunk_rows=chunk_rows)
+        _check_width(src, src.n_features, support.shape[1])
+        return _evaluations(src, support, weights, kernel, n_threads_arg(getattr(self, "n_threads", None)))
 
     def inner(self, other: KernelMeanEmbedding) -> float:
         """RKHS inner product <self, other> = w^T K(Z, Z') w'. See :func:`inner_product`."""
@@ -118,6 +157,21 @@ class KernelMeanEmbedding:
         back with :func:`nystrom_kme.load`. The format is described in
         :mod:`nystrom_kme.persistence`."""
         save(self, path)
+
+
+def _check_width(src: RowSource, width: int | None, d: int) -> None:
+    if width is not None and width != d:
+        raise ValueError(f"{src.name} has {width} features but the embedding has {d}")
+
+
+def _evaluations(src: RowSource, support: np.ndarray, weights: np.ndarray, kernel: Kernel,
+                 n_threads: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(start, mu(block)) for each block of ``src``: one core call per block."""
+    core, w = kernel.to_core(), weights.reshape(-1, 1)
+    for start, block in src.chunks():
+        _check_width(src, block.shape[1], support.shape[1])
+        Y, S = common_dtype(block, support)
+        yield start, _core.kernel_sums(Y, S, w, core, n_threads)[:, 0]
 
 
 def _parts(embedding: KernelMeanEmbedding) -> tuple[np.ndarray, np.ndarray, Kernel]:
@@ -251,6 +305,31 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         if not hasattr(self, "weights_"):
             return None
         return f"{self.n_samples_} points in R^{self.n_features_in_}, kernel={self.kernel_!r}"
+
+    def _state(self) -> dict[str, Any]:
+        """The fitted state, read at once: ``kernel``, ``support`` (n, d), ``weights`` (n,),
+        ``n_samples``. NotFittedError before a fit. The inverse of :meth:`_from_state`."""
+        support, weights, kernel = self.fitted()
+        return {"kernel": kernel, "support": support, "weights": weights, "n_samples": support.shape[0]}
+
+    @classmethod
+    def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> EmpiricalKME:
+        """The fitted estimator ``cls(**params)`` with the state :meth:`_state` returns (the
+        hook :mod:`nystrom_kme.persistence` loads with, after checking the state).
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> emp = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(np.eye(3))
+        >>> nk.EmpiricalKME._from_state(emp.get_params(), emp._state())(np.eye(3)).round(3)
+        array([0.579, 0.579, 0.579])
+        """
+        est = cls(**params)
+        support = state["support"]
+        est.__dict__.update(kernel_=state["kernel"], support_=support, weights_=state["weights"],
+                            n_samples_=state["n_samples"], n_features_in_=support.shape[1])
+        est._publish()
+        return est
 
 
 __all__ = ["EmpiricalKME", "KernelMeanEmbedding", "inner_product", "rkhs_distance", "squared_distance"]

@@ -569,6 +569,47 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                 f"sampler={_sampler_label(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
                 f"rank={self.rank_}")
 
+    def _state(self) -> dict[str, Any]:
+        """The fitted state as data (for :mod:`nystrom_kme.persistence`), read at once: one
+        fit's even while another thread refits. ``kernel``, ``landmarks`` (m, d),
+        ``weights``, ``s_sum``, ``s_comp`` (m,) (the compensated statistic, kept apart so
+        that ``partial_fit`` and ``merge`` continue exactly), ``weight_sum``, ``n_samples``,
+        ``solver``, ``rank``, ``landmark_indices``, ``sampler`` (the policy used).
+        NotFittedError before a fit. The inverse of :meth:`_from_state`."""
+        self.fitted()
+        st = dict(vars(self))
+        return {"kernel": st["kernel_"], "landmarks": st["landmarks_"], "weights": st["weights_"],
+                "s_sum": st["_sums"].sum, "s_comp": st["_sums"].comp, "weight_sum": st["weight_sum_"],
+                "n_samples": st["n_samples_"], "solver": st["solver_"], "rank": st["rank_"],
+                "landmark_indices": st.get("landmark_indices_"), "sampler": st.get("sampler_")}
+
+    @classmethod
+    def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> NystromKME:
+        """The fitted estimator ``cls(**params)`` with the state :meth:`_state` returns (the
+        hook :mod:`nystrom_kme.persistence` loads with: it checks the state's values
+        against what a fit produces, this checks the parameters as ``fit`` does).
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, random_state=0).fit(np.eye(20))
+        >>> copy = nk.NystromKME._from_state(kme.get_params(), kme._state())
+        >>> bool((copy(np.eye(20)) == kme(np.eye(20))).all()), copy.n_samples_
+        (True, 20)
+        """
+        est = cls(**params)
+        est._check_params()
+        sums = CompensatedSum(state["s_sum"].shape)
+        sums.sum, sums.comp = state["s_sum"], state["s_comp"]
+        landmarks = state["landmarks"]
+        est.__dict__.update(
+            kernel_=state["kernel"], landmark_indices_=state["landmark_indices"], sampler_=state["sampler"],
+            landmarks_=landmarks, support_=landmarks, weights_=state["weights"], n_samples_=state["n_samples"],
+            n_features_in_=landmarks.shape[1], solver_=state["solver"], rank_=state["rank"], _sums=sums,
+            s_sum_=sums.value(), weight_sum_=state["weight_sum"], n_landmarks_report_=None)
+        est._publish()
+        return est
+
 
 def _sampler_label(sampler: Any, policy: Any) -> str:
     """A short name for how the landmarks were chosen: the sampler's name, the policy's

@@ -15,8 +15,9 @@ import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
 from nystrom_kme import cli
-from nystrom_kme.cli import demo_conclusion, main
+from nystrom_kme.cli import main
 from nystrom_kme.datasets import GaussianMixture
+from nystrom_kme.demo import demo_conclusion
 from nystrom_kme.kernels import resolve_kernel
 from nystrom_kme.persistence import kernel_spec
 from nystrom_kme.sources import as_source
@@ -200,7 +201,7 @@ def test_suggest_m_matches_the_bounds_module(files):
     (["fit", "A.npy", "-o", "x.npz", "--bandwidth", "-1"], "--bandwidth: .*positive number"),
     (["mmd", "A.npy", "A.csv"], "A.npy has 3 columns but A.csv has 4"),
     (["test", "A.csv", "B.npy"], "A.csv has 4 columns but B.npy has 3"),
-    (["eval", "emb.npz", "A.csv"], "A.csv has 4 columns but the embedding emb.npz has 3"),
+    (["eval", "emb.npz", "A.csv"], "A.csv has 4 features but the embedding has 3"),
     (["eval", "A.npy", "B.npy"], "A.npy: not a nystrom-kme file"),
     (["info", "cut.npz"], "cut.npz: truncated or corrupted"),
     (["demo", "--n-landmarks", "0"], "--n-landmarks must lie in"),
@@ -346,7 +347,7 @@ def test_eval_leaves_no_partial_output(files, monkeypatch, capsys, suffix):
     (tmp / "wide.csv").write_text("1,2,3,4\n5,6,7,8\n")
     out = f"out{suffix}"
     for points, message in [("pts.csv", "pts.csv: line 201, column index 1: NaN or inf in the data"),
-                            ("wide.csv", "wide.csv has 4 columns but the embedding emb.npz has 3")]:
+                            ("wide.csv", "wide.csv has 4 features but the embedding has 3")]:
         assert main(["eval", "emb.npz", points, "-o", out]) == 2
         err = capsys.readouterr().err
         assert err == f"nystrom-kme eval: error: {message}\n"
@@ -374,7 +375,7 @@ COMMANDS = [
     (["test", "A.npy", "B.npy", "--permutations", "5"], "two_sample_test"),
     (["suggest-m", "A.npy"], "suggest_n_landmarks"),
     (["info", "emb.npz"], "read_header"),
-    (["demo", "--n-samples", "100"], "GaussianMixture"),
+    (["demo", "--n-samples", "100"], "run_demo"),
     (["--version"], "show_config"),
 ]
 
@@ -391,7 +392,7 @@ def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
     def fail(*a, **k):
         raise error
 
-    monkeypatch.setattr(cli, target, fail)
+    monkeypatch.setattr(cli if target == "show_config" else cli.commands, target, fail)
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("nystrom-kme"), captured.err
@@ -483,3 +484,47 @@ def test_fit_prints_how_m_was_chosen(files, choice, kind):
     assert str(report.explain()).splitlines()[0] in out.stdout
     # a given m has no report
     assert "n_landmarks_report" not in ok_json("fit", "A.npy", "-o", "c.npz", "--n-landmarks", "9", cwd=tmp)
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv"])
+def test_eval_streams_a_long_file_in_the_memory_of_a_block(tmp_path, monkeypatch, capsys, suffix):
+    """200 000 points (4.8 MB of data, 1.6 MB of values) in blocks of 2000 lines: the
+    values are written block by block as the points are read, never gathered."""
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("nystrom_kme.datafiles.TEXT_BLOCK_LINES", 2000)
+    kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=20, random_state=0).fit(rng.normal(size=(500, 3)))
+    kme.save("emb.npz")
+    Y = np.round(rng.normal(size=(200_000, 3)), 3)
+    np.savetxt("pts.csv", Y, delimiter=",", fmt="%.3f")
+    tracemalloc.start()
+    try:
+        assert main(["eval", "emb.npz", "pts.csv", "-o", f"out{suffix}"]) == 0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert capsys.readouterr().out == f"200000 values of the embedding emb.npz written to out{suffix}\n"
+    got = np.load(f"out{suffix}") if suffix == ".npy" else np.loadtxt(f"out{suffix}")
+    assert_array_equal(got, np.concatenate([kme(Y[i:i + 2000]) for i in range(0, len(Y), 2000)]))
+    assert peak < 1 << 20, peak  # the values alone are 1.6 MB
+
+
+def test_the_cli_package_uses_the_library_through_public_names():
+    """Parsing, commands and output in their own modules, each under 600 lines; no private
+    name of the library (or of a sibling) imported, no private attribute read."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(cli.__file__).parent
+    modules = sorted(root.glob("*.py"))
+    assert {p.stem for p in modules} == {"__init__", "__main__", "commands", "output", "parser"}
+    for path in modules:
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) < 600, path.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom):
+                assert not [a.name for a in node.names if a.name.startswith("_")], (path.name, node.module)
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.endswith("__"):
+                raise AssertionError(f"{path.name}: {ast.unparse(node)}")

@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
-from nystrom_kme._files import NpzArchive, atomic_write, non_regular_kind, open_regular
+from nystrom_kme._files import NpzArchive, atomic_write, non_regular_kind, open_regular, write_npy_vector
 
 
 def test_regular_files_only(tmp_path):
@@ -144,3 +144,16 @@ def test_npz_members_that_lie_are_refused(tmp_path):
     (tmp_path / "flip.npz").write_bytes(bytes(raw))
     with NpzArchive(str(tmp_path / "flip.npz")) as npz, pytest.raises(zipfile.BadZipFile, match="CRC"):
         npz.read(npz.describe("x"))
+
+
+@pytest.mark.parametrize("sizes", [[1], [3, 0, 5], [1000, 1, 24_576]])
+def test_npy_vectors_written_block_by_block_are_np_save_byte_for_byte(tmp_path, sizes):
+    """The header is rewritten in place once the length is known: the file is np.save's."""
+    rng = np.random.default_rng(len(sizes))
+    blocks = [rng.normal(size=k) for k in sizes]
+    count = []
+    atomic_write(str(tmp_path / "v.npy"), lambda f: count.append(write_npy_vector(f, iter(blocks))))
+    np.save(tmp_path / "ref.npy", np.concatenate(blocks))
+    assert count == [sum(sizes)]
+    assert (tmp_path / "v.npy").read_bytes() == (tmp_path / "ref.npy").read_bytes()
+    np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), np.concatenate(blocks))

@@ -520,3 +520,48 @@ def test_non_regular_files_are_refused_without_blocking(tmp_path):
     with pytest.raises(OSError, match="exists and is not a regular file \\(a FIFO\\)"):
         kme.save(fifo)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+# --------------------------------------------------------------------------- #
+# the package: each module one job, no private state of other modules touched
+# --------------------------------------------------------------------------- #
+def test_persistence_modules_touch_no_private_state():
+    """The codecs build estimators through constructors and ``_from_state`` and read them
+    through ``_state()``: no module of the package imports a private name, writes an
+    attribute of another object, or reaches into ``__dict__`` / ``vars``."""
+    import ast
+    import pathlib
+
+    import nystrom_kme.persistence as P
+
+    root = pathlib.Path(P.__file__).parent
+    modules = sorted(root.glob("*.py"))
+    assert {p.stem for p in modules} == {"__init__", "codecs", "container", "fields", "registry", "results",
+                                         "specs"}
+    hooks = {"_state", "_from_state"}
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                private = [a.name for a in node.names if a.name.startswith("_") and a.name != "_core"]
+                assert not private, (path.name, node.module, private)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    assert not isinstance(target, ast.Attribute), (path.name, ast.unparse(target))
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.endswith("__"):
+                assert node.attr in hooks, (path.name, ast.unparse(node))
+            elif isinstance(node, ast.Attribute):
+                assert node.attr != "__dict__", (path.name, ast.unparse(node))
+            elif isinstance(node, ast.Name):
+                assert node.id != "vars", path.name
+
+
+def test_the_package_keeps_its_public_names():
+    import nystrom_kme.persistence as P
+
+    assert set(P.__all__) == {"FORMAT_VERSION", "FileFormatError", "kernel_from_spec", "kernel_spec", "load",
+                              "persistable", "read_header", "result_from_dict", "result_from_json",
+                              "result_to_dict", "result_to_json", "save"}
+    assert all(hasattr(P, name) for name in P.__all__)
+    assert nk.load is P.load and nk.FileFormatError is P.FileFormatError

@@ -238,3 +238,57 @@ def test_subnormal_weights_in_the_exact_mmd(samples):
     ones = nk.mmd2(X, Y, kernel=k, n_landmarks=30, random_state=0, sample_weight_x=np.ones(len(X)),
                    sample_weight_y=np.ones(len(Y)))
     assert nys == ones
+
+
+# --------------------------------------------------------------------------- #
+# return_info: the kernel and the m an estimate used
+# --------------------------------------------------------------------------- #
+def test_return_info_reports_the_kernel_and_the_landmark_counts(samples):
+    from scipy.spatial.distance import pdist
+
+    X, Y = samples[0][:500], samples[1][:400]  # 900 pooled rows: the median uses them all
+    pooled_median = float(np.median(pdist(np.concatenate([X, Y]))))
+    for seed in (0, 3):
+        est = nk.mmd2(X, Y, random_state=seed, return_info=True)
+        assert est.mmd2 == nk.mmd2(X, Y, random_state=seed)  # the float, unchanged
+        assert est.kernel == nk.Gaussian(est.kernel.bandwidth)
+        assert est.kernel.bandwidth == pytest.approx(pooled_median, rel=1e-12)
+        # the default m of each sample (the paper's sqrt(n) log sqrt(n)), independently
+        assert est.n_landmarks == tuple(math.ceil(math.sqrt(n) * math.log(math.sqrt(n))) for n in (500, 400))
+        assert est.mmd == math.sqrt(est.mmd2)
+        assert nk.mmd(X, Y, random_state=seed, return_info=True) == est
+    est = nk.mmd2(X, Y, kernel=nk.Laplacian(0.7), n_landmarks=33, random_state=1, return_info=True)
+    assert est.n_landmarks == (33, 33) and est.kernel == nk.Laplacian(0.7)
+    # the reported m reproduces the estimate: two embeddings with those landmark counts
+    ex = nk.NystromKME(nk.Gaussian(1.1), n_landmarks=40, random_state=0).fit(X)
+    ey = nk.NystromKME(nk.Gaussian(1.1), n_landmarks=25, random_state=1).fit(Y)
+    est = nk.mmd2(ex, ey, return_info=True)
+    assert (est.mmd2, est.kernel, est.n_landmarks) == (nk.mmd2(ex, ey), nk.Gaussian(1.1), (40, 25))
+    emp = nk.EmpiricalKME(nk.Gaussian(1.1)).fit(Y)
+    assert nk.mmd2(ex, emp, return_info=True).n_landmarks is None
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_exact_return_info_reports_the_pooled_median_kernel(samples, unbiased):
+    from scipy.spatial.distance import pdist
+
+    X, Y = samples[0][:500], samples[1][:400]
+    est = nk.mmd2_exact(X, Y, unbiased=unbiased, return_info=True)
+    sigma = float(np.median(pdist(np.concatenate([X, Y]))))
+    assert est.kernel.bandwidth == pytest.approx(sigma, rel=1e-12) and est.n_landmarks is None
+    assert est.mmd2 == nk.mmd2_exact(X, Y, unbiased=unbiased)
+    assert est.mmd2 == pytest.approx(dense_mmd2(X, Y, est.kernel.bandwidth, unbiased), rel=1e-10)
+
+
+def test_the_module_is_not_shadowed_by_the_function():
+    """nystrom_kme.mmd is the function; the estimators' module has its own name."""
+    import importlib
+    import importlib.util
+    import types
+
+    import nystrom_kme.mmd_estimators as module
+
+    assert isinstance(module, types.ModuleType) and module.mmd is nk.mmd
+    assert callable(nk.mmd) and not isinstance(nk.mmd, types.ModuleType)
+    assert importlib.util.find_spec("nystrom_kme.mmd") is None
+    assert importlib.import_module("nystrom_kme.mmd_estimators") is module

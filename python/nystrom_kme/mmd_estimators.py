@@ -5,12 +5,17 @@ function and ``mmd`` its square root; ``mmd2_exact`` gives the exact U- and
 V-statistics by streaming kernel sums, ``mmd2_linear`` the linear-time estimator.
 Samples may be in-memory arrays or any source of :mod:`nystrom_kme.sources`
 (memmaps, HDF5/zarr datasets, iterables of chunks, dask arrays), with per-row
-``sample_weight_x`` / ``sample_weight_y``. All return plain Python floats.
+``sample_weight_x`` / ``sample_weight_y``. All return plain Python floats;
+``mmd2`` and ``mmd2_exact`` with ``return_info=True`` return an :class:`MMDEstimate`,
+the value with the kernel (bandwidth resolved) and the landmark counts it used.
+
+(The module is ``mmd_estimators``, not ``mmd``: ``nystrom_kme.mmd`` is the function.)
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,9 +38,56 @@ from .nystrom import NystromKME
 from .sources import RowSource, as_source_pair
 
 
+@dataclass(frozen=True)
+class MMDEstimate:
+    """An MMD^2 estimate with what it was computed with (``return_info=True``).
+
+    Attributes
+    ----------
+    mmd2 : float
+        The estimate, as the function returns it without ``return_info``.
+    kernel : Kernel
+        The kernel used, its bandwidth resolved (the median heuristic on the pooled
+        sample when it was asked for).
+    n_landmarks : tuple of two ints, or None
+        (m1, m2): the landmarks of each sample's Nyström embedding (:func:`mmd2` on
+        samples or on two fitted NystromKME), None otherwise (exact estimates, and
+        embeddings that are not both Nyström ones).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(2000, 2)), rng.normal(size=(1500, 2)) + 1.0
+    >>> est = nk.mmd2(X, Y, random_state=0, return_info=True)
+    >>> est.n_landmarks == (nk.default_n_landmarks(2000), nk.default_n_landmarks(1500))
+    True
+    >>> est.mmd2 == nk.mmd2(X, Y, random_state=0), est.kernel.is_resolved
+    (True, True)
+    >>> bool(np.isclose(est.mmd, nk.mmd(X, Y, random_state=0)))
+    True
+    """
+
+    mmd2: float
+    kernel: Kernel
+    n_landmarks: tuple[int, int] | None
+
+    @property
+    def mmd(self) -> float:
+        """The MMD, sqrt(max(mmd2, 0)) (an unbiased estimate may be negative)."""
+        return math.sqrt(max(self.mmd2, 0.0))
+
+
+def _nystrom_sizes(a: KernelMeanEmbedding, b: KernelMeanEmbedding) -> tuple[int, int] | None:
+    if isinstance(a, NystromKME) and isinstance(b, NystromKME):
+        return a.fitted()[0].shape[0], b.fitted()[0].shape[0]
+    return None
+
+
 def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | str | AutoLandmarks | None = None,
          sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
-         n_threads: int | None = None, chunk_rows: int | None = None) -> float:
+         n_threads: int | None = None, chunk_rows: int | None = None,
+         return_info: bool = False) -> float | MMDEstimate:
     """Squared MMD ||mu_X - mu_Y||^2 between two samples or two fitted embeddings.
 
     With two fitted embeddings (Nyström or empirical, same kernel) this is
@@ -61,10 +113,13 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
     n_threads : int or None
     chunk_rows : int or None
         Rows per read for array-like sources (see :class:`nystrom_kme.NystromKME`).
+    return_info : bool, default=False
+        Return an :class:`MMDEstimate` (the value, the resolved kernel and the m of
+        each embedding) instead of the float.
 
     Returns
     -------
-    float, >= 0 (clamped against round-off).
+    float, >= 0 (clamped against round-off); an MMDEstimate with ``return_info``.
 
     Examples
     --------
@@ -75,7 +130,8 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
     True
     """
     if isinstance(X, KernelMeanEmbedding) and isinstance(Y, KernelMeanEmbedding):
-        return squared_distance(X, Y, n_threads=n_threads)
+        value = squared_distance(X, Y, n_threads=n_threads)
+        return MMDEstimate(value, X.fitted()[2], _nystrom_sizes(X, Y)) if return_info else value
     if isinstance(X, KernelMeanEmbedding) or isinstance(Y, KernelMeanEmbedding):
         raise ValueError("X and Y must both be fitted embeddings or both be samples")
     check_not_sparse(X, "X")
@@ -87,11 +143,13 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
                     n_threads=n_threads).fit(sx, sample_weight=sample_weight_x)
     ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng,
                     n_threads=n_threads).fit(sy, sample_weight=sample_weight_y)
-    return squared_distance(ex, ey, n_threads=n_threads)
+    value = squared_distance(ex, ey, n_threads=n_threads)
+    return MMDEstimate(value, k, _nystrom_sizes(ex, ey)) if return_info else value
 
 
-def mmd(X: Any, Y: Any, **kwargs: Any) -> float:
-    """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments).
+def mmd(X: Any, Y: Any, **kwargs: Any) -> float | MMDEstimate:
+    """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments; with
+    ``return_info=True`` the same :class:`MMDEstimate`, whose ``mmd`` is this value).
 
     Examples
     --------
@@ -102,7 +160,8 @@ def mmd(X: Any, Y: Any, **kwargs: Any) -> float:
     >>> bool(np.isclose(d ** 2, nk.mmd2(X, Y, kernel=nk.Gaussian(1.0), random_state=0)))
     True
     """
-    return math.sqrt(mmd2(X, Y, **kwargs))
+    value = mmd2(X, Y, **kwargs)
+    return value if isinstance(value, MMDEstimate) else math.sqrt(value)
 
 
 def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
@@ -151,7 +210,8 @@ def _within(src: RowSource, w: np.ndarray | None, kernel: Kernel, unbiased: bool
 
 def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
                sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
-               n_threads: int | None = None, chunk_rows: int | None = None) -> float:
+               n_threads: int | None = None, chunk_rows: int | None = None,
+               return_info: bool = False) -> float | MMDEstimate:
     """Exact empirical MMD^2 between two samples, by streaming kernel sums.
 
     Biased (V-statistic): mean K_XX + mean K_YY - 2 mean K_XY. Unbiased
@@ -170,10 +230,14 @@ def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: b
     unbiased : bool, default=False
     sample_weight_x, sample_weight_y : array-like (n1,), (n2,) or None
     random_state, n_threads, chunk_rows : see :func:`mmd2`
+    return_info : bool, default=False
+        Return an :class:`MMDEstimate` (the value and the resolved kernel;
+        ``n_landmarks`` None) instead of the float.
 
     Returns
     -------
-    float (the unbiased estimate may be negative; the biased one is clamped at 0).
+    float (the unbiased estimate may be negative; the biased one is clamped at 0); an
+    MMDEstimate with ``return_info``.
 
     Examples
     --------
@@ -194,7 +258,8 @@ def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: b
     wy = _normalised(sample_weight_y, sy.count_rows(), "sample_weight_y")
     value = (_within(sx, wx, k, unbiased, nt) + _within(sy, wy, k, unbiased, nt)
              - 2.0 * _cross(sx, wx, sy, wy, k, nt))
-    return float(value) if unbiased else max(float(value), 0.0)
+    value = float(value) if unbiased else max(float(value), 0.0)
+    return MMDEstimate(value, k, None) if return_info else value
 
 
 def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_state: Any = None) -> float:
@@ -228,4 +293,4 @@ def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_sta
     return float(h.mean())
 
 
-__all__ = ["mmd", "mmd2", "mmd2_exact", "mmd2_linear"]
+__all__ = ["MMDEstimate", "mmd", "mmd2", "mmd2_exact", "mmd2_linear"]

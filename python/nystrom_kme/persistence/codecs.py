@@ -1,0 +1,217 @@
+"""One codec per type saved as a ``.npz`` archive: the header fields and array members of an
+object, and the object of a file's, every field checked against what the type can hold.
+
+The codecs read objects through public attributes, and the estimators' fitted state
+through their ``_state()``; they build objects with public constructors, and fitted
+estimators with their documented ``_from_state`` hook: each class owns its attributes,
+this module the file's fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_random_state, n_threads_arg
+from .container import Layout
+from .fields import (
+    FileFormatError,
+    check_length,
+    count_field,
+    get_field,
+    indices_member,
+    matrix_member,
+    positive_field,
+    probabilities_member,
+    vector_member,
+)
+from .specs import (
+    kernel_from_spec,
+    kernel_spec,
+    params_from_spec,
+    params_spec,
+    policy_from_spec,
+    policy_spec,
+    resolved_kernel,
+)
+
+#: (header fields, array members) of an object: what ``encode`` returns, ``decode`` takes.
+Arrays = dict[str, np.ndarray]
+
+#: The solvers the core reports having used (``solver_``; "auto" resolves to one of them).
+_USED_SOLVERS = ("cholesky", "cod")
+#: The weights of a compression (``CompressionResult.method`` is "<sampler>/<weights>").
+_COMPRESSION_WEIGHTS = ("simplex", "signed", "uniform")
+_FLOATS = (np.dtype("f4"), np.dtype("f8"))
+_F8, _I8 = (np.dtype("f8"),), (np.dtype("i8"),)
+
+
+@dataclasses.dataclass(frozen=True)
+class Codec:
+    """How one type is saved: ``encode(obj) -> (fields, arrays)``,
+    ``decode(cls, header, arrays) -> obj`` and the layout of its array members."""
+
+    encode: Callable[[Any], tuple[dict[str, Any], Arrays]]
+    decode: Callable[[type, dict[str, Any], Arrays], Any]
+    layout: Layout
+
+
+def _shared_params(params: dict[str, Any], arrays: Arrays) -> dict[str, Any]:
+    """The constructor arguments of a saved estimator, with the ones every estimator
+    shares (random_state, n_threads) checked."""
+    params = params_from_spec(params, arrays)
+    check_random_state(params.get("random_state"))
+    n_threads_arg(params.get("n_threads"))
+    return params
+
+
+def _features(state: dict[str, Any], support: np.ndarray) -> int:
+    d = get_field(state, "n_features_in", int)
+    if d != support.shape[1]:
+        raise FileFormatError(f"n_features_in={d} but the support has {support.shape[1]} columns")
+    return d
+
+
+# --------------------------------------------------------------------------- #
+# NystromKME
+# --------------------------------------------------------------------------- #
+def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
+    st = est._state()  # one fit's state, read at once (NotFittedError before a fit)
+    arrays: Arrays = {"landmarks": st["landmarks"], "weights": st["weights"],
+                      "s_sum": st["s_sum"], "s_comp": st["s_comp"]}
+    if st["landmark_indices"] is not None:
+        arrays["landmark_indices"] = np.asarray(st["landmark_indices"], dtype=np.int64)
+    params = params_spec(est, arrays)
+    state = {"kernel": kernel_spec(st["kernel"]), "n_samples": int(st["n_samples"]),
+             "n_features_in": int(st["landmarks"].shape[1]), "solver": str(st["solver"]),
+             "rank": int(st["rank"]), "weight_sum": float(st["weight_sum"]),
+             "sampler": policy_spec(st["sampler"], arrays)}
+    return {"params": params, "state": state}, arrays
+
+
+def _decode_nystrom(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+    """The estimator, every field checked against what a fit can produce."""
+    state = header["state"]
+    params = _shared_params(header["params"], arrays)
+    n_landmarks = params.get("n_landmarks")
+    if not (n_landmarks is None or n_landmarks in ("auto", "bound")
+            or (isinstance(n_landmarks, int) and not isinstance(n_landmarks, bool) and n_landmarks >= 1)):
+        raise ValueError(f"n_landmarks must be a positive integer, 'auto', 'bound' or None, "
+                         f"got {n_landmarks!r}")
+    L = matrix_member(arrays, "landmarks")
+    m = L.shape[0]
+    weights = vector_member(arrays, "weights", np.float64, m)
+    s_sum = vector_member(arrays, "s_sum", np.float64, m)
+    s_comp = vector_member(arrays, "s_comp", np.float64, m)
+    with np.errstate(over="ignore"):
+        if not np.isfinite(s_sum + s_comp).all():  # the estimator's s_sum_
+            raise FileFormatError("s_sum + s_comp overflows")
+    n = count_field(state, "n_samples")
+    indices = arrays.get("landmark_indices")
+    if indices is not None:
+        indices = indices_member(arrays, "landmark_indices", m, n, "n_samples")
+    solver = get_field(state, "solver", str)
+    if solver not in _USED_SOLVERS:
+        raise FileFormatError(f"solver={solver!r}: the core's solvers are {', '.join(_USED_SOLVERS)}")
+    rank = get_field(state, "rank", int)
+    if not 0 <= rank <= m:
+        raise FileFormatError(f"rank={rank} is not in [0, m] with m = {m} landmarks")
+    kernel = resolved_kernel(state)
+    sampler = policy_from_spec(get_field(state, "sampler", (dict, type(None))), arrays)
+    _features(state, L)
+    return cls._from_state(params, {
+        "kernel": kernel, "landmark_indices": indices, "sampler": sampler, "landmarks": L, "weights": weights,
+        "n_samples": n, "solver": solver, "rank": rank, "s_sum": s_sum, "s_comp": s_comp,
+        "weight_sum": positive_field(state, "weight_sum")})
+
+
+# --------------------------------------------------------------------------- #
+# EmpiricalKME
+# --------------------------------------------------------------------------- #
+def _encode_empirical(est: Any) -> tuple[dict[str, Any], Arrays]:
+    st = est._state()
+    arrays: Arrays = {"support": st["support"], "weights": st["weights"]}
+    state = {"kernel": kernel_spec(st["kernel"]), "n_samples": int(st["n_samples"]),
+             "n_features_in": int(st["support"].shape[1])}
+    return {"params": params_spec(est, arrays), "state": state}, arrays
+
+
+def _decode_empirical(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+    """The estimator, every field checked against what a fit can produce."""
+    state = header["state"]
+    params = _shared_params(header["params"], arrays)
+    Z = matrix_member(arrays, "support")
+    n = count_field(state, "n_samples")
+    if n != Z.shape[0]:
+        raise FileFormatError(f"n_samples={n} but the support has {Z.shape[0]} rows")
+    w = probabilities_member(arrays, "weights", n)
+    kernel = resolved_kernel(state)
+    _features(state, Z)
+    return cls._from_state(params, {"kernel": kernel, "support": Z, "weights": w, "n_samples": n})
+
+
+# --------------------------------------------------------------------------- #
+# QuadratureRule, CompressionResult: public constructors
+# --------------------------------------------------------------------------- #
+def _encode_rule(rule: Any) -> tuple[dict[str, Any], Arrays]:
+    state = {"kernel": None if rule.kernel is None else kernel_spec(rule.kernel)}
+    return {"params": {}, "state": state}, {"nodes": rule.nodes, "weights": rule.weights}
+
+
+def _decode_rule(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+    spec = get_field(header["state"], "kernel", (dict, type(None)))
+    nodes, w = matrix_member(arrays, "nodes"), vector_member(arrays, "weights", np.float64)
+    check_length(w, nodes.shape[0], "weights")
+    return cls(nodes, w, None if spec is None else kernel_from_spec(spec))
+
+
+def _encode_compression(res: Any) -> tuple[dict[str, Any], Arrays]:
+    state = {"kernel": kernel_spec(res.kernel), "mmd": None if res.mmd is None else float(res.mmd),
+             "method": str(res.method), "ridge": float(res.ridge)}
+    return {"params": {}, "state": state}, {"points": res.points, "weights": res.weights,
+                                            "indices": np.asarray(res.indices, dtype=np.int64)}
+
+
+def _decode_compression(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+    """The result, every field checked against what :func:`~nystrom_kme.compress` returns."""
+    state = header["state"]
+    points = matrix_member(arrays, "points")
+    m = points.shape[0]
+    method = get_field(state, "method", str)
+    sampler, _, weights = method.rpartition("/")
+    if not sampler or weights not in _COMPRESSION_WEIGHTS:
+        raise FileFormatError(f"method={method!r} is not '<sampler>/<weights>' with weights one of "
+                              f"{', '.join(_COMPRESSION_WEIGHTS)}")
+    w = (vector_member(arrays, "weights", np.float64, m) if weights == "signed"
+         else probabilities_member(arrays, "weights", m))
+    mmd = get_field(state, "mmd", (int, float, type(None)))
+    if mmd is not None and not (math.isfinite(mmd) and mmd >= 0):
+        raise FileFormatError(f"mmd={mmd!r} is not a non-negative number")
+    ridge = get_field(state, "ridge", (int, float))
+    if not (math.isfinite(ridge) and ridge >= 0) or (ridge and weights != "signed"):
+        raise FileFormatError(f"ridge={ridge!r}: a non-negative number, 0 unless the weights are signed")
+    kernel = resolved_kernel(state)
+    return cls(points=points, weights=w, indices=indices_member(arrays, "indices", m), mmd=mmd,
+               kernel=kernel, method=method, ridge=float(ridge))
+
+
+#: The codec of each type saved as an archive, by class name.
+CODECS: dict[str, Codec] = {
+    "NystromKME": Codec(_encode_nystrom, _decode_nystrom, {
+        "landmarks": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)),
+        "s_sum": (_F8, (("m",),)), "s_comp": (_F8, (("m",),)),
+        "landmark_indices": (_I8, (("m",),)), "policy_indices": (_I8, (("k",),)),
+        "sampler_array": (None, (("j",), ("j", "e")))}),
+    "EmpiricalKME": Codec(_encode_empirical, _decode_empirical, {
+        "support": (_FLOATS, (("n", "d"),)), "weights": (_F8, (("n",),))}),
+    "QuadratureRule": Codec(_encode_rule, _decode_rule, {
+        "nodes": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),))}),
+    "CompressionResult": Codec(_encode_compression, _decode_compression, {
+        "points": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)), "indices": (_I8, (("m",),))}),
+}
+
+__all__ = ["CODECS", "Codec"]
