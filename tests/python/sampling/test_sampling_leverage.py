@@ -81,16 +81,17 @@ print(nk.mmd2_exact(X[:500], X[500:1000], kernel=nk.Gaussian(1.0)) >= 0)  # the 
 
 
 @pytest.mark.parametrize(("case", "delay"), [("core", 0.3), ("bless", 1.0), ("rls", 1.0)])
-def test_ctrl_c_stops_leverage_scores_within_half_a_second(case, delay):
+def test_ctrl_c_stops_leverage_scores_within_a_second(case, delay):
     """The dictionary's Cholesky factorisation and inverse poll the interrupt check (a
     3000-row dictionary took 9 s to honour Ctrl-C when they were single Eigen calls).
     Each case runs for several seconds on 2 cores, so the signal lands in the middle of
     the work; a machine fast enough to finish before the signal passes, and one that
-    runs on past it without stopping fails."""
+    runs on past it without stopping fails. (Quiet: ~0.1 s; a second leaves room for a
+    busy machine, where 0.5 s failed once.)"""
     out = subprocess.run([sys.executable, "-c", _INTERRUPT, case, str(delay)], capture_output=True,
                          text=True, timeout=300, check=True).stdout.splitlines()
     if out[0].startswith("finished"):
-        assert float(out[0].split()[1]) < delay + 0.5, out[0]
+        assert float(out[0].split()[1]) < delay + 1.0, out[0]
     else:
-        assert float(out[0]) < 0.5, out[0]
+        assert float(out[0]) < 1.0, out[0]
     assert out[-1] == "True"
