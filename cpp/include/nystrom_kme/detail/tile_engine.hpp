@@ -15,9 +15,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <nystrom_kme/detail/parallel.hpp>
@@ -44,6 +44,25 @@ class WeightStream {
 
 /// What the engine does with each block of kernel values.
 enum class Mode { sums, matrix };
+
+/// A zero-filled float64 buffer whose data() is 64-byte aligned: the packed weights
+/// and the tile's kernel values are read a cache line (an AVX-512 vector) at a time.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(std::size_t n = 0) { resize(n); }
+  void resize(std::size_t n) {
+    storage_.assign(n + kAlign, 0.0);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    offset_ = ((kAlign * sizeof(double) - address % (kAlign * sizeof(double))) / sizeof(double)) % kAlign;
+  }
+  double* data() { return storage_.data() + offset_; }
+  const double* data() const { return storage_.data() + offset_; }
+
+ private:
+  static constexpr std::size_t kAlign = 8;  // doubles per 64 bytes
+  std::vector<double> storage_;
+  std::size_t offset_ = 0;
+};
 
 template <class T>
 class TileEngine {
@@ -93,7 +112,8 @@ class TileEngine {
     const Index p = A_.rows(), q = B_.rows();
     const Index k = mode == Mode::sums ? out.cols() : 0;
     if (p == 0 || q == 0) return;
-    const SimdOps<T>& ops = simd_table().ops<T>();
+    const SimdTable& table = simd_table();  // one level for the whole call
+    const SimdOps<T>& ops = table.ops<T>();
     // Few rows of very wide data: the tiled path packs kChunk rows of B and
     // kTileRows rows of A per thread, far more memory than such inputs hold.
     const bool wide = double(d_) * double(kChunk) * double(sizeof(T)) > double(kWideBytes);
@@ -114,18 +134,28 @@ class TileEngine {
     // Shared packed superblock of B: panels (centred), plus norms and weights.
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
     std::vector<T> bnorm(static_cast<std::size_t>(R));
-    std::vector<double> wpack(static_cast<std::size_t>(R * weight_stride(k)));
-    RowMatrixXd comp;  // Neumaier compensation of the sums
-    if (mode == Mode::sums) comp = RowMatrixXd::Zero(p, k);
+    AlignedBuffer wpack(static_cast<std::size_t>(R * weight_stride(k)));
+    // The running sums of each tile across superblocks with their Neumaier
+    // compensation, in the micro-kernels' layout (see TileTask::sum), so that
+    // adding a superblock's partial sums is one vector pass.
+    const Index stride = weight_stride(k) * kTileRows;  // one tile's block
+    TileSums sums;
+    if (mode == Mode::sums) sums = start_sums(out, n_tiles, stride, table.partial_layout);
 
     std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
     for (auto& s : scratch) {
       s.a.assign(std::size_t(kTileRows * d_), T(0));
+      s.at.assign(std::size_t(kTileRows * d_), T(0));
       s.anorm.assign(std::size_t(kTileRows), T(0));
-      s.block.assign(std::size_t(kTileRows * kChunk), T(0));
+      if (k <= 1) s.block.assign(std::size_t(kTileRows * kChunk), T(0));
       if (mode == Mode::sums) {
-        s.partial.assign(std::size_t(kTileRows * k), 0.0);  // fused path writes whole groups
-        if (k > 1 && !std::is_same_v<T, double>) s.block_f64.assign(std::size_t(kTileRows * kChunk), 0.0);
+        // k = 1: the fused path writes whole groups of rows; k > 1: whole tiles
+        s.partial.resize(std::size_t(stride));
+        if (k > 1) {
+          s.kt.resize(std::size_t(kChunk * kTileRows));
+          s.dist.assign(std::size_t(kChunk * kTileRows), T(0));
+          s.root.assign(std::size_t(kChunk * kTileRows), T(0));
+        }
       }
     }
 
@@ -153,22 +183,47 @@ class TileEngine {
           errors.run([&] {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
-            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp);
+            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, sums);
           });
         }
       }
     }
     errors.rethrow();
-    if (mode == Mode::sums) out += comp;
+    if (mode == Mode::sums) finish_sums(sums, out, stride, table.partial_layout);
+  }
+
+  struct TileSums {
+    // [tile * stride + partial_offset(layout, k, col, row)]
+    AlignedBuffer sum, comp;
+  };
+
+  // The running sums start at the output (sums are added to it), in the level's layout.
+  static TileSums start_sums(const RowMatrixXd& out, Index n_tiles, Index stride, PartialLayout layout) {
+    TileSums sums;
+    sums.sum.resize(std::size_t(n_tiles * stride));
+    sums.comp.resize(std::size_t(n_tiles * stride));
+    for (Index i = 0; i < out.rows(); ++i)
+      for (Index c = 0; c < out.cols(); ++c)
+        sums.sum.data()[(i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows)] = out(i, c);
+    return sums;
+  }
+
+  static void finish_sums(const TileSums& sums, RowMatrixXd& out, Index stride, PartialLayout layout) {
+    for (Index i = 0; i < out.rows(); ++i) {
+      for (Index c = 0; c < out.cols(); ++c) {
+        const Index at = (i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows);
+        out(i, c) = sums.sum.data()[at] + sums.comp.data()[at];
+      }
+    }
   }
 
   struct Scratch {
-    std::vector<T> a, anorm, block;
-    std::vector<double> block_f64, partial;
+    std::vector<T> a, at, anorm, block, dist, root;
+    AlignedBuffer kt, partial;
   };
 
   void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
-                  std::vector<T>& bt, std::vector<T>& bnorm, std::vector<double>& wpack) const {
+                  std::vector<T>& bt, std::vector<T>& bnorm, AlignedBuffer& wpack) const {
     const Index begin = c * kChunk, end = begin + kChunk;
     for (Index i = begin; i < end; ++i) {
       const bool valid = i < qn;
@@ -181,7 +236,7 @@ class TileEngine {
       bnorm[std::size_t(i)] = T(norm);
       if (k == 0) continue;
       for (Index col = 0; col < k; ++col)
-        wpack[std::size_t(weight_index(i, col, k, R))] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
+        wpack.data()[weight_index(i, col, k, R)] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
     }
   }
 
@@ -201,7 +256,7 @@ class TileEngine {
   // Streamed weights of one superblock, panel by panel (in parallel over panels;
   // called inside the parallel region). Padded rows get weight 0.
   static void pack_stream(WeightStream& stream, Index k, Index qn, Index padded, Index R,
-                          std::vector<double>& wpack, ErrorCapture& errors) {
+                          AlignedBuffer& wpack, ErrorCapture& errors) {
     const Index n_panels = weight_stride(k) / kWeightPanel;
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
@@ -217,15 +272,16 @@ class TileEngine {
     errors.run([&] { stream.advance(qn); });
   }
 
-  void pack_tile(Index r0, Index rows, std::vector<T>& a, std::vector<T>& anorm) const {
+  void pack_tile(Index r0, Index rows, Scratch& s) const {
     for (Index r = 0; r < kTileRows; ++r) {
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
         const T v = r < rows ? scaled(A_(r0 + r, f), f) : T(0);
-        a[std::size_t(r * d_ + f)] = v;
+        s.a[std::size_t(r * d_ + f)] = v;
+        s.at[std::size_t(f * kTileRows + r)] = v;
         norm += double(v) * double(v);
       }
-      anorm[std::size_t(r)] = T(norm);
+      s.anorm[std::size_t(r)] = T(norm);
     }
   }
 
@@ -268,13 +324,13 @@ class TileEngine {
   template <Mode mode>
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
-                const std::vector<double>& wpack, Scratch& s, RowMatrixXd& out,
-                RowMatrixXd& comp) const {
+                const AlignedBuffer& wpack, Scratch& s, RowMatrixXd& out, TileSums& sums) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
-    pack_tile(r0, rows, s.a, s.anorm);
+    pack_tile(r0, rows, s);
     TileTask<T> task;
     task.a = s.a.data();
+    task.at = s.at.data();
     task.anorm = s.anorm.data();
     task.bt = bt.data();
     task.bnorm = bnorm.data();
@@ -288,23 +344,18 @@ class TileEngine {
     task.radial = radial_;
     task.direct = direct_;
     task.block = s.block.data();
-    task.block_f64 = s.block_f64.data();
+    task.dist = s.dist.data();
+    task.root = s.root.data();
+    task.kt = s.kt.data();
     task.partial = s.partial.data();
     if constexpr (mode == Mode::matrix) {
       ops.tile_matrix(task, qn, out.data() + r0 * out.cols() + q0, out.cols());
     } else {
-      std::fill(s.partial.begin(), s.partial.end(), 0.0);
-      ops.tile_sums(task);
       // Neumaier summation across superblocks keeps n = 1e6 sums at ~1e-16 relative.
-      for (Index r = 0; r < rows; ++r) {
-        for (Index col = 0; col < k; ++col) {
-          double& sum = out(r0 + r, col);
-          const double x = s.partial[std::size_t(r * k + col)];
-          const double total = sum + x;
-          comp(r0 + r, col) += std::abs(sum) >= std::abs(x) ? (sum - total) + x : (x - total) + sum;
-          sum = total;
-        }
-      }
+      const Index stride = weight_stride(k) * kTileRows;
+      task.sum = sums.sum.data() + t * stride;
+      task.comp = sums.comp.data() + t * stride;
+      ops.tile_sums(task);
     }
   }
 
