@@ -1,4 +1,5 @@
-"""The permuted sums K(L, Z) W at BLAS speed (issue 22).
+"""The permuted sums K(L, Z) W at BLAS speed, and every kernel of a collection in one
+pass (issue 22).
 
 1. The product part of ``_core.split_kernel_sums`` on one thread, per SIMD level:
    n pooled rows, m = 1000 landmarks, B = 200 permutations, d = 5, Gaussian kernel.
@@ -10,6 +11,13 @@
    avx512: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (OpenBLAS picks its AVX-512
    kernel); avx2: NYSTROM_KME_SIMD=avx2 against OPENBLAS_CORETYPE=Haswell. Each level
    runs in its own process; threadpoolctl reports the kernel OpenBLAS ran.
+2. K kernels in one pass: K = 20 (Gaussian and Laplacian at 10 bandwidths each,
+   0.1 to 10 times sqrt(2 d)), m = 400, n = 8000 pooled, d = 10, B = 200, one thread:
+   split_kernel_sums_multi against K separate split_kernel_sums calls, against K
+   product parts + one distance pass (the separate calls less K - 1 distance passes,
+   kernel_row_sums of one kernel) and against the limit 2 K m n (B + 1) / DGEMM rate +
+   one distance pass.
+
 Every time is the best of --repeats interleaved runs, as CPU time of the process and
 as wall time: on a loaded machine a one-thread call's CPU time is the time it ran,
 its wall time also the time it waited (the machine line gives the load average).
@@ -48,7 +56,7 @@ def best_times(calls: dict, repeats: int) -> dict:
     return {name: tuple(v) for name, v in best.items()}
 
 
-def worker(level: str, n: int, repeats: int) -> dict:
+def worker(level: str, n: int, repeats: int, multi: bool) -> dict:
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from nystrom_kme import _core
@@ -75,6 +83,34 @@ def worker(level: str, n: int, repeats: int) -> dict:
         }
         out["n"], out["m"], out["B"], out["n_gemm"] = n, m, B, n_gemm
         out["product"] = best_times(calls, repeats)
+        del A, Wd, C, Z
+        if multi:
+            K, m, n, d = 20, 400, 8000, 10
+            Z = rng.normal(size=(n, d))
+            L = Z[:m].copy()
+            grid = np.sqrt(2 * d) * np.geomspace(0.1, 10, 10)
+            kernels = [_core.Kernel(name, h) for name in ("gaussian", "laplacian") for h in grid]
+            A, Wd, C = rng.normal(size=(m, n)), rng.normal(size=(n, B + 1)), np.empty((m, B + 1))
+
+            def splits():
+                return _core.RandomSplits(n // 2, n - n // 2, B, 1)
+
+            def separate():
+                return [_core.split_kernel_sums(L, Z, splits(), k, 1) for k in kernels]
+
+            one = _core.split_kernel_sums_multi(L, Z, splits(), kernels, 1)
+            sep = separate()
+            out["multi_agreement"] = max(float(np.abs(one[j] - sep[j]).max() / np.abs(sep[j]).max())
+                                         for j in range(K))
+            calls = {
+                "multi": lambda: _core.split_kernel_sums_multi(L, Z, splits(), kernels, 1),
+                "separate": separate,
+                "distance pass": lambda: _core.kernel_row_sums(L, Z, kernels[0], 1),
+                "dgemm shape": lambda: np.matmul(A, Wd, out=C),
+                "dgemm square": lambda: np.matmul(S1, S2, out=S3),
+            }
+            out["multi_shape"] = {"K": K, "m": m, "n": n, "d": d, "B": B}
+            out["multi"] = best_times(calls, max(3, repeats))
     return out
 
 
@@ -108,12 +144,12 @@ def dgemm_rates(threads: int, m: int, n: int, k: int, repeats: int = 5) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def run_level(level: str, n: int, repeats: int) -> dict:
+def run_level(level: str, n: int, repeats: int, multi: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in OPENBLAS_OVERRIDES}
     if level == "avx2":
         env["OPENBLAS_CORETYPE"] = "Haswell"
     env["OMP_NUM_THREADS"] = "1"
-    command = [sys.executable, "-m", "bench.multi_column", "--worker", level, str(n), str(repeats)]
+    command = [sys.executable, "-m", "bench.multi_column", "--worker", level, str(n), str(repeats), str(int(multi))]
     res = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"worker {level} failed:\n{res.stderr}")
@@ -141,12 +177,33 @@ def report(r: dict) -> None:
     worst = min(cpu_prod / (shape_flops / t["dgemm shape"][0]), cpu_prod / (2.0 * 2048**3 / t["dgemm square"][0]))
     print(f"\nTarget product >= {TARGET_FRACTION} x DGEMM (CPU clock, against the higher DGEMM rate): "
           f"{worst:.2f} {'ok' if worst >= TARGET_FRACTION else 'MISS'}\n", flush=True)
+    if "multi" not in r:
+        return
+    s = r["multi_shape"]
+    t = r["multi"]
+    flops = 2.0 * s["K"] * s["m"] * s["n"] * (s["B"] + 1)
+    print(f"### {r['level']}: K = {s['K']} kernels in one pass, m = {s['m']}, n = {s['n']} pooled, "
+          f"d = {s['d']}, B = {s['B']}, one thread\n")
+    print("| clock | split_kernel_sums_multi s | K separate calls s | distance pass s | K products + one "
+          "distance pass s | limit s (2KmnB'/DGEMM 2048² + distance pass) | multi / (K products + pass) "
+          "| multi / limit | separate / multi |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for i, clock in enumerate(("CPU", "wall")):
+        square = 2.0 * 2048**3 / t["dgemm square"][i]
+        limit = flops / square + t["distance pass"][i]
+        # a separate call = its distance pass + its product part
+        products = t["separate"][i] - (s["K"] - 1) * t["distance pass"][i]
+        print(f"| {clock} | {t['multi'][i]:.3f} | {t['separate'][i]:.3f} | {t['distance pass'][i]:.4f} "
+              f"| {products:.3f} | {limit:.3f} | {t['multi'][i] / products:.2f} | {t['multi'][i] / limit:.2f} "
+              f"| {t['separate'][i] / t['multi'][i]:.2f} |")
+    print(f"\nmax |S_multi - S_separate| / max |S_separate| over the {s['K']} kernels: "
+          f"{r['multi_agreement']:.1e}\n", flush=True)
 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        level, n, repeats = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(worker(level, n, repeats)))
+        level, n, repeats, multi = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), bool(int(sys.argv[5]))
+        print(json.dumps(worker(level, n, repeats, multi)))
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="n = 4e4 pooled rows instead of 4e5")
@@ -159,7 +216,7 @@ def main() -> None:
     levels = [lv for lv in args.levels.split(",") if lv in _core.available_simd_levels()]
     print(f"# Multi-column reduction (issue 22)\n\n- machine: {machine()}\n- {utc_now()}\n", flush=True)
     for level in levels:
-        report(run_level(level, n, args.repeats))
+        report(run_level(level, n, args.repeats, multi=True))
     print(f"- end: {machine()}")
 
 

@@ -3,6 +3,7 @@
 
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/multi_kernel_sums.hpp>
 #include <nystrom_kme/random_splits.hpp>
 #include <nystrom_kme/sampling.hpp>
 #include <nystrom_kme/simd.hpp>

@@ -95,7 +95,7 @@ class TileEngine {
   /// S (p x k) = K(A, B) W, W (q x k); or, with Mode::matrix, out = K(A, B).
   template <Mode mode>
   void run(const WeightsRef* W, RowMatrixXd& out, int n_threads) const {
-    run_impl<mode>(W, nullptr, out, n_threads);
+    run_impl<mode>(W, nullptr, &out, {}, n_threads);
   }
 
   /// S (p x k) += K(A, B) W with the rows of W taken from `stream` in order.
@@ -103,14 +103,47 @@ class TileEngine {
     if (stream.columns() < 2 || out.cols() != stream.columns() || out.rows() != A_.rows()) {
       throw std::invalid_argument("run_streamed: output and weight stream shapes differ");
     }
-    run_impl<Mode::sums>(nullptr, &stream, out, n_threads);
+    run_impl<Mode::sums>(nullptr, &stream, &out, {}, n_threads);
+  }
+
+  /// outs[j] (p x k) += K_j(A, B) W for every radial kernel j of `kernels`, the rows
+  /// of W taken once from `stream`: one pass, the distances of each tile computed
+  /// once in units of the engine kernel's bandwidth (the reference) and scaled per
+  /// kernel. The caller checks that the kernels are radial and that (reference /
+  /// bandwidth)^2 is a normal T.
+  void run_streamed_multi(WeightStream& stream, const std::vector<Kernel>& kernels,
+                          std::vector<RowMatrixXd>& outs, int n_threads) const {
+    if (stream.columns() < 2 || kernels.empty() || outs.size() != kernels.size()) {
+      throw std::invalid_argument("run_streamed_multi: no kernels or no weight columns");
+    }
+    for (const RowMatrixXd& out : outs) {
+      if (out.cols() != stream.columns() || out.rows() != A_.rows()) {
+        throw std::invalid_argument("run_streamed_multi: output and weight stream shapes differ");
+      }
+    }
+    std::vector<ScaledKernel> maps;
+    for (const Kernel& kernel : kernels) {
+      if (!kernel.is_radial() || !radial_) throw std::invalid_argument("run_streamed_multi: radial kernels only");
+      maps.push_back({kernel.kind(), kernel_.bandwidth() / kernel.bandwidth()});
+    }
+    run_impl<Mode::sums>(nullptr, &stream, outs.data(), {&kernels, &maps}, n_threads);
   }
 
  private:
+  // The kernels of a multi-kernel pass: the originals (for the pairwise path) and
+  // their maps on the reference distances (for the tiles). Empty: the engine kernel.
+  struct KernelSet {
+    const std::vector<Kernel>* kernels = nullptr;
+    const std::vector<ScaledKernel>* maps = nullptr;
+    Index size() const { return maps ? Index(maps->size()) : 0; }
+  };
+
   template <Mode mode>
-  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd& out, int n_threads) const {
+  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd* outs, KernelSet multi,
+                int n_threads) const {
     const Index p = A_.rows(), q = B_.rows();
-    const Index k = mode == Mode::sums ? out.cols() : 0;
+    const Index k = mode == Mode::sums ? outs[0].cols() : 0;
+    const Index n_outs = std::max<Index>(1, multi.size());
     if (p == 0 || q == 0) return;
     const SimdTable& table = simd_table();  // one level for the whole call
     const SimdOps<T>& ops = table.ops<T>();
@@ -118,7 +151,7 @@ class TileEngine {
     // kTileRows rows of A per thread, far more memory than such inputs hold.
     const bool wide = double(d_) * double(kChunk) * double(sizeof(T)) > double(kWideBytes);
     if (wide && (q < kChunk || (p < kTileRows && !stream))) {
-      run_pairwise<mode>(ops, W, stream, out, n_threads);
+      run_pairwise<mode>(ops, W, stream, outs, multi, n_threads);
       return;
     }
     const Index R = superblock_rows(d_, Index(sizeof(T)), k);
@@ -127,7 +160,7 @@ class TileEngine {
     // Each thread gets at least ~0.5 ms of work: a parallel region waits for all
     // its threads, and on a busy machine a woken thread waits for a time slice, so
     // tiny calls are faster on fewer threads (results do not depend on the count).
-    const double work = double(p) * double(q) * double(d_ + 8) * double(std::max<Index>(k, 1));
+    const double work = double(p) * double(q) * double(d_ + 8) * double(std::max<Index>(k, 1) * n_outs);
     const Index by_work = std::max<Index>(1, Index(work / kMinWorkPerThread));
     const int nt = int(std::min<Index>({Index(resolve_threads(n_threads)), n_tiles, by_work}));
 
@@ -137,10 +170,10 @@ class TileEngine {
     AlignedBuffer wpack(static_cast<std::size_t>(R * weight_stride(k)));
     // The running sums of each tile across superblocks with their Neumaier
     // compensation, in the micro-kernels' layout (see TileTask::sum), so that
-    // adding a superblock's partial sums is one vector pass.
-    const Index stride = weight_stride(k) * kTileRows;  // one tile's block
+    // adding a segment's partial sums is one vector pass.
+    const Index stride = weight_stride(k) * kTileRows;  // one tile's block of one output
     TileSums sums;
-    if (mode == Mode::sums) sums = start_sums(out, n_tiles, stride, table.partial_layout);
+    if (mode == Mode::sums) sums = start_sums(outs, n_outs, n_tiles, stride, table.partial_layout);
 
     std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
     for (auto& s : scratch) {
@@ -153,8 +186,9 @@ class TileEngine {
         s.partial.resize(std::size_t(stride));
         if (k > 1) {
           s.kt.resize(std::size_t(kChunk * kTileRows));
-          s.dist.assign(std::size_t(kChunk * kTileRows), T(0));
-          s.root.assign(std::size_t(kChunk * kTileRows), T(0));
+          const Index segment = (multi.size() > 1 ? kSegmentChunks : 1) * kChunk * kTileRows;
+          s.dist.assign(std::size_t(segment), T(0));
+          s.root.assign(std::size_t(segment), T(0));
         }
       }
     }
@@ -183,36 +217,46 @@ class TileEngine {
           errors.run([&] {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
-            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, sums);
+            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, outs, sums, multi);
           });
         }
       }
     }
     errors.rethrow();
-    if (mode == Mode::sums) finish_sums(sums, out, stride, table.partial_layout);
+    if (mode == Mode::sums) finish_sums(sums, outs, n_outs, n_tiles, stride, table.partial_layout);
   }
 
   struct TileSums {
-    // [tile * stride + partial_offset(layout, k, col, row)]
+    // [(output * n_tiles + tile) * stride + partial_offset(layout, k, col, row)]
     AlignedBuffer sum, comp;
   };
 
-  // The running sums start at the output (sums are added to it), in the level's layout.
-  static TileSums start_sums(const RowMatrixXd& out, Index n_tiles, Index stride, PartialLayout layout) {
+  // The running sums start at the outputs (sums are added to them), in the level's layout.
+  static TileSums start_sums(const RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
+                             PartialLayout layout) {
     TileSums sums;
-    sums.sum.resize(std::size_t(n_tiles * stride));
-    sums.comp.resize(std::size_t(n_tiles * stride));
-    for (Index i = 0; i < out.rows(); ++i)
-      for (Index c = 0; c < out.cols(); ++c)
-        sums.sum.data()[(i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows)] = out(i, c);
+    sums.sum.resize(std::size_t(n_outs * n_tiles * stride));
+    sums.comp.resize(std::size_t(n_outs * n_tiles * stride));
+    for (Index j = 0; j < n_outs; ++j) {
+      const RowMatrixXd& out = outs[j];
+      for (Index i = 0; i < out.rows(); ++i)
+        for (Index c = 0; c < out.cols(); ++c)
+          sums.sum.data()[(j * n_tiles + i / kTileRows) * stride +
+                          partial_offset(layout, out.cols(), c, i % kTileRows)] = out(i, c);
+    }
     return sums;
   }
 
-  static void finish_sums(const TileSums& sums, RowMatrixXd& out, Index stride, PartialLayout layout) {
-    for (Index i = 0; i < out.rows(); ++i) {
-      for (Index c = 0; c < out.cols(); ++c) {
-        const Index at = (i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows);
-        out(i, c) = sums.sum.data()[at] + sums.comp.data()[at];
+  static void finish_sums(const TileSums& sums, RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
+                          PartialLayout layout) {
+    for (Index j = 0; j < n_outs; ++j) {
+      RowMatrixXd& out = outs[j];
+      for (Index i = 0; i < out.rows(); ++i) {
+        for (Index c = 0; c < out.cols(); ++c) {
+          const Index at =
+              (j * n_tiles + i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows);
+          out(i, c) = sums.sum.data()[at] + sums.comp.data()[at];
+        }
       }
     }
   }
@@ -289,10 +333,10 @@ class TileEngine {
   // one task (direct differences of the scaled points, the kernel map, then the
   // weighted sum in float64 in row order of B).
   template <Mode mode>
-  void run_pairwise(const SimdOps<T>& ops, const WeightsRef* W, WeightStream* stream, RowMatrixXd& out,
-                    int n_threads) const {
+  void run_pairwise(const SimdOps<T>& ops, const WeightsRef* W, WeightStream* stream, RowMatrixXd* outs,
+                    KernelSet multi, int n_threads) const {
     const Index p = A_.rows(), q = B_.rows();
-    const Index k = mode == Mode::sums ? out.cols() : 0;
+    const Index k = mode == Mode::sums ? outs[0].cols() : 0;
     RowMatrixXd Wd;  // streamed weights: few rows of B here (q < kChunk)
     if (stream) {
       Wd = RowMatrixXd::Zero(q, weight_stride(k));
@@ -305,16 +349,20 @@ class TileEngine {
       }
       stream->advance(q);
     }
-    parallel_tasks(p, n_threads, [&](Index i) {
+    const Index n_kernels = std::max<Index>(1, multi.size());
+    parallel_tasks(p * n_kernels, n_threads, [&](Index task) {
+      const Index i = task / n_kernels, j = task % n_kernels;
+      const Kernel& kernel = multi.kernels ? (*multi.kernels)[std::size_t(j)] : kernel_;
+      RowMatrixXd& out = outs[j];
       std::vector<double> kv(static_cast<std::size_t>(q));
-      ops.kernel_rows(B_.data(), B_.outerStride(), d_, A_.row(i).data(), kernel_, 0, q, kv.data());
+      ops.kernel_rows(B_.data(), B_.outerStride(), d_, A_.row(i).data(), kernel, 0, q, kv.data());
       if constexpr (mode == Mode::matrix) {
-        for (Index j = 0; j < q; ++j) out(i, j) = kv[std::size_t(j)];
+        for (Index c = 0; c < q; ++c) out(i, c) = kv[std::size_t(c)];
       } else {
         for (Index c = 0; c < k; ++c) {
           double sum = 0.0;
-          for (Index j = 0; j < q; ++j)
-            sum += kv[std::size_t(j)] * (stream ? Wd(j, c) : W ? (*W)(j, c) : 1.0);
+          for (Index r = 0; r < q; ++r)
+            sum += kv[std::size_t(r)] * (stream ? Wd(r, c) : W ? (*W)(r, c) : 1.0);
           out(i, c) += sum;
         }
       }
@@ -324,7 +372,8 @@ class TileEngine {
   template <Mode mode>
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
-                const AlignedBuffer& wpack, Scratch& s, RowMatrixXd& out, TileSums& sums) const {
+                const AlignedBuffer& wpack, Scratch& s, RowMatrixXd* outs, TileSums& sums,
+                KernelSet multi) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
     pack_tile(r0, rows, s);
@@ -336,6 +385,8 @@ class TileEngine {
     task.bnorm = bnorm.data();
     task.wpack = wpack.data();
     task.kernel = &kernel_;
+    task.maps = multi.maps ? multi.maps->data() : nullptr;
+    task.n_maps = multi.size();
     task.d = d_;
     task.R = R;
     task.k = k;
@@ -349,12 +400,13 @@ class TileEngine {
     task.kt = s.kt.data();
     task.partial = s.partial.data();
     if constexpr (mode == Mode::matrix) {
-      ops.tile_matrix(task, qn, out.data() + r0 * out.cols() + q0, out.cols());
+      ops.tile_matrix(task, qn, outs[0].data() + r0 * outs[0].cols() + q0, outs[0].cols());
     } else {
       // Neumaier summation across superblocks keeps n = 1e6 sums at ~1e-16 relative.
-      const Index stride = weight_stride(k) * kTileRows;
+      const Index stride = weight_stride(k) * kTileRows, n_tiles = (A_.rows() + kTileRows - 1) / kTileRows;
       task.sum = sums.sum.data() + t * stride;
       task.comp = sums.comp.data() + t * stride;
+      task.sums_stride = n_tiles * stride;
       ops.tile_sums(task);
     }
   }

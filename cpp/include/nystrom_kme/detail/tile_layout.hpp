@@ -13,6 +13,9 @@ namespace nystrom_kme::detail {
 constexpr Index kTileRows = 16;      // rows of A per task
 constexpr Index kGroupRows = 4;      // rows of A per micro-kernel call
 constexpr Index kChunk = 256;        // rows of B per L1-resident block of kernel values
+// Chunks per segment (k > 1): several kernels share a segment's distances, and each
+// kernel's partial sums are folded into the tile's running sums once per segment.
+constexpr Index kSegmentChunks = 4;
 constexpr Index kDirectMaxDim = 32;  // radial kernels below this d use sum (a-b)^2 directly
 constexpr Index kPackBytes = 1024 * 1024;  // packed block of B, shared by all threads
 // Above this many bytes for one chunk of rows (kChunk x d), inputs with fewer rows
@@ -52,8 +55,8 @@ inline Index weight_index(Index row, Index col, Index k, Index R) {
   return ((col / kWeightPanel) * R + row) * kWeightPanel + col % kWeightPanel;
 }
 
-// Packed weights of a superblock (k > 1). Every tile streams all of them, so they
-// should stay in the core's L2 (1.25-2 MiB on current x86) next to
+// Packed weights of a superblock (k > 1). Every tile streams all of them once per
+// kernel, so they should stay in the core's L2 (1.25-2 MiB on current x86) next to
 // the tile's blocks. Measured at k = 201, m = 1000, one thread, AVX-512: 1 MiB beat
 // 0.5, 1.5 and 2 MiB (bench/RESULTS.md, "The permuted sums at BLAS speed").
 constexpr Index kWeightPackBytes = 1024 * 1024;
@@ -82,6 +85,14 @@ inline Index partial_offset(PartialLayout layout, Index k, Index col, Index row)
   return (col / kWeightPanel) * kWeightPanel * kTileRows + row * kWeightPanel + col % kWeightPanel;
 }
 
+/// One kernel of a multi-kernel pass (radial only): its values are f_kind(d2 ratio^2)
+/// for the squared distances d2 of points scaled by the reference bandwidth, where
+/// ratio = reference bandwidth / this kernel's bandwidth.
+struct ScaledKernel {
+  KernelKind kind = KernelKind::gaussian;
+  double ratio = 1.0;
+};
+
 /// One tile of kTileRows rows of A against one packed superblock of B.
 template <class T>
 struct TileTask {
@@ -92,20 +103,23 @@ struct TileTask {
   const T* bnorm = nullptr;    // squared norms of the packed rows
   const double* wpack = nullptr;  // packed weights of the superblock (k > 0)
   const Kernel* kernel = nullptr;
+  const ScaledKernel* maps = nullptr;  // k > 1 only: n_maps kernels on distances in units
+  Index n_maps = 0;                    // of `kernel`'s bandwidth, instead of `kernel` itself
   Index d = 0, R = 0, k = 0;   // features, superblock rows, weight columns
   Index rows = 0;              // valid rows of a
   Index n_chunks = 0;          // kChunk blocks in this superblock
   bool radial = true, direct = true;
   T* block = nullptr;          // scratch: kTileRows x kChunk (k = 1, matrices)
-  T* dist = nullptr;           // scratch (k > 1): kChunk x kTileRows distances
+  T* dist = nullptr;           // scratch (k > 1): kSegmentChunks x kChunk x kTileRows distances
   T* root = nullptr;           // scratch (k > 1): their square roots
   double* kt = nullptr;        // scratch (k > 1): kChunk x kTileRows kernel values, 64-byte aligned
   double* partial = nullptr;   // scratch: one block of sums (below)
-  // The tile's running sums (output, Neumaier-compensated by `comp`): a block of
-  // weight_stride(k) x kTileRows sums laid out by the level's PartialLayout
-  // (partial_offset).
+  // The tile's running sums (output, Neumaier-compensated by `comp`): for kernel j
+  // (j < max(n_maps, 1)) a block of weight_stride(k) x kTileRows sums at
+  // j * sums_stride, laid out by the level's PartialLayout (partial_offset).
   double* sum = nullptr;
   double* comp = nullptr;
+  Index sums_stride = 0;
 };
 
 }  // namespace nystrom_kme::detail

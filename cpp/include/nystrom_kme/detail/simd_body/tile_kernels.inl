@@ -1,7 +1,7 @@
 // The hot loops of the tile engine for one instruction-set level: register-tiled
 // distances or inner products, the fused kernel map and reduction, and the
 // multi-column reduction against packed weight panels (a register-blocked GEMM on
-// a transposed block of kernel values).
+// a transposed block of kernel values, for one kernel or several).
 //
 // Included once per level by detail/simd_dispatch.hpp, after vector_math.inl, in
 // the same namespace and target region. No include guard, on purpose.
@@ -460,37 +460,51 @@ inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Si
   }
 }
 
-/// kt = kernel values of the radial kernel `kind` from the squared distances d2 of
-/// the scaled points (and r = sqrt(min(d2, far)) for the kinds that need it): the
-/// values of kernel_map, with the kind's switch out of the loop. Flattened: GCC
-/// otherwise calls exp out of line, 2x slower on this loop.
+/// kt = kernel values of one radial kernel from the squared distances d2 of points
+/// scaled by the reference bandwidth (and their square roots r = sqrt(min(d2, far)),
+/// shared by the kernels that need them): the values of kernel_map for ratio 1, with
+/// the kind's switch out of the loop. Flattened: GCC otherwise calls exp out of
+/// line, 2x slower on this loop.
 template <class T>
-__attribute__((flatten)) void map_block(KernelKind kind, const T* d2, const T* r, double* kt) {
+__attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, const T* r, double* kt) {
   using V = vec_t<T>;
   constexpr int L = Vec<T>::lanes;
   constexpr Index n = kChunk * kTileRows;
-  switch (kind) {
-    case KernelKind::gaussian:
-      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(load(d2 + i) * T(-0.5)));
+  // Matern: (1 + r) exp(-r) must stay 0, not inf * 0, however large r gets.
+  const V far = splat(T(sizeof(T) == 4 ? 1e18 : 1e150));
+  const double ratio = map.ratio;
+  switch (map.kind) {
+    case KernelKind::gaussian: {
+      const T c = T(-0.5 * (ratio * ratio));
+      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(load(d2 + i) * c));
       return;
-    case KernelKind::laplacian:
-      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(-load(r + i)));
+    }
+    case KernelKind::laplacian: {
+      const T c = T(ratio);
+      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(-(load(r + i) * c)));
       return;
-    case KernelKind::matern32:
+    }
+    case KernelKind::matern32: {
+      const T c = T(ratio * 1.7320508075688772);
       for (Index i = 0; i < n; i += L) {
-        const V s = load(r + i) * T(1.7320508075688772);
+        const V s = vmin<T>(load(r + i) * c, far);
         store_as_double(kt + i, (s + T(1)) * exp(-s));
       }
       return;
-    case KernelKind::matern52:
+    }
+    case KernelKind::matern52: {
+      const T c = T(ratio * 2.23606797749979);
       for (Index i = 0; i < n; i += L) {
-        const V s = load(r + i) * T(2.23606797749979);
+        const V s = vmin<T>(load(r + i) * c, far);
         store_as_double(kt + i, (s * s * T(1.0 / 3.0) + s + T(1)) * exp(-s));
       }
       return;
-    case KernelKind::inverse_multiquadric:
-      for (Index i = 0; i < n; i += L) store_as_double(kt + i, T(1) / sqrt(load(d2 + i) + T(1)));
+    }
+    case KernelKind::inverse_multiquadric: {
+      const T c = T(ratio * ratio);
+      for (Index i = 0; i < n; i += L) store_as_double(kt + i, T(1) / sqrt(load(d2 + i) * c + T(1)));
       return;
+    }
     case KernelKind::linear:
     case KernelKind::polynomial:
       break;  // not radial: mapped as computed (the caller)
@@ -518,42 +532,71 @@ inline void compensated_add(double* sum, double* comp, const double* x, Index n)
   }
 }
 
-/// The tile's partial sums (n values, computed into t.partial by `compute`) added to
-/// its running sums.
+/// One tile's partial sums of kernel j (n values, computed into t.partial by
+/// `compute`) added to its running sums.
 template <class T, class Compute>
-inline void add_partial_sums(const TileTask<T>& t, Index n, Compute&& compute) {
+inline void sums_of_kernel(const TileTask<T>& t, Index j, Index n, Compute&& compute) {
   std::fill(t.partial, t.partial + n, 0.0);
   compute();
-  compensated_add(t.sum, t.comp, t.partial, n);
+  compensated_add(t.sum + j * t.sums_stride, t.comp + j * t.sums_stride, t.partial, n);
 }
 
-/// k > 1: the running sums of the tile (see TileTask) += K(a, B_superblock) W, chunk
-/// by chunk: the transposed distances, the kernel values (radial kernels: map_block,
-/// the kind's switch out of the loop), then the packed GEMM.
+/// k > 1: the running sums of the tile (see TileTask) += K_j(a, B_superblock) W, a
+/// segment of kSegmentChunks chunks at a time: the transposed distances, the kernel
+/// values of each kernel, then the packed GEMM. A single radial kernel is the map of
+/// ratio 1 (the same values as kernel_map: the map loops keep the kind's switch out
+/// of the loop and exp inlined), computed chunk by chunk; several kernels share each
+/// segment's distances (and their square roots), then take it kernel by kernel so
+/// that one kernel's partial sums stay in L1 through the segment.
 template <class T>
 void tile_sums_multi_column(const TileTask<T>& t) {
   using V = vec_t<T>;
   constexpr int L = Vec<T>::lanes;
-  const Index d = t.d;
-  const Kernel& kernel = *t.kernel;
-  const bool root = needs_root(kernel.kind());
-  const V far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));  // Matern: (1 + r) exp(-r) stays 0
-  add_partial_sums(t, weight_stride(t.k) * kTileRows, [&] {
-    for (Index c = 0; c < t.n_chunks; ++c) {
-      const T* bt = t.bt + c * kChunk * d;
-      const T* bnorm = t.bnorm + c * kChunk;
-      if (!t.radial) {  // dot-product kernels: mapped as computed
-        distance_block(t, bt, bnorm, [&](Index off, V v) { store_as_double(t.kt + off, kernel_map<T>(kernel, v)); });
-      } else {
-        distance_block(t, bt, bnorm, [&](Index off, V v) { store(t.dist + off, v); });
-        if (root) {
-          for (Index i = 0; i < kChunk * kTileRows; i += L) store(t.root + i, sqrt(vmin<T>(load(t.dist + i), far)));
-        }
-        map_block<T>(kernel.kind(), t.dist, t.root, t.kt);
-      }
-      reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+  constexpr Index chunk_values = kChunk * kTileRows;
+  const Index d = t.d, block = weight_stride(t.k) * kTileRows;
+  const ScaledKernel single{t.kernel->kind(), 1.0};
+  const ScaledKernel* maps = t.n_maps > 0 ? t.maps : &single;
+  const Index n_maps = std::max<Index>(t.n_maps, 1);
+  bool root = false;
+  for (Index j = 0; j < n_maps; ++j) root = root || needs_root(maps[j].kind);
+  const V far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
+  auto distances = [&](Index c, T* dist, T* rt) {  // chunk c, mapped later
+    distance_block(t, t.bt + c * kChunk * d, t.bnorm + c * kChunk, [&](Index off, V v) { store(dist + off, v); });
+    if (root) {
+      for (Index i = 0; i < chunk_values; i += L) store(rt + i, sqrt(vmin<T>(load(dist + i), far)));
     }
-  });
+  };
+  for (Index c0 = 0; c0 < t.n_chunks; c0 += kSegmentChunks) {
+    const Index c1 = std::min(t.n_chunks, c0 + kSegmentChunks);
+    if (!t.radial) {  // dot-product kernels: one kernel, mapped as computed
+      const Kernel& kernel = *t.kernel;
+      sums_of_kernel(t, 0, block, [&] {
+        for (Index c = c0; c < c1; ++c) {
+          distance_block(t, t.bt + c * kChunk * d, t.bnorm + c * kChunk,
+                         [&](Index off, V v) { store_as_double(t.kt + off, kernel_map<T>(kernel, v)); });
+          reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+        }
+      });
+    } else if (n_maps == 1) {
+      sums_of_kernel(t, 0, block, [&] {
+        for (Index c = c0; c < c1; ++c) {
+          distances(c, t.dist, t.root);
+          map_scaled<T>(maps[0], t.dist, t.root, t.kt);
+          reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+        }
+      });
+    } else {
+      for (Index c = c0; c < c1; ++c) distances(c, t.dist + (c - c0) * chunk_values, t.root + (c - c0) * chunk_values);
+      for (Index j = 0; j < n_maps; ++j) {
+        sums_of_kernel(t, j, block, [&] {
+          for (Index c = c0; c < c1; ++c) {
+            map_scaled<T>(maps[j], t.dist + (c - c0) * chunk_values, t.root + (c - c0) * chunk_values, t.kt);
+            reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+          }
+        });
+      }
+    }
+  }
 }
 
 /// One tile against one superblock: the tile's running sums (see TileTask) +=
@@ -563,7 +606,7 @@ void tile_sums(const TileTask<T>& t) {
   if (t.k > 1) return tile_sums_multi_column(t);
   const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
   const Index d = t.d;
-  add_partial_sums(t, kTileRows, [&] {
+  sums_of_kernel(t, 0, kTileRows, [&] {
     for (Index c = 0; c < t.n_chunks; ++c) {
       const Index c0 = c * kChunk;
       const T* bt = t.bt + c0 * d;
