@@ -10,8 +10,15 @@ README example, and time and power against the exact test.
    permutations. Target: under 5 s.
 3. At 10^4 per sample: time and power of the Nyström and exact tests
    (H1: a shift of `--shift` on the first axis of N(0, I_5)).
+0. (issue 22, run first; alone with --limit-only) At 2 * 10^5 per sample (d = 5,
+   m = 1000, B = 200), on 1 and 2 threads: two_sample_test against
+   limit = row pass + 2 m n (B + 1) / DGEMM rate, the row pass being
+   _core.kernel_row_sums(L, Z) on the same threads and the DGEMM rate numpy's OpenBLAS
+   (AVX-512 kernel: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset) on the same threads,
+   the higher of its rates at 2048^2 and at the reduction's shape. Best wall time of
+   --repeats runs each. Target: test / limit <= 1.2 on both.
 
-Usage: python -m bench.two_sample [--quick] [--reps R] [--shift S] [--repeats K]
+Usage: python -m bench.two_sample [--quick] [--reps R] [--shift S] [--repeats K] [--limit-only]
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ import nystrom_kme as nk
 
 from bench import limits
 from bench.harness import machine, peak_rss_mb, time_calls, utc_now
+from bench.multi_column import dgemm_rates
 
 TARGET_LIMIT_RATIO = 1.5
 TARGET_README_S = 5.0
+TARGET_PRODUCT_LIMIT_RATIO = 1.2
 
 
 def draw(rng, n, d, shift):
@@ -38,6 +47,34 @@ def draw(rng, n, d, shift):
     return X, Y
 
 
+def product_limit(rng, per: int, m: int, B: int, repeats: int) -> None:
+    """Section 0: the test at 2 * per pooled rows against row pass + product at DGEMM speed."""
+    from nystrom_kme import _core
+
+    X, Y = draw(rng, per, 5, 0.0)
+    n = 2 * per
+    kernel = nk.Gaussian(np.sqrt(2 * 5))
+    Z = np.concatenate([X, Y])
+    L = np.ascontiguousarray(Z[np.sort(np.random.default_rng(1).choice(n, size=m, replace=False))])
+    print(f"## Single-kernel test against row pass + product at DGEMM speed (issue 22)\n\n"
+          f"n = {n:.0e} pooled, m = {m}, B = {B}, d = 5, best wall time of {repeats} runs\n")
+    print("| threads | OpenBLAS | DGEMM 2048² GFLOP/s | DGEMM shape GFLOP/s | row pass s | limit s | "
+          "two_sample_test s | test / limit |")
+    print("|---|---|---|---|---|---|---|---|")
+    for nt in (1, 2):
+        rates = dgemm_rates(nt, m, n, B + 1)
+        gemm = max(rates["square"], rates["shape"])
+        row = min(time_calls(lambda: _core.kernel_row_sums(L, Z, kernel.to_core(), nt), repeats)[0])
+        limit = row + 2.0 * m * n * (B + 1) / gemm
+        times, _ = time_calls(lambda: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=B,
+                                                         random_state=0, progress=False, n_threads=nt), repeats)
+        t = min(times)
+        print(f"| {nt} | {', '.join(map(str, rates['blas']))} | {rates['square'] / 1e9:.1f} | "
+              f"{rates['shape'] / 1e9:.1f} | {row:.2f} | {limit:.2f} | {t:.2f} | **{t / limit:.2f}** "
+              f"({'ok' if t / limit <= TARGET_PRODUCT_LIMIT_RATIO else 'MISS'}) |", flush=True)
+    print(f"\nTarget test / limit <= {TARGET_PRODUCT_LIMIT_RATIO}; end: {machine()}\n", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^5 per sample at the limit, 2000 for the power")
@@ -45,11 +82,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timed runs of the large tests")
     ap.add_argument("--shift", type=float, default=0.05)
     ap.add_argument("--landmarks", type=int, default=1000)
+    ap.add_argument("--limit-only", action="store_true", help="only section 0 (issue 22)")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     print(f"# Two-sample benchmark\n\n- machine: {machine()}\n"
           f"- {utc_now()}; {nk.show_config('dicts')['simd']['level']}, "
           f"{nk.show_config('dicts')['openmp']['max_threads']} threads; 200 permutations\n", flush=True)
+
+    # 0. the single-kernel test against row pass + product at DGEMM speed
+    product_limit(np.random.default_rng(22), 2 * 10**4 if args.quick else 2 * 10**5, args.landmarks, 200, args.repeats)
+    if args.limit_only:
+        return
 
     # 1. the large test against its limit
     gemm = limits.gemm_rates(4096 if not args.quick else 1024, 3, unset_openblas_env=True)["float64"]

@@ -29,6 +29,7 @@ inline int failures = 0;
     }                                                                        \
   } while (0)
 
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <random>
@@ -63,6 +64,27 @@ nystrom_kme::RowMatrix<T> normal_matrix(nystrom_kme::Index n, nystrom_kme::Index
   for (nystrom_kme::Index i = 0; i < n; ++i)
     for (nystrom_kme::Index k = 0; k < d; ++k) X(i, k) = T(normal(gen));
   return X;
+}
+
+/// k(x, y) straight from the definitions, in long double, independently of the
+/// core's kernel map: bandwidth s, polynomial offset c and degree p.
+inline long double reference_kernel(const std::string& name, const double* x, const double* y,
+                                    nystrom_kme::Index d, long double s, long double c = 1, int p = 2) {
+  long double d2 = 0, dot = 0;
+  for (nystrom_kme::Index k = 0; k < d; ++k) {
+    const long double e = (long double)x[k] - y[k];
+    d2 += e * e;
+    dot += (long double)x[k] * y[k];
+  }
+  const long double r = std::sqrt(d2);
+  if (name == "gaussian") return std::exp(-d2 / (2 * s * s));
+  if (name == "laplacian") return std::exp(-r / s);
+  if (name == "matern32") return (1 + std::sqrt(3.0L) * r / s) * std::exp(-std::sqrt(3.0L) * r / s);
+  if (name == "matern52")
+    return (1 + std::sqrt(5.0L) * r / s + 5 * d2 / (3 * s * s)) * std::exp(-std::sqrt(5.0L) * r / s);
+  if (name == "inverse_multiquadric") return 1 / std::sqrt(1 + d2 / (s * s));
+  if (name == "linear") return dot / (s * s);
+  return std::pow(dot / (s * s) + c, (long double)p);
 }
 
 /// 77 (ctest: skipped) when NYSTROM_KME_SIMD names a compiled level this CPU

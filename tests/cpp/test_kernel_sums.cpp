@@ -29,25 +29,7 @@ RowMatrixXd gaussian_data(Index n, Index d, double scale, double shift, unsigned
   return X;
 }
 
-// k(x, y) straight from the definitions, in long double.
-long double reference_kernel(const std::string& name, const double* x, const double* y, Index d,
-                             long double s, long double c = 1, int p = 2) {
-  long double d2 = 0, dot = 0;
-  for (Index k = 0; k < d; ++k) {
-    const long double e = (long double)x[k] - y[k];
-    d2 += e * e;
-    dot += (long double)x[k] * y[k];
-  }
-  const long double r = std::sqrt(d2);
-  if (name == "gaussian") return std::exp(-d2 / (2 * s * s));
-  if (name == "laplacian") return std::exp(-r / s);
-  if (name == "matern32") return (1 + std::sqrt(3.0L) * r / s) * std::exp(-std::sqrt(3.0L) * r / s);
-  if (name == "matern52")
-    return (1 + std::sqrt(5.0L) * r / s + 5 * d2 / (3 * s * s)) * std::exp(-std::sqrt(5.0L) * r / s);
-  if (name == "inverse_multiquadric") return 1 / std::sqrt(1 + d2 / (s * s));
-  if (name == "linear") return dot / (s * s);
-  return std::pow(dot / (s * s) + c, (long double)p);
-}
+using test::reference_kernel;
 
 double max_rel_error(const Eigen::VectorXd& got, const std::vector<long double>& ref) {
   double worst = 0;

@@ -1,10 +1,14 @@
 // Random splits for permutation tests: exact split sizes, independence from the
-// chunking and the thread count, and the streamed K(L, Z) W against a dense product.
+// chunking and the thread count, and the streamed K(L, Z) W against a dense product
+// and against long-double references at the edge shapes of the register blocks.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <nystrom_kme/random_splits.hpp>
 
@@ -98,6 +102,77 @@ void test_size_checks() {
   CHECK(W(0, 0) == 1.0 / double((Index(1) << 53) - 1));
 }
 
+// max |S - K W| / max |K W| with K from the long-double definitions and W the labels.
+template <class T>
+double error_vs_reference(const RowMatrixXd& S, const RowMatrix<T>& L, const RowMatrix<T>& Z,
+                          const RowMatrixXd& W, const std::string& name, double bandwidth) {
+  const Index d = L.cols();
+  std::vector<long double> k_row(std::size_t(Z.rows()));
+  double worst = 0, scale = 0;
+  for (Index i = 0; i < L.rows(); ++i) {
+    const RowMatrixXd li = L.row(i).template cast<double>();
+    for (Index j = 0; j < Z.rows(); ++j) {
+      const RowMatrixXd zj = Z.row(j).template cast<double>();
+      k_row[std::size_t(j)] = test::reference_kernel(name, li.data(), zj.data(), d, bandwidth);
+    }
+    for (Index c = 0; c < W.cols(); ++c) {
+      long double ref = 0;
+      for (Index j = 0; j < Z.rows(); ++j) ref += k_row[std::size_t(j)] * W(j, c);
+      worst = std::max(worst, double(std::abs(S(i, c) - ref)));
+      scale = std::max(scale, double(std::abs(ref)));
+    }
+  }
+  return worst / scale;
+}
+
+// The shapes around the register blocks of the reduction: k = 2 (one partial
+// panel), 17 (two panels and one column), 201 (the usual B = 200); rows of L below,
+// at and past a tile (16) and not a multiple of any register block (5, 6, 8); q not
+// a multiple of a chunk (256) nor of a superblock; d below and above the direct-
+// distance limit. Every level (ctest runs the file once per level), both dtypes,
+// against long double, and bit-identical on 1, 2 and 3 threads.
+template <class T>
+void check_edge_shapes(Index k, Index m, Index d, const std::string& name, double tolerance) {
+  const Index n1 = 611, n2 = 1234 - n1;  // q = 1234 = 4 * 256 + 210
+  const RowMatrix<T> Z = test::normal_matrix<T>(n1 + n2, d, unsigned(100 + k + m + d));
+  const RowMatrix<T> L = test::normal_matrix<T>(m, d, unsigned(7 + m));
+  const Kernel kernel = Kernel::from_name(name, 1.1 * std::sqrt(double(d)));
+  RandomSplits labels(n1, n2, k - 1, 5);
+  const RowMatrixXd W = labels.next_weights(n1 + n2);
+  RowMatrixXd first;
+  for (int threads : {1, 2, 3}) {
+    RandomSplits splits(n1, n2, k - 1, 5);
+    RowMatrixXd S = split_kernel_sums<T>(L, Z.topRows(300), splits, kernel, {threads});
+    S += split_kernel_sums<T>(L, Z.bottomRows(n1 + n2 - 300), splits, kernel, {threads});
+    if (threads == 1) {
+      first = S;
+      const double err = error_vs_reference<T>(S, L, Z, W, name, kernel.bandwidth());
+      if (!(err < tolerance)) {
+        std::fprintf(stderr, "k %ld m %ld d %ld %s %s: error %g\n", long(k), long(m), long(d),
+                     name.c_str(), sizeof(T) == 4 ? "float" : "double", err);
+      }
+      CHECK(err < tolerance);
+    } else {
+      CHECK(S == first);  // bit-identical for any thread count
+    }
+  }
+  // kernel_sums with the same weights given: the same engine path, not streamed
+  const RowMatrixXd S = kernel_sums<T>(L, Z, W, kernel, {2});
+  CHECK((S - first).cwiseAbs().maxCoeff() <= 1e-13 * first.cwiseAbs().maxCoeff());
+}
+
+void test_edge_shapes() {
+  for (Index k : {2, 17, 201}) {
+    for (Index m : {1, 5, 16, 23, 37}) {
+      check_edge_shapes<double>(k, m, 3, m % 2 ? "gaussian" : "laplacian", 1e-12);
+      check_edge_shapes<float>(k, m, 3, "matern32", 2e-5);
+    }
+  }
+  check_edge_shapes<double>(17, 19, 40, "inverse_multiquadric", 1e-12);  // expansion path
+  check_edge_shapes<double>(17, 19, 40, "matern52", 1e-12);
+  check_edge_shapes<double>(17, 7, 5, "polynomial", 1e-12);  // dot-product kernel
+}
+
 }  // namespace
 
 int main() {
@@ -105,6 +180,7 @@ int main() {
   test_labels();
   test_streamed_sums_match_dense();
   test_size_checks();
+  test_edge_shapes();
   if (test::failures == 0) std::printf("test_random_splits: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

@@ -340,3 +340,17 @@ def test_ctrl_c_stops_a_long_aggregated_test_within_a_second(method, n):
     out = subprocess.run([sys.executable, "-c", _INTERRUPT, method, str(n)], capture_output=True,
                          text=True, timeout=300, check=True).stdout.splitlines()
     assert out[0] != "not interrupted" and float(out[0]) < 2.0, out
+
+
+def test_very_unequal_samples_stream_single_rows_and_match_the_exact_ranks():
+    """Beyond max_bins single rows with a small sample too small for 32 bins: the split
+    sums are streamed (every kernel in one pass); with every row a landmark the
+    marginal p-values are those of the exact test over single rows (a large max_bins)."""
+    rng = np.random.default_rng(31)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(200, 2)) + 0.3
+    ny = nk.two_sample_test(X, Y, kernel=KERNELS, n_landmarks=240, max_bins=64, aggregation="mmdagg",
+                            n_permutations=39, random_state=4)
+    exact = nk.two_sample_test(X, Y, kernel=KERNELS, method="exact", max_bins=None, aggregation="mmdagg",
+                               n_permutations=39, random_state=4)
+    assert ny.bin_size == exact.bin_size == 1
+    np.testing.assert_array_equal(ny.kernel_pvalues, exact.kernel_pvalues)

@@ -37,10 +37,10 @@ void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const
   if (outs.size() != kernels.size()) {
     throw std::invalid_argument("kernel_bin_sums: one output per kernel is needed");
   }
+  if (n_bins < 1) throw std::invalid_argument("kernel_bin_sums: n_bins must be >= 1");
   for (double* o : outs) {
     if (!o) throw std::invalid_argument("kernel_bin_sums: null output");
   }
-  if (n_bins < 1) throw std::invalid_argument("kernel_bin_sums: n_bins must be >= 1");
   if (L.cols() != Z.cols()) {
     throw std::invalid_argument("kernel_bin_sums: L has " + std::to_string(L.cols()) +
                                 " features but Z " + std::to_string(Z.cols()));

@@ -7,6 +7,7 @@
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/matrix_product.hpp>
 #include <nystrom_kme/median.hpp>
+#include <nystrom_kme/multi_kernel_sums.hpp>
 #include <nystrom_kme/random_splits.hpp>
 #include <nystrom_kme/sampling.hpp>
 #include <nystrom_kme/simd.hpp>

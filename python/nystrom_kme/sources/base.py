@@ -207,10 +207,23 @@ class RowSource(abc.ABC):
     def split_sums_multi(self, L: np.ndarray, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
                          progress: Progress | None = None) -> np.ndarray:
         """K_j(L, X) W for every kernel j of ``kernels`` (radial), (K, m, B + 1): the sums of
-        :meth:`split_sums` for several kernels with the same splits. Here one pass per
-        kernel; sources that can do better compute all kernels in one pass."""
-        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
-                         for k in kernels])
+        :meth:`split_sums` for several kernels with the same splits, in one pass over the
+        rows (``_core.split_kernel_sums_multi``: the labels drawn once, the distances of
+        each tile computed once); to ~1e-13 relative of the one-kernel sums."""
+        if self.n_rows is not None and self.n_rows != spec.n_rows:
+            raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
+        cores = [k.to_core() for k in kernels]
+        splits = spec.new()
+        acc = CompensatedSum((len(cores), L.shape[0], spec.n_columns))
+        for _, block in self.chunks():
+            self.check_features(L.shape[1])
+            L2, block2 = common_dtype(L, block)
+            acc.add(_core.split_kernel_sums_multi(L2, block2, splits, cores, n_threads))
+            if progress is not None:
+                progress(block.shape[0])
+        if splits.position != spec.n_rows:
+            raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
+        return acc.value()
 
     def bin_sums(self, L: np.ndarray, kernels: Any, bins: np.ndarray, n_bins: int, *, n_threads: int = 0,
                  progress: Progress | None = None, out: np.ndarray | None = None) -> np.ndarray:

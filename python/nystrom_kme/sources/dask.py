@@ -168,6 +168,12 @@ class DaskSource(RowSource):
             progress(self.n_rows)
         return acc, total
 
+    def split_sums_multi(self, L: Any, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
+                         progress: Progress | None = None) -> np.ndarray:
+        """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
+                         for k in kernels])
+
     def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
                    progress: Progress | None = None) -> np.ndarray:
         """The labels are generated on the client in row order (packed, n (B + 1) / 8

@@ -122,6 +122,12 @@ class CudaSource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(out), total
 
+    def split_sums_multi(self, L: Any, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
+                         progress: Progress | None = None) -> np.ndarray:
+        """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
+                         for k in kernels])
+
     def split_sums(self, L: Any, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
                    progress: Progress | None = None) -> np.ndarray:
         from ..cuda import sums

@@ -46,6 +46,7 @@ struct SimdOps {
 
 struct SimdTable {
   SimdLevel level;
+  PartialLayout partial_layout;  ///< of the sums of a tile (TileTask::partial)
   void (*map_values)(const Kernel& kernel, double* values, Index n);
   void (*split_weights)(std::uint64_t* state, double* needed, const double* plus,
                         const double* minus, Index left0, Index rows, double* out, Index ld);

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <nystrom_kme/detail/parallel.hpp>
@@ -57,6 +56,25 @@ struct BinJob {
   std::vector<double*> outs;
 };
 
+/// A zero-filled float64 buffer whose data() is 64-byte aligned: the packed weights
+/// and the tile's kernel values are read a cache line (an AVX-512 vector) at a time.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(std::size_t n = 0) { resize(n); }
+  void resize(std::size_t n) {
+    storage_.assign(n + kAlign, 0.0);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    offset_ = ((kAlign * sizeof(double) - address % (kAlign * sizeof(double))) / sizeof(double)) % kAlign;
+  }
+  double* data() { return storage_.data() + offset_; }
+  const double* data() const { return storage_.data() + offset_; }
+
+ private:
+  static constexpr std::size_t kAlign = 8;  // doubles per 64 bytes
+  std::vector<double> storage_;
+  std::size_t offset_ = 0;
+};
+
 template <class T>
 class TileEngine {
  public:
@@ -88,14 +106,13 @@ class TileEngine {
   /// S (p x k) = K(A, B) W, W (q x k); or, with Mode::matrix, out = K(A, B).
   template <Mode mode>
   void run(const WeightsRef* W, RowMatrixXd& out, int n_threads) const {
-    run_impl<mode>(W, nullptr, out, n_threads);
+    run_impl<mode>(W, nullptr, &out, {}, n_threads);
   }
 
   /// The binned sums of `job` (Mode::bins); every kernel must be radial, like the engine's.
   void run_bins(const BinJob& job, int n_threads) const {
     if (!radial_) throw std::invalid_argument("run_bins: binned sums need a radial packing kernel");
-    RowMatrixXd unused;
-    run_impl<Mode::bins>(nullptr, nullptr, unused, n_threads, &job);
+    run_impl<Mode::bins>(nullptr, nullptr, nullptr, {}, n_threads, &job);
   }
 
   /// S (p x k) += K(A, B) W with the rows of W taken from `stream` in order.
@@ -103,23 +120,56 @@ class TileEngine {
     if (stream.columns() < 2 || out.cols() != stream.columns() || out.rows() != A_.rows()) {
       throw std::invalid_argument("run_streamed: output and weight stream shapes differ");
     }
-    run_impl<Mode::sums>(nullptr, &stream, out, n_threads);
+    run_impl<Mode::sums>(nullptr, &stream, &out, {}, n_threads);
+  }
+
+  /// outs[j] (p x k) += K_j(A, B) W for every radial kernel j of `kernels`, the rows
+  /// of W taken once from `stream`: one pass, the distances of each tile computed
+  /// once in units of the engine kernel's bandwidth (the reference) and scaled per
+  /// kernel. The caller checks that the kernels are radial and that (reference /
+  /// bandwidth)^2 is a normal T.
+  void run_streamed_multi(WeightStream& stream, const std::vector<Kernel>& kernels,
+                          std::vector<RowMatrixXd>& outs, int n_threads) const {
+    if (stream.columns() < 2 || kernels.empty() || outs.size() != kernels.size()) {
+      throw std::invalid_argument("run_streamed_multi: no kernels or no weight columns");
+    }
+    for (const RowMatrixXd& out : outs) {
+      if (out.cols() != stream.columns() || out.rows() != A_.rows()) {
+        throw std::invalid_argument("run_streamed_multi: output and weight stream shapes differ");
+      }
+    }
+    std::vector<ScaledKernel> maps;
+    for (const Kernel& kernel : kernels) {
+      if (!kernel.is_radial() || !radial_) throw std::invalid_argument("run_streamed_multi: radial kernels only");
+      maps.push_back({kernel.kind(), kernel_.bandwidth() / kernel.bandwidth()});
+    }
+    run_impl<Mode::sums>(nullptr, &stream, outs.data(), {&kernels, &maps}, n_threads);
   }
 
  private:
+  // The kernels of a multi-kernel pass: the originals (for the pairwise path) and
+  // their maps on the reference distances (for the tiles). Empty: the engine kernel.
+  struct KernelSet {
+    const std::vector<Kernel>* kernels = nullptr;
+    const std::vector<ScaledKernel>* maps = nullptr;
+    Index size() const { return maps ? Index(maps->size()) : 0; }
+  };
+
   template <Mode mode>
-  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd& out, int n_threads,
-                const BinJob* bins = nullptr) const {
+  void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd* outs, KernelSet multi,
+                int n_threads, const BinJob* bins = nullptr) const {
     const Index p = A_.rows(), q = B_.rows();
-    const Index k = mode == Mode::sums ? out.cols() : 0;
+    const Index k = mode == Mode::sums ? outs[0].cols() : 0;
+    const Index n_outs = std::max<Index>(1, multi.size());
     if (p == 0 || q == 0) return;
-    const SimdOps<T>& ops = simd_table().ops<T>();
+    const SimdTable& table = simd_table();  // one level for the whole call
+    const SimdOps<T>& ops = table.ops<T>();
     // Few rows of very wide data: the tiled path packs kChunk rows of B and
     // kTileRows rows of A per thread, far more memory than such inputs hold.
     const bool wide = double(d_) * double(kChunk) * double(sizeof(T)) > double(kWideBytes);
     if constexpr (mode != Mode::bins) {  // binned sums always take the tiled path
       if (wide && (q < kChunk || (p < kTileRows && !stream))) {
-        run_pairwise<mode>(ops, W, stream, out, n_threads);
+        run_pairwise<mode>(ops, W, stream, outs, multi, n_threads);
         return;
       }
     }
@@ -129,7 +179,7 @@ class TileEngine {
     // Each thread gets at least ~0.5 ms of work: a parallel region waits for all
     // its threads, and on a busy machine a woken thread waits for a time slice, so
     // tiny calls are faster on fewer threads (results do not depend on the count).
-    const Index columns = mode == Mode::bins ? Index(bins->kernels.size()) : std::max<Index>(k, 1);
+    const Index columns = mode == Mode::bins ? Index(bins->kernels.size()) : std::max<Index>(k, 1) * n_outs;
     const double work = double(p) * double(q) * double(d_ + 8) * double(columns);
     const Index by_work = std::max<Index>(1, Index(work / kMinWorkPerThread));
     const int nt = int(std::min<Index>({Index(resolve_threads(n_threads)), n_tiles, by_work}));
@@ -137,7 +187,7 @@ class TileEngine {
     // Shared packed superblock of B: panels (centred), plus norms and weights.
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
     std::vector<T> bnorm(static_cast<std::size_t>(R));
-    std::vector<double> wpack(static_cast<std::size_t>(R * weight_stride(k)));
+    AlignedBuffer wpack(static_cast<std::size_t>(R * weight_stride(k)));
     // Binned sums: the rows of each superblock are packed in the order of their bins, so
     // the rows of one bin are neighbours and the micro-kernel adds each run of them in a
     // register before one store (rows skipped with bin -1 go last, marked invalid).
@@ -147,17 +197,28 @@ class TileEngine {
       order.resize(static_cast<std::size_t>(R));
       packed_bins.resize(static_cast<std::size_t>(R));
     }
-    RowMatrixXd comp;  // Neumaier compensation of the sums
-    if (mode == Mode::sums) comp = RowMatrixXd::Zero(p, k);
+    // The running sums of each tile across superblocks with their Neumaier
+    // compensation, in the micro-kernels' layout (see TileTask::sum), so that
+    // adding a segment's partial sums is one vector pass.
+    const Index stride = weight_stride(k) * kTileRows;  // one tile's block of one output
+    TileSums sums;
+    if (mode == Mode::sums) sums = start_sums(outs, n_outs, n_tiles, stride, table.partial_layout);
 
     std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
     for (auto& s : scratch) {
       s.a.assign(std::size_t(kTileRows * d_), T(0));
+      s.at.assign(std::size_t(kTileRows * d_), T(0));
       s.anorm.assign(std::size_t(kTileRows), T(0));
-      s.block.assign(std::size_t(kTileRows * kChunk), T(0));
+      if (k <= 1) s.block.assign(std::size_t(kTileRows * kChunk), T(0));
       if (mode == Mode::sums) {
-        s.partial.assign(std::size_t(kTileRows * k), 0.0);  // fused path writes whole groups
-        if (k > 1 && !std::is_same_v<T, double>) s.block_f64.assign(std::size_t(kTileRows * kChunk), 0.0);
+        // k = 1: the fused path writes whole groups of rows; k > 1: whole tiles
+        s.partial.resize(std::size_t(stride));
+        if (k > 1) {
+          s.kt.resize(std::size_t(kChunk * kTileRows));
+          const Index segment = (multi.size() > 1 ? kSegmentChunks : 1) * kChunk * kTileRows;
+          s.dist.assign(std::size_t(segment), T(0));
+          s.root.assign(std::size_t(segment), T(0));
+        }
       }
     }
 
@@ -194,19 +255,54 @@ class TileEngine {
           errors.run([&] {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
-            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, out, comp, bins,
+            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, outs, sums, multi, bins,
                            packed_bins.data());
           });
         }
       }
     }
     errors.rethrow();
-    if (mode == Mode::sums) out += comp;
+    if (mode == Mode::sums) finish_sums(sums, outs, n_outs, n_tiles, stride, table.partial_layout);
+  }
+
+  struct TileSums {
+    // [(output * n_tiles + tile) * stride + partial_offset(layout, k, col, row)]
+    AlignedBuffer sum, comp;
+  };
+
+  // The running sums start at the outputs (sums are added to them), in the level's layout.
+  static TileSums start_sums(const RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
+                             PartialLayout layout) {
+    TileSums sums;
+    sums.sum.resize(std::size_t(n_outs * n_tiles * stride));
+    sums.comp.resize(std::size_t(n_outs * n_tiles * stride));
+    for (Index j = 0; j < n_outs; ++j) {
+      const RowMatrixXd& out = outs[j];
+      for (Index i = 0; i < out.rows(); ++i)
+        for (Index c = 0; c < out.cols(); ++c)
+          sums.sum.data()[(j * n_tiles + i / kTileRows) * stride +
+                          partial_offset(layout, out.cols(), c, i % kTileRows)] = out(i, c);
+    }
+    return sums;
+  }
+
+  static void finish_sums(const TileSums& sums, RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
+                          PartialLayout layout) {
+    for (Index j = 0; j < n_outs; ++j) {
+      RowMatrixXd& out = outs[j];
+      for (Index i = 0; i < out.rows(); ++i) {
+        for (Index c = 0; c < out.cols(); ++c) {
+          const Index at =
+              (j * n_tiles + i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows);
+          out(i, c) = sums.sum.data()[at] + sums.comp.data()[at];
+        }
+      }
+    }
   }
 
   struct Scratch {
-    std::vector<T> a, anorm, block;
-    std::vector<double> block_f64, partial;
+    std::vector<T> a, at, anorm, block, dist, root;
+    AlignedBuffer kt, partial;
   };
 
   /// order[0..qn) = the superblock's rows sorted by bin (stable; bin -1 last) and
@@ -220,7 +316,7 @@ class TileEngine {
   }
 
   void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
-                  std::vector<T>& bt, std::vector<T>& bnorm, std::vector<double>& wpack,
+                  std::vector<T>& bt, std::vector<T>& bnorm, AlignedBuffer& wpack,
                   const Index* order = nullptr) const {
     const Index begin = c * kChunk, end = begin + kChunk;
     for (Index i = begin; i < end; ++i) {
@@ -235,7 +331,7 @@ class TileEngine {
       bnorm[std::size_t(i)] = T(norm);
       if (k == 0) continue;
       for (Index col = 0; col < k; ++col)
-        wpack[std::size_t(weight_index(i, col, k, R))] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
+        wpack.data()[weight_index(i, col, k, R)] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
     }
   }
 
@@ -255,7 +351,7 @@ class TileEngine {
   // Streamed weights of one superblock, panel by panel (in parallel over panels;
   // called inside the parallel region). Padded rows get weight 0.
   static void pack_stream(WeightStream& stream, Index k, Index qn, Index padded, Index R,
-                          std::vector<double>& wpack, ErrorCapture& errors) {
+                          AlignedBuffer& wpack, ErrorCapture& errors) {
     const Index n_panels = weight_stride(k) / kWeightPanel;
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
@@ -271,15 +367,16 @@ class TileEngine {
     errors.run([&] { stream.advance(qn); });
   }
 
-  void pack_tile(Index r0, Index rows, std::vector<T>& a, std::vector<T>& anorm) const {
+  void pack_tile(Index r0, Index rows, Scratch& s) const {
     for (Index r = 0; r < kTileRows; ++r) {
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
         const T v = r < rows ? scaled(A_(r0 + r, f), f) : T(0);
-        a[std::size_t(r * d_ + f)] = v;
+        s.a[std::size_t(r * d_ + f)] = v;
+        s.at[std::size_t(f * kTileRows + r)] = v;
         norm += double(v) * double(v);
       }
-      anorm[std::size_t(r)] = T(norm);
+      s.anorm[std::size_t(r)] = T(norm);
     }
   }
 
@@ -287,10 +384,10 @@ class TileEngine {
   // one task (direct differences of the scaled points, the kernel map, then the
   // weighted sum in float64 in row order of B).
   template <Mode mode>
-  void run_pairwise(const SimdOps<T>& ops, const WeightsRef* W, WeightStream* stream, RowMatrixXd& out,
-                    int n_threads) const {
+  void run_pairwise(const SimdOps<T>& ops, const WeightsRef* W, WeightStream* stream, RowMatrixXd* outs,
+                    KernelSet multi, int n_threads) const {
     const Index p = A_.rows(), q = B_.rows();
-    const Index k = mode == Mode::sums ? out.cols() : 0;
+    const Index k = mode == Mode::sums ? outs[0].cols() : 0;
     RowMatrixXd Wd;  // streamed weights: few rows of B here (q < kChunk)
     if (stream) {
       Wd = RowMatrixXd::Zero(q, weight_stride(k));
@@ -303,16 +400,20 @@ class TileEngine {
       }
       stream->advance(q);
     }
-    parallel_tasks(p, n_threads, [&](Index i) {
+    const Index n_kernels = std::max<Index>(1, multi.size());
+    parallel_tasks(p * n_kernels, n_threads, [&](Index task) {
+      const Index i = task / n_kernels, j = task % n_kernels;
+      const Kernel& kernel = multi.kernels ? (*multi.kernels)[std::size_t(j)] : kernel_;
+      RowMatrixXd& out = outs[j];
       std::vector<double> kv(static_cast<std::size_t>(q));
-      ops.kernel_rows(B_.data(), B_.outerStride(), d_, A_.row(i).data(), kernel_, 0, q, kv.data());
+      ops.kernel_rows(B_.data(), B_.outerStride(), d_, A_.row(i).data(), kernel, 0, q, kv.data());
       if constexpr (mode == Mode::matrix) {
-        for (Index j = 0; j < q; ++j) out(i, j) = kv[std::size_t(j)];
+        for (Index c = 0; c < q; ++c) out(i, c) = kv[std::size_t(c)];
       } else {
         for (Index c = 0; c < k; ++c) {
           double sum = 0.0;
-          for (Index j = 0; j < q; ++j)
-            sum += kv[std::size_t(j)] * (stream ? Wd(j, c) : W ? (*W)(j, c) : 1.0);
+          for (Index r = 0; r < q; ++r)
+            sum += kv[std::size_t(r)] * (stream ? Wd(r, c) : W ? (*W)(r, c) : 1.0);
           out(i, c) += sum;
         }
       }
@@ -322,18 +423,21 @@ class TileEngine {
   template <Mode mode>
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
-                const std::vector<double>& wpack, Scratch& s, RowMatrixXd& out,
-                RowMatrixXd& comp, const BinJob* bins, const std::int64_t* packed_bins) const {
+                const AlignedBuffer& wpack, Scratch& s, RowMatrixXd* outs, TileSums& sums,
+                KernelSet multi, const BinJob* bins, const std::int64_t* packed_bins) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
-    pack_tile(r0, rows, s.a, s.anorm);
+    pack_tile(r0, rows, s);
     TileTask<T> task;
     task.a = s.a.data();
+    task.at = s.at.data();
     task.anorm = s.anorm.data();
     task.bt = bt.data();
     task.bnorm = bnorm.data();
     task.wpack = wpack.data();
     task.kernel = &kernel_;
+    task.maps = multi.maps ? multi.maps->data() : nullptr;
+    task.n_maps = multi.size();
     task.d = d_;
     task.R = R;
     task.k = k;
@@ -342,10 +446,12 @@ class TileEngine {
     task.radial = radial_;
     task.direct = direct_;
     task.block = s.block.data();
-    task.block_f64 = s.block_f64.data();
+    task.dist = s.dist.data();
+    task.root = s.root.data();
+    task.kt = s.kt.data();
     task.partial = s.partial.data();
     if constexpr (mode == Mode::matrix) {
-      ops.tile_matrix(task, qn, out.data() + r0 * out.cols() + q0, out.cols());
+      ops.tile_matrix(task, qn, outs[0].data() + r0 * outs[0].cols() + q0, outs[0].cols());
     } else if constexpr (mode == Mode::bins) {
       BinTask job;
       job.kernels = bins->kernels.data();
@@ -358,18 +464,12 @@ class TileEngine {
       job.row0 = r0;
       ops.tile_bins(task, job);
     } else {
-      std::fill(s.partial.begin(), s.partial.end(), 0.0);
-      ops.tile_sums(task);
       // Neumaier summation across superblocks keeps n = 1e6 sums at ~1e-16 relative.
-      for (Index r = 0; r < rows; ++r) {
-        for (Index col = 0; col < k; ++col) {
-          double& sum = out(r0 + r, col);
-          const double x = s.partial[std::size_t(r * k + col)];
-          const double total = sum + x;
-          comp(r0 + r, col) += std::abs(sum) >= std::abs(x) ? (sum - total) + x : (x - total) + sum;
-          sum = total;
-        }
-      }
+      const Index stride = weight_stride(k) * kTileRows, n_tiles = (A_.rows() + kTileRows - 1) / kTileRows;
+      task.sum = sums.sum.data() + t * stride;
+      task.comp = sums.comp.data() + t * stride;
+      task.sums_stride = n_tiles * stride;
+      ops.tile_sums(task);
     }
   }
 

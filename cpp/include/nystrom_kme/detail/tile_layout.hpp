@@ -14,6 +14,9 @@ namespace nystrom_kme::detail {
 constexpr Index kTileRows = 16;      // rows of A per task
 constexpr Index kGroupRows = 4;      // rows of A per micro-kernel call
 constexpr Index kChunk = 256;        // rows of B per L1-resident block of kernel values
+// Chunks per segment (k > 1): several kernels share a segment's distances, and each
+// kernel's partial sums are folded into the tile's running sums once per segment.
+constexpr Index kSegmentChunks = 4;
 constexpr Index kDirectMaxDim = 32;  // radial kernels below this d use sum (a-b)^2 directly
 constexpr Index kPackBytes = 1024 * 1024;  // packed block of B, shared by all threads
 // Above this many bytes for one chunk of rows (kChunk x d), inputs with fewer rows
@@ -38,7 +41,10 @@ inline Index panel_index(Index col, Index f, Index d) {
   return (col / kPanelCols<T>)*d * kPanelCols<T> + f * kPanelCols<T> + col % kPanelCols<T>;
 }
 
-constexpr Index kWeightPanel = 16;  // weight columns per register panel (k > 1)
+// Weight columns per packed panel (k > 1): 8 float64, one cache line per row of B,
+// the width of the AVX-512 register block of the reduction (tile_kernels.inl);
+// narrower levels take a panel in two halves.
+constexpr Index kWeightPanel = 8;
 
 // Packed weights: one plain column for k = 1; for k > 1 panels of kWeightPanel
 // columns, each R x kWeightPanel contiguous and zero-padded past column k.
@@ -50,14 +56,16 @@ inline Index weight_index(Index row, Index col, Index k, Index R) {
   return ((col / kWeightPanel) * R + row) * kWeightPanel + col % kWeightPanel;
 }
 
-constexpr Index kWeightPackBytes = 4 * 1024 * 1024;  // packed weights of a superblock (k > 1)
+// Packed weights of a superblock (k > 1). Every tile streams all of them once per
+// kernel, so they should stay in the core's L2 (1.25-2 MiB on current x86) next to
+// the tile's blocks. Measured at k = 201, m = 1000, one thread, AVX-512: 1 MiB beat
+// 0.5, 1.5 and 2 MiB (bench/RESULTS.md, "The permuted sums at BLAS speed").
+constexpr Index kWeightPackBytes = 1024 * 1024;
 
 /// Rows of B per packed superblock: ~kPackBytes of B, a multiple of kChunk. With
 /// k > 1 weight columns, also at most ~kWeightPackBytes of packed weights: every
 /// tile sweeps the whole superblock, whose weights must stay in cache for the next
 /// tile (k = 201 with 16k-row superblocks streamed 27 MB from memory per tile).
-/// Measured at k = 201, d = 5: 256 KB superblocks lose to per-superblock costs,
-/// 4 MB (L3) reach 2.4x the speed of 27 MB.
 inline Index superblock_rows(Index d, Index elem_bytes, Index k = 1) {
   Index r = kPackBytes / (d * elem_bytes);
   if (k > 1) r = std::min<Index>(r, kWeightPackBytes / (weight_stride(k) * Index(sizeof(double))));
@@ -65,22 +73,54 @@ inline Index superblock_rows(Index d, Index elem_bytes, Index k = 1) {
   return std::min<Index>(r, 64 * kChunk);
 }
 
+/// How a level's multi-column reduction lays out a tile's sums (TileTask::sum):
+/// tile rows side by side (column c, row r at c * kTileRows + r), or the columns of
+/// each weight panel side by side (at (c / P) * P * kTileRows + r * P + c % P).
+enum class PartialLayout { rows_in_lanes, columns_in_lanes };
+
+/// Offset of the sum of tile row `row` and weight column `col` in a tile's block of
+/// sums (k weight columns; k = 1: the rows alone).
+inline Index partial_offset(PartialLayout layout, Index k, Index col, Index row) {
+  if (k <= 1) return row;
+  if (layout == PartialLayout::rows_in_lanes) return col * kTileRows + row;
+  return (col / kWeightPanel) * kWeightPanel * kTileRows + row * kWeightPanel + col % kWeightPanel;
+}
+
+/// One kernel of a multi-kernel pass (radial only): its values are f_kind(d2 ratio^2)
+/// for the squared distances d2 of points scaled by the reference bandwidth, where
+/// ratio = reference bandwidth / this kernel's bandwidth.
+struct ScaledKernel {
+  KernelKind kind = KernelKind::gaussian;
+  double ratio = 1.0;
+};
+
 /// One tile of kTileRows rows of A against one packed superblock of B.
 template <class T>
 struct TileTask {
   const T* a = nullptr;        // kTileRows x d, centred, rows past `rows` zero
+  const T* at = nullptr;       // the same, transposed: d x kTileRows
   const T* anorm = nullptr;    // kTileRows squared norms of a
   const T* bt = nullptr;       // packed superblock (panels), first chunk
   const T* bnorm = nullptr;    // squared norms of the packed rows
   const double* wpack = nullptr;  // packed weights of the superblock (k > 0)
   const Kernel* kernel = nullptr;
+  const ScaledKernel* maps = nullptr;  // k > 1 only: n_maps kernels on distances in units
+  Index n_maps = 0;                    // of `kernel`'s bandwidth, instead of `kernel` itself
   Index d = 0, R = 0, k = 0;   // features, superblock rows, weight columns
   Index rows = 0;              // valid rows of a
   Index n_chunks = 0;          // kChunk blocks in this superblock
   bool radial = true, direct = true;
-  T* block = nullptr;          // scratch: kTileRows x kChunk
-  double* block_f64 = nullptr; // scratch for float with k > 1: kTileRows x kChunk
-  double* partial = nullptr;   // output: rows x k sums (accumulated into)
+  T* block = nullptr;          // scratch: kTileRows x kChunk (k = 1, matrices)
+  T* dist = nullptr;           // scratch (k > 1): kSegmentChunks x kChunk x kTileRows distances
+  T* root = nullptr;           // scratch (k > 1): their square roots
+  double* kt = nullptr;        // scratch (k > 1): kChunk x kTileRows kernel values, 64-byte aligned
+  double* partial = nullptr;   // scratch: one block of sums (below)
+  // The tile's running sums (output, Neumaier-compensated by `comp`): for kernel j
+  // (j < max(n_maps, 1)) a block of weight_stride(k) x kTileRows sums at
+  // j * sums_stride, laid out by the level's PartialLayout (partial_offset).
+  double* sum = nullptr;
+  double* comp = nullptr;
+  Index sums_stride = 0;
 };
 
 /// The kernels and bins of one tile's binned sums (TileEngine::run_bins): for the tile's

@@ -4,6 +4,7 @@
 /// The level's entry points, for the dispatcher.
 inline constexpr SimdTable kTable = {
     NYSTROM_KME_SIMD_LEVEL,
+    kPartialLayout,
     &map_values,
     &split_weights,
     &gemm_acc,

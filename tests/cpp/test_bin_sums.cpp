@@ -1,0 +1,196 @@
+// bin_sums.hpp, matrix_product.hpp and feature_sums.hpp: the aggregated test's core
+// pieces against long-double and dense references, their bit-identity for any thread
+// count, and their precondition checks.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Cholesky>
+
+#include <nystrom_kme/bin_sums.hpp>
+#include <nystrom_kme/feature_sums.hpp>
+#include <nystrom_kme/matrix_product.hpp>
+
+#include "check.hpp"
+
+using nystrom_kme::Index;
+using nystrom_kme::Kernel;
+using nystrom_kme::RowMatrix;
+using nystrom_kme::RowMatrixXd;
+
+namespace {
+
+std::vector<std::int64_t> random_bins(Index n, Index n_bins, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<std::int64_t> pick(-1, n_bins - 1);  // -1: skipped rows
+  std::vector<std::int64_t> bins(static_cast<std::size_t>(n));
+  for (auto& b : bins) b = pick(gen);
+  return bins;
+}
+
+// Every kernel of a mixed list (bandwidths 40x apart) against long double, rows spread
+// over several superblocks (q = 9000 at d = 3), both dtypes and the expansion path (d = 40).
+template <class T>
+void check_against_long_double(Index d, double tolerance) {
+  const Index m = 37, q = 9000, n_bins = 50;
+  const RowMatrix<T> L = test::normal_matrix<T>(m, d, 3);
+  const RowMatrix<T> Z = test::normal_matrix<T>(q, d, 4);
+  const std::vector<std::int64_t> bins = random_bins(q, n_bins, 5);
+  const double s = std::sqrt(double(d));
+  const std::vector<std::string> names = {"gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"};
+  std::vector<Kernel> kernels;
+  for (std::size_t j = 0; j < names.size(); ++j) kernels.push_back(Kernel::from_name(names[j], s * (0.25 + 2.5 * j)));
+  const auto E = nystrom_kme::kernel_bin_sums<T>(L, Z, bins.data(), n_bins, kernels, {1});
+  for (std::size_t j = 0; j < kernels.size(); ++j) {
+    std::vector<long double> ref(std::size_t(m * n_bins), 0.0L);
+    for (Index i = 0; i < m; ++i) {
+      const RowMatrixXd li = L.row(i).template cast<double>();
+      for (Index r = 0; r < q; ++r) {
+        if (bins[std::size_t(r)] < 0) continue;
+        const RowMatrixXd zr = Z.row(r).template cast<double>();
+        ref[std::size_t(i * n_bins + bins[std::size_t(r)])] +=
+            test::reference_kernel(names[j], li.data(), zr.data(), d, kernels[j].bandwidth());
+      }
+    }
+    double worst = 0, scale = 0;
+    for (Index i = 0; i < m; ++i) {
+      for (Index g = 0; g < n_bins; ++g) {
+        const long double r = ref[std::size_t(i * n_bins + g)];
+        worst = std::max(worst, double(std::abs(E[j](i, g) - r)));
+        scale = std::max(scale, double(std::abs(r)));
+      }
+    }
+    if (!(worst <= tolerance * scale)) {
+      std::fprintf(stderr, "%s d %ld: relative error %g\n", names[j].c_str(), long(d), worst / scale);
+    }
+    CHECK(worst <= tolerance * scale);
+  }
+  // the same bits on 2 and 3 threads, and chunks adding up to the whole
+  for (int threads : {2, 3}) {
+    const auto again = nystrom_kme::kernel_bin_sums<T>(L, Z, bins.data(), n_bins, kernels, {threads});
+    for (std::size_t j = 0; j < kernels.size(); ++j) CHECK(again[j] == E[j]);
+  }
+  std::vector<RowMatrixXd> parts(kernels.size(), RowMatrixXd::Zero(m, n_bins));
+  std::vector<double*> outs;
+  for (auto& p : parts) outs.push_back(p.data());
+  const Index cut = 4321;
+  nystrom_kme::add_kernel_bin_sums<T>(L, Z.topRows(cut), bins.data(), n_bins, kernels, outs, {2});
+  nystrom_kme::add_kernel_bin_sums<T>(L, Z.bottomRows(q - cut), bins.data() + cut, n_bins, kernels, outs, {2});
+  for (std::size_t j = 0; j < kernels.size(); ++j) {
+    CHECK((parts[j] - E[j]).cwiseAbs().maxCoeff() <= 1e-13 * E[j].cwiseAbs().maxCoeff());
+  }
+}
+
+void test_bin_sums_errors() {
+  const RowMatrixXd L = test::normal_matrix(4, 2, 1), Z = test::normal_matrix(10, 2, 2);
+  std::vector<std::int64_t> bins(10, 0);
+  const std::vector<Kernel> gauss = {Kernel::gaussian(1.0)};
+  using test::throws_with;
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, {}); },
+                                           "no kernels"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, {Kernel::from_name("linear", 1.0)}); },
+      "radial"));
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 0, gauss); },
+                                           "n_bins"));
+  bins[7] = 3;
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, gauss); },
+                                           "bins[7] = 3"));
+  bins[7] = -2;
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, gauss); },
+                                           "bins[7] = -2"));
+  bins[7] = 0;
+  RowMatrixXd bad = Z;
+  bad(2, 1) = std::nan("");
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, bad, bins.data(), 3, gauss); },
+                                           "NaN"));
+  const RowMatrixXd wide = test::normal_matrix(10, 3, 3);
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, wide, bins.data(), 3, gauss); },
+                                           "features"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { nystrom_kme::add_kernel_bin_sums<double>(L, Z, bins.data(), 3, gauss, {nullptr}); }, "null output"));
+}
+
+// Against a long-double product, for shapes around the micro-tile (6 rows) and the
+// task size (48 rows), and the same bits on 1 to 3 threads.
+void test_matrix_product() {
+  for (Index p : {1, 5, 48, 49, 130}) {
+    for (Index k : {1, 7, 300}) {
+      const RowMatrixXd A = test::normal_matrix(p, k, unsigned(p + k));
+      const RowMatrixXd B = test::normal_matrix(k, 13, unsigned(2 * k + 1));
+      const RowMatrixXd C = nystrom_kme::matrix_product(A, B, {1});
+      double worst = 0;
+      for (Index i = 0; i < p; ++i) {
+        for (Index j = 0; j < 13; ++j) {
+          long double ref = 0, size = 0;
+          for (Index t = 0; t < k; ++t) {
+            ref += (long double)A(i, t) * B(t, j);
+            size += std::abs((long double)A(i, t) * B(t, j));
+          }
+          worst = std::max(worst, double(std::abs(C(i, j) - ref) / size));
+        }
+      }
+      CHECK(worst < 1e-14);
+      for (int threads : {2, 3}) CHECK(nystrom_kme::matrix_product(A, B, {threads}) == C);
+    }
+  }
+  CHECK(nystrom_kme::matrix_product(RowMatrixXd(0, 3), RowMatrixXd::Ones(3, 2)).rows() == 0);
+  CHECK(test::throws_with<std::invalid_argument>(
+      [] { nystrom_kme::matrix_product(RowMatrixXd::Ones(2, 3), RowMatrixXd::Ones(4, 2)); }, "3 columns"));
+}
+
+// Full rank: ||y_b||^2 = s_b^T K^{-1} s_b and y_b . y_c = s_b^T K^{-1} s_c (LLT of K as the
+// reference); duplicated landmarks: the rank drops and the forms equal those of the
+// distinct landmarks alone; bit-identical on 1 to 3 threads.
+void test_feature_sums() {
+  const Index m = 60, k = 70;
+  const RowMatrixXd L = test::normal_matrix(m, 3, 8);
+  const Kernel kernel = Kernel::gaussian(0.8);
+  const RowMatrixXd S = test::normal_matrix(m, k, 9);
+  const auto F = nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 0.0, {1});
+  CHECK(F.rank == m);
+  const Eigen::MatrixXd K = nystrom_kme::kernel_matrix<double>(L, L, kernel);
+  const Eigen::MatrixXd KinvS = K.llt().solve(Eigen::MatrixXd(S));
+  const Eigen::MatrixXd forms = Eigen::MatrixXd(S).transpose() * KinvS;
+  const Eigen::MatrixXd ours = F.features.transpose() * F.features;
+  CHECK((ours - forms).cwiseAbs().maxCoeff() <= 1e-8 * forms.cwiseAbs().maxCoeff());
+  for (int threads : {2, 3}) CHECK(nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 0.0, {threads}).features == F.features);
+
+  RowMatrixXd twice(2 * m, 3);
+  twice << L, L;
+  RowMatrixXd S2(2 * m, k);
+  S2 << S, S;  // sums at duplicated landmarks are equal
+  const auto D = nystrom_kme::nystrom_feature_sums<double>(twice, S2, kernel);
+  CHECK(D.rank == m);
+  const Eigen::MatrixXd dup = D.features.transpose() * D.features;
+  CHECK((dup - forms).cwiseAbs().maxCoeff() <= 1e-8 * forms.cwiseAbs().maxCoeff());
+
+  using test::throws_with;
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { nystrom_kme::nystrom_feature_sums<double>(L, RowMatrixXd(m, 0), kernel); }, "at least one column"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { nystrom_kme::nystrom_feature_sums<double>(L, RowMatrixXd::Ones(m + 1, 2), kernel); }, "rows"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 1.5); }, "rcond"));
+  RowMatrixXd bad = S;
+  bad(0, 0) = INFINITY;
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::nystrom_feature_sums<double>(L, bad, kernel); }, "NaN or inf"));
+}
+
+}  // namespace
+
+int main() {
+  if (const int skip = test::skip_if_level_unsupported()) return skip;
+  check_against_long_double<double>(3, 1e-13);
+  check_against_long_double<double>(40, 1e-12);
+  check_against_long_double<float>(3, 2e-6);
+  test_bin_sums_errors();
+  test_matrix_product();
+  test_feature_sums();
+  if (test::failures == 0) std::printf("test_bin_sums: all checks passed\n");
+  return test::failures == 0 ? 0 : 1;
+}
