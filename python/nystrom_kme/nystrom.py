@@ -30,11 +30,12 @@ from ._validation import (
     scale_weights,
 )
 from .bounds import default_n_landmarks, suggest_n_landmarks
+from ._union import union_sums
 from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import as_auto_spec, search_landmarks
 from .persistence import persistable
-from .sampling import FixedLandmarks, as_policy, landmark_points, resolve_sampler
+from .sampling import FixedLandmarks, as_policy, describe_sampler, landmark_points, resolve_sampler
 from .sources import ArraySource, IterableSource, RowSource, as_source
 
 SOLVERS = ("auto", "cod", "cholesky")
@@ -77,18 +78,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         ``rcond``. "cholesky": merge duplicate landmarks, then Cholesky; fails on a
         numerically singular K_m. "auto": one pivoted Cholesky, kept when its
         estimated RKHS error is below 1e-12 of the embedding's norm, else COD.
-        They give the same embedding up to round-off on a well-conditioned K_m.
-        On a numerically singular K_m (m well above the numerical rank r; both
-        solvers take the same r from the same pivoted factorisation) the rank-r
-        system is ill-conditioned and the embeddings differ by more: measured on
-        2-D clustered data (n = 5000 and 20000, sigma = 1 and 3, m = 100 to 1600,
-        r = 97 to 621; 23 cases), by up to 5.5e-5 in
-        RKHS norm, i.e. 2e-4 of the embedding's norm, 0.4% of the statistical
-        error 1/sqrt(n), and up to 70% of the (then tiny) Nystrom error itself.
-        Neither is consistently closer to the empirical embedding ("auto" in 10
-        cases, "cod" in 11, 2 ties). The weight vectors are not unique there and can
-        differ by O(1) between solvers (any pseudo-inverse depends on where it
-        cuts the spectrum): compare embeddings, not weights.
+        They give the same embedding up to round-off on a well-conditioned K_m; on a
+        numerically singular one they differ by up to ~2e-4 of the embedding's norm
+        (measured in the user guide, "Solvers"), and the weights, not unique there,
+        by O(1): compare embeddings, not weights.
     rcond : float or None, default=None
         COD rank threshold relative to the largest pivot; None: m * machine epsilon.
     sampler : str, SamplingPolicy, array-like or callable, default="uniform"
@@ -155,9 +148,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         self.chunk_rows = chunk_rows
         self.passes = passes
 
-    # ------------------------------------------------------------------ #
-    # checks
-    # ------------------------------------------------------------------ #
+    # --- checks ---
     def _check_params(self) -> tuple[float, int]:
         """Validated (rcond, n_threads); also checks solver, passes and chunk_rows."""
         if self.solver not in SOLVERS:
@@ -213,9 +204,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
         return m
 
-    # ------------------------------------------------------------------ #
-    # the one fitting path
-    # ------------------------------------------------------------------ #
+    # --- the one fitting path ---
     def _choose_landmarks(self, src: RowSource, sample_weight: Any, rng: np.random.Generator,
                           *, streamed: str | None = None, n_total: int | None = None
                           ) -> tuple[Kernel, Any, np.ndarray | None, np.ndarray]:
@@ -473,9 +462,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                              "and adding to them would lose precision; refit with the sample weights "
                              "multiplied by a constant (only their ratios matter)")
 
-    # ------------------------------------------------------------------ #
-    # merging and scoring
-    # ------------------------------------------------------------------ #
+    # --- merging and scoring ---
     def merge(self, *others: NystromKME) -> NystromKME:
         """A new embedding of the union of the data behind ``self`` and ``others``.
 
@@ -527,14 +514,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             for e in others:
                 acc.merge(e._sums)
             return out._solve(self.kernel_, self.sampler_, None, self.landmarks_, acc, total, n)
-        union = _union_rows([e.landmarks_ for e in parts])
-        core_kernel = self.kernel_.to_core()
-        n_threads = n_threads_arg(self.n_threads)
-        acc = CompensatedSum((union.shape[0],))
-        for e in parts:
-            U, Le = common_dtype(union, e.landmarks_)
-            acc.add(e.weight_sum_ * _core.kernel_sums(U, Le, e.weights_.reshape(-1, 1), core_kernel,
-                                                      n_threads)[:, 0])
+        union, acc = union_sums([(e.landmarks_, e.weights_, e.weight_sum_) for e in parts], self.kernel_,
+                                n_threads_arg(self.n_threads))
         return out._solve(self.kernel_, self.sampler_, None, union, acc, total, n)
 
     def score(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> float:
@@ -566,7 +547,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             return None
         return (f"{self.landmarks_.shape[0]} landmarks in R^{self.n_features_in_}, "
                 f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, "
-                f"sampler={_sampler_label(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
+                f"sampler={describe_sampler(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
                 f"rank={self.rank_}")
 
     def _state(self) -> dict[str, Any]:
@@ -609,31 +590,6 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             s_sum_=sums.value(), weight_sum_=state["weight_sum"], n_landmarks_report_=None)
         est._publish()
         return est
-
-
-def _sampler_label(sampler: Any, policy: Any) -> str:
-    """A short name for how the landmarks were chosen: the sampler's name, the policy's
-    class, or "given points" / "given indices"."""
-    if isinstance(sampler, str):
-        return sampler
-    if policy is None:
-        return "given points"
-    if isinstance(policy, FixedLandmarks):
-        return "given indices"
-    return type(policy).__name__
-
-
-def _union_rows(blocks: list[np.ndarray]) -> np.ndarray:
-    """Rows of the blocks in order, exact duplicates dropped; float32 only if all are."""
-    blocks = common_dtype(*blocks)
-    seen: set[bytes] = set()
-    keep = []
-    for row in np.concatenate(blocks):
-        key = row.tobytes()
-        if key not in seen:
-            seen.add(key)
-            keep.append(row)
-    return np.ascontiguousarray(np.stack(keep))
 
 
 __all__ = ["NystromKME", "SOLVERS"]

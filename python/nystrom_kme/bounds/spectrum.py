@@ -251,14 +251,6 @@ class CovarianceSpectrum:
 _METHODS = ("subsample", "nystrom")
 
 
-def _resolve_kernel(kernel: Any, X: np.ndarray, rng: np.random.Generator) -> Kernel:
-    try:
-        kern = get_kernel(kernel)
-    except ValueError as err:
-        raise ValueError(f"kernel: {err}") from None
-    return kern.resolve(X, rng)
-
-
 def _sup_norm(kernel: Kernel, X: np.ndarray) -> tuple[float, bool]:
     K = float(kernel.sup_norm)
     if math.isfinite(K):
@@ -326,7 +318,11 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     rng = check_random_state(random_state)
     n_threads_arg(n_threads)
-    kern = _resolve_kernel(kernel, X, rng)
+    try:
+        kern = get_kernel(kernel)
+    except ValueError as err:
+        raise ValueError(f"kernel: {err}") from None
+    kern = kern.resolve(X, rng)
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = X.shape[0]
     s = int(min(n, max_samples))

@@ -21,17 +21,20 @@ from ..datafiles import read_data
 from ..demo import run_demo
 from ..embedding import EmpiricalKME, KernelMeanEmbedding
 from ..kernel_collection import KernelCollection
+from ..kernels import KERNEL_NAMES as ALL_KERNEL_NAMES
 from ..kernels import Kernel, get_kernel, resolve_kernel
 from ..mmd_estimators import mmd2, mmd2_exact
 from ..nystrom import NystromKME
 from ..persistence import kernel_spec, load, read_header
 from ..quadrature import QuadratureRule
+from ..sampling import resolve_sampler
 from ..sources import RowSource
 from ..two_sample import TwoSampleResult, two_sample_test
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit, fmt, report_record
 
 #: The kernel names the commands offer (their one table here until kernels.py exports one).
-KERNEL_NAMES = ("gaussian", "laplacian", "matern12", "matern32", "matern52", "imq", "linear", "polynomial")
+#: The kernel names the CLI offers: the package's table without its aliases (rbf, inverse_multiquadric).
+KERNEL_NAMES = tuple(n for n in ALL_KERNEL_NAMES if n not in ("rbf", "inverse_multiquadric"))
 
 
 # --------------------------------------------------------------------------- #
@@ -109,8 +112,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     src = _data(args, args.data, update)
     start = time.perf_counter()
     try:
-        # policies other than uniform sampling, and m = "bound", look at all rows at once
-        data: Any = _in_memory(src) if (args.sampler != "uniform" or args.n_landmarks == "bound") else src
+        # the policies that say so, and m = "bound", look at all rows at once
+        data: Any = (_in_memory(src) if (resolve_sampler(args.sampler).needs_data_in_memory or args.n_landmarks == "bound")
+                     else src)
         est.fit(data)
     finally:
         close()

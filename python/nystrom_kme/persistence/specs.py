@@ -9,33 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels import (
-    Gaussian,
-    InverseMultiquadric,
-    Kernel,
-    Laplacian,
-    Linear,
-    Matern,
-    Polynomial,
-)
-from ..sampling import (
-    BlockRPCholeskySampling,
-    CortesScottSampling,
-    DPPGreedySampling,
-    FixedLandmarks,
-    GreedyCholeskySampling,
-    KernelHerding,
-    RidgeLeverageSampling,
-    RPCholeskySampling,
-    UniformSampling,
-)
+from ..kernels import KERNEL_CLASSES, Kernel, Matern, Polynomial
+from ..sampling import POLICY_CLASSES, FixedLandmarks
 from .fields import FileFormatError, get_field, indices_member, member
 
-_KERNELS: dict[str, type[Kernel]] = {cls.__name__: cls for cls in (
-    Gaussian, Laplacian, Matern, InverseMultiquadric, Linear, Polynomial)}
-_POLICIES: dict[str, type] = {cls.__name__: cls for cls in (
-    UniformSampling, RidgeLeverageSampling, RPCholeskySampling, BlockRPCholeskySampling,
-    GreedyCholeskySampling, KernelHerding, CortesScottSampling, DPPGreedySampling)}
+_KERNELS: dict[str, type[Kernel]] = {cls.__name__: cls for cls in KERNEL_CLASSES}
+_POLICIES: dict[str, type] = {cls.__name__: cls for cls in POLICY_CLASSES}
 
 
 # --------------------------------------------------------------------------- #

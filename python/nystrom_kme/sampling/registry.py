@@ -45,6 +45,30 @@ _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
 
 #: The accepted sampler names.
 SAMPLER_NAMES: tuple[str, ...] = tuple(_NAMES)
+#: The policy classes of the package (what a saved estimator may name).
+POLICY_CLASSES: tuple[type, ...] = (UniformSampling, RidgeLeverageSampling, RPCholeskySampling,
+                                    BlockRPCholeskySampling, GreedyCholeskySampling, KernelHerding,
+                                    CortesScottSampling, DPPGreedySampling)
+
+
+def describe_sampler(sampler: Any, policy: Any) -> str:
+    """A short name for how landmarks were chosen from the ``sampler`` argument and the
+    policy that ran: the sampler's name, the policy's class, or "given points" /
+    "given indices".
+
+    Examples
+    --------
+    >>> from nystrom_kme.sampling import describe_sampler, FixedLandmarks
+    >>> describe_sampler("rpcholesky", None), describe_sampler([0, 3], FixedLandmarks([0, 3]))
+    ('rpcholesky', 'given indices')
+    """
+    if isinstance(sampler, str):
+        return sampler
+    if policy is None:
+        return "given points"
+    if isinstance(policy, FixedLandmarks):
+        return "given indices"
+    return type(policy).__name__
 
 
 def resolve_sampler(sampler: Any) -> Any:
