@@ -123,7 +123,15 @@ def _done() -> set[tuple]:
 
 
 def _records() -> list[dict]:
-    return [json.loads(line) for line in RESULTS.read_text().splitlines()] if RESULTS.exists() else []
+    """The recorded repetitions, one per (section, problem, n, rep): a repetition run twice
+    (two runs at once) counts once."""
+    if not RESULTS.exists():
+        return []
+    latest = {}
+    for line in RESULTS.read_text().splitlines():
+        r = json.loads(line)
+        latest[(r["section"], r["problem"], r["n"], r["rep"])] = r
+    return list(latest.values())
 
 
 def run_tasks(tasks: list[tuple], jobs: int) -> None:
