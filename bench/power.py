@@ -43,7 +43,7 @@ RESULTS = OUT / "power.jsonl"
 ALPHA = 0.05
 POWER_N = (500, 1000, 2000, 3000)
 LEVEL_N = 500
-METHODS = ("nystrom", "exact", "median", "actt", "nystrom-geometric")
+METHODS = ("nystrom", "exact", "median", "actt", "nystrom-geometric", "nystrom-uniform")
 
 
 # --------------------------------------------------------------------------- one repetition
@@ -101,6 +101,9 @@ def run_rep(task: tuple) -> dict:
             p = _actt(X, Y, seed=rep)
         elif method == "median":
             p = nk.two_sample_test(X, Y, kernel="gaussian", random_state=rep, n_threads=1).pvalue
+        elif method == "nystrom-uniform":
+            p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), landmarks="uniform", random_state=rep,
+                                   n_threads=1).pvalue
         elif method == "nystrom-geometric":
             p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(grid="geometric"), random_state=rep,
                                    n_threads=1).pvalue
@@ -112,31 +115,27 @@ def run_rep(task: tuple) -> dict:
     return out
 
 
-def _done() -> set[tuple]:
-    if not RESULTS.exists():
-        return set()
-    keys = set()
-    for line in RESULTS.read_text().splitlines():
-        r = json.loads(line)
-        keys.add((r["section"], r["problem"], r["n"], r["rep"]))
-    return keys
-
-
 def _records() -> list[dict]:
-    """The recorded repetitions, one per (section, problem, n, rep): a repetition run twice
-    (two runs at once) counts once."""
+    """The recorded repetitions, one per (section, problem, n, rep), the lines for one
+    repetition merged in file order (a later line adds methods or replaces a value)."""
     if not RESULTS.exists():
         return []
-    latest = {}
+    merged: dict[tuple, dict] = {}
     for line in RESULTS.read_text().splitlines():
         r = json.loads(line)
-        latest[(r["section"], r["problem"], r["n"], r["rep"])] = r
-    return list(latest.values())
+        merged.setdefault((r["section"], r["problem"], r["n"], r["rep"]), {}).update(r)
+    return list(merged.values())
 
 
 def run_tasks(tasks: list[tuple], jobs: int) -> None:
-    done = _done()
-    todo = [t for t in tasks if t[:4] not in done]
+    """Runs the methods of each task that are not recorded yet (resumable; a new method
+    adds to the recorded repetitions)."""
+    done = {(r["section"], r["problem"], r["n"], r["rep"]): set(r) for r in _records()}
+    todo = []
+    for section, problem, n, rep, methods in tasks:
+        missing = tuple(m for m in methods if m not in done.get((section, problem, n, rep), set()))
+        if missing:
+            todo.append((section, problem, n, rep, missing))
     print(f"{len(tasks) - len(todo)} of {len(tasks)} repetitions already recorded; running {len(todo)} "
           f"on {jobs} process(es)", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ from .kernel_collection import KernelCollection
 from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms
 from .persistence import persistable, result_from_json, result_to_json, save
-from .sampling import UniformSampling
+from .sampling import BlockRPCholeskySampling, UniformSampling
 from .sources import RowSource, as_source_pair, concatenate
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
@@ -272,7 +272,8 @@ def _label(kernel: Kernel) -> str:
 
 def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: str = "fuse",
                     method: str = "nystrom", n_landmarks: int | None = None, n_permutations: int = 200,
-                    max_bins: int | None = DEFAULT_MAX_BINS, temperature: float = 1.0,
+                    max_bins: int | None = DEFAULT_MAX_BINS, landmarks: str = "rpcholesky",
+                    temperature: float = 1.0,
                     random_state: Any = None, progress: bool | None = None, n_threads: int | None = None,
                     chunk_rows: int | None = None) -> AggregatedTestResult:
     """The aggregated test of :func:`nystrom_kme.two_sample_test` (called with a kernel
@@ -289,6 +290,8 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
         raise ValueError(f"temperature must be a positive number, got {temperature!r}") from None
     if not (math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    if landmarks not in LANDMARKS:
+        raise ValueError(f"landmarks must be one of {LANDMARKS}, got {landmarks!r}")
     if max_bins is not None:
         max_bins = check_positive_int(max_bins, "max_bins")
         if max_bins < 2 * MIN_BINS_PER_SAMPLE:
@@ -315,8 +318,7 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
             raise ValueError(f"n_landmarks={m} exceeds n1 + n2 = {N}")
         if m < 2:
             raise ValueError("the aggregated Nystrom test needs n_landmarks >= 2")
-        # uniform without replacement, blind to the labels; no kernel: they serve them all
-        L = np.ascontiguousarray(Z.take(np.sort(UniformSampling(replace=False).draw(Z, None, m, rng))))
+        L = _landmarks(Z, collection, m, landmarks, rng, nt)
     if binning is None and method == "exact":
         raise ValueError(f"the exact test over single rows of {N} pooled rows exceeds max_bins={max_bins}; "
                          "raise max_bins or use method='nystrom'")
@@ -346,6 +348,29 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
         method=method, aggregation=aggregation, kernels=collection, kernel_statistics=U[:, 0].copy(),
         kernel_scores=scores[:, 0].copy(), kernel_pvalues=pvals[:, 0].copy(), n_landmarks=m,
         n_permutations=B, bin_size=1 if binning is None else binning.size, temperature=temperature)
+
+
+#: The pooled rows the "rpcholesky" landmarks are chosen among: at most this many times m,
+#: drawn uniformly (the choice costs O(rows m^2)).
+RPCHOLESKY_POOL = 20
+LANDMARKS = ("rpcholesky", "uniform")
+
+
+def _landmarks(Z: RowSource, collection: KernelCollection, m: int, landmarks: str, rng: np.random.Generator,
+               nt: int) -> np.ndarray:
+    """The m landmarks of the Nystrom method, chosen from the pooled rows without the
+    labels: uniformly without replacement, or ("rpcholesky") by block randomly pivoted
+    Cholesky for the collection's narrowest kernel among RPCHOLESKY_POOL m rows drawn
+    uniformly, which spreads them where that kernel needs them (clusters, fine scales)."""
+    uniform = UniformSampling(replace=False)
+    N = Z.count_rows()
+    if landmarks == "uniform" or m >= N:
+        return np.ascontiguousarray(Z.take(np.sort(uniform.draw(Z, None, m, rng))))
+    pool = np.sort(uniform.draw(Z, None, min(N, RPCHOLESKY_POOL * m), rng))
+    narrowest = min(collection, key=lambda k: float(k.bandwidth))
+    rows = np.ascontiguousarray(Z.take(pool))
+    chosen = BlockRPCholeskySampling(n_threads=nt or None).select_indices(rows, narrowest, m, rng)
+    return np.ascontiguousarray(rows[np.sort(chosen)])
 
 
 def _kernel_groups(kernels: KernelCollection, per_kernel_bytes: int) -> list[list[Kernel]]:
