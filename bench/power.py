@@ -43,7 +43,7 @@ RESULTS = OUT / "power.jsonl"
 ALPHA = 0.05
 POWER_N = (500, 1000, 2000, 3000)
 LEVEL_N = 500
-METHODS = ("nystrom", "exact", "median", "actt", "nystrom-geometric", "nystrom-uniform")
+METHODS = ("nystrom", "exact", "median", "actt", "nystrom-geometric", "nystrom-uniform", "nystrom-mmdagg")
 
 
 # --------------------------------------------------------------------------- one repetition
@@ -101,6 +101,9 @@ def run_rep(task: tuple) -> dict:
             p = _actt(X, Y, seed=rep)
         elif method == "median":
             p = nk.two_sample_test(X, Y, kernel="gaussian", random_state=rep, n_threads=1).pvalue
+        elif method == "nystrom-mmdagg":
+            p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), aggregation="mmdagg", random_state=rep,
+                                   n_threads=1).pvalue
         elif method == "nystrom-uniform":
             p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), landmarks="uniform", random_state=rep,
                                    n_threads=1).pvalue
@@ -161,14 +164,15 @@ def report_level(records: list[dict]) -> None:
     if not rows:
         return
     print("\n## Level (alpha = 0.05, H0)\n")
-    print("| problem | n per sample | reps | Nystrom | exact | 95% binomial band |")
-    print("|---|---|---|---|---|---|")
+    print("| problem | n per sample | reps | Nystrom | exact | Nystrom, uniform landmarks | 95% binomial band |")
+    print("|---|---|---|---|---|---|---|")
     for problem in sorted({r["problem"] for r in rows}):
         sub = [r for r in rows if r["problem"] == problem]
         lo, hi = _binomial_band(len(sub))
-        rates = {m: np.mean([r[m] <= ALPHA for r in sub if m in r]) for m in ("nystrom", "exact")}
+        rates = {m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub) else math.nan)
+                 for m in ("nystrom", "exact", "nystrom-uniform")}
         print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {rates['nystrom']:.3f} | {rates['exact']:.3f} | "
-              f"{lo:.3f}-{hi:.3f} |")
+              f"{rates['nystrom-uniform']:.3f} | {lo:.3f}-{hi:.3f} |")
 
 
 def report_median_cases(records: list[dict]) -> None:
@@ -176,16 +180,21 @@ def report_median_cases(records: list[dict]) -> None:
     if not rows:
         return
     print("\n## Where the median bandwidth has power (alpha = 0.05)\n")
-    print("| problem | n per sample | reps | median test | aggregated, Nystrom | aggregated - median (paired) |")
-    print("|---|---|---|---|---|---|")
+    print("| problem | n per sample | reps | median test | aggregated, Nystrom | aggregated - median (paired) | "
+          "aggregated, uniform landmarks | aggregated, MMDAgg |")
+    print("|---|---|---|---|---|---|---|---|")
     for problem in MEDIAN_CASES:
-        sub = [r for r in rows if r["problem"] == problem]
+        sub = [r for r in rows if r["problem"] == problem and "nystrom" in r and "median" in r]
         if not sub:
             continue
-        med = np.mean([r["median"] <= ALPHA for r in sub])
-        agg = np.mean([r["nystrom"] <= ALPHA for r in sub])
+
+        def rate(method: str) -> float:
+            have = [r[method] <= ALPHA for r in sub if method in r]
+            return float(np.mean(have)) if have else math.nan
+
         diff = np.mean([(r["nystrom"] <= ALPHA) - (r["median"] <= ALPHA) for r in sub])
-        print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {med:.3f} | {agg:.3f} | {diff:+.3f} |")
+        print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {rate('median'):.3f} | {rate('nystrom'):.3f} | "
+              f"{diff:+.3f} | {rate('nystrom-uniform'):.3f} | {rate('nystrom-mmdagg'):.3f} |")
 
 
 def report_power(records: list[dict]) -> None:
@@ -193,9 +202,9 @@ def report_power(records: list[dict]) -> None:
     if not rows:
         return
     print("\n## Power (alpha = 0.05)\n")
-    print("| problem | n | reps | Nystrom | exact | Nystrom - exact (paired) | median | ACTT | "
-          "Nystrom, geometric grid | FUSE published | ACTT published | Nystrom s | exact s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| problem | n | reps | Nystrom | exact | Nystrom - exact (paired) | Nystrom, uniform landmarks | "
+          "median | ACTT | Nystrom, geometric grid | FUSE published | ACTT published | Nystrom s | exact s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for problem in PROBLEMS:
         for n in sorted({r["n"] for r in rows if r["problem"] == problem}):
             sub = [r for r in rows if r["problem"] == problem and r["n"] == n]
@@ -209,7 +218,8 @@ def report_power(records: list[dict]) -> None:
             secs = {m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan])
                     for m in ("nystrom", "exact")}
             print(f"| {problem} | {n} | {len(sub)} | {rate['nystrom']:.3f} | {rate['exact']:.3f} | "
-                  f"{paired:+.3f} | {rate['median']:.3f} | {rate['actt']:.3f} | {rate['nystrom-geometric']:.3f} | "
+                  f"{paired:+.3f} | {rate['nystrom-uniform']:.3f} | {rate['median']:.3f} | {rate['actt']:.3f} | "
+                  f"{rate['nystrom-geometric']:.3f} | "
                   f"{fuse:.3f} | {actt:.3f} | "
                   f"{secs['nystrom']:.2f} | {secs['exact']:.2f} |")
 
@@ -300,7 +310,8 @@ def main() -> None:
                  for r in range(args.reps)]
         run_tasks(tasks, args.jobs)
     if args.median_cases:
-        tasks = [("median-cases", p, MEDIAN_CASES_N, r, ("nystrom", "median")) for p in MEDIAN_CASES
+        tasks = [("median-cases", p, MEDIAN_CASES_N, r, ("nystrom", "median", "nystrom-uniform", "nystrom-mmdagg"))
+                 for p in MEDIAN_CASES
                  for r in range(args.reps)]
         run_tasks(tasks, args.jobs)
     records = _records()
