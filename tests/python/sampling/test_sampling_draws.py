@@ -112,14 +112,17 @@ AUTO = {
 
 #: two_sample_test(X, Y, ...): the rows of the pooled sample that became the landmarks,
 #: n_landmarks=10 (sorted rows), AutoLandmarks(max_landmarks=300) (digest), and the
-#: aggregated test of KernelCollection(n_bandwidths=2) with n_landmarks=10, max_bins=None.
+#: aggregated test of KernelCollection(n_bandwidths=2) with n_landmarks=10, max_bins=None, for
+#: landmarks='uniform' and the default 'rpcholesky' (sorted rows).
 TESTS = {
     "m10/0": [282, 930, 995, 1320, 1347, 1608, 1776, 1879, 1887, 2153],
     "auto/0": "4fd62613bc7947dc",
     "m10/1": [407, 1267, 1332, 1611, 1639, 1703, 1936, 1980, 2277, 2372],
     "auto/1": "14bd1ffe25e920fe",
-    "aggregated/0": [31, 780, 1044, 1188, 1234, 1352, 1443, 1854, 1980, 2285],
-    "aggregated/1": [892, 1056, 1112, 1296, 1306, 1527, 1600, 1687, 1993, 2316],
+    "aggregated-uniform/0": [31, 780, 1044, 1188, 1234, 1352, 1443, 1854, 1980, 2285],
+    "aggregated-uniform/1": [892, 1056, 1112, 1296, 1306, 1527, 1600, 1687, 1993, 2316],
+    "aggregated-rpcholesky/0": [205, 304, 338, 548, 762, 1178, 1187, 1532, 1929, 2104],
+    "aggregated-rpcholesky/1": [194, 387, 542, 849, 1134, 1301, 1641, 1940, 2027, 2284],
 }
 
 
@@ -229,10 +232,12 @@ def test_two_sample_draws_are_pinned(data, seed, monkeypatch):
     assert _pooled_rows(Z, seen.pop()) == TESTS[f"m10/{seed}"]
     nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(max_landmarks=300), n_permutations=9, random_state=seed)
     assert digest(_pooled_rows(Z, seen.pop())) == TESTS[f"auto/{seed}"]
-    nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=2), n_landmarks=10, n_permutations=9,
-                       max_bins=None, random_state=seed)
-    assert seen and all(np.array_equal(L, seen[0]) for L in seen)
-    assert _pooled_rows(Z, seen[0]) == TESTS[f"aggregated/{seed}"]
+    for landmarks in ("uniform", "rpcholesky"):
+        nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=2), n_landmarks=10, n_permutations=9,
+                           max_bins=None, landmarks=landmarks, random_state=seed)
+        assert seen and all(np.array_equal(L, seen[0]) for L in seen)
+        assert _pooled_rows(Z, seen[0]) == TESTS[f"aggregated-{landmarks}/{seed}"]
+        seen.clear()
     # independent: the splits' seed, the median's rows (up to 1000 of each sample, then
     # 1000 of the pooled ones), then m rows without replacement, sorted
     ref = np.random.default_rng(seed)
