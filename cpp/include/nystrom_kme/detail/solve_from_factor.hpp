@@ -15,6 +15,7 @@
 #include <Eigen/Core>
 
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/format.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/solve_input.hpp>
@@ -119,18 +120,23 @@ class SemiNormalPinv {
       : A_(A), pc_(pc), r_(pc.rank), q_(A.rows() - pc.rank) {
     if (r_ == 0) return;
     W_ = A.bottomLeftCorner(q_, r_);  // L21, then W L11 = L21
+    const auto L11 = A_.topLeftCorner(r_, r_);
     const Index row_tiles = (q_ + kRowTile - 1) / kRowTile;
     parallel_tasks(row_tiles, n_threads, [&](Index t) {
       const Index i = t * kRowTile, h = std::min(kRowTile, q_ - i);
       auto block = W_.middleRows(i, h);
-      A_.topLeftCorner(r_, r_).triangularView<Eigen::Lower>().solveInPlace<Eigen::OnTheRight>(block);
+      lower_solve_right(L11, block);
     });
     if (!W_.allFinite() || (q_ > 0 && W_.cwiseAbs().maxCoeff() > 1e4)) return;
-    G_.resize(q_, q_);  // lower triangle of I + W W^T in fixed column tiles
+    // lower triangle of I + W W^T in fixed column tiles; tile c's right factor
+    // W(c:c+w, :)^T read in place from W^T, copied once
+    const Eigen::MatrixXd Wt = W_.transpose();
+    G_.resize(q_, q_);
     const Index col_tiles = (q_ + kUpdateTile - 1) / kUpdateTile;
     parallel_tasks(col_tiles, n_threads, [&](Index t) {
       const Index c = t * kUpdateTile, w = std::min(kUpdateTile, q_ - c);
-      G_.block(c, c, q_ - c, w).noalias() = W_.bottomRows(q_ - c) * W_.middleRows(c, w).transpose();
+      G_.block(c, c, q_ - c, w).setZero();
+      product_acc(q_ - c, w, r_, 1.0, &W_(c, 0), 1, q_, Wt.data() + c * r_, r_, &G_(c, c), q_);
     });
     G_.diagonal().array() += 1.0;
     ok_ = blocked_cholesky(G_, 0.0, n_threads) < 0;
