@@ -53,7 +53,7 @@ FeatureSums nystrom_feature_sums(const ConstRowRef<T>& L, const Eigen::Ref<const
   detail::check_finite(L, "L");
   if (!S.allFinite()) throw std::invalid_argument("nystrom_feature_sums: S contains NaN or inf");
   const RowMatrixXd Ld = L.template cast<double>();
-  Eigen::MatrixXd A = kernel_matrix<double>(Ld, Ld, kernel, options);
+  Eigen::MatrixXd A = detail::column_major(kernel_matrix<double>(Ld, Ld, kernel, options));
   if (!A.allFinite()) {
     throw std::invalid_argument("nystrom_feature_sums: the kernel values of the landmarks are not "
                                 "finite (they overflow float64)");

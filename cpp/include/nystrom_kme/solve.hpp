@@ -13,6 +13,7 @@
 
 #include <nystrom_kme/detail/checks.hpp>
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/format.hpp>
 #include <nystrom_kme/detail/solve_from_factor.hpp>
 #include <nystrom_kme/detail/solve_input.hpp>
@@ -283,7 +284,11 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
     const double max_m = M.diagonal().maxCoeff();
     if (max_m > 0) opts.rcond *= max_k / max_m;
   }
-  SolveResult merged = solve_psd(M, s_unique, opts);
+  // solve_psd takes K column-major: a tiled copy (Eigen's assignment reads M with a
+  // stride of a row per element), M freed before the factorisation copies it again.
+  const Eigen::MatrixXd Mc = detail::column_major(M);
+  RowMatrixXd().swap(M);
+  SolveResult merged = solve_psd(Mc, s_unique, opts);
   SolveResult result;
   result.used = merged.used;
   result.rank = merged.rank;

@@ -33,6 +33,30 @@ auto entry(Matrix& M, Index i, Index j) {
   return M.data() + i + j * M.outerStride();
 }
 
+/// out (cols x rows, row-major) = A^T for row-major A (rows x cols), in 16 x 16 tiles: a
+/// plain loop writes one cache line per element (measured: 9% of block_rpcholesky; a
+/// row-major 4000 x 4000 kernel matrix copied column-major by Eigen's assignment took
+/// 0.25 s, a sixth of the solve). `out` is also A in column-major order.
+inline void transpose_blocked(const double* A, Index rows, Index cols, double* out) {
+  constexpr Index kTile = 16;
+  for (Index i0 = 0; i0 < rows; i0 += kTile) {
+    const Index i1 = std::min(rows, i0 + kTile);
+    for (Index j0 = 0; j0 < cols; j0 += kTile) {
+      const Index j1 = std::min(cols, j0 + kTile);
+      for (Index j = j0; j < j1; ++j)
+        for (Index i = i0; i < i1; ++i) out[j * rows + i] = A[i * cols + j];
+    }
+  }
+}
+
+/// A row-major matrix (a kernel matrix from the tile engine) as a column-major one,
+/// by transpose_blocked.
+inline Eigen::MatrixXd column_major(const RowMatrixXd& A) {
+  Eigen::MatrixXd out(A.rows(), A.cols());
+  transpose_blocked(A.data(), A.rows(), A.cols(), out.data());
+  return out;
+}
+
 /// Rows (or columns) of a triangular factor per diagonal block of the blocked solves
 /// below: Eigen's substitution solves the diagonal blocks, product_acc does the rest.
 inline constexpr Index kSolveBlock = 64;

@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/sampling_common.hpp>
 #include <nystrom_kme/detail/simd_select.hpp>
@@ -49,20 +50,6 @@ inline Index leading_cholesky(Eigen::MatrixXd& A, double threshold) {
 inline void subtract_abt(const double* A, Index lda, Index rows, Index k, const double* B, Index ldb,
                          Index cols, double* C, Index ldc) {
   simd_table().gemm_acc(A, lda, rows, k, B, 1, ldb, cols, -1.0, false, C, ldc);
-}
-
-/// out (cols x rows, row-major) = A^T for row-major A (rows x cols), in 16 x 16 tiles: a
-/// plain loop writes one cache line per element (measured: 9% of block_rpcholesky).
-inline void transpose_blocked(const double* A, Index rows, Index cols, double* out) {
-  constexpr Index kTile = 16;
-  for (Index i0 = 0; i0 < rows; i0 += kTile) {
-    const Index i1 = std::min(rows, i0 + kTile);
-    for (Index j0 = 0; j0 < cols; j0 += kTile) {
-      const Index j1 = std::min(cols, j0 + kTile);
-      for (Index j = j0; j < j1; ++j)
-        for (Index i = i0; i < i1; ++i) out[j * rows + i] = A[i * cols + j];
-    }
-  }
 }
 
 /// One matrix per thread for a chunk loop (for_each_chunk), kept for a whole call: a
