@@ -18,21 +18,43 @@ numpy.linalg.pinv(K) @ s reference in the RKHS norm:
 The LAPACK references (scipy gelsy, numpy pinv, jittered cho_factor) run in a
 subprocess with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset: they then use
 OpenBLAS's best kernel for this CPU (the machine limit).
+
+Core mode (`python -m bench.solve --core [--before DIR]`): the solve as the Python
+package runs it, through the compiled module of a build (the portable wheel's flags:
+no -march, so Eigen's own products run at SSE2 and the dispatched ones at the CPU's
+best level). For m in {1000, 2000, 4000}, d = 5, m distinct standard normal
+landmarks, Gaussian kernel: `_core.nystrom_weights(L, s, kernel, solver)` for solver
+"auto" and "cod" at two bandwidths, sigma = median distance / 4 (K_m of full rank:
+one pivoted Cholesky) and sigma = 2 x median distance (K_m numerically singular: the
+semi-normal equations for "auto", the QR of the factor for "cod"), s = K(L, X) 1 / n
+with n = 10 m; and `_core.nystrom_feature_sums(L, S, kernel)` with S (m x 201) standard
+normal (the aggregated test's call: one pivoted Cholesky, one triangular solve with
+201 columns), sigma = median / 4. Each build runs in its own process, builds
+alternating over --rounds rounds; times (wall clock, and the process's CPU time, which
+a busy machine disturbs less) are the median over rounds of the median of --repeats
+calls after a warm-up call. --before DIR names a folder holding another `nystrom_kme` package
+(put first on PYTHONPATH; e.g. an older commit's python/ with its compiled module):
+its results are compared with this build's, as embeddings (RKHS norm relative to the
+embedding, sqrt(d^T K d / b^T K b)) and as the quadratic forms ||y_b||^2 of the
+feature sums (largest relative difference).
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
 from bench import limits
-from bench.harness import ROOT, gaussian_kernel, machine
+from bench.harness import OUT, ROOT, gaussian_kernel, machine, utc_now
 
 DRIVER = r"""
 #include <algorithm>
@@ -150,11 +172,21 @@ def rkhs_rel(K, a, b) -> float:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        m, repeats, out_path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+        print(json.dumps(core_worker(m, repeats, out_path)))
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="m in {500, 1000}: a smoke run")
     ap.add_argument("--sizes", type=int, nargs="*", help="override the landmark counts")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--core", action="store_true", help="time the compiled module (see 'Core mode')")
+    ap.add_argument("--before", help="core mode: a folder holding another nystrom_kme package")
+    ap.add_argument("--rounds", type=int, default=3, help="core mode: alternating rounds of the builds")
     args = ap.parse_args()
+    if args.core:
+        core_main(args)
+        return
     sizes = args.sizes or ([500, 1000] if args.quick else [1000, 2000, 4000])
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
     work = tempfile.mkdtemp(prefix="nystrom_solve_bench_")
@@ -223,6 +255,129 @@ def main() -> None:
             print(f"| {case} | {m} | {name} | {ts} | {es} | {ec} | {note} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- core mode
+
+CORE_SIZES = [1000, 2000, 4000]
+CORE_COLUMNS = 201  # right-hand sides of nystrom_feature_sums: B = 200 splits + the pooled sums
+
+
+def core_problem(m: int) -> dict:
+    """The landmarks, right-hand sides and bandwidths of core mode at m (seeded by m)."""
+    rng = np.random.default_rng(m)
+    d, n = 5, 10 * m
+    X = rng.standard_normal((n, d))
+    sub = X[:2000]
+    dist = np.sqrt(np.maximum((sub * sub).sum(1)[:, None] + (sub * sub).sum(1)[None, :]
+                              - 2.0 * sub @ sub.T, 0.0))
+    median = float(np.median(dist[np.triu_indices(len(sub), 1)]))
+    return {"X": X, "L": X[rng.choice(n, m, replace=False)], "median": median,
+            "S": rng.standard_normal((m, CORE_COLUMNS))}
+
+
+def core_worker(m: int, repeats: int, out_path: str) -> dict:
+    """Times this process's nystrom_kme._core on the problem of m; saves the results."""
+    from nystrom_kme import _core
+
+    p = core_problem(m)
+    L, X = p["L"], p["X"]
+    timings: dict = {}
+    saved: dict = {}
+
+    def timed(name, fn):
+        fn()  # warm-up: first-touch pages, OpenMP team
+        walls, cpus = [], []
+        for _ in range(repeats):
+            w0, c0 = time.perf_counter(), time.process_time()
+            r = fn()
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+        timings[name] = statistics.median(walls)
+        timings[name + " cpu"] = statistics.median(cpus)
+        return r
+
+    for label, sigma in (("full rank", p["median"] / 4), ("singular", 2 * p["median"])):
+        kernel = _core.Kernel("gaussian", sigma)
+        s = (_core.kernel_row_sums(L, X, kernel) / len(X))[:, None]
+        for solver in ("auto", "cod"):
+            w, used, rank = timed(f"weights {solver}, {label}",
+                                  lambda: _core.nystrom_weights(L, s, kernel, solver))
+            saved[f"weights {solver}, {label}"] = w
+            timings[f"weights {solver}, {label} used"] = f"{used}, rank {rank}"
+        saved[f"K {label}"] = _core.kernel_matrix(L, L, kernel)
+    kernel = _core.Kernel("gaussian", p["median"] / 4)
+    Y, rank = timed("feature sums", lambda: _core.nystrom_feature_sums(L, p["S"], kernel))
+    saved["feature sums"] = Y
+    timings["feature sums used"] = f"rank {rank}"
+    np.savez(out_path, **saved)
+    return timings
+
+
+def run_core_worker(pythonpath: str | None, m: int, repeats: int, out_path: str) -> dict:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    command = [sys.executable, "-m", "bench.solve", "--worker", str(m), str(repeats), out_path]
+    out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        sys.exit(f"worker failed: {' '.join(command)}\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def core_agreement(before: str, after: str) -> dict:
+    """Largest differences between two builds' results of one m (see the module docstring)."""
+    a, b = np.load(after), np.load(before)
+    out = {}
+    for key in a.files:
+        if key.startswith("weights"):
+            K = a["K " + key.split(", ", 1)[1]]
+            out[key] = rkhs_rel(K, a[key], b[key])
+    qa, qb = (a["feature sums"] ** 2).sum(0), (b["feature sums"] ** 2).sum(0)
+    out["feature sums"] = float(np.max(np.abs(qa - qb) / np.abs(qb)))
+    return out
+
+
+def core_main(args) -> None:
+    sizes = args.sizes or CORE_SIZES
+    work = OUT / "solve_core"
+    work.mkdir(parents=True, exist_ok=True)
+    builds = {"after": None} if args.before is None else {"before": args.before, "after": None}
+    print(f"# python -m bench.solve --core{' --before ' + args.before if args.before else ''} "
+          f"--rounds {args.rounds} --repeats {args.repeats}: {utc_now()}; {machine()}; "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n")
+    for m in sizes:
+        per_build: dict = {name: [] for name in builds}
+        for _ in range(args.rounds):
+            for name, path in builds.items():
+                per_build[name].append(run_core_worker(path, m, args.repeats, str(work / f"{name}_{m}.npz")))
+        cases = [k for k in per_build["after"][0] if not k.endswith(("used", "cpu"))]
+        agree = core_agreement(str(work / f"before_{m}.npz"), str(work / f"after_{m}.npz")) if args.before else {}
+        print(f"m = {m}, {machine().split('; ')[-1]}\n")
+        head = "| call | " + " | ".join(f"{b} wall s | {b} CPU s" for b in builds)
+        head += " | before / after, wall | before / after, CPU | difference |" if args.before else " |"
+        print(head)
+        print("|---" * (head.count("|") - 1) + "|")
+        for case in cases:
+            wall = {b: statistics.median(r[case] for r in per_build[b]) for b in builds}
+            cpu = {b: statistics.median(r[case + " cpu"] for r in per_build[b]) for b in builds}
+            used = per_build["after"][0].get(case + " used", "")
+            if args.before and per_build["before"][0].get(case + " used", "") != used:
+                used += "; before: " + per_build["before"][0].get(case + " used", "")
+            row = f"| {case} ({used}) | " + " | ".join(f"{wall[b]:.3f} | {cpu[b]:.3f}" for b in builds)
+            if args.before:
+                row += (f" | {wall['before'] / wall['after']:.2f} | {cpu['before'] / cpu['after']:.2f}"
+                        f" | {agree[case]:.1e} |")
+            else:
+                row += " |"
+            print(row)
+        if args.before:
+            before = np.load(work / f"before_{m}.npz")
+            scale = {label: rkhs_rel(before["K " + label], before[f"weights auto, {label}"],
+                                     before[f"weights cod, {label}"]) for label in ("full rank", "singular")}
+            print(f"\nFor scale, auto against cod within the before build: {scale['full rank']:.1e} (full rank), "
+                  f"{scale['singular']:.1e} (singular).")
+        print()
 
 
 if __name__ == "__main__":

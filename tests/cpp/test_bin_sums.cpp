@@ -145,11 +145,12 @@ void test_matrix_product() {
 
 // Full rank: ||y_b||^2 = s_b^T K^{-1} s_b and y_b . y_c = s_b^T K^{-1} s_c (LLT of K as the
 // reference); duplicated landmarks: the rank drops and the forms equal those of the
-// distinct landmarks alone; bit-identical on 1 to 3 threads.
-void test_feature_sums() {
-  const Index m = 60, k = 70;
+// distinct landmarks alone; bit-identical on 1 to 3 threads. m = 300: the blocked
+// triangular solve (blocks of 64 rows) with its products at the dispatched level.
+void test_feature_sums(Index m) {
+  const Index k = 70;
   const RowMatrixXd L = test::normal_matrix(m, 3, 8);
-  const Kernel kernel = Kernel::gaussian(0.8);
+  const Kernel kernel = Kernel::gaussian(m > 100 ? 0.3 : 0.8);  // K of full numerical rank
   const RowMatrixXd S = test::normal_matrix(m, k, 9);
   const auto F = nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 0.0, {1});
   CHECK(F.rank == m);
@@ -190,7 +191,8 @@ int main() {
   check_against_long_double<float>(3, 2e-6);
   test_bin_sums_errors();
   test_matrix_product();
-  test_feature_sums();
+  test_feature_sums(60);
+  test_feature_sums(300);
   if (test::failures == 0) std::printf("test_bin_sums: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

@@ -1,5 +1,7 @@
 // Tests of solve_psd / nystrom_weights against independent references (Eigen's
-// SelfAdjointEigenSolver / JacobiSVD pseudo-inverses). Returns non-zero on failure.
+// SelfAdjointEigenSolver / JacobiSVD pseudo-inverses), and of the products and blocked
+// triangular solves under the factorisations (detail/dense_products.hpp) against long
+// double sums and the residuals of their definitions. Returns non-zero on failure.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <Eigen/QR>
 #include <Eigen/SVD>
 
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/solve.hpp>
 
 #if defined(NYSTROM_KME_WITH_OPENMP)
@@ -341,6 +344,79 @@ void test_thread_invariance() {
 #endif
 }
 
+/// product_acc against long double sums, for L column-major and transposed, both signs,
+/// blocks with leading dimensions larger than their rows, sizes across the kernel's
+/// register blocks (6 rows, 2 vectors of columns) and depth slices (256).
+void test_product_acc() {
+  const Index shapes[][3] = {{1, 1, 1}, {37, 5, 300}, {200, 130, 70}, {5, 200, 513}, {16, 6, 256}};
+  for (const auto& shape : shapes) {
+    const Index M = shape[0], N = shape[1], K = shape[2];
+    const MatrixXd Lbig = normal(M + 3, K + 1), R = normal(K + 2, N), C0 = normal(M + 1, N);
+    const auto L = Lbig.block(2, 1, M, K);
+    const MatrixXd Lt = Lbig.transpose();  // L(i, p) = Lt(1 + p, 2 + i)
+    for (double sign : {1.0, -1.0}) {
+      for (int transposed = 0; transposed < 2; ++transposed) {
+        MatrixXd C = C0;
+        if (transposed) {
+          detail::product_acc(M, N, K, sign, Lt.data() + 1 + 2 * Lt.rows(), Lt.rows(), 1, R.data(), R.rows(),
+                              C.data(), C.rows());
+        } else {
+          detail::product_acc(M, N, K, sign, L.data(), 1, Lbig.rows(), R.data(), R.rows(), C.data(), C.rows());
+        }
+        double worst = 0.0;
+        for (Index i = 0; i < M; ++i) {
+          for (Index j = 0; j < N; ++j) {
+            long double exact = C0(i, j), scale = std::abs(C0(i, j));
+            for (Index p = 0; p < K; ++p) {
+              exact += (long double)sign * L(i, p) * R(p, j);
+              scale += std::abs(L(i, p) * R(p, j));
+            }
+            worst = std::max(worst, double(std::abs(C(i, j) - exact) / scale));
+          }
+        }
+        CHECK(worst <= 4.0 * double(K + 1) * 1.1e-16);
+        CHECK(C.bottomRows(1) == C0.bottomRows(1));  // the row below the block is untouched
+      }
+    }
+  }
+}
+
+/// The blocked triangular solves against the residuals of their definitions, for orders
+/// around the block sizes (32, 64) and blocks inside larger matrices (leading dimension
+/// above the rows); a well-conditioned factor (Cholesky of X X^T / n + I).
+void test_blocked_triangular_solves() {
+  for (Index n : {1, 31, 63, 64, 65, 200}) {
+    const MatrixXd X = normal(n, n);
+    MatrixXd big = MatrixXd::Zero(n + 5, n + 5);
+    big.topLeftCorner(n, n) = MatrixXd((X * X.transpose() / double(n) + MatrixXd::Identity(n, n)).llt().matrixL());
+    big.topLeftCorner(n, n).triangularView<Eigen::StrictlyUpper>().setConstant(1e300);  // must not be read
+    const auto L = big.topLeftCorner(n, n);
+    const MatrixXd Lfull = MatrixXd(L.triangularView<Eigen::Lower>());
+    const MatrixXd Lt = L.transpose();
+    const double tol = 1e-13 * double(n);
+
+    MatrixXd Bl = normal(n + 7, 40);  // left: rows 3 .. n + 3 of 40 columns, leading dimension n + 7
+    const MatrixXd Bl0 = Bl;
+    auto left = Bl.middleRows(3, n);
+    detail::lower_solve_left(L, left);
+    CHECK((Lfull * left - Bl0.middleRows(3, n)).norm() <= tol * Bl0.middleRows(3, n).norm());
+    CHECK(Bl.topRows(3) == Bl0.topRows(3) && Bl.bottomRows(4) == Bl0.bottomRows(4));
+
+    MatrixXd Br = normal(300, n + 2);  // right: columns 1 .. n + 1, rows 0 .. 257 of 300
+    const MatrixXd Br0 = Br;
+    auto right = Br.block(0, 1, 257, n);
+    detail::lower_solve_right(L, right);
+    CHECK((right * Lfull - Br0.block(0, 1, 257, n)).norm() <= tol * Br0.block(0, 1, 257, n).norm());
+    CHECK(Br.bottomRows(43) == Br0.bottomRows(43) && Br.col(0) == Br0.col(0));
+
+    MatrixXd Bt = Br0;
+    auto right_t = Bt.block(0, 1, 257, n);
+    detail::lower_transpose_solve_right(L, Lt, right_t, 32);
+    CHECK((right_t * Lfull.transpose() - Br0.block(0, 1, 257, n)).norm() <= tol * Br0.block(0, 1, 257, n).norm());
+    CHECK(Bt.bottomRows(43) == Br0.bottomRows(43) && Bt.col(n + 1) == Br0.col(n + 1));
+  }
+}
+
 /// Q diag(w) Q^T with a random orthogonal Q.
 MatrixXd with_spectrum(const VectorXd& w) {
   const Eigen::HouseholderQR<MatrixXd> qr(normal(w.size(), w.size()));
@@ -474,6 +550,8 @@ int main() {
   test_thread_invariance();
   test_indefinite();
   test_option_and_symmetry_validation();
+  test_product_acc();
+  test_blocked_triangular_solves();
   if (test::failures == 0) std::printf("test_solve: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

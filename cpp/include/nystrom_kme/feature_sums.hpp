@@ -11,6 +11,7 @@
 
 #include <nystrom_kme/detail/checks.hpp>
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/types.hpp>
@@ -52,7 +53,7 @@ FeatureSums nystrom_feature_sums(const ConstRowRef<T>& L, const Eigen::Ref<const
   detail::check_finite(L, "L");
   if (!S.allFinite()) throw std::invalid_argument("nystrom_feature_sums: S contains NaN or inf");
   const RowMatrixXd Ld = L.template cast<double>();
-  Eigen::MatrixXd A = kernel_matrix<double>(Ld, Ld, kernel, options);
+  Eigen::MatrixXd A = detail::column_major(kernel_matrix<double>(Ld, Ld, kernel, options));
   if (!A.allFinite()) {
     throw std::invalid_argument("nystrom_feature_sums: the kernel values of the landmarks are not "
                                 "finite (they overflow float64)");
@@ -64,11 +65,13 @@ FeatureSums nystrom_feature_sums(const ConstRowRef<T>& L, const Eigen::Ref<const
   out.features.resize(pc.rank, k);
   for (Index i = 0; i < pc.rank; ++i) out.features.row(i) = S.row(pc.perm[std::size_t(i)]);
   if (pc.rank == 0) return out;
-  constexpr Index kColumns = 32;  // columns per task: fixed, so the result ignores the thread count
-  const auto L11 = A.topLeftCorner(pc.rank, pc.rank).triangularView<Eigen::Lower>();
+  // Columns per task: fixed, so the result ignores the thread count. 64 rather than 32:
+  // the blocked solve's products then run 1.5x faster (m = 4000, one thread).
+  constexpr Index kColumns = 64;
+  const auto L11 = A.topLeftCorner(pc.rank, pc.rank);
   detail::parallel_tasks((k + kColumns - 1) / kColumns, options.n_threads, [&](Index t) {
     auto block = out.features.middleCols(t * kColumns, std::min(kColumns, k - t * kColumns));
-    L11.solveInPlace(block);
+    detail::lower_solve_left(L11, block);  // blocked: the products at the dispatched level
   });
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/kernel_rows.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/detail/tile_engine.hpp>
 #include <nystrom_kme/kernels.hpp>
@@ -42,15 +43,6 @@ RowMatrixXd weighted_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B, cons
 
 /// Rows per parallel task of kernel_diagonal.
 inline constexpr Index kDiagonalChunk = 2048;
-
-/// out[i - begin] = k(x_i, x_i) for rows begin <= i < end of X.
-template <class T>
-void kernel_diagonal_rows(const ConstRowRef<T>& X, const Kernel& kernel, Index begin, Index end,
-                          double* out) {
-  const T* rows = X.data() + begin * X.outerStride();
-  simd_table().ops<T>().paired_rows(rows, X.outerStride(), rows, X.outerStride(), end - begin,
-                                    X.cols(), kernel, out);
-}
 }  // namespace detail
 
 /// S = K(A, B) W: S(i, c) = sum_j k(a_i, b_j) W(j, c).

@@ -13,9 +13,10 @@
 
 #include <nystrom_kme/detail/checks.hpp>
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/format.hpp>
-#include <nystrom_kme/detail/parallel.hpp>
-#include <nystrom_kme/detail/solve_qr.hpp>
+#include <nystrom_kme/detail/solve_from_factor.hpp>
+#include <nystrom_kme/detail/solve_input.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/types.hpp>
 
@@ -53,44 +54,6 @@ struct SolveResult {
 
 namespace detail {
 
-/// Groups identical rows of L: representative row per group and group of each row.
-template <class T>
-std::vector<Index> group_duplicates(const ConstRowRef<T>& L, std::vector<Index>& representative) {
-  std::vector<Index> order(static_cast<std::size_t>(L.rows()));
-  for (Index i = 0; i < L.rows(); ++i) order[std::size_t(i)] = i;
-  auto less = [&](Index a, Index b) {
-    for (Index f = 0; f < L.cols(); ++f) {
-      if (L(a, f) != L(b, f)) return L(a, f) < L(b, f);
-    }
-    return a < b;
-  };
-  std::sort(order.begin(), order.end(), less);
-  std::vector<Index> group(static_cast<std::size_t>(L.rows()));
-  representative.clear();
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const bool same = i > 0 && (L.row(order[i]).array() == L.row(order[i - 1]).array()).all();
-    if (!same) representative.push_back(order[i]);
-    group[std::size_t(order[i])] = Index(representative.size()) - 1;
-  }
-  return group;
-}
-
-inline double default_rcond(Index m) {
-  return double(std::max<Index>(m, 1)) * std::numeric_limits<double>::epsilon();
-}
-
-/// Relative asymmetry max |K_ij - K_ji| / max |K_ij| that solve_psd accepts: rounding
-/// in a float64 kernel matrix is far below it; a float32 one must be symmetrised first.
-inline constexpr double kSymmetryTolerance = 1e-10;
-
-/// K is "significantly indefinite" when the Schur complement left by the pivoted
-/// factorisation has a diagonal entry below -kIndefiniteFactor * rcond * max_i K_ii or
-/// an off-diagonal entry above kIndefiniteFactor * rcond * max_i K_ii in absolute value
-/// (rcond at least its default m eps). For a PSD K both stay below rcond * max_i K_ii
-/// plus rounding (measured: < 1 x m eps max K_ii on low-rank Gram, duplicated-landmark
-/// and polynomial-kernel matrices up to m = 900).
-inline constexpr double kIndefiniteFactor = 10.0;
-
 /// Validates SolveOptions: a known solver, rcond finite and < 1 (<= 0: the default),
 /// tolerance finite and >= 0.
 /// @throws std::invalid_argument otherwise
@@ -106,220 +69,6 @@ inline void check_solve_options(const SolveOptions& o) {
     throw std::invalid_argument("tolerance must be a finite number >= 0, got " +
                                 format_number(o.tolerance));
   }
-}
-
-/// Validates K, s and the options: square, matching rows, finite, symmetric (to
-/// kSymmetryTolerance relative), non-negative diagonal (to rounding).
-inline void check_solve_input(const Eigen::Ref<const Eigen::MatrixXd>& K,
-                              const Eigen::Ref<const Eigen::MatrixXd>& s, const SolveOptions& o) {
-  check_solve_options(o);
-  if (K.rows() != K.cols()) {
-    throw std::invalid_argument("K must be square, got " + std::to_string(K.rows()) + " x " +
-                                std::to_string(K.cols()));
-  }
-  if (s.rows() != K.rows()) {
-    throw std::invalid_argument("s has " + std::to_string(s.rows()) + " rows, K has " +
-                                std::to_string(K.rows()));
-  }
-  if (s.cols() < 1) {
-    throw std::invalid_argument("s must have at least one column (one right-hand side), got shape (" +
-                                std::to_string(s.rows()) + ", 0)");
-  }
-  if (!K.allFinite()) throw std::invalid_argument("K contains NaN or inf");
-  if (!s.allFinite()) throw std::invalid_argument("s contains NaN or inf");
-  const Index m = K.rows();
-  if (m == 0) return;
-  const double scale = K.cwiseAbs().maxCoeff();
-  double asym = 0.0;  // 64 x 64 tiles against their mirror images (cache friendly)
-  const Index t = 64;
-  for (Index j = 0; j < m; j += t) {
-    for (Index i = j; i < m; i += t) {
-      const Index h = std::min(t, m - i), w = std::min(t, m - j);
-      asym = std::max(asym, (K.block(i, j, h, w) - K.block(j, i, w, h).transpose()).cwiseAbs().maxCoeff());
-    }
-  }
-  if (asym > kSymmetryTolerance * scale) {
-    throw std::invalid_argument("K is not symmetric: max |K - K^T| = " + format_number(asym) +
-                                " > " + format_number(kSymmetryTolerance) + " max |K| (max |K| = " +
-                                format_number(scale) + ")");
-  }
-  const double min_diag = K.diagonal().minCoeff();
-  if (min_diag < -default_rcond(m) * scale) {
-    throw std::invalid_argument("K is not positive semidefinite: diagonal entry " +
-                                format_number(min_diag) + " < 0");
-  }
-}
-
-/// After a rank-revealing stop (pc.rank < m) of pivoted_cholesky_factor(A, rcond, ...):
-/// @throws std::invalid_argument "K is not positive semidefinite" when the remaining
-///         Schur complement is significantly indefinite (see kIndefiniteFactor)
-inline void check_psd_factor(const Eigen::MatrixXd& A, const PivotedCholesky& pc, double rcond,
-                             int n_threads) {
-  const Index m = A.rows();
-  if (pc.rank >= m) return;
-  const double limit =
-      kIndefiniteFactor * std::max(rcond, default_rcond(m)) * std::max(pc.max_diagonal, 0.0);
-  const SchurExtremes e = remaining_schur_extremes(A, pc, n_threads);
-  if (!(e.min_diagonal >= -limit) || !(e.max_off_diagonal <= limit)) {
-    throw std::invalid_argument(
-        "K is not positive semidefinite: after " + std::to_string(pc.rank) +
-        " pivots of the pivoted Cholesky factorisation the remaining Schur complement has "
-        "smallest diagonal entry " + format_number(e.min_diagonal) +
-        " and largest off-diagonal |entry| " + format_number(e.max_off_diagonal) +
-        ", beyond the rounding level " + format_number(limit) +
-        " (10 rcond max K_ii); a PSD K keeps both within it");
-  }
-}
-
-/// For each column c: ||embedding_c||^2 = alpha_c^T s_c (>= 0 up to rounding).
-inline bool accurate_enough(const Eigen::MatrixXd& alpha, const Eigen::Ref<const Eigen::MatrixXd>& s,
-                            const Eigen::VectorXd& error, double tolerance, double& worst) {
-  bool ok = true;
-  worst = 0.0;
-  for (Index c = 0; c < s.cols(); ++c) {
-    const double norm = std::sqrt(std::abs(alpha.col(c).dot(s.col(c))));
-    const double rel = norm > 0 ? error(c) / norm : (error(c) > 0 ? INFINITY : 0.0);
-    worst = std::max(worst, rel);
-    if (!(rel <= tolerance)) ok = false;
-  }
-  return ok;
-}
-
-/// Basic solution from a (pivoted) Cholesky factor: L11 = leading r x r lower triangle
-/// of A, position i <-> index perm[i] (empty perm: identity). alpha_P = K_PP^{-1} s_P
-/// with one step of iterative refinement, alpha = 0 off the pivots.
-/// For r = m, error(c) = ||L^{-1} res|| = sqrt(res^T K^{-1} res), res = s - K alpha: the
-/// RKHS distance of the embedding to the exact one (up to rounding).
-inline Eigen::MatrixXd basic_solve(const Eigen::MatrixXd& A, const std::vector<Index>& perm,
-                                   Index r, const Eigen::Ref<const Eigen::MatrixXd>& K,
-                                   const Eigen::Ref<const Eigen::MatrixXd>& s,
-                                   Eigen::VectorXd& error) {
-  const Index m = K.rows(), k = s.cols();
-  auto idx = [&](Index i) { return perm.empty() ? i : perm[std::size_t(i)]; };
-  Eigen::MatrixXd alpha = Eigen::MatrixXd::Zero(m, k);
-  error.setZero(k);
-  if (r == 0) {
-    for (Index c = 0; c < k; ++c) error(c) = s.col(c).norm() > 0 ? INFINITY : 0.0;
-    return alpha;
-  }
-  const auto L11 = A.topLeftCorner(r, r).triangularView<Eigen::Lower>();
-  auto residual = [&](const Eigen::MatrixXd& x) {  // permuted s - K alpha
-    for (Index i = 0; i < r; ++i) alpha.row(idx(i)) = x.row(i);
-    const Eigen::MatrixXd res = s - K * alpha;
-    Eigen::MatrixXd rp(m, k);
-    for (Index i = 0; i < m; ++i) rp.row(i) = res.row(idx(i));
-    return rp;
-  };
-  Eigen::MatrixXd x(r, k);
-  for (Index i = 0; i < r; ++i) x.row(i) = s.row(idx(i));
-  L11.solveInPlace(x);
-  L11.transpose().solveInPlace(x);
-  Eigen::MatrixXd rp = residual(x);
-  Eigen::MatrixXd dx = rp.topRows(r);
-  L11.solveInPlace(dx);
-  L11.transpose().solveInPlace(dx);
-  x += dx;
-  rp = residual(x);
-  Eigen::MatrixXd y0 = rp.topRows(r);
-  L11.solveInPlace(y0);
-  error = y0.colwise().norm().transpose();
-  return alpha;
-}
-
-/// Minimum-norm solution of the rank-r system F F^T alpha = s, F = P [L11; L21]
-/// = P B L11 with B = [I; W], W = L21 L11^{-1}, without an orthogonal factorisation:
-/// (F F^T)^+ = B^{+T} K11^{-1} B^+, B^+ = (I + W^T W)^{-1} [I, W^T], and
-/// (I + W^T W)^{-1} = I - W^T G^{-1} W with the small G = I + W W^T ((m-r) x (m-r)).
-/// Cost O((m - r) r^2) for W, O((m - r)^2 r) for G. These normal equations have
-/// condition 1 + ||W||^2; the constructor reports failure for max |W_ij| > 1e4.
-class SemiNormalPinv {
- public:
-  SemiNormalPinv(const Eigen::MatrixXd& A, const PivotedCholesky& pc, int n_threads)
-      : A_(A), pc_(pc), r_(pc.rank), q_(A.rows() - pc.rank) {
-    if (r_ == 0) return;
-    W_ = A.bottomLeftCorner(q_, r_);  // L21, then W L11 = L21
-    const Index row_tiles = (q_ + kRowTile - 1) / kRowTile;
-    parallel_tasks(row_tiles, n_threads, [&](Index t) {
-      const Index i = t * kRowTile, h = std::min(kRowTile, q_ - i);
-      auto block = W_.middleRows(i, h);
-      A_.topLeftCorner(r_, r_).triangularView<Eigen::Lower>().solveInPlace<Eigen::OnTheRight>(block);
-    });
-    if (!W_.allFinite() || (q_ > 0 && W_.cwiseAbs().maxCoeff() > 1e4)) return;
-    G_.resize(q_, q_);  // lower triangle of I + W W^T in fixed column tiles
-    const Index col_tiles = (q_ + kUpdateTile - 1) / kUpdateTile;
-    parallel_tasks(col_tiles, n_threads, [&](Index t) {
-      const Index c = t * kUpdateTile, w = std::min(kUpdateTile, q_ - c);
-      G_.block(c, c, q_ - c, w).noalias() = W_.bottomRows(q_ - c) * W_.middleRows(c, w).transpose();
-    });
-    G_.diagonal().array() += 1.0;
-    ok_ = blocked_cholesky(G_, 0.0, n_threads) < 0;
-  }
-  bool ok() const { return ok_; }
-
-  /// (F F^T)^+ rhs, rhs and result in the original order.
-  Eigen::MatrixXd apply(const Eigen::MatrixXd& rhs) const {
-    const Index m = rhs.rows(), k = rhs.cols();
-    Eigen::MatrixXd out = Eigen::MatrixXd::Zero(m, k);
-    if (r_ == 0) return out;
-    Eigen::MatrixXd top(r_, k), bottom(q_, k);
-    for (Index i = 0; i < r_; ++i) top.row(i) = rhs.row(pc_.perm[std::size_t(i)]);
-    for (Index i = 0; i < q_; ++i) bottom.row(i) = rhs.row(pc_.perm[std::size_t(r_ + i)]);
-    top.noalias() += W_.transpose() * bottom;  // [I, W^T] rhs
-    reduce(top);                               // (I + W^T W)^{-1}
-    const auto L11 = A_.topLeftCorner(r_, r_).triangularView<Eigen::Lower>();
-    L11.solveInPlace(top);                     // K11^{-1}
-    L11.transpose().solveInPlace(top);
-    reduce(top);                               // (I + W^T W)^{-1}
-    bottom.noalias() = W_ * top;               // B = [I; W]
-    for (Index i = 0; i < r_; ++i) out.row(pc_.perm[std::size_t(i)]) = top.row(i);
-    for (Index i = 0; i < q_; ++i) out.row(pc_.perm[std::size_t(r_ + i)]) = bottom.row(i);
-    return out;
-  }
-
- private:
-  void reduce(Eigen::MatrixXd& z) const {  // z <- z - W^T G^{-1} W z
-    if (q_ == 0) return;
-    Eigen::MatrixXd t = W_ * z;
-    const auto LG = G_.triangularView<Eigen::Lower>();
-    LG.solveInPlace(t);
-    LG.transpose().solveInPlace(t);
-    z.noalias() -= W_.transpose() * t;
-  }
-  const Eigen::MatrixXd& A_;
-  const PivotedCholesky& pc_;
-  Index r_, q_;
-  Eigen::MatrixXd W_, G_;
-  bool ok_ = false;
-};
-
-/// Minimum-norm solution from the pivoted factor (columns 0..r-1 of A, order perm):
-/// F = P L (m x r) = Q U (Householder QR), K ~ F F^T = Q (U U^T) Q^T,
-/// alpha = Q U^{-T} U^{-1} Q^T s; plus one step of iterative refinement.
-inline Eigen::MatrixXd cod_from_factor(const Eigen::MatrixXd& A, const PivotedCholesky& pc,
-                                       const Eigen::Ref<const Eigen::MatrixXd>& K,
-                                       const Eigen::Ref<const Eigen::MatrixXd>& s, int n_threads) {
-  const Index m = K.rows(), r = pc.rank, k = s.cols();
-  if (r == 0) return Eigen::MatrixXd::Zero(m, k);
-  Eigen::MatrixXd F = A.leftCols(r).triangularView<Eigen::Lower>();
-  const BlockedQR qr(std::move(F), n_threads);
-  const auto U = qr.matrixR();
-  auto pinv = [&](const Eigen::MatrixXd& rhs) {
-    Eigen::MatrixXd y(m, k);
-    for (Index i = 0; i < m; ++i) y.row(i) = rhs.row(pc.perm[std::size_t(i)]);
-    qr.apply_qt(y);
-    Eigen::MatrixXd z = y.topRows(r);
-    U.solveInPlace(z);              // U^{-1} y
-    U.transpose().solveInPlace(z);  // z = U^{-T} U^{-1} y = (U U^T)^{-1} y
-    y.topRows(r) = z;
-    y.bottomRows(m - r).setZero();
-    qr.apply_q(y);
-    Eigen::MatrixXd out(m, k);
-    for (Index i = 0; i < m; ++i) out.row(pc.perm[std::size_t(i)]) = y.row(i);
-    return out;
-  };
-  Eigen::MatrixXd alpha = pinv(s);
-  alpha += pinv(s - K * alpha);
-  return alpha;
 }
 
 }  // namespace detail
@@ -376,7 +125,8 @@ inline Eigen::MatrixXd cod_from_factor(const Eigen::MatrixXd& A, const PivotedCh
 inline SolveResult solve_psd(const Eigen::Ref<const Eigen::MatrixXd>& K,
                              const Eigen::Ref<const Eigen::MatrixXd>& s,
                              const SolveOptions& options = {}) {
-  detail::check_solve_input(K, s, options);
+  detail::check_solve_options(options);
+  detail::check_solve_input(K, s);
   const Index m = K.rows(), k = s.cols();
   const double rcond = options.rcond > 0 ? options.rcond : detail::default_rcond(m);
   const int threads = options.n_threads;
@@ -534,7 +284,11 @@ SolveResult nystrom_weights(const ConstRowRef<T>& L, const Eigen::Ref<const Eige
     const double max_m = M.diagonal().maxCoeff();
     if (max_m > 0) opts.rcond *= max_k / max_m;
   }
-  SolveResult merged = solve_psd(M, s_unique, opts);
+  // solve_psd takes K column-major: a tiled copy (Eigen's assignment reads M with a
+  // stride of a row per element), M freed before the factorisation copies it again.
+  const Eigen::MatrixXd Mc = detail::column_major(M);
+  RowMatrixXd().swap(M);
+  SolveResult merged = solve_psd(Mc, s_unique, opts);
   SolveResult result;
   result.used = merged.used;
   result.rank = merged.rank;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <nystrom_kme/simd.hpp>
+#include <nystrom_kme/detail/simd_select.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme::detail {

@@ -6,8 +6,10 @@
 //
 // Parallelism: the trailing update A22 -= L21 L21^T and the panel solve are split into
 // FIXED-size tiles that depend only on the matrix size, never on the thread count; each
-// tile is one sequential Eigen product. Every entry is therefore computed by the same
-// operations in the same order for any number of OpenMP threads: bit-identical results.
+// tile is one sequential product through the dispatched register-blocked GEMM
+// (dense_products.hpp), the panel solve's diagonal blocks Eigen's substitution. Every
+// entry is therefore computed by the same operations in the same order for any number
+// of OpenMP threads: bit-identical results (for a given SIMD level).
 #pragma once
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 
 #include <Eigen/Core>
 
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/types.hpp>
 
@@ -30,28 +33,35 @@ inline constexpr Index kRowTile = 256;
 
 /// A(c0:n, c0:n) -= P P^T on the lower triangle, P = A(c0:n, k0:k0+kb): tiles of
 /// kUpdateTile columns; the diagonal tile is updated in full (its upper part is scratch).
+/// Tile c is A(c:n, c:c+w) -= P(c:n, :) P(c:c+w, :)^T, its right factor read from P^T,
+/// copied once (column-major, so that the product reads it in place).
 inline void trailing_update(Eigen::MatrixXd& A, Index k0, Index kb, Index c0, int n_threads) {
   const Index n = A.rows();
   if (c0 >= n || kb <= 0) return;
+  const Eigen::MatrixXd Pt = A.block(c0, k0, n - c0, kb).transpose();
   const Index tiles = (n - c0 + kUpdateTile - 1) / kUpdateTile;
   parallel_tasks(tiles, n_threads, [&](Index t) {
     const Index c = c0 + t * kUpdateTile, w = std::min(kUpdateTile, n - c);
-    A.block(c, c, n - c, w).noalias() -=
-        A.block(c, k0, n - c, kb) * A.block(c, k0, w, kb).transpose();
+    product_acc(n - c, w, kb, -1.0, &A(c, k0), 1, n, Pt.data() + (c - c0) * kb, kb, &A(c, c), n);
   });
 }
 
-/// A(r0:n, k0:k0+kb) <- A(r0:n, k0:k0+kb) L11^{-T}, L11 = lower(A(k0:k0+kb, k0:k0+kb)).
+/// Columns per diagonal block of the panel solve (kCholeskyBlock / 4: the rest of the
+/// panel's work goes through the dispatched product).
+inline constexpr Index kPanelSolveBlock = 32;
+
+/// A(r0:n, k0:k0+kb) <- A(r0:n, k0:k0+kb) L11^{-T}, L11 = lower(A(k0:k0+kb, k0:k0+kb)), in
+/// tiles of kRowTile rows (lower_transpose_solve_right, blocks of kPanelSolveBlock columns).
 inline void panel_solve(Eigen::MatrixXd& A, Index k0, Index kb, Index r0, int n_threads) {
   const Index n = A.rows();
   if (r0 >= n) return;
+  const auto L11 = A.block(k0, k0, kb, kb);
+  const Eigen::MatrixXd L11t = L11.transpose();
   const Index tiles = (n - r0 + kRowTile - 1) / kRowTile;
   parallel_tasks(tiles, n_threads, [&](Index t) {
     const Index r = r0 + t * kRowTile, h = std::min(kRowTile, n - r);
     auto block = A.block(r, k0, h, kb);
-    // X L11^T = B
-    A.block(k0, k0, kb, kb).triangularView<Eigen::Lower>().transpose().solveInPlace<Eigen::OnTheRight>(
-        block);
+    lower_transpose_solve_right(L11, L11t, block, kPanelSolveBlock);  // X L11^T = B
   });
 }
 

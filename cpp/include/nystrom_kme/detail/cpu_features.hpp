@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include <nystrom_kme/simd_level.hpp>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define NYSTROM_KME_X86 1
@@ -11,25 +13,7 @@
 #define NYSTROM_KME_AARCH64 1
 #endif
 
-namespace nystrom_kme {
-
-/// Instruction-set levels of the hot loops. x86-64: baseline (SSE2, every x86-64
-/// CPU), avx2 (x86-64-v3: AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE), avx512
-/// (x86-64-v4: AVX-512 F/DQ/BW/VL on top of v3). aarch64: neon (ASIMD, every
-/// aarch64 CPU). Other architectures: baseline (portable vector code).
-enum class SimdLevel { baseline, avx2, avx512, neon };
-
-inline const char* to_string(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::baseline: return "baseline";
-    case SimdLevel::avx2: return "avx2";
-    case SimdLevel::avx512: return "avx512";
-    case SimdLevel::neon: return "neon";
-  }
-  return "unknown";
-}
-
-namespace detail {
+namespace nystrom_kme::detail {
 
 #if defined(NYSTROM_KME_X86)
 struct X86Levels {
@@ -73,12 +57,11 @@ inline X86Levels detect_x86() {
 }
 #endif
 
-}  // namespace detail
-
-/// Whether this CPU (and its operating system) can run code of `level`.
-inline bool cpu_supports(SimdLevel level) {
+/// Whether this CPU (and its operating system) can run code of `level`
+/// (nystrom_kme::cpu_supports).
+inline bool cpu_runs(SimdLevel level) {
 #if defined(NYSTROM_KME_X86)
-  static const detail::X86Levels levels = detail::detect_x86();
+  static const X86Levels levels = detect_x86();
   switch (level) {
     case SimdLevel::baseline: return true;
     case SimdLevel::avx2: return levels.avx2;
@@ -93,4 +76,4 @@ inline bool cpu_supports(SimdLevel level) {
 #endif
 }
 
-}  // namespace nystrom_kme
+}  // namespace nystrom_kme::detail

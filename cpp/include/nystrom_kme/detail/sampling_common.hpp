@@ -1,7 +1,7 @@
-// Building blocks of the landmark samplers: one kernel column k(X, p) at a time,
-// the fixed partition of the rows into chunks with per-chunk statistics combined in
-// order (so reductions do not depend on the thread count), and a portable uniform
-// random number.
+// Building blocks of the landmark samplers: the fixed partition of the rows into
+// chunks with per-chunk statistics combined in order (so reductions do not depend on
+// the thread count), a portable uniform random number, the residual diagonal the
+// pivoted samplers start from, and the checks of their arguments.
 #pragma once
 
 #include <algorithm>
@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/kernel_rows.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
-#include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/types.hpp>
 
@@ -25,13 +26,6 @@ namespace nystrom_kme::detail {
 inline constexpr Index kSamplingChunk = 2048;
 
 inline Index n_sampling_chunks(Index n) { return (n + kSamplingChunk - 1) / kSamplingChunk; }
-
-/// out[i - begin] = k(x_i, p) for rows begin <= i < end of X, with p a pointer to d values.
-template <class T>
-void kernel_column(const ConstRowRef<T>& X, const T* p, const Kernel& kernel, Index begin,
-                   Index end, double* out) {
-  simd_table().ops<T>().kernel_rows(X.data(), X.outerStride(), X.cols(), p, kernel, begin, end, out);
-}
 
 /// Rows per thread below which a per-step loop (one kernel column, O(rows d)) runs on
 /// fewer threads: such a step takes tens of microseconds, less than waking a team of
@@ -165,6 +159,53 @@ inline void check_tolerance(double tolerance, const char* what) {
     std::snprintf(got, sizeof got, "%.6g", tolerance);
     throw std::invalid_argument(std::string(what) + ": tolerance must be a finite number in [0, 1), got " +
                                 got);
+  }
+}
+
+/// Thrown when kernel values of finite data are not finite (they overflow float64,
+/// e.g. a linear or polynomial kernel on huge values).
+inline std::invalid_argument kernel_overflow(const char* what, const char* data) {
+  return std::invalid_argument(std::string(what) + ": the kernel values of " + data +
+                               " are not finite (they overflow float64): rescale the data or "
+                               "increase the bandwidth");
+}
+
+/// The arguments of the pivoted samplers: sizes, tolerance, m <= n, finite X.
+/// @throws std::invalid_argument naming `what` otherwise
+template <class T>
+void check_pivot_args(const ConstRowRef<T>& X, Index m, double tolerance, const char* what) {
+  check_sampling_args(X.rows(), X.cols(), m, what);
+  check_tolerance(tolerance, what);
+  if (m > X.rows()) {
+    throw std::invalid_argument(std::string(what) + ": n_landmarks=" + std::to_string(m) +
+                                " exceeds the number of rows of X, " + std::to_string(X.rows()));
+  }
+  check_finite(X, "X");
+}
+
+/// Residual diagonal d_i = k(x_i, x_i) and its chunk statistics.
+/// @throws std::invalid_argument when a k(x_i, x_i) or their sum is not finite
+template <class T>
+std::vector<double> initial_diagonal(const ConstRowRef<T>& X, const Kernel& kernel, ChunkStats& stats,
+                                     int n_threads, const char* what) {
+  std::vector<double> diag(static_cast<std::size_t>(X.rows()));
+  for_each_chunk(X.rows(), kSamplingChunk, n_threads, [&](Index c, Index b, Index e) {
+    kernel_diagonal_rows(X, kernel, b, e, diag.data() + b);
+    for (Index i = b; i < e; ++i) {
+      if (!std::isfinite(diag[std::size_t(i)])) throw kernel_overflow(what, "X");
+    }
+    stats.record(c, diag.data(), b, e);
+  });
+  if (!std::isfinite(stats.total())) throw kernel_overflow(what, "X");
+  return diag;
+}
+
+/// Defensive check before a row index is used: the loops never produce an index
+/// outside [0, n) (in particular never -1), and this keeps it so.
+inline void check_index(Index i, Index n, const char* what) {
+  if (i < 0 || i >= n) {
+    throw std::runtime_error(std::string(what) + ": internal error: selected row index " +
+                             std::to_string(i) + " is outside [0, " + std::to_string(n) + ")");
   }
 }
 

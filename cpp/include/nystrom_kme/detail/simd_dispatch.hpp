@@ -90,6 +90,20 @@ struct SimdTable {
 
 #if defined(NYSTROM_KME_X86)
 
+// The target region of a level above the static one: every function between
+// NYSTROM_KME_TARGET_PUSH(features) and NYSTROM_KME_TARGET_POP is compiled for
+// `features` (a string literal), by GCC's target pragma or Clang's attribute push.
+#define NYSTROM_KME_PRAGMA(text) _Pragma(#text)
+#if defined(__clang__)
+#define NYSTROM_KME_TARGET_PUSH(features) \
+  NYSTROM_KME_PRAGMA(clang attribute push(__attribute__((target(features))), apply_to = function))
+#define NYSTROM_KME_TARGET_POP _Pragma("clang attribute pop")
+#else
+#define NYSTROM_KME_TARGET_PUSH(features) \
+  _Pragma("GCC push_options") NYSTROM_KME_PRAGMA(GCC target(features))
+#define NYSTROM_KME_TARGET_POP _Pragma("GCC pop_options")
+#endif
+
 #if NYSTROM_KME_STATIC_RANK == 0
 namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_BYTES 16
@@ -102,12 +116,7 @@ namespace nystrom_kme::detail::simd_baseline {
 
 #if NYSTROM_KME_STATIC_RANK <= 1 && !(NYSTROM_KME_STATIC_RANK < 1 && defined(NYSTROM_KME_NO_DISPATCH))
 #if NYSTROM_KME_STATIC_RANK < 1
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
-#endif
+NYSTROM_KME_TARGET_PUSH("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
 #endif
 namespace nystrom_kme::detail::simd_avx2 {
 #define NYSTROM_KME_SIMD_BYTES 32
@@ -116,23 +125,14 @@ namespace nystrom_kme::detail::simd_avx2 {
 #include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_avx2
 #if NYSTROM_KME_STATIC_RANK < 1
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+NYSTROM_KME_TARGET_POP
 #endif
 #define NYSTROM_KME_HAVE_AVX2 1
 #endif
 
 #if !(NYSTROM_KME_STATIC_RANK < 2 && defined(NYSTROM_KME_NO_DISPATCH))
 #if NYSTROM_KME_STATIC_RANK < 2
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
-#endif
+NYSTROM_KME_TARGET_PUSH("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
 #endif
 namespace nystrom_kme::detail::simd_avx512 {
 #define NYSTROM_KME_SIMD_BYTES 64
@@ -141,14 +141,14 @@ namespace nystrom_kme::detail::simd_avx512 {
 #include <nystrom_kme/detail/simd_body/level.inl>
 }  // namespace nystrom_kme::detail::simd_avx512
 #if NYSTROM_KME_STATIC_RANK < 2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+NYSTROM_KME_TARGET_POP
 #endif
 #define NYSTROM_KME_HAVE_AVX512 1
 #endif
+
+#undef NYSTROM_KME_TARGET_PUSH
+#undef NYSTROM_KME_TARGET_POP
+#undef NYSTROM_KME_PRAGMA
 
 #elif defined(NYSTROM_KME_AARCH64)
 

@@ -1,6 +1,7 @@
 // Blocked Householder QR (compact WY, LAPACK dgeqrf/dlarft/dlarfb) of a tall m x n
 // matrix, with the trailing update split into FIXED-width column tiles processed in
-// an OpenMP loop: results are bit-identical for any number of threads.
+// an OpenMP loop, each tile's two products through the dispatched GEMM
+// (dense_products.hpp): results are bit-identical for any number of threads.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <Eigen/Householder>
 
 #include <nystrom_kme/detail/cholesky_blocked.hpp>
+#include <nystrom_kme/detail/dense_products.hpp>
 #include <nystrom_kme/detail/parallel.hpp>
 #include <nystrom_kme/types.hpp>
 
@@ -44,10 +46,11 @@ class BlockedQR {
         const Index c0 = k + kb, tiles = (n - c0 + kUpdateTile - 1) / kUpdateTile;
         parallel_tasks(tiles, n_threads_, [&](Index t) {
           const Index c = c0 + t * kUpdateTile, w = std::min(kUpdateTile, n - c);
-          auto C = qr_.block(k, c, m - k, w);
-          Eigen::MatrixXd W = V.transpose() * C;                     // kb x w
-          W = T.transpose().triangularView<Eigen::Lower>() * W;      // T^T W
-          C.noalias() -= V * W;
+          double* C = &qr_(k, c);  // (m - k) x w, leading dimension m
+          Eigen::MatrixXd W = Eigen::MatrixXd::Zero(kb, w);
+          product_acc(kb, w, m - k, 1.0, V.data(), V.rows(), 1, C, m, W.data(), kb);  // V^T C
+          W = T.transpose().triangularView<Eigen::Lower>() * W;                         // T^T W
+          product_acc(m - k, w, kb, -1.0, V.data(), 1, V.rows(), W.data(), kb, C, m);  // C -= V W
         });
       }
     }

@@ -7,7 +7,7 @@
 // against the weights. Nothing of size p x q is ever stored.
 //
 // This file packs and schedules; the arithmetic runs through the SIMD table of
-// the active instruction-set level (simd.hpp), one call per tile and superblock.
+// the active instruction-set level (detail/simd_select.hpp), one call per tile and superblock.
 //
 // Determinism: every output row is owned by one task at a time and summed in an
 // order fixed by (d, q) alone, so results are bit-identical for any thread count.
@@ -21,9 +21,9 @@
 #include <vector>
 
 #include <nystrom_kme/detail/parallel.hpp>
+#include <nystrom_kme/detail/simd_select.hpp>
 #include <nystrom_kme/detail/tile_layout.hpp>
 #include <nystrom_kme/kernels.hpp>
-#include <nystrom_kme/simd.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme::detail {

@@ -42,7 +42,7 @@ inline Index panel_index(Index col, Index f, Index d) {
 }
 
 // Weight columns per packed panel (k > 1): 8 float64, one cache line per row of B,
-// the width of the AVX-512 register block of the reduction (tile_kernels.inl);
+// the width of the AVX-512 register block of the reduction (tile_sums.inl);
 // narrower levels take a panel in two halves.
 constexpr Index kWeightPanel = 8;
 

@@ -4,6 +4,7 @@
 // It undefines those macros again. No include guard, on purpose.
 #include <nystrom_kme/detail/simd_body/vector_math.inl>
 #include <nystrom_kme/detail/simd_body/tile_kernels.inl>
+#include <nystrom_kme/detail/simd_body/tile_sums.inl>
 #include <nystrom_kme/detail/simd_body/split_labels.inl>
 #include <nystrom_kme/detail/simd_body/gemm.inl>
 #include <nystrom_kme/detail/simd_body/table.inl>

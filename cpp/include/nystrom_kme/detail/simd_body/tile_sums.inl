@@ -1,0 +1,427 @@
+// The running sums of a tile for one instruction-set level (tile_sums): Neumaier
+// compensation of each superblock's partial sums, and with k > 1 weight columns the
+// multi-column reduction, a register-blocked GEMM on a transposed block of kernel
+// values against packed weight panels, for one kernel or several.
+//
+// Included once per level by detail/simd_dispatch.hpp (through level.inl), after
+// tile_kernels.inl, in the same namespace and target region. No include guard, on purpose.
+
+// ---------------------------------------------------------------- k > 1 weight columns
+//
+// A tile's kernel values against a chunk are formed transposed, kt[i * kTileRows + r]
+// (float64, L1-resident), so that one row i of B gives the values of all tile rows
+// side by side; the reduction is then a packed GEMM in the manner of BLIS/OpenBLAS,
+// each loaded value used across a whole row or column of a register block:
+// - AVX-512 (32 registers): 2 vectors of tile rows (all 16) x 8 weight columns
+//   broadcast from the panel, 16 accumulators, as BLIS's skx kernel (16 x 14) keeps
+//   the rows in vectors; the 8 columns of a panel row are one cache line.
+// - other levels (16 registers): the panel's 8 columns as vectors x 6, 5 and 5 tile
+//   rows broadcast (12 or 10 accumulators of 4 doubles at AVX2), as BLIS's haswell
+//   kernel (6 x 8); 2-row groups at the 2-lane levels.
+// Measured on one core, k = 201 (bench/RESULTS.md, "The permuted sums at BLAS
+// speed"): AVX-512 2 x 8 at the rate of 2 x 12 and 2 x 14 in L1, and 3% faster with
+// panels of 8 than of 16 columns; AVX2 6/5/5 x 8 15% above 2 vectors x 4 columns.
+
+#if defined(__clang__)
+#define NYSTROM_KME_UNROLL _Pragma("unroll")
+#else
+#define NYSTROM_KME_UNROLL _Pragma("GCC unroll 16")
+#endif
+
+#if defined(NYSTROM_KME_SIMD_AVX512)
+
+constexpr PartialLayout kPartialLayout = PartialLayout::rows_in_lanes;
+constexpr int kGemmRowVectors = 2;
+constexpr int kGemmCols = 8;
+static_assert(kWeightPanel % kGemmCols == 0, "a register block must not straddle two panels");
+static_assert(kTileRows % (kGemmRowVectors * Vec<double>::lanes) == 0, "tile rows in whole blocks");
+
+/// out (NR columns of kTileRows) += kt^T w over n rows: the register block at
+/// kt (row stride kTileRows) and w (row stride kWeightPanel). Each out entry gets one
+/// sum over i ascending, the same for any caller.
+template <int NR>
+inline void gemm_block(const double* kt, const double* w, Index n, double* out) {
+  using VD = Vec<double>::type;
+  constexpr int LD = Vec<double>::lanes;
+  constexpr int MR = kGemmRowVectors;
+  VD acc[NR][MR];
+  NYSTROM_KME_UNROLL
+  for (int c = 0; c < NR; ++c) {
+    NYSTROM_KME_UNROLL
+    for (int h = 0; h < MR; ++h) acc[c][h] = VD{};
+  }
+  for (Index i = 0; i < n; ++i) {
+    VD kv[MR];
+    NYSTROM_KME_UNROLL
+    for (int h = 0; h < MR; ++h) kv[h] = load(kt + i * kTileRows + h * LD);
+    NYSTROM_KME_UNROLL
+    for (int c = 0; c < NR; ++c) {
+      const double wc = w[i * kWeightPanel + c];
+      NYSTROM_KME_UNROLL
+      for (int h = 0; h < MR; ++h) acc[c][h] += kv[h] * wc;
+    }
+  }
+  NYSTROM_KME_UNROLL
+  for (int c = 0; c < NR; ++c) {
+    NYSTROM_KME_UNROLL
+    for (int h = 0; h < MR; ++h) {
+      double* o = out + c * kTileRows + h * LD;
+      store(o, load(o) + acc[c][h]);
+    }
+  }
+}
+
+template <int NR = kGemmCols>
+inline void gemm_block_cols(int cols, const double* kt, const double* w, Index n, double* out) {
+  if constexpr (NR > 0) {
+    if (cols == NR) return gemm_block<NR>(kt, w, n, out);
+    gemm_block_cols<NR - 1>(cols, kt, w, n, out);
+  }
+}
+
+/// partial (see partial_offset) += kt^T W over one chunk, for the k weight columns
+/// packed at w (the chunk's first row of panel 0; panels R rows apart) and the first
+/// `rows` tile rows (in whole register blocks).
+inline void reduce_panels(const double* kt, const double* w, Index R, Index k, Index rows,
+                          double* partial) {
+  constexpr Index block_rows = kGemmRowVectors * Vec<double>::lanes;
+  const Index row_end = ((rows + block_rows - 1) / block_rows) * block_rows;
+  for (Index panel = 0; panel * kWeightPanel < k; ++panel) {
+    const double* wp = w + panel * R * kWeightPanel;
+    const Index cols = std::min(kWeightPanel, k - panel * kWeightPanel);
+    for (Index c0 = 0; c0 < cols; c0 += kGemmCols) {
+      const int nr = int(std::min<Index>(kGemmCols, cols - c0));
+      double* out = partial + (panel * kWeightPanel + c0) * kTileRows;
+      for (Index r0 = 0; r0 < row_end; r0 += block_rows)
+        gemm_block_cols(nr, kt + r0, wp + c0, kChunk, out + r0);
+    }
+  }
+}
+
+#else  // 16 vector registers (or 2 lanes)
+
+constexpr PartialLayout kPartialLayout = PartialLayout::columns_in_lanes;
+constexpr int kPanelVectors = int(kWeightPanel) / Vec<double>::lanes;
+static_assert(kPanelVectors * Vec<double>::lanes == int(kWeightPanel), "whole vectors per panel row");
+#if defined(NYSTROM_KME_SIMD_AVX2) || defined(NYSTROM_KME_SIMD_NEON)
+constexpr int kRowGroups[] = {6, 5, 5};
+#else
+constexpr int kRowGroups[] = {2, 2, 2, 2, 2, 2, 2, 2};
+#endif
+
+/// out (MR rows x NV vectors of columns, row stride kWeightPanel) += kt^T w over n
+/// rows, for tile rows kt[i * kTileRows + r], r < MR, and weights w (row stride
+/// kWeightPanel). Each out entry gets one sum over i ascending.
+template <int MR, int NV>
+inline void gemm_rows(const double* kt, const double* w, Index n, double* out) {
+  using VD = Vec<double>::type;
+  constexpr int LD = Vec<double>::lanes;
+  VD acc[MR][NV];
+  NYSTROM_KME_UNROLL
+  for (int r = 0; r < MR; ++r) {
+    NYSTROM_KME_UNROLL
+    for (int v = 0; v < NV; ++v) acc[r][v] = VD{};
+  }
+  for (Index i = 0; i < n; ++i) {
+    VD wv[NV];
+    NYSTROM_KME_UNROLL
+    for (int v = 0; v < NV; ++v) wv[v] = load(w + i * kWeightPanel + v * LD);
+    NYSTROM_KME_UNROLL
+    for (int r = 0; r < MR; ++r) {
+      const double kr = kt[i * kTileRows + r];
+      NYSTROM_KME_UNROLL
+      for (int v = 0; v < NV; ++v) acc[r][v] += wv[v] * kr;
+    }
+  }
+  NYSTROM_KME_UNROLL
+  for (int r = 0; r < MR; ++r) {
+    NYSTROM_KME_UNROLL
+    for (int v = 0; v < NV; ++v) {
+      double* o = out + r * kWeightPanel + v * LD;
+      store(o, load(o) + acc[r][v]);
+    }
+  }
+}
+
+template <int MR, int NV = kPanelVectors>
+inline void gemm_rows_vectors(int vectors, const double* kt, const double* w, Index n, double* out) {
+  if constexpr (NV > 0) {
+    if (vectors == NV) return gemm_rows<MR, NV>(kt, w, n, out);
+    gemm_rows_vectors<MR, NV - 1>(vectors, kt, w, n, out);
+  }
+}
+
+template <std::size_t G = 0>
+inline void gemm_row_groups(Index rows, int vectors, const double* kt, const double* w, double* out,
+                            Index r0 = 0) {
+  if constexpr (G < sizeof(kRowGroups) / sizeof(kRowGroups[0])) {
+    if (r0 >= rows) return;
+    gemm_rows_vectors<kRowGroups[G]>(vectors, kt + r0, w, kChunk, out + r0 * kWeightPanel);
+    gemm_row_groups<G + 1>(rows, vectors, kt, w, out, r0 + kRowGroups[G]);
+  }
+}
+
+/// partial (see partial_offset) += kt^T W over one chunk, for the k weight columns
+/// packed at w (the chunk's first row of panel 0; panels R rows apart) and the first
+/// `rows` tile rows (in whole row groups).
+inline void reduce_panels(const double* kt, const double* w, Index R, Index k, Index rows,
+                          double* partial) {
+  constexpr int LD = Vec<double>::lanes;
+  for (Index panel = 0; panel * kWeightPanel < k; ++panel) {
+    const Index cols = std::min(kWeightPanel, k - panel * kWeightPanel);
+    gemm_row_groups(rows, int((cols + LD - 1) / LD), kt, w + panel * R * kWeightPanel,
+                    partial + panel * kWeightPanel * kTileRows);
+  }
+}
+
+#endif
+
+/// Writes one vector of T as float64 (two vectors for float).
+inline void store_as_double(double* p, Vec<double>::type v) { store(p, v); }
+inline void store_as_double(double* p, Vec<float>::type v) {
+  constexpr int LD = Vec<double>::lanes;
+  float lanes[Vec<float>::lanes];
+  store(lanes, v);
+  store(p, load_as_double(lanes));
+  store(p + LD, load_as_double(lanes + LD));
+}
+
+/// The tile's squared distances (Direct: sum (a-b)^2; else the centred expansion,
+/// re-done exactly where it cancels) or inner products (not radial) against kChunk
+/// packed columns, tile rows in vector lanes: sink(j * kTileRows + h * L, v) gets
+/// rows h * L .. h * L + L - 1 of column j. Per pair, the same operations in the
+/// same order as panel_products and expand_distances: the same values.
+template <class T, bool Direct, class Sink>
+inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Sink&& sink) {
+  using V = vec_t<T>;
+  using I = typename Vec<T>::itype;
+  constexpr int L = Vec<T>::lanes;
+  constexpr int RV = int(kTileRows) / L;    // vectors per column of the tile
+  constexpr int NJ = RV >= 8 ? 1 : 8 / RV;  // columns per step: 8 accumulators
+  constexpr Index P = kPanelCols<T>;
+  static_assert(P % NJ == 0, "a step must not straddle two panels");
+  const Index d = t.d;
+  const bool expansion = !Direct && t.radial;
+  V an[RV];
+  for (int h = 0; h < RV; ++h) an[h] = load(t.anorm + h * L);
+  for (Index j = 0; j < kChunk; j += NJ) {
+    const T* col = bt + (j / P) * d * P + j % P;
+    V acc[NJ][RV];
+    NYSTROM_KME_UNROLL
+    for (int u = 0; u < NJ; ++u) {
+      NYSTROM_KME_UNROLL
+      for (int h = 0; h < RV; ++h) acc[u][h] = V{};
+    }
+    for (Index f = 0; f < d; ++f) {
+      V av[RV];
+      NYSTROM_KME_UNROLL
+      for (int h = 0; h < RV; ++h) av[h] = load(t.at + f * kTileRows + h * L);
+      NYSTROM_KME_UNROLL
+      for (int u = 0; u < NJ; ++u) {
+        const T b = col[f * P + u];
+        NYSTROM_KME_UNROLL
+        for (int h = 0; h < RV; ++h) {
+          if constexpr (Direct) {
+            const V e = av[h] - b;
+            acc[u][h] += e * e;
+          } else {
+            acc[u][h] += av[h] * b;
+          }
+        }
+      }
+    }
+    for (int u = 0; u < NJ; ++u) {
+      for (int h = 0; h < RV; ++h) {
+        V v = acc[u][h];
+        if (expansion) {
+          const V sum = an[h] + bnorm[j + u];
+          const V d2 = vmax<T>(sum - v * T(2), splat(T(0)));
+          const I lost = (I)(d2 < sum * T(kCancellation));
+          v = d2;
+          if (any_lane<T>(lost)) {  // rare: near-duplicate points
+            for (int l = 0; l < L; ++l)
+              if (lost[l]) v[l] = exact_sq_distance(t.a + (h * L + l) * d, panel_column(bt, j + u, d), d);
+          }
+        }
+        sink((j + u) * kTileRows + h * L, v);
+      }
+    }
+  }
+}
+
+template <class T, class Sink>
+inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Sink&& sink) {
+  if (t.direct) {
+    distance_block<T, true>(t, bt, bnorm, sink);
+  } else {
+    distance_block<T, false>(t, bt, bnorm, sink);
+  }
+}
+
+/// kt = kernel values of one radial kernel from the squared distances d2 of points
+/// scaled by the reference bandwidth (and their square roots r = sqrt(min(d2, far)),
+/// shared by the kernels that need them): the values of kernel_map for ratio 1, with
+/// the kind's switch out of the loop. Flattened: GCC otherwise calls exp out of
+/// line, 2x slower on this loop.
+template <class T>
+__attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, const T* r, double* kt) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
+  constexpr Index n = kChunk * kTileRows;
+  // Matern: (1 + r) exp(-r) must stay 0, not inf * 0, however large r gets.
+  const V far = splat(T(sizeof(T) == 4 ? 1e18 : 1e150));
+  const double ratio = map.ratio;
+  switch (map.kind) {
+    case KernelKind::gaussian: {
+      const T c = T(-0.5 * (ratio * ratio));
+      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(load(d2 + i) * c));
+      return;
+    }
+    case KernelKind::laplacian: {
+      const T c = T(ratio);
+      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(-(load(r + i) * c)));
+      return;
+    }
+    case KernelKind::matern32: {
+      const T c = T(ratio * 1.7320508075688772);
+      for (Index i = 0; i < n; i += L) {
+        const V s = vmin<T>(load(r + i) * c, far);
+        store_as_double(kt + i, (s + T(1)) * exp(-s));
+      }
+      return;
+    }
+    case KernelKind::matern52: {
+      const T c = T(ratio * 2.23606797749979);
+      for (Index i = 0; i < n; i += L) {
+        const V s = vmin<T>(load(r + i) * c, far);
+        store_as_double(kt + i, (s * s * T(1.0 / 3.0) + s + T(1)) * exp(-s));
+      }
+      return;
+    }
+    case KernelKind::inverse_multiquadric: {
+      const T c = T(ratio * ratio);
+      for (Index i = 0; i < n; i += L) store_as_double(kt + i, T(1) / sqrt(load(d2 + i) * c + T(1)));
+      return;
+    }
+    case KernelKind::linear:
+    case KernelKind::polynomial:
+      break;  // not radial: mapped as computed (the caller)
+  }
+}
+
+inline bool needs_root(KernelKind kind) {
+  return kind == KernelKind::laplacian || kind == KernelKind::matern32 || kind == KernelKind::matern52;
+}
+
+/// Neumaier's compensated sum, element by element: sum[i] += x[i], with the rounding
+/// error of that addition added to comp[i] (the same operations as the scalar rule
+/// comp += |s| >= |x| ? (s - t) + x : (x - t) + s, t = s + x). n: a multiple of
+/// kTileRows (whole blocks of a tile's sums), hence of the vector lanes.
+inline void compensated_add(double* sum, double* comp, const double* x, Index n) {
+  using VD = Vec<double>::type;
+  constexpr int LD = Vec<double>::lanes;
+  static_assert(kTileRows % LD == 0, "whole vectors per block");
+  for (Index i = 0; i < n; i += LD) {
+    const VD s = load(sum + i), v = load(x + i), total = s + v;
+    const VD s_abs = s < 0.0 ? -s : s, v_abs = v < 0.0 ? -v : v;
+    const VD error = s_abs >= v_abs ? (s - total) + v : (v - total) + s;
+    store(comp + i, load(comp + i) + error);
+    store(sum + i, total);
+  }
+}
+
+/// One tile's partial sums of kernel j (n values, computed into t.partial by
+/// `compute`) added to its running sums.
+template <class T, class Compute>
+inline void sums_of_kernel(const TileTask<T>& t, Index j, Index n, Compute&& compute) {
+  std::fill(t.partial, t.partial + n, 0.0);
+  compute();
+  compensated_add(t.sum + j * t.sums_stride, t.comp + j * t.sums_stride, t.partial, n);
+}
+
+/// k > 1: the running sums of the tile (see TileTask) += K_j(a, B_superblock) W, a
+/// segment of kSegmentChunks chunks at a time: the transposed distances, the kernel
+/// values of each kernel, then the packed GEMM. A single radial kernel is the map of
+/// ratio 1 (the same values as kernel_map: the map loops keep the kind's switch out
+/// of the loop and exp inlined), computed chunk by chunk; several kernels share each
+/// segment's distances (and their square roots), then take it kernel by kernel so
+/// that one kernel's partial sums stay in L1 through the segment.
+template <class T>
+void tile_sums_multi_column(const TileTask<T>& t) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
+  constexpr Index chunk_values = kChunk * kTileRows;
+  const Index d = t.d, block = weight_stride(t.k) * kTileRows;
+  const ScaledKernel single{t.kernel->kind(), 1.0};
+  const ScaledKernel* maps = t.n_maps > 0 ? t.maps : &single;
+  const Index n_maps = std::max<Index>(t.n_maps, 1);
+  bool root = false;
+  for (Index j = 0; j < n_maps; ++j) root = root || needs_root(maps[j].kind);
+  const V far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
+  auto distances = [&](Index c, T* dist, T* rt) {  // chunk c, mapped later
+    distance_block(t, t.bt + c * kChunk * d, t.bnorm + c * kChunk, [&](Index off, V v) { store(dist + off, v); });
+    if (root) {
+      for (Index i = 0; i < chunk_values; i += L) store(rt + i, sqrt(vmin<T>(load(dist + i), far)));
+    }
+  };
+  for (Index c0 = 0; c0 < t.n_chunks; c0 += kSegmentChunks) {
+    const Index c1 = std::min(t.n_chunks, c0 + kSegmentChunks);
+    if (!t.radial) {  // dot-product kernels: one kernel, mapped as computed
+      const Kernel& kernel = *t.kernel;
+      sums_of_kernel(t, 0, block, [&] {
+        for (Index c = c0; c < c1; ++c) {
+          distance_block(t, t.bt + c * kChunk * d, t.bnorm + c * kChunk,
+                         [&](Index off, V v) { store_as_double(t.kt + off, kernel_map<T>(kernel, v)); });
+          reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+        }
+      });
+    } else if (n_maps == 1) {
+      sums_of_kernel(t, 0, block, [&] {
+        for (Index c = c0; c < c1; ++c) {
+          distances(c, t.dist, t.root);
+          map_scaled<T>(maps[0], t.dist, t.root, t.kt);
+          reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+        }
+      });
+    } else {
+      for (Index c = c0; c < c1; ++c) distances(c, t.dist + (c - c0) * chunk_values, t.root + (c - c0) * chunk_values);
+      for (Index j = 0; j < n_maps; ++j) {
+        sums_of_kernel(t, j, block, [&] {
+          for (Index c = c0; c < c1; ++c) {
+            map_scaled<T>(maps[j], t.dist + (c - c0) * chunk_values, t.root + (c - c0) * chunk_values, t.kt);
+            reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+          }
+        });
+      }
+    }
+  }
+}
+
+/// One tile against one superblock: the tile's running sums (see TileTask) +=
+/// K(a, B_superblock) W.
+template <class T>
+void tile_sums(const TileTask<T>& t) {
+  if (t.k > 1) return tile_sums_multi_column(t);
+  const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
+  const Index d = t.d;
+  sums_of_kernel(t, 0, kTileRows, [&] {
+    for (Index c = 0; c < t.n_chunks; ++c) {
+      const Index c0 = c * kChunk;
+      const T* bt = t.bt + c0 * d;
+      const T* bnorm = t.bnorm + c0;
+      // float: converting each register to float64 for the fused reduction costs
+      // more than one pass over the L1-resident block (measured 10-15%).
+      if constexpr (std::is_same_v<T, double>) {
+        for (Index g = 0; g < groups; ++g) {
+          const Index off = g * kGroupRows;
+          auto fused = t.direct ? fused_group_sums<T, true> : fused_group_sums<T, false>;
+          fused(t.a + off * d, t.anorm + off, bt, bnorm, d, t.wpack + c0, *t.kernel, t.radial,
+                t.partial + off);
+        }
+      } else {
+        kernel_block(t, bt, bnorm, groups, t.block);
+        reduce_block(t, t.block, t.wpack + c0);
+      }
+    }
+  });
+}
