@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable, Iterator
-from typing import Any
-
+from collections.abc import Callable, Iterable, Iterator
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import common_dtype, core_array
+from .._validation import Weights, common_dtype, core_array
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 
@@ -57,7 +56,7 @@ def core_block_rows(n_features: int, itemsize: int) -> int:
     return min(r, 64 * _PACK_CHUNK)
 
 
-def weight_block(weights: Any, start: int, stop: int, name: str = "sample_weight") -> np.ndarray:
+def weight_block(weights: Weights, start: int, stop: int, name: str = "sample_weight") -> np.ndarray:
     """weights[start:stop] as validated float64: finite and non-negative."""
     w = core_array(np.asarray(weights[start:stop]), np.float64)
     if w.shape != (stop - start,):
@@ -158,7 +157,7 @@ class RowSource(abc.ABC):
         float32/float64 arrays of shape (rows, n_features)."""
 
     @abc.abstractmethod
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         """Rows at ``indices`` (any order, repeats allowed), (len(indices), d)."""
 
     def check_features(self, n_features: int, what: str = "the landmarks") -> None:
@@ -166,7 +165,7 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {self.n_features} features but {what} {n_features}")
 
     # -- sums computed next to the data -------------------------------------
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
+    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0,
                     progress: Progress | None = None) -> tuple[CompensatedSum, float]:
         """(sum_i w_i k(L, x_i) as a CompensatedSum of shape (m,), sum_i w_i).
 
@@ -204,7 +203,7 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
         return acc.value()
 
-    def split_sums_multi(self, L: np.ndarray, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
+    def split_sums_multi(self, L: np.ndarray, kernels: Iterable[Kernel], spec: SplitSpec, *, n_threads: int = 0,
                          progress: Progress | None = None) -> np.ndarray:
         """K_j(L, X) W for every kernel j of ``kernels`` (radial), (K, m, B + 1): the sums of
         :meth:`split_sums` for several kernels with the same splits, in one pass over the
@@ -225,7 +224,7 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
         return acc.value()
 
-    def bin_sums(self, L: np.ndarray, kernels: Any, bins: np.ndarray, n_bins: int, *, n_threads: int = 0,
+    def bin_sums(self, L: np.ndarray, kernels: Iterable[Kernel], bins: np.ndarray, n_bins: int, *, n_threads: int = 0,
                  progress: Progress | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial) and the one-hot matrix A
         of ``bins`` (one int64 per row, in [-1, n_bins); -1 skips the row): (K, m, n_bins),
@@ -244,7 +243,7 @@ class RowSource(abc.ABC):
                 progress(block.shape[0])
         return out
 
-    def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
+    def diagonal_sum(self, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0) -> float:
         """sum_i w_i^2 k(x_i, x_i) (w_i = 1 when ``weights`` is None): the diagonal
         of the unbiased MMD. O(n d)."""
         core = kernel.to_core()

@@ -11,23 +11,26 @@ one is set up, else dask's local scheduler.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from types import ModuleType
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import as_data_matrix, common_dtype
+from .._validation import DaskArray, Weights, as_data_matrix, common_dtype
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 from .base import Progress, RowSource, add_block_sums, weight_block, weight_total
 
+#: A dask.delayed object (dask is not followed by the type checker: Any).
+DaskDelayed = DaskArray
 #: Partial sums combined per node of the reduction tree.
 SPLIT_EVERY = 8
 
 
-def is_dask_array(X: Any) -> bool:
+def is_dask_array(X: object) -> bool:
     """True for a dask array (checked without importing dask).
 
     Examples
@@ -40,13 +43,14 @@ def is_dask_array(X: Any) -> bool:
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "to_delayed")
 
 
-def _dask() -> Any:
+def _dask() -> ModuleType:
     try:
         import dask
         import dask.array  # noqa: F401
     except ImportError as err:  # pragma: no cover - only without the extra
         raise ImportError("dask arrays need the optional extra: pip install 'nystrom-kme[dask]'") from err
-    return dask
+    module: ModuleType = dask
+    return module
 
 
 def _block_sums(block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int,
@@ -89,7 +93,7 @@ class DaskSource(RowSource):
     True
     """
 
-    def __init__(self, X: Any, name: str = "X") -> None:
+    def __init__(self, X: DaskArray, name: str = "X") -> None:
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {X.shape}")
         if any(np.isnan(c) for c in X.chunks[0]):
@@ -121,33 +125,34 @@ class DaskSource(RowSource):
         for i, block in enumerate(self.array.to_delayed().ravel()):
             yield int(self.starts[i]), as_data_matrix(np.asarray(block.compute()), self.name)
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         uniq, inverse = np.unique(np.asarray(indices, dtype=np.int64), return_inverse=True)
         if uniq.size and (uniq[0] < 0 or uniq[-1] >= self.n_rows):
             raise ValueError(f"indices must lie in [0, {self.n_rows})")
         rows = np.asarray(self.array[uniq].compute())
         return as_data_matrix(rows[inverse.reshape(-1)], self.name, min_rows=0)
 
-    def _weight_blocks(self, weights: Any) -> list[Any]:
+    def _weight_blocks(self, weights: Weights | None) -> list[DaskDelayed | np.ndarray | None]:
         if weights is None:
             return [None] * (len(self.starts) - 1)
         if is_dask_array(weights):
-            if weights.shape != (self.n_rows,):
-                raise ValueError(f"sample_weight must have shape ({self.n_rows},), got {weights.shape}")
-            return list(weights.rechunk((self.array.chunks[0],)).to_delayed().ravel())
+            lazy: DaskArray = weights
+            if lazy.shape != (self.n_rows,):
+                raise ValueError(f"sample_weight must have shape ({self.n_rows},), got {lazy.shape}")
+            return list(lazy.rechunk((self.array.chunks[0],)).to_delayed().ravel())
         return [weight_block(weights, int(a), int(b)) for a, b in zip(self.starts[:-1], self.starts[1:])]
 
-    def _reduce(self, parts: list[Any]) -> CompensatedSum:
+    def _reduce(self, parts: list[DaskDelayed]) -> CompensatedSum:
         dask = _dask()
         from dask import delayed
 
         while len(parts) > 1:
             parts = [delayed(_merge, pure=True)(*parts[i:i + SPLIT_EVERY])
                      for i in range(0, len(parts), SPLIT_EVERY)]
-        (total,) = dask.compute(parts[0])
-        return total
+        total: tuple[CompensatedSum] = dask.compute(parts[0])
+        return total[0]
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
+    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0,
                     progress: Progress | None = None) -> tuple[CompensatedSum, float]:
         _dask()
         from dask import delayed
@@ -168,7 +173,7 @@ class DaskSource(RowSource):
             progress(self.n_rows)
         return acc, total
 
-    def split_sums_multi(self, L: Any, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
+    def split_sums_multi(self, L: np.ndarray, kernels: Iterable[Kernel], spec: SplitSpec, *, n_threads: int = 0,
                          progress: Progress | None = None) -> np.ndarray:
         """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
         return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import as_data_matrix, common_dtype
+from .._validation import Weights, as_data_matrix, common_dtype
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 from .base import Progress, RowSource, weight_block, weight_total
@@ -27,7 +26,7 @@ class ArraySource(RowSource):
     (dtype('float64'), [[4.0, 5.0], [0.0, 1.0]])
     """
 
-    def __init__(self, X: Any, name: str = "X") -> None:
+    def __init__(self, X: ArrayLike, name: str = "X") -> None:
         self.array = as_data_matrix(X, name)
         self.name = name
         self.n_features = self.array.shape[1]
@@ -35,7 +34,7 @@ class ArraySource(RowSource):
 
     @property
     def n_rows(self) -> int:
-        return self.array.shape[0]
+        return int(self.array.shape[0])
 
     def to_array(self) -> np.ndarray:
         return self.array
@@ -43,13 +42,13 @@ class ArraySource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         yield 0, self.array
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= self.n_rows):
             raise ValueError(f"indices must lie in [0, {self.n_rows})")
         return np.ascontiguousarray(self.array[indices])
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
+    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0,
                     progress: Progress | None = None) -> tuple[CompensatedSum, float]:
         self.check_features(L.shape[1])
         L, X = common_dtype(L, self.array)
