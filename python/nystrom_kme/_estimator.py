@@ -5,16 +5,19 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # scikit-learn is not a dependency (and not followed by the type checker)
+    from sklearn.utils import Tags
 
 
 def _init_parameters(cls: type) -> list[inspect.Parameter]:
-    signature = inspect.signature(cls.__init__)
+    signature = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own constructor
     return [p for p in signature.parameters.values()
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     """a == b for repr purposes (arrays and odd types compare as different)."""
     try:
         return bool(a is b or (type(a) is type(b) and a == b))
@@ -57,7 +60,7 @@ class ParamsMixin:
             target.set_params(**sub_params)
         return self
 
-    def __sklearn_tags__(self) -> Any:
+    def __sklearn_tags__(self) -> Tags:
         """scikit-learn >= 1.6 asks for these (imported only then: scikit-learn is not
         a dependency). An unsupervised estimator on 2-D float arrays."""
         from sklearn.utils import InputTags, Tags, TargetTags

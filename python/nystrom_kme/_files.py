@@ -104,7 +104,7 @@ def write_npy_vector(f: IO[bytes], blocks: Iterable[np.ndarray]) -> int:
     n = 0
     for block in blocks:
         values = np.ascontiguousarray(block, dtype="<f8").reshape(-1)
-        f.write(memoryview(values).cast("B"))
+        f.write(values.data.cast("B"))
         n += values.size
     end = f.tell()
     header = _npy_vector_header(n)
@@ -204,7 +204,7 @@ class NpzArchive:
         in the file's byte order. Reads its declared bytes and no more (a zip entry
         that holds more or fails its CRC is an error)."""
         out = np.empty(member.shape[::-1] if member.fortran_order else member.shape, dtype=member.dtype)
-        buf = memoryview(out.reshape(-1).view(np.uint8))
+        buf = out.reshape(-1).view(np.uint8).data
         with self._zip.open(self._entries[member.name]) as f:
             f.read(member.header_bytes)
             done = 0

@@ -87,6 +87,17 @@ def as_data_matrix(X: ArrayLike, name: str = "X", *, min_rows: int = 1) -> np.nd
     return arr
 
 
+@overload
+def check_sample_weight(sample_weight: None, n: int, *, normalisable: bool = True,
+                        name: str = "sample_weight") -> None: ...
+@overload
+def check_sample_weight(sample_weight: ArrayLike, n: int, *, normalisable: bool = True,
+                        name: str = "sample_weight") -> Weights: ...
+@overload
+def check_sample_weight(sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True,
+                        name: str = "sample_weight") -> Weights | None: ...
+
+
 def check_sample_weight(sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True,
                         name: str = "sample_weight") -> Weights | None:
     """Validated per-row weights, or None. In-memory weights (anything but a dask array)
@@ -116,6 +127,8 @@ def check_sample_weight(sample_weight: ArrayLike | None, n: int, *, normalisable
     return w
 
 
+@overload
+def scale_weights(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]: ...
 @overload
 def scale_weights(w: None) -> tuple[None, float]: ...
 @overload
@@ -166,7 +179,7 @@ def power_of_two_scale(x: float) -> float:
     return math.ldexp(0.5, math.frexp(x)[1])
 
 
-def normalised_weights(w: np.ndarray) -> np.ndarray:
+def normalised_weights(w: Weights) -> np.ndarray:
     """w / sum(w), computed from :func:`scale_weights`: no overflow for weights near
     1e308 and no underflow for tiny ones. w: validated, with a positive sum."""
     scaled = scale_weights(w)[0]

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _core
-from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
+from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
 from .aggregation import (
     AGGREGATIONS,
@@ -45,7 +46,12 @@ from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import BlockRPCholeskySampling, UniformSampling
-from .sources import RowSource, as_source_pair, concatenate
+from .sources import RowSource, SourceLike, as_source_pair, concatenate
+from .sources.base import Progress
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
+    from typing import TypeGuard
+
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
 DEFAULT_MAX_BINS = 2048
@@ -126,10 +132,10 @@ class AggregatedTestResult:
     def __post_init__(self) -> None:
         """Every field checked against what the test returns (a result read from a file is
         built here too); the arrays become float64."""
-        def integer(value: Any) -> bool:
+        def integer(value: object) -> TypeGuard[int]:
             return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
-        def finite_number(value: Any) -> bool:
+        def finite_number(value: object) -> bool:
             return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
                     and math.isfinite(value))
 
@@ -176,7 +182,7 @@ class AggregatedTestResult:
         """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
         return result_from_json(text)
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
         save(self, path)
 
@@ -270,11 +276,11 @@ def _label(kernel: Kernel) -> str:
     return f"{kernel.family}, bandwidth {float(kernel.bandwidth):.4g}"
 
 
-def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: str = "fuse",
+def aggregated_test(X: SourceLike, Y: SourceLike, kernels: KernelCollection, *, aggregation: str = "fuse",
                     method: str = "nystrom", n_landmarks: int | None = None, n_permutations: int = 200,
                     max_bins: int | None = DEFAULT_MAX_BINS, landmarks: str = "rpcholesky",
                     temperature: float = 1.0,
-                    random_state: Any = None, progress: bool | None = None, n_threads: int | None = None,
+                    random_state: RandomStateLike = None, progress: bool | None = None, n_threads: int | None = None,
                     chunk_rows: int | None = None) -> AggregatedTestResult:
     """The aggregated test of :func:`nystrom_kme.two_sample_test` (called with a kernel
     collection); arguments as documented there. Random draws, in order: the splits'
@@ -327,7 +333,10 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
     progress = None if bar is None else bar.update
     spec = SplitSpec(units[0], units[1], B, seed)
     kept1, kept2 = (n1, n2) if binning is None else (binning.n1 * binning.size, binning.n2 * binning.size)
+    cross: np.ndarray | None
+    total: np.ndarray | None
     if method == "exact":
+        assert binning is not None  # refused above
         T, cross, total, trace, frob = _exact_forms(Z, collection, spec, binning, nt, progress)
     else:
         need_cross = kept1 != kept2
@@ -390,8 +399,8 @@ def _landmark_frobenius(L: np.ndarray, kernel: Kernel, N: int, nt: int) -> float
 
 
 def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
-                          binning: Binning, nt: int, progress: Any, need_cross: bool
-                          ) -> tuple[np.ndarray, Any, Any, np.ndarray]:
+                          binning: Binning, nt: int, progress: Progress | None, need_cross: bool
+                          ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
     """(T, cross, total, Frobenius norms) of the Nystrom approximations: each kernel's bin
     sums E = K(L, Z) A in one pass (per group of kernels), the permuted sums S = E W of the
     bin-level splits W, per-kernel solves on L."""
@@ -415,7 +424,7 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
             t = np.sum(Ej, axis=1) if need_cross else None  # K(L, Z) 1 over the kept rows
             forms = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
             T[j] = forms[0]
-            if need_cross:
+            if cross is not None and total is not None:  # need_cross
                 cross[j], total[j] = forms[1], forms[2]
             frob[j] = _landmark_frobenius(L, kernel, N, nt)
             j += 1
@@ -425,7 +434,8 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
 
 
 def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
-                            nt: int, progress: Any, need_cross: bool) -> tuple[np.ndarray, Any, Any, np.ndarray]:
+                            nt: int, progress: Progress | None, need_cross: bool
+                            ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
     """As _binned_nystrom_forms for single rows beyond max_bins of them (very unequal
     samples): the split sums S = K(L, Z) W streamed with the label weights generated on
     the fly (nothing of size m x n is stored)."""
@@ -443,7 +453,7 @@ def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelColle
             t = acc.value()
         forms = nystrom_quadratic_forms(L, S[j], kernel, nt, t=t)
         T[j] = forms[0]
-        if need_cross:
+        if cross is not None and total is not None:  # need_cross
             cross[j], total[j] = forms[1], forms[2]
         frob[j] = _landmark_frobenius(L, kernel, N, nt)
         if progress is not None:
@@ -452,7 +462,7 @@ def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelColle
 
 
 def _exact_forms(Z: RowSource, collection: KernelCollection, spec: SplitSpec, binning: Binning, nt: int,
-                 progress: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                 progress: Progress | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(T, cross, total, trace, Frobenius norms) of every kernel's full matrix on the kept
     pooled rows, through the bin Gram matrix Q = A^T K A (n_bins x n_bins), one kernel at a
     time: O(K (n^2 d + n_bins^2 B)) time, O(n d + n_bins^2) memory. The kept rows are

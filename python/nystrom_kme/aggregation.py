@@ -78,9 +78,12 @@ def unbiased_mmd2(T: np.ndarray, n1: int, n2: int, *, cross: np.ndarray | None =
         XY = at - XX
         U = XX / (n1 * (n1 - 1)) + YY / (n2 * (n2 - 1)) - 2 * XY / (n1 * n2)
         diag_coefficient = (1.0 / (n1 - 1) + 1.0 / (n2 - 1)) / N
+    centred: np.ndarray
     if trace is None:
-        return U - U.mean(axis=1, keepdims=True)
-    return U - diag_coefficient * np.asarray(trace, dtype=np.float64)[:, None]
+        centred = U - U.mean(axis=1, keepdims=True)
+    else:
+        centred = U - diag_coefficient * np.asarray(trace, dtype=np.float64)[:, None]
+    return centred
 
 
 def fuse_scores(U: np.ndarray, frobenius: np.ndarray, n1: int, n2: int,
@@ -118,7 +121,8 @@ def log_mean_exp(M: np.ndarray) -> np.ndarray:
     """
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     top = M.max(axis=0)
-    return top + np.log(np.exp(M - top).mean(axis=0))
+    out: np.ndarray = top + np.log(np.exp(M - top).mean(axis=0))
+    return out
 
 
 def marginal_pvalues(U: np.ndarray) -> np.ndarray:
@@ -138,7 +142,8 @@ def marginal_pvalues(U: np.ndarray) -> np.ndarray:
     order = np.sort(U, axis=1)
     # entries >= U[k, b] = columns - (entries < U[k, b])
     below = np.stack([np.searchsorted(order[k], U[k], side="left") for k in range(U.shape[0])])
-    return (columns - below) / columns
+    out: np.ndarray = (columns - below) / columns
+    return out
 
 
 def permutation_pvalue(F: np.ndarray) -> float:

@@ -14,15 +14,18 @@ O(block) memory.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
 from ._estimator import ParamsMixin
 from ._validation import (
+    RandomStateLike,
     as_data_matrix,
     check_is_fitted,
     check_random_state,
@@ -34,7 +37,7 @@ from ._validation import (
 from .cuda.arrays import is_cuda_array
 from .kernels import Kernel, get_kernel
 from .persistence import persistable, save
-from .sources import RowSource, as_source
+from .sources import RowSource, SourceLike, as_source
 
 
 class KernelMeanEmbedding:
@@ -64,6 +67,13 @@ class KernelMeanEmbedding:
     (0.577, 0.333)
     """
 
+    support_: np.ndarray
+    weights_: np.ndarray
+    kernel_: Kernel
+    n_samples_: int
+    n_features_in_: int
+    _embedding: tuple[np.ndarray, np.ndarray, Kernel]
+
     def _check_fitted(self) -> None:
         check_is_fitted(self, "_embedding")
 
@@ -82,7 +92,7 @@ class KernelMeanEmbedding:
         self._check_fitted()
         return self._embedding
 
-    def __call__(self, Y: Any) -> np.ndarray:
+    def __call__(self, Y: SourceLike) -> np.ndarray:
         """Evaluate the embedding: mu(y) = sum_j w_j k(z_j, y) for each row y of Y.
 
         Parameters
@@ -102,7 +112,7 @@ class KernelMeanEmbedding:
         parts = [values for _, values in self.evaluate_chunks(Y)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty(0)
 
-    def evaluate_chunks(self, Y: Any, *, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    def evaluate_chunks(self, Y: SourceLike, *, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """mu(y) at the rows of Y, block by block as Y is read: (first row, values) pairs
         in row order, each block's values computed when it is read, so that evaluating
         a file of any length (e.g. :func:`nystrom_kme.datafiles.read_data`) takes the
@@ -152,7 +162,7 @@ class KernelMeanEmbedding:
         """RKHS distance ||self - other|| (the MMD between the two embeddings)."""
         return rkhs_distance(self, other)
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write this fitted embedding to ``path`` (a ``.npz`` file, no pickle); read it
         back with :func:`nystrom_kme.load`. The format is described in
         :mod:`nystrom_kme.persistence`."""
@@ -266,13 +276,13 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
     True
     """
 
-    def __init__(self, kernel: Kernel | str = "gaussian", *, random_state: Any = None,
+    def __init__(self, kernel: Kernel | str = "gaussian", *, random_state: RandomStateLike = None,
                  n_threads: int | None = None) -> None:
         self.kernel = kernel
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> EmpiricalKME:
+    def fit(self, X: ArrayLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> EmpiricalKME:
         """Store X (n, d), in memory, and the weights 1/n (or ``sample_weight`` normalised).
 
         Parameters

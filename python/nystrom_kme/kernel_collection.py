@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_positive_int, check_random_state
+from ._validation import RandomStateLike, check_positive_int, check_random_state
 from .kernels import Kernel, get_kernel
-from .sources import as_source
+from .sources import SourceLike, as_source
 
 #: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs), as
 #: many as the median heuristic looks at.
@@ -49,7 +49,7 @@ def pairwise_distances(X: np.ndarray) -> np.ndarray:
     scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
     Z = Z / scale
     k = Z.shape[0]
-    parts = []
+    parts: list[np.ndarray] = []
     block = max(1, (1 << 21) // max(k * Z.shape[1], 1))  # rows per block: ~16 MB of differences
     for i0 in range(0, k - 1, block):
         i1 = min(k - 1, i0 + block)
@@ -166,7 +166,7 @@ class KernelCollection:
     def __getitem__(self, index: int) -> Kernel:
         return self.kernels[index]
 
-    def resolve(self, X: Any, random_state: Any = None) -> KernelCollection:
+    def resolve(self, X: SourceLike, random_state: RandomStateLike = None) -> KernelCollection:
         """This collection with every grid set from the rows of X (an array or any row
         source, (n, d)): the pairwise distances of up to ``subset`` rows drawn at random
         without replacement (only those rows are read). A resolved collection is
@@ -222,7 +222,7 @@ class KernelCollection:
         return hash((self.families, self.n_bandwidths, self.grid))
 
 
-def as_collection(kernels: Any) -> KernelCollection | None:
+def as_collection(kernels: object) -> KernelCollection | None:
     """A KernelCollection for what a test's ``kernel`` argument holds when it names
     several kernels (a collection, or a list/tuple of kernels or names); None for a
     single kernel."""

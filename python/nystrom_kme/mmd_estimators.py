@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
 from ._validation import (
+    RandomStateLike,
+    Weights,
     as_data_matrix,
     check_not_sparse,
     check_random_state,
@@ -35,7 +38,7 @@ from .embedding import KernelMeanEmbedding, squared_distance
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks
 from .nystrom import NystromKME
-from .sources import RowSource, as_source_pair
+from .sources import RowSource, SourceLike, as_source_pair
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,29 @@ def _nystrom_sizes(a: KernelMeanEmbedding, b: KernelMeanEmbedding) -> tuple[int,
     return None
 
 
-def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | str | AutoLandmarks | None = None,
-         sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
+@overload
+def mmd2(X: SourceLike | KernelMeanEmbedding, Y: SourceLike | KernelMeanEmbedding, *, kernel: Kernel | str = "gaussian",
+         n_landmarks: int | str | AutoLandmarks | None = None, sample_weight_x: ArrayLike | None = None,
+         sample_weight_y: ArrayLike | None = None, random_state: RandomStateLike = None,
+         n_threads: int | None = None, chunk_rows: int | None = None,
+         return_info: Literal[False] = False) -> float: ...
+@overload
+def mmd2(X: SourceLike | KernelMeanEmbedding, Y: SourceLike | KernelMeanEmbedding, *, kernel: Kernel | str = "gaussian",
+         n_landmarks: int | str | AutoLandmarks | None = None, sample_weight_x: ArrayLike | None = None,
+         sample_weight_y: ArrayLike | None = None, random_state: RandomStateLike = None,
+         n_threads: int | None = None, chunk_rows: int | None = None,
+         return_info: Literal[True]) -> MMDEstimate: ...
+@overload
+def mmd2(X: SourceLike | KernelMeanEmbedding, Y: SourceLike | KernelMeanEmbedding, *, kernel: Kernel | str = "gaussian",
+         n_landmarks: int | str | AutoLandmarks | None = None, sample_weight_x: ArrayLike | None = None,
+         sample_weight_y: ArrayLike | None = None, random_state: RandomStateLike = None,
+         n_threads: int | None = None, chunk_rows: int | None = None,
+         return_info: bool = False) -> float | MMDEstimate: ...
+
+
+def mmd2(X: SourceLike | KernelMeanEmbedding, Y: SourceLike | KernelMeanEmbedding, *, kernel: Kernel | str = "gaussian",
+         n_landmarks: int | str | AutoLandmarks | None = None, sample_weight_x: ArrayLike | None = None,
+         sample_weight_y: ArrayLike | None = None, random_state: RandomStateLike = None,
          n_threads: int | None = None, chunk_rows: int | None = None,
          return_info: bool = False) -> float | MMDEstimate:
     """Squared MMD ||mu_X - mu_Y||^2 between two samples or two fitted embeddings.
@@ -147,7 +171,8 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
     return MMDEstimate(value, k, _nystrom_sizes(ex, ey)) if return_info else value
 
 
-def mmd(X: Any, Y: Any, **kwargs: Any) -> float | MMDEstimate:
+def mmd(X: SourceLike | KernelMeanEmbedding, Y: SourceLike | KernelMeanEmbedding,
+        **kwargs: Any) -> float | MMDEstimate:
     """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments; with
     ``return_info=True`` the same :class:`MMDEstimate`, whose ``mmd`` is this value).
 
@@ -164,7 +189,7 @@ def mmd(X: Any, Y: Any, **kwargs: Any) -> float | MMDEstimate:
     return value if isinstance(value, MMDEstimate) else math.sqrt(value)
 
 
-def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
+def _normalised(sample_weight: ArrayLike | None, n: int, name: str) -> Weights | None:
     w = check_sample_weight(sample_weight, n, name=name)
     if w is None:
         return None
@@ -208,9 +233,26 @@ def _within(src: RowSource, w: np.ndarray | None, kernel: Kernel, unbiased: bool
     return (quad - diag) / (1.0 - w2)
 
 
-def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
-               sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
-               n_threads: int | None = None, chunk_rows: int | None = None,
+@overload
+def mmd2_exact(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
+               sample_weight_x: ArrayLike | None = None, sample_weight_y: ArrayLike | None = None,
+               random_state: RandomStateLike = None, n_threads: int | None = None, chunk_rows: int | None = None,
+               return_info: Literal[False] = False) -> float: ...
+@overload
+def mmd2_exact(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
+               sample_weight_x: ArrayLike | None = None, sample_weight_y: ArrayLike | None = None,
+               random_state: RandomStateLike = None, n_threads: int | None = None, chunk_rows: int | None = None,
+               return_info: Literal[True]) -> MMDEstimate: ...
+@overload
+def mmd2_exact(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
+               sample_weight_x: ArrayLike | None = None, sample_weight_y: ArrayLike | None = None,
+               random_state: RandomStateLike = None, n_threads: int | None = None, chunk_rows: int | None = None,
+               return_info: bool = False) -> float | MMDEstimate: ...
+
+
+def mmd2_exact(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
+               sample_weight_x: ArrayLike | None = None, sample_weight_y: ArrayLike | None = None,
+               random_state: RandomStateLike = None, n_threads: int | None = None, chunk_rows: int | None = None,
                return_info: bool = False) -> float | MMDEstimate:
     """Exact empirical MMD^2 between two samples, by streaming kernel sums.
 
@@ -262,7 +304,8 @@ def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: b
     return MMDEstimate(value, k, None) if return_info else value
 
 
-def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_state: Any = None) -> float:
+def mmd2_linear(X: ArrayLike, Y: ArrayLike, *, kernel: Kernel | str = "gaussian",
+                random_state: RandomStateLike = None) -> float:
     """Linear-time unbiased MMD^2 estimator of Gretton et al. (2012, Lemma 14).
 
     With n = min(n1, n2) // 2 pairs: mean over i of

@@ -6,22 +6,28 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
+from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
 from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
-from .kernel_collection import as_collection
+from .kernel_collection import KernelCollection, as_collection
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
 from .permutation import SplitSpec, nystrom_statistics
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import UniformSampling
-from .sources import as_source_pair, concatenate
+from .sources import SourceLike, as_source_pair, concatenate
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
+    from typing import TypeGuard
+
 
 
 @persistable
@@ -77,7 +83,7 @@ class TwoSampleResult:
     def __post_init__(self) -> None:
         """Every field checked against what :func:`two_sample_test` returns (a result
         read from a file is built here too); ``null_distribution`` becomes float64."""
-        def integer(value: Any) -> bool:
+        def integer(value: object) -> TypeGuard[int]:
             return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
         if self.method not in ("nystrom", "exact"):
@@ -113,16 +119,16 @@ class TwoSampleResult:
         """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
         return result_from_json(text)
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
         save(self, path)
 
 
-def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "nystrom",
+def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str | KernelCollection | Sequence[Kernel | str] = "gaussian", method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
                     aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
                     landmarks: str = "rpcholesky", temperature: float = 1.0,
-                    random_state: Any = None, progress: bool | None = None,
+                    random_state: RandomStateLike = None, progress: bool | None = None,
                     n_threads: int | None = None, chunk_rows: int | None = None
                     ) -> TwoSampleResult | AggregatedTestResult:
     """Permutation test of H0: X and Y come from the same distribution, with one kernel or
@@ -226,8 +232,9 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
             raise ValueError("n_landmarks='auto' is for a single kernel; give the aggregated test an "
                              "integer n_landmarks or None")
         return aggregated_test(X, Y, collection, aggregation=aggregation, method=method,
-                               n_landmarks=n_landmarks, n_permutations=n_permutations, max_bins=max_bins,
-                               landmarks=landmarks, temperature=temperature, random_state=random_state, progress=progress,
+                               n_landmarks=n_landmarks,  # type: ignore[arg-type]  # a str is refused there
+                               n_permutations=n_permutations, max_bins=max_bins, landmarks=landmarks,
+                               temperature=temperature, random_state=random_state, progress=progress,
                                n_threads=n_threads, chunk_rows=chunk_rows)
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
@@ -240,8 +247,9 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     rng = check_random_state(random_state)
     n = n1 + n2
     spec = SplitSpec(n1, n2, B, draw_seed(rng, SPLIT_SEED_BOUND))  # first draw: see random_splits
-    k = resolve_kernel(kernel, [sx, sy], rng)
+    k = resolve_kernel(cast("Kernel | str", kernel), [sx, sy], rng)  # one kernel: as_collection said so
     auto = as_auto_spec(n_landmarks)
+    m: int | None
     if method == "nystrom" and auto is None:
         m = default_n_landmarks(n) if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
         if m > n:
@@ -267,6 +275,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         m = None
     else:
         if auto is None:
+            assert m is not None  # set above for the Nystrom method
             L = np.ascontiguousarray(Z.take(np.sort(policy.draw(Z, k, m, rng))))
         S = Z.split_sums(L, k, spec, n_threads=nt, progress=update)
         stats = nystrom_statistics(L, S, k, nt)

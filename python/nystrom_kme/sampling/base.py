@@ -15,9 +15,10 @@ from __future__ import annotations
 import abc
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import (
     SAMPLER_SEED_BOUND,
@@ -31,11 +32,22 @@ from ..kernels import Kernel
 from ..sources import RowSource
 from ._common import check_bool
 
+class SelectsIndices(Protocol):
+    """Any object with a :meth:`SamplingPolicy.select_indices` method: what
+    :func:`as_policy` wraps and ``sampler=`` accepts as it is."""
+
+    def select_indices(self, X: np.ndarray, kernel: Kernel | str, n_landmarks: int,
+                       rng: np.random.Generator | int | None = None) -> ArrayLike: ...
+
+
+#: A function ``f(X, kernel, n_landmarks, rng) -> indices`` (see :class:`CallableSampling`).
+IndexFunction = Callable[[np.ndarray, "Kernel | str", int, "np.random.Generator | int | None"], ArrayLike]
+
 #: How checked indices name what the policy returned.
 _RETURNED_INDICES = "the indices returned by the sampler"
 
 
-def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
+def validate_indices(indices: ArrayLike, n: int, name: str = "indices") -> np.ndarray:
     """``indices`` as a non-empty 1-D int64 array of rows of an n-row X, or ValueError.
 
     Examples
@@ -54,7 +66,7 @@ def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def landmark_points(sampler: Any, X: np.ndarray) -> np.ndarray | None:
+def landmark_points(sampler: object, X: np.ndarray) -> np.ndarray | None:
     """User-supplied landmark *points* (a 2-D array-like) as an array of X's dtype,
     or None when ``sampler`` is anything else (a name, a policy, indices).
 
@@ -117,7 +129,7 @@ class SamplingPolicy(abc.ABC):
     """
 
     @abc.abstractmethod
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Return landmark row indices of X.
 
@@ -146,7 +158,7 @@ class SamplingPolicy(abc.ABC):
     needs_data_in_memory: bool = True
 
     def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int,
-             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+             rng: np.random.Generator | int | None = None, *, sample_weight: ArrayLike | None = None) -> np.ndarray:
         """Landmark rows of ``source``: how every estimator and test of the package gets them.
 
         This default runs :meth:`select_indices` on the rows in memory and checks what
@@ -173,11 +185,13 @@ class SamplingPolicy(abc.ABC):
         ValueError
             When the policy needs the data in memory and ``source`` is streamed.
         """
-        return validate_indices(self.select_indices(_rows_in_memory(self, source), kernel, n_landmarks, rng),
-                                source.count_rows(), _RETURNED_INDICES)
+        # kernel None goes through: a policy that needs a kernel refuses it (ValueError),
+        # one that looks at none (a user's select_indices) ignores it
+        picked = self.select_indices(_rows_in_memory(self, source), kernel, n_landmarks, rng)  # type: ignore[arg-type]
+        return validate_indices(picked, source.count_rows(), _RETURNED_INDICES)
 
     def nested_draws(self, source: RowSource, kernel: Kernel, rng: np.random.Generator, *,
-                     sample_weight: Any = None, max_landmarks: int) -> NestedDraws:
+                     sample_weight: ArrayLike | None = None, max_landmarks: int) -> NestedDraws:
         """Landmark sets of growing size for the doubling search of ``n_landmarks="auto"``
         (:mod:`nystrom_kme.landmark_search`).
 
@@ -282,14 +296,14 @@ class UniformSampling(SamplingPolicy):
         check_bool(replace, "replace")
         self.replace = replace
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X = as_data_matrix(X, "X")
         m = check_positive_int(n_landmarks, "n_landmarks")
         return self._unweighted(X.shape[0], m, check_random_state(rng)).astype(np.int64)
 
     def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int,
-             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+             rng: np.random.Generator | int | None = None, *, sample_weight: ArrayLike | None = None) -> np.ndarray:
         """m rows of ``source`` (only its row count is read), drawn proportionally to
         ``sample_weight`` when given. See :meth:`SamplingPolicy.draw`."""
         n = source.count_rows()
@@ -311,7 +325,7 @@ class UniformSampling(SamplingPolicy):
         return rng.choice(n, size=m, replace=False)
 
     def nested_draws(self, source: RowSource, kernel: Kernel, rng: np.random.Generator, *,
-                     sample_weight: Any = None, max_landmarks: int) -> NestedDraws:
+                     sample_weight: ArrayLike | None = None, max_landmarks: int) -> NestedDraws:
         """One stream of draws whose prefixes are the sets (only the row count is read):
         i.i.d. draws appended at each size with replacement; without replacement the
         order of E_i / w_i, E_i ~ Exp(1) (successive sampling: a uniform random
@@ -342,20 +356,20 @@ class FixedLandmarks(SamplingPolicy):
 
     needs_data_in_memory = False
 
-    def __init__(self, indices: Any) -> None:
+    def __init__(self, indices: ArrayLike) -> None:
         arr = np.asarray(indices)
         if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
             raise ValueError("indices must be a non-empty 1-D array of integers, got "
                              f"shape {arr.shape} and dtype {arr.dtype}")
         self.indices = indices
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int | None = None,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int | None = None,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X = as_data_matrix(X, "X")
         return validate_indices(self.indices, X.shape[0])
 
     def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int | None = None,
-             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+             rng: np.random.Generator | int | None = None, *, sample_weight: ArrayLike | None = None) -> np.ndarray:
         """``indices``, checked against the rows of ``source`` (only counted)."""
         return validate_indices(self.indices, source.count_rows(), _RETURNED_INDICES)
 
@@ -375,19 +389,19 @@ class CallableSampling(SamplingPolicy):
     (4, 2)
     """
 
-    def __init__(self, function: Callable[..., Any]) -> None:
+    def __init__(self, function: IndexFunction) -> None:
         if not callable(function):
             raise ValueError(f"function must be callable, got {function!r}")  # noqa: TRY004
         self.function = function
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X = as_data_matrix(X, "X")
         return validate_indices(self.function(X, kernel, n_landmarks, rng), X.shape[0],
                                 "the indices returned by the sampler")
 
 
-def as_policy(sampler: Any) -> SamplingPolicy:
+def as_policy(sampler: SamplingPolicy | SelectsIndices) -> SamplingPolicy:
     """A policy to ask for draws: ``sampler`` itself when it is a :class:`SamplingPolicy`;
     any other object with ``select_indices`` (what :func:`~nystrom_kme.sampling.resolve_sampler`
     accepts as it is) wrapped in a :class:`CallableSampling` of that method.
@@ -408,7 +422,7 @@ def as_policy(sampler: Any) -> SamplingPolicy:
     return CallableSampling(sampler.select_indices)
 
 
-def _rows_in_memory(policy: Any, source: RowSource) -> np.ndarray:
+def _rows_in_memory(policy: object, source: RowSource) -> np.ndarray:
     X = source.to_array()
     if X is None:
         raise ValueError(f"sampler {policy!r} needs all of the rows of {source.name} in memory; "

@@ -8,9 +8,8 @@ times the largest kernel diagonal) and the fitted traces.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import SAMPLER_SEED_BOUND, draw_seed, n_threads_arg
@@ -108,7 +107,7 @@ class GreedyCholeskySampling(_PivotedCholesky):
 
     _rule = "greedy"
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         if self._rule == "random":
@@ -233,7 +232,7 @@ class BlockRPCholeskySampling(_PivotedCholesky):
         check_optional_positive_int(block_size, "block_size")
         self.block_size = block_size
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         b = _default_block(m) if self.block_size is None else int(self.block_size)

@@ -6,9 +6,8 @@ the compiled core; neither stores more than O(n) numbers.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import n_threads_arg
@@ -94,7 +93,7 @@ class KernelHerding(SamplingPolicy):
         self.n_threads = n_threads
         self.target_landmarks = target_landmarks
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=False)
         n = X.shape[0]
@@ -173,7 +172,7 @@ class CortesScottSampling(SamplingPolicy):
         self.tolerance = tolerance
         self.n_threads = n_threads
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         first = int(rng.integers(0, X.shape[0]))

@@ -10,12 +10,13 @@ O(|D|^2 + n) for a dictionary of |D| <= n rows (about q2 d_eff), never more.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
-from .._validation import as_data_matrix, check_random_state, n_threads_arg
+from .._validation import RandomStateLike, as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
 from ._common import (
     check_bool,
@@ -34,7 +35,7 @@ _MAX_DRAWS = 2**62
 _MIN_KERNEL_SCALE = 1e-280
 
 
-def _kernel_scale(X: np.ndarray, core_kernel: Any, n_threads: int) -> float:
+def _kernel_scale(X: np.ndarray, core_kernel: _core.Kernel, n_threads: int) -> float:
     """kappa^2 = max_i k(x_i, x_i), or ValueError when it is 0 or not finite."""
     kappa2 = float(np.max(_core.kernel_diagonal(X, core_kernel, n_threads)))
     if not math.isfinite(kappa2):
@@ -60,7 +61,7 @@ def _lambda_floor(X: np.ndarray, kappa2: float) -> float:
     float32 kernel values carry float32 round-off). At ``lambda n >= sqrt(eps) kappa^2``
     that is at most about ``sqrt(eps)``; far below, the estimates are round-off.
     """
-    return math.sqrt(float(np.finfo(X.dtype).eps)) * kappa2 / X.shape[0]
+    return math.sqrt(float(np.finfo(X.dtype).eps)) * kappa2 / int(X.shape[0])
 
 
 def _check_lambda(lam: float, X: np.ndarray, kappa2: float) -> None:
@@ -82,9 +83,19 @@ def _n_draws(q2: float, deff: float) -> int:
     return max(1, math.ceil(min(q2 * deff, float(_MAX_DRAWS))))
 
 
-def _bless(X: np.ndarray, core_kernel: Any, rng: np.random.Generator, *, lam: float | None,
+class _Dictionary(TypedDict):
+    """BLESS's last level: lambda, the estimated d_eff, the dictionary's rows and weights."""
+
+    lam: float
+    deff: float
+    D_idx: np.ndarray
+    D_w: np.ndarray
+    levels: int
+
+
+def _bless(X: np.ndarray, core_kernel: _core.Kernel, rng: np.random.Generator, *, lam: float | None,
            target_deff: float | None, q: float, q1: float, q2: float, n_threads: int,
-           max_levels: int = 64) -> dict[str, Any]:
+           max_levels: int = 64) -> _Dictionary:
     """BLESS (Rudi, Calandriello, Carratino, Rosasco 2018, Alg. 1), with-replacement
     dictionaries. Walks lambda_h = kappa^2 / q^h down to ``lam`` (or, with
     ``lam=None``, until the estimated effective dimension reaches ``target_deff`` or
@@ -138,7 +149,7 @@ def _bless(X: np.ndarray, core_kernel: Any, rng: np.random.Generator, *, lam: fl
 
 
 def _estimates(XE: np.ndarray, X: np.ndarray, D_idx: np.ndarray, D_w: np.ndarray, lam: float,
-               n: int, core_kernel: Any, n_threads: int) -> np.ndarray:
+               n: int, core_kernel: _core.Kernel, n_threads: int) -> np.ndarray:
     """The estimator of [1] eq. (5) for the rows of XE, capped at 1.
 
     The exact scores are in [0, 1]; the estimator is not: a point the dictionary
@@ -159,7 +170,7 @@ def _estimates(XE: np.ndarray, X: np.ndarray, D_idx: np.ndarray, D_w: np.ndarray
     return np.minimum(est, 1.0)
 
 
-def ridge_leverage_scores(X: Any, kernel: Kernel | str, lam: float, *, random_state: Any = None,
+def ridge_leverage_scores(X: ArrayLike, kernel: Kernel | str, lam: float, *, random_state: RandomStateLike = None,
                           q: float = 2.0, q1: float = 4.0, q2: float = 4.0,
                           n_threads: int | None = None) -> np.ndarray:
     """Approximate ridge leverage scores ``l_i(lam) = (K (K + lam n I)^{-1})_ii`` by BLESS.
@@ -226,8 +237,8 @@ def ridge_leverage_scores(X: Any, kernel: Kernel | str, lam: float, *, random_st
     return policy.scores_
 
 
-def _check_params(lam: Any, deff_fraction: Any, replace: Any, q: Any, q1: Any, q2: Any,
-                  n_threads: Any) -> None:
+def _check_params(lam: object, deff_fraction: object, replace: object, q: object, q1: object, q2: object,
+                  n_threads: int | None) -> None:
     if lam is not None:
         check_positive_real(lam, "lam")
     check_positive_real(deff_fraction, "deff_fraction")
@@ -325,7 +336,7 @@ class RidgeLeverageSampling(SamplingPolicy):
                                   core_kernel, nt)
         self.effective_dimension_ = float(self.scores_.sum())
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         replace = bool(self.replace)
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=not replace)

@@ -16,11 +16,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Union, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .base import CallableSampling, FixedLandmarks, SamplingPolicy, UniformSampling
+from .base import (
+    CallableSampling,
+    FixedLandmarks,
+    IndexFunction,
+    SamplingPolicy,
+    SelectsIndices,
+    UniformSampling,
+)
 from .cholesky import (
     BlockRPCholeskySampling,
     DPPGreedySampling,
@@ -29,6 +37,11 @@ from .cholesky import (
 )
 from .greedy import CortesScottSampling, KernelHerding
 from .leverage import RidgeLeverageSampling
+
+#: What ``sampler=`` takes (see :func:`resolve_sampler`): a name of SAMPLER_NAMES, a
+#: policy, an object with ``select_indices``, a function ``f(X, kernel, n_landmarks, rng)``,
+#: landmark row indices (1-D ints) or, where the estimator allows it, points (2-D).
+SamplerLike = Union[str, SamplingPolicy, SelectsIndices, IndexFunction, ArrayLike]
 
 _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
     "uniform": UniformSampling,
@@ -46,12 +59,12 @@ _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
 #: The accepted sampler names.
 SAMPLER_NAMES: tuple[str, ...] = tuple(_NAMES)
 #: The policy classes of the package (what a saved estimator may name).
-POLICY_CLASSES: tuple[type, ...] = (UniformSampling, RidgeLeverageSampling, RPCholeskySampling,
+POLICY_CLASSES: tuple[type[SamplingPolicy], ...] = (UniformSampling, RidgeLeverageSampling, RPCholeskySampling,
                                     BlockRPCholeskySampling, GreedyCholeskySampling, KernelHerding,
                                     CortesScottSampling, DPPGreedySampling)
 
 
-def describe_sampler(sampler: Any, policy: Any) -> str:
+def describe_sampler(sampler: SamplerLike, policy: object) -> str:
     """A short name for how landmarks were chosen from the ``sampler`` argument and the
     policy that ran: the sampler's name, the policy's class, or "given points" /
     "given indices".
@@ -71,7 +84,7 @@ def describe_sampler(sampler: Any, policy: Any) -> str:
     return type(policy).__name__
 
 
-def resolve_sampler(sampler: Any) -> Any:
+def resolve_sampler(sampler: SamplerLike) -> SamplingPolicy | SelectsIndices:
     """A policy object from a name, a policy, an object with ``select_indices``, a
     function ``f(X, kernel, n_landmarks, rng)`` or an integer index array.
 
@@ -101,7 +114,7 @@ def resolve_sampler(sampler: Any) -> Any:
     if isinstance(sampler, SamplingPolicy):
         return sampler
     if callable(getattr(sampler, "select_indices", None)):
-        return sampler
+        return cast(SelectsIndices, sampler)
     if isinstance(sampler, (np.ndarray, list, tuple)):
         return FixedLandmarks(np.asarray(sampler))
     if callable(sampler):

@@ -8,22 +8,24 @@ Used by :func:`nystrom_kme.compress` for ``sampler="kernel-thinning"``; any
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from types import ModuleType
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import GOODPOINTS_SEED_BOUND, check_random_state, draw_seed
 from ..kernels import Gaussian, Kernel
 from .base import SamplingPolicy
 
 
-def _goodpoints_compress() -> Any:
+def _goodpoints_compress() -> ModuleType:
     try:
         from goodpoints import compress
     except ImportError as err:
         raise ImportError("sampler='kernel-thinning' needs the optional goodpoints package: "
                           "pip install 'nystrom-kme[thinning]' (or pip install goodpoints)") from err
-    return compress
+    module: ModuleType = compress
+    return module
 
 
 class KernelThinning(SamplingPolicy):
@@ -67,7 +69,7 @@ class KernelThinning(SamplingPolicy):
         self.g = g
         self.delta = delta
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
+    def select_indices(self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int,
                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         compress = _goodpoints_compress()
         X = np.asarray(X)
