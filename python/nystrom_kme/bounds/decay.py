@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, count, lambda_at_dimension, positive
@@ -63,7 +62,7 @@ class DecayFit:
     """
 
     model: str | None
-    params: dict = field(default_factory=dict)
+    params: dict[str, float] = field(default_factory=dict)
     r2_polynomial: float = float("nan")
     r2_exponential: float = float("nan")
     n_fit: int = 0
@@ -84,7 +83,8 @@ class DecayFit:
         """
         lam = positive(lam, "lam")
         if self.model == "polynomial":
-            return self.params["c"] * lam ** (-self.params["gamma"])
+            bound: float = self.params["c"] * lam ** (-self.params["gamma"])
+            return bound
         if self.model == "logarithmic":
             return math.log1p(self.params["c"] / lam) / self.params["beta"]
         return float("nan")
@@ -100,7 +100,7 @@ def _r2(y: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
     return float(coef[0]), float(coef[1]), (1.0 - float(r @ r) / ss) if ss > 0 else float("nan")
 
 
-def fit_spectral_decay(eigenvalues: Any, n_used: int | None = None) -> DecayFit:
+def fit_spectral_decay(eigenvalues: ArrayLike, n_used: int | None = None) -> DecayFit:
     r"""Fit polynomial vs exponential decay to covariance eigenvalues (for Corollary 4.1).
 
     Fits :math:`\log\hat\sigma_i = a - \alpha\log i` (polynomial decay,

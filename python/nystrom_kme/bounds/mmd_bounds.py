@@ -32,7 +32,7 @@ from ._checks import (
     pair,
     positive,
 )
-from .theorems import EffDim, lemma_c1_bound, theorem_4_1_bound, theorem_4_1_lambda
+from .theorems import EffDim, LemmaC1Bound, Theorem41Bound, lemma_c1_bound, theorem_4_1_bound, theorem_4_1_lambda
 
 __all__ = ["MMDBound", "theorem_5_1_bound", "theorem_d1_bound"]
 
@@ -60,7 +60,7 @@ class MMDBound:
     """
 
     value: float
-    parts: tuple
+    parts: tuple[LemmaC1Bound | Theorem41Bound, ...]
     confidence: float
 
     @property
@@ -185,12 +185,13 @@ def theorem_d1_bound(lam: Sequence[float], eff_dim: Sequence[float], eff_dim_inf
     ops = (None, None) if op_norm is None else pair(op_norm, "op_norm")
     parts = []
     for k in range(2):
-        args = {"lam": positive(lam[k], f"lam[{k}]"),
-                "eff_dim": nonnegative(eff_dim[k], f"eff_dim[{k}]"),
-                "eff_dim_inf": nonnegative(eff_dim_inf[k], f"eff_dim_inf[{k}]"),
-                "n": count(n[k], f"n[{k}]"), "m": count(m[k], f"m[{k}]")}
-        check_m_le_n(args["m"], args["n"], f"m[{k}]", f"n[{k}]")
+        lam_k = positive(lam[k], f"lam[{k}]")
+        eff_dim_k = nonnegative(eff_dim[k], f"eff_dim[{k}]")
+        eff_dim_inf_k = nonnegative(eff_dim_inf[k], f"eff_dim_inf[{k}]")
+        n_k, m_k = count(n[k], f"n[{k}]"), count(m[k], f"m[{k}]")
+        check_m_le_n(m_k, n_k, f"m[{k}]", f"n[{k}]")
         opk = None if ops[k] is None else positive(ops[k], f"op_norm[{k}]")
-        parts.append(lemma_c1_bound(K=K, delta=delta, op_norm=opk, corrected=corrected, **args))
+        parts.append(lemma_c1_bound(K=K, delta=delta, op_norm=opk, corrected=corrected, lam=lam_k,
+                                    eff_dim=eff_dim_k, eff_dim_inf=eff_dim_inf_k, n=n_k, m=m_k))
     return MMDBound(value=parts[0].value + parts[1].value, parts=tuple(parts),
                     confidence=1.0 - 2.0 * parts[0].delta)

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._validation import as_data_matrix, check_random_state, n_threads_arg
+from .._validation import RandomStateLike, as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
 from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, lambda_at_dimension, positive
@@ -52,11 +53,12 @@ def _kernel_diag(kernel: Kernel, X: np.ndarray) -> np.ndarray:
     if kernel.radial:
         return np.ones(X.shape[0])
     name = getattr(kernel, "name", "")
-    sq = np.einsum("ij,ij->i", X, X) / float(kernel.bandwidth) ** 2
+    sq: np.ndarray = np.einsum("ij,ij->i", X, X) / float(kernel.bandwidth) ** 2
     if name == "linear":
         return sq
     if name == "polynomial":
-        return (sq + kernel.offset) ** kernel.degree  # type: ignore[attr-defined]
+        powered: np.ndarray = (sq + kernel.offset) ** kernel.degree  # type: ignore[attr-defined]
+        return powered
     return np.array([kernel(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])])
 
 
@@ -135,7 +137,12 @@ class CovarianceSpectrum:
         r""":math:`\mathrm{tr}(C) = E\,k(x,x)` estimated by the sum of the eigenvalues."""
         return float(self.eigenvalues.sum())
 
-    def effective_dimension(self, lam: Any) -> Any:
+    @overload
+    def effective_dimension(self, lam: float) -> float: ...
+    @overload
+    def effective_dimension(self, lam: ArrayLike) -> float | np.ndarray: ...
+
+    def effective_dimension(self, lam: ArrayLike) -> float | np.ndarray:
         r"""Effective dimension :math:`\mathcal N(\lambda) = \mathrm{tr}(CC_\lambda^{-1})` (eq. 6b).
 
         Evaluated as :math:`\sum_i \hat\sigma_i/(\hat\sigma_i+\lambda)` over the
@@ -161,11 +168,16 @@ class CovarianceSpectrum:
         out = np.array([np.sum(ev / (ev + x)) for x in flat])
         return out.reshape(arr.shape)
 
-    def __call__(self, lam: Any) -> Any:
+    @overload
+    def __call__(self, lam: float) -> float: ...
+    @overload
+    def __call__(self, lam: ArrayLike) -> float | np.ndarray: ...
+
+    def __call__(self, lam: ArrayLike) -> float | np.ndarray:
         """Alias of :meth:`effective_dimension`."""
         return self.effective_dimension(lam)
 
-    def leverage(self, Y: Any, lam: float) -> np.ndarray:
+    def leverage(self, Y: ArrayLike, lam: float) -> np.ndarray:
         r""":math:`\mathcal N_x(\lambda)=\langle\phi(x), C_\lambda^{-1}\phi(x)\rangle` (eq. 6a) at rows of Y.
 
         With :math:`C` replaced by its estimate :math:`\hat C` (diagonal in the
@@ -202,7 +214,7 @@ class CovarianceSpectrum:
             out[start:start + _CHUNK] = resid / lam + (sq / (self._sigma[:, None] + lam)).sum(axis=0)
         return out
 
-    def max_leverage(self, lam: float, Y: Any = None) -> float:
+    def max_leverage(self, lam: float, Y: ArrayLike | None = None) -> float:
         r""":math:`\mathcal N_\infty(\lambda) = \sup_x\mathcal N_x(\lambda)` (eq. 6c), estimated.
 
         The supremum is taken over the rows of ``Y``, by default the subsample and
@@ -260,8 +272,8 @@ def _sup_norm(kernel: Kernel, X: np.ndarray) -> tuple[float, bool]:
     return float(math.sqrt(max(float(diag.max()), np.finfo(float).tiny))), True
 
 
-def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: str = "subsample",
-                      random_state: Any = None, n_threads: int | None = None) -> CovarianceSpectrum:
+def estimate_spectrum(X: ArrayLike, kernel: Kernel | str, *, max_samples: int = 1000, method: str = "subsample",
+                      random_state: RandomStateLike = None, n_threads: int | None = None) -> CovarianceSpectrum:
     r"""Estimate the spectrum of the covariance operator :math:`C` from data (Section 4.1).
 
     ``method="subsample"`` (default): draw ``s = min(n, max_samples)`` rows without
@@ -362,7 +374,13 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
                               n_threads=n_threads)
 
 
-def effective_dimension(X: Any, kernel: Any, lam: Any, **kwargs: Any) -> Any:
+@overload
+def effective_dimension(X: ArrayLike, kernel: Kernel | str, lam: float, **kwargs: Any) -> float: ...
+@overload
+def effective_dimension(X: ArrayLike, kernel: Kernel | str, lam: ArrayLike, **kwargs: Any) -> float | np.ndarray: ...
+
+
+def effective_dimension(X: ArrayLike, kernel: Kernel | str, lam: ArrayLike, **kwargs: Any) -> float | np.ndarray:
     r"""Estimated effective dimension :math:`\mathcal N(\lambda) = \mathrm{tr}(CC_\lambda^{-1})` (eq. 6b).
 
     Shortcut for ``estimate_spectrum(X, kernel, **kwargs).effective_dimension(lam)``.
@@ -395,7 +413,7 @@ def effective_dimension(X: Any, kernel: Any, lam: Any, **kwargs: Any) -> Any:
     return estimate_spectrum(X, kernel, **kwargs).effective_dimension(lam)
 
 
-def max_leverage(X: Any, kernel: Any, lam: float, **kwargs: Any) -> float:
+def max_leverage(X: ArrayLike, kernel: Kernel | str, lam: float, **kwargs: Any) -> float:
     r"""Estimated :math:`\mathcal N_\infty(\lambda) = \sup_x \mathcal N_x(\lambda)` (eq. 6c).
 
     Shortcut for ``estimate_spectrum(X, kernel, **kwargs).max_leverage(lam)``: the
@@ -431,7 +449,7 @@ def max_leverage(X: Any, kernel: Any, lam: float, **kwargs: Any) -> float:
     return estimate_spectrum(X, kernel, **kwargs).max_leverage(lam)
 
 
-def covariance_norm(X: Any, kernel: Any, **kwargs: Any) -> float:
+def covariance_norm(X: ArrayLike, kernel: Kernel | str, **kwargs: Any) -> float:
     r"""Estimated :math:`\|C\|_{\mathcal L(\mathcal H)}`, the top eigenvalue of the covariance (Sec. 4.1).
 
     Shortcut for ``estimate_spectrum(X, kernel, **kwargs).op_norm``.

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from numpy.typing import ArrayLike
 
-from .._validation import as_data_matrix
+from .._validation import RandomStateLike, as_data_matrix
+from ..kernels import Kernel
 from ._checks import count, positive, probability, real
 from .decay import DecayFit, fit_spectral_decay
 from .spectrum import CovarianceSpectrum, estimate_spectrum
@@ -195,7 +196,7 @@ class LandmarkSuggestion:
 
     n_landmarks: int
     decay: str
-    params: dict
+    params: dict[str, float]
     bound: float
     bound_valid: bool
     min_landmarks: int
@@ -257,10 +258,10 @@ def _bound_at(m: int, n: int, delta: float, K: float, spectrum: CovarianceSpectr
     return b.value, lam, N
 
 
-def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
+def suggest_n_landmarks(X: ArrayLike, kernel: Kernel | str = "gaussian", delta: float = 0.05,
                         target_error: float | None = None, *, max_samples: int = 1000,
                         max_landmarks: int | None = None, method: str = "subsample",
-                        random_state: Any = None, n_threads: int | None = None
+                        random_state: RandomStateLike = None, n_threads: int | None = None
                         ) -> LandmarkSuggestion:
     r"""Suggest the number of landmarks from the spectrum's decay (Corollary 4.1).
 

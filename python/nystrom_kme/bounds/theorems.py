@@ -111,7 +111,7 @@ class LemmaC1Bound:
     delta: float
 
     @property
-    def conditions(self) -> dict:
+    def conditions(self) -> dict[str, bool | None]:
         """``{"m": ..., "n": ..., "lambda": ...}``: whether each condition holds."""
         return {"m": self.m_condition, "n": self.n_condition, "lambda": self.lambda_condition}
 
