@@ -59,7 +59,7 @@ def open_regular(path: str) -> IO[bytes]:
         raise
 
 
-def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
+def atomic_write(path: str, write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write`` on a temporary file in the folder of ``path`` and rename it to
     ``path`` only when ``write`` returns: on any error (or Ctrl-C) nothing is left under
     either name and an existing ``path`` is unchanged. An existing ``path`` that is not a
@@ -162,14 +162,14 @@ class NpzArchive:
 
     ``file`` is an open binary file (not closed here) or a path."""
 
-    def __init__(self, file: Any) -> None:
+    def __init__(self, file: str | os.PathLike[str] | IO[bytes]) -> None:
         self._zip = zipfile.ZipFile(file)
         self._entries = {(n[:-4] if n.endswith(".npy") else n): n for n in self._zip.namelist()}
 
     def __enter__(self) -> NpzArchive:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._zip.close()
 
     @property

@@ -180,7 +180,8 @@ class AggregatedTestResult:
     @classmethod
     def from_json(cls, text: str | bytes) -> AggregatedTestResult:
         """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
-        return result_from_json(text)
+        result: AggregatedTestResult = result_from_json(text)  # the class the text names
+        return result
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""

@@ -38,12 +38,14 @@ import itertools
 import os
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
+from types import ModuleType
 from typing import IO, Any
 
 import numpy as np
 
 from ._files import NpzArchive, non_regular_kind, open_regular
 from .sources import ArrayLikeSource, ArraySource, IterableSource, RowSource
+from .sources.chunked import Dataset
 
 #: Lines parsed per block of a text file.
 TEXT_BLOCK_LINES = 65_536
@@ -139,11 +141,12 @@ def _one_line(err: BaseException) -> str:
 # --------------------------------------------------------------------------- #
 # array-like files
 # --------------------------------------------------------------------------- #
-def _open_npy(path: str) -> Any:
+def _open_npy(path: str) -> np.ndarray:
     with open_regular(path) as f:
         if f.read(6) != b"\x93NUMPY":
             raise DataFileError(f"{path}: not a .npy file (no NumPy header)")
-    return np.load(path, mmap_mode="r", allow_pickle=False)
+    mapped: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)
+    return mapped
 
 
 def _open_npz(path: str, key: str | None) -> np.ndarray:
@@ -164,7 +167,7 @@ def _open_npz(path: str, key: str | None) -> np.ndarray:
     return arr
 
 
-def _open_hdf5(path: str, key: str | None) -> Any:
+def _open_hdf5(path: str, key: str | None) -> Dataset:
     h5py = _optional("h5py", "hdf5", path)
     f = h5py.File(path, "r")
     if key is None:
@@ -173,16 +176,19 @@ def _open_hdf5(path: str, key: str | None) -> Any:
         key = _pick(path, found, None, "dataset")
     if key not in f or not isinstance(f[key], h5py.Dataset):
         raise DataFileError(f"{path}: no dataset {key!r}")
-    return f[key]
+    dataset: Dataset = f[key]
+    return dataset
 
 
-def _open_zarr(path: str, key: str | None) -> Any:
+def _open_zarr(path: str, key: str | None) -> Dataset:
     zarr = _optional("zarr", "zarr", path)
     node = zarr.open(path, mode="r")
     if hasattr(node, "shape"):
-        return node
+        array: Dataset = node
+        return array
     names = [name for name, _ in node.arrays()]
-    return node[_pick(path, names, key, "array")]
+    array = node[_pick(path, names, key, "array")]
+    return array
 
 
 def _pick(path: str, names: list[str], key: str | None, what: str) -> str:
@@ -196,7 +202,7 @@ def _pick(path: str, names: list[str], key: str | None, what: str) -> str:
     return names[0]
 
 
-def _optional(module: str, extra: str, path: str) -> Any:
+def _optional(module: str, extra: str, path: str) -> ModuleType:
     try:
         return __import__(module)
     except ImportError:
@@ -208,7 +214,7 @@ class _Rows:
     """A 2-D view of an array-like (1-D as one column) that keeps the selected columns
     and reports the rows it reads; it reads only the rows asked for."""
 
-    def __init__(self, base: Any, columns: list[int] | None, on_rows: RowsRead | None) -> None:
+    def __init__(self, base: Dataset, columns: list[int] | None, on_rows: RowsRead | None) -> None:
         self.base, self.columns, self.on_rows = base, columns, on_rows
         n = int(base.shape[0])
         d = 1 if len(base.shape) == 1 else int(base.shape[1])
@@ -218,7 +224,7 @@ class _Rows:
         if isinstance(storage, tuple):
             self.chunks = storage
 
-    def __getitem__(self, rows: Any) -> np.ndarray:
+    def __getitem__(self, rows: slice) -> np.ndarray:
         block = np.asarray(self.base[rows])
         if block.ndim == 1:
             block = block.reshape(-1, 1)
@@ -229,7 +235,7 @@ class _Rows:
         return block
 
 
-def _array_source(arr: Any, path: str, columns: Sequence[str | int] | None,
+def _array_source(arr: Dataset, path: str, columns: Sequence[str | int] | None,
                   on_rows: RowsRead | None) -> RowSource:
     shape = tuple(arr.shape)
     if len(shape) not in (1, 2):

@@ -16,6 +16,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._compensated import fsum_dot
 from . import _core
@@ -31,7 +32,7 @@ _BLOCK_ENTRIES = 1 << 20
 # --------------------------------------------------------------------------- #
 # validation helpers
 # --------------------------------------------------------------------------- #
-def _real_scalar(value: Any, name: str) -> float:
+def _real_scalar(value: Any, name: str) -> float:  # Any: any object, checked here
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         if not (isinstance(value, np.ndarray) and value.ndim == 0
                 and np.issubdtype(value.dtype, np.number)
@@ -43,14 +44,14 @@ def _real_scalar(value: Any, name: str) -> float:
     return out
 
 
-def _positive_scalar(value: Any, name: str) -> float:
+def _positive_scalar(value: object, name: str) -> float:
     out = _real_scalar(value, name)
     if not out > 0:
         raise ValueError(f"{name} must be positive, got {out!r}")
     return out
 
 
-def _float_array(value: Any, name: str) -> np.ndarray:
+def _float_array(value: ArrayLike, name: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -206,7 +207,7 @@ class GaussianMixture:
         return X
 
     # ------------------------------------------------------------------ #
-    def _check_points(self, Y: Any, name: str) -> np.ndarray:
+    def _check_points(self, Y: ArrayLike, name: str) -> np.ndarray:
         arr = _float_array(Y, name)
         if arr.ndim != 2 or arr.shape[1] != self.dim:
             raise ValueError(

@@ -19,7 +19,7 @@ from .persistence import kernel_spec
 
 
 def run_demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0, *,
-             say: Callable[[str], Any] | None = print) -> dict[str, Any]:
+             say: Callable[[str], object] | None = print) -> dict[str, Any]:
     """Fit the empirical and Nyström embeddings of n points of an 8-component Gaussian
     mixture in R^10 and compute their exact errors; print the table row by row with
     ``say`` (None: silently) and return it as a JSON-ready record.

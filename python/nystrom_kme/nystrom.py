@@ -247,6 +247,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         kernel = resolve_kernel(self.kernel, [src], rng)
         self.n_landmarks_report_ = None
         if m is None:
+            assert X is not None  # "bound" is refused on streamed data (_n_landmarks)
             report = suggest_n_landmarks(X, kernel, random_state=rng, n_threads=self.n_threads,
                                          max_landmarks=AUTO_CAP_FACTOR * default_n_landmarks(n))
             self.n_landmarks_report_ = report

@@ -7,9 +7,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Union, cast, overload
 
 import numpy as np
 
@@ -24,6 +23,9 @@ from .permutation import SplitSpec, nystrom_statistics
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import UniformSampling
 from .sources import SourceLike, as_source_pair, concatenate
+
+#: Several kernels given as a list or tuple (of kernels or names): the aggregated test.
+MultipleKernels = Union[list[Kernel], list[str], list[Union[Kernel, str]], tuple[Union[Kernel, str], ...]]
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
     from typing import TypeGuard
@@ -117,14 +119,34 @@ class TwoSampleResult:
     @classmethod
     def from_json(cls, text: str | bytes) -> TwoSampleResult:
         """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
-        return result_from_json(text)
+        result: TwoSampleResult = result_from_json(text)  # the class the text names
+        return result
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
         save(self, path)
 
 
-def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str | KernelCollection | Sequence[Kernel | str] = "gaussian", method: str = "nystrom",
+@overload
+def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
+                    n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
+                    aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
+                    temperature: float = 1.0,
+                    random_state: RandomStateLike = None, progress: bool | None = None,
+                    n_threads: int | None = None, chunk_rows: int | None = None
+                    ) -> TwoSampleResult: ...
+@overload
+def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: KernelCollection | MultipleKernels, method: str = "nystrom",
+                    n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
+                    aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
+                    temperature: float = 1.0,
+                    random_state: RandomStateLike = None, progress: bool | None = None,
+                    n_threads: int | None = None, chunk_rows: int | None = None
+                    ) -> AggregatedTestResult: ...
+
+
+def two_sample_test(X: SourceLike, Y: SourceLike, *,
+                    kernel: Kernel | str | KernelCollection | MultipleKernels = "gaussian", method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
                     aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
                     landmarks: str = "rpcholesky", temperature: float = 1.0,

@@ -39,7 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "or --version")
         if getattr(args, "output", None) is not None:
             check_output(args.command, args.output)
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

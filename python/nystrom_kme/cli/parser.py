@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the version and build configuration (SIMD level, OpenMP) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    files = argparse.ArgumentParser(add_help=False)
+    files = _Parser(add_help=False)
     g = files.add_argument_group("data files")
     g.add_argument("--columns", type=_columns, default=None,
                    help="comma-separated columns to use: indices counted from 0 (as in error "
@@ -118,12 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "zarr group (default: the only one)")
     g.add_argument("--delimiter", default=None, help="field separator of text files (default: ',' for "
                    ".csv, tab for .tsv, whitespace for .txt)")
-    out = argparse.ArgumentParser(add_help=False)
+    out = _Parser(add_help=False)
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    threads = argparse.ArgumentParser(add_help=False)
+    threads = _Parser(add_help=False)
     threads.add_argument("--threads", type=_positive_int, default=None,
                          help="threads of the C++ core (default: all available); results do not depend on it")
-    kern = argparse.ArgumentParser(add_help=False)
+    kern = _Parser(add_help=False)
     k = kern.add_argument_group("kernel")
     k.add_argument("--kernel", choices=KERNEL_NAMES, default="gaussian", help="default: gaussian")
     k.add_argument("--bandwidth", type=_bandwidth, default=None,
@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "so both give the same bandwidth on the same files)")
     k.add_argument("--seed", type=int, default=0, help="seed of every random draw (default: 0)")
 
-    def add(name: str, help_: str, parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    def add(name: str, help_: str, parents: list[_Parser]) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_, description=help_, parents=parents, epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
 

@@ -55,8 +55,9 @@ class Codec:
     """How one type is saved: ``encode(obj) -> (fields, arrays)``,
     ``decode(cls, header, arrays) -> obj`` and the layout of its array members."""
 
+    # Any: the objects are of the registered classes, which this package does not import
     encode: Callable[[Any], tuple[dict[str, Any], Arrays]]
-    decode: Callable[[type, dict[str, Any], Arrays], Any]
+    decode: Callable[[type[Any], dict[str, Any], Arrays], object]
     layout: Layout
 
 
@@ -93,7 +94,7 @@ def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
     return {"params": params, "state": state}, arrays
 
 
-def _decode_nystrom(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     """The estimator, every field checked against what a fit can produce."""
     state = header["state"]
     params = _shared_params(header["params"], arrays)
@@ -140,7 +141,7 @@ def _encode_empirical(est: Any) -> tuple[dict[str, Any], Arrays]:
     return {"params": params_spec(est, arrays), "state": state}, arrays
 
 
-def _decode_empirical(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_empirical(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     """The estimator, every field checked against what a fit can produce."""
     state = header["state"]
     params = _shared_params(header["params"], arrays)
@@ -162,7 +163,7 @@ def _encode_rule(rule: Any) -> tuple[dict[str, Any], Arrays]:
     return {"params": {}, "state": state}, {"nodes": rule.nodes, "weights": rule.weights}
 
 
-def _decode_rule(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_rule(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     spec = get_field(header["state"], "kernel", (dict, type(None)))
     nodes, w = matrix_member(arrays, "nodes"), vector_member(arrays, "weights", np.float64)
     check_length(w, nodes.shape[0], "weights")
@@ -176,7 +177,7 @@ def _encode_compression(res: Any) -> tuple[dict[str, Any], Arrays]:
                                             "indices": np.asarray(res.indices, dtype=np.int64)}
 
 
-def _decode_compression(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     """The result, every field checked against what :func:`~nystrom_kme.compress` returns."""
     state = header["state"]
     points = matrix_member(arrays, "points")

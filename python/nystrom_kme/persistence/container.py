@@ -13,13 +13,16 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
 from .. import _core
 from .._files import Member, NpzArchive, atomic_write, open_regular
 from .fields import FileFormatError, get_field
+
+#: What a reader of a saved file returns.
+_Read = TypeVar("_Read")
 
 #: The format this version writes (and the newest it reads).
 FORMAT_VERSION = 1
@@ -69,7 +72,7 @@ def _little_endian(a: np.ndarray) -> np.ndarray:
 
 
 def _digest(a: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1)).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data).hexdigest()
 
 
 def write_archive(path: str, name: str, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
@@ -83,7 +86,7 @@ def write_archive(path: str, name: str, fields: dict[str, Any], arrays: dict[str
                         for k, v in arrays.items()}
     blob = json.dumps(header, allow_nan=False, sort_keys=True).encode("ascii")
     members = {"header": np.frombuffer(blob, dtype=np.uint8), **arrays}
-    atomic_write(path, lambda f: np.savez(f, **members))
+    atomic_write(path, lambda f: np.savez(f, **members))  # type: ignore[arg-type]  # no member is "allow_pickle"
 
 
 def write_text(path: str, text: str) -> None:
@@ -95,8 +98,8 @@ def write_text(path: str, text: str) -> None:
 # --------------------------------------------------------------------------- #
 # reading
 # --------------------------------------------------------------------------- #
-def open_saved(path: str | os.PathLike[str], npz: Callable[[IO[bytes]], Any],
-               text: Callable[[bytes], Any]) -> Any:
+def open_saved(path: str | os.PathLike[str], npz: Callable[[IO[bytes]], _Read],
+               text: Callable[[bytes], _Read]) -> _Read:
     """npz(file) for a zip archive, text(bytes) for a JSON document; FileFormatErrors
     get the path in front. Only regular files are opened (a FIFO would block)."""
     path = os.fspath(path)
@@ -118,7 +121,7 @@ def open_saved(path: str | os.PathLike[str], npz: Callable[[IO[bytes]], Any],
             raise FileFormatError(f"{path}: {err}") from None
 
 
-def guarded(read: Callable[[IO[bytes]], Any], f: IO[bytes]) -> Any:
+def guarded(read: Callable[[IO[bytes]], _Read], f: IO[bytes]) -> _Read:
     """read(f), any failure but a FileFormatError (or running out of memory, or Ctrl-C)
     reported as corruption."""
     try:

@@ -4,9 +4,10 @@ members, each refused with a :class:`FileFormatError` that names the field."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 
 class FileFormatError(ValueError):
@@ -27,7 +28,16 @@ class FileFormatError(ValueError):
     """
 
 
-def get_field(d: Any, key: str, types: Any) -> Any:
+_Value = TypeVar("_Value")
+
+
+@overload
+def get_field(d: object, key: str, types: type[_Value]) -> _Value: ...
+@overload
+def get_field(d: object, key: str, types: tuple[type[_Value], ...]) -> _Value: ...
+
+
+def get_field(d: object, key: str, types: type[_Value] | tuple[type[_Value], ...]) -> _Value:
     """``d[key]``, which must be an instance of ``types`` (a bool only where bool is named)."""
     if not isinstance(d, dict) or key not in d:
         raise FileFormatError(f"the key {key!r} is missing")
@@ -71,7 +81,7 @@ def matrix_member(arrays: dict[str, np.ndarray], key: str) -> np.ndarray:
     return a
 
 
-def vector_member(arrays: dict[str, np.ndarray], key: str, dtype: Any, length: int | None = None) -> np.ndarray:
+def vector_member(arrays: dict[str, np.ndarray], key: str, dtype: DTypeLike, length: int | None = None) -> np.ndarray:
     """A 1-D array of ``dtype`` (finite when floating), of ``length`` entries when given."""
     a = member(arrays, key)
     if a.ndim != 1 or a.dtype != dtype or (a.dtype.kind == "f" and not np.isfinite(a).all()):

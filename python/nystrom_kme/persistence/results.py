@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .container import check_preamble, preamble
 from .fields import FileFormatError, get_field
@@ -23,7 +24,7 @@ _AGGREGATED_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "agg
                       "n_permutations", "bin_size", "temperature")
 
 
-def _floats(values: Any) -> list[float]:
+def _floats(values: ArrayLike) -> list[float]:
     return [float(v) for v in np.asarray(values, dtype=np.float64)]
 
 
@@ -70,21 +71,23 @@ def _aggregated_from_dict(data: dict[str, Any]) -> Any:
         bin_size=get_field(data, "bin_size", int), temperature=float(get_field(data, "temperature", (int, float))))
 
 
-def result_to_dict(result: Any) -> dict[str, Any]:
+def result_to_dict(result: object) -> dict[str, Any]:
     """A :class:`~nystrom_kme.TwoSampleResult` or :class:`~nystrom_kme.AggregatedTestResult`
     as a JSON-ready dict (with the preamble)."""
-    if registered_name(result) == "AggregatedTestResult":
-        return _aggregated_to_dict(result)
+    name = registered_name(result)
+    fields: Any = result  # a registered result class, which this package does not import
+    if name == "AggregatedTestResult":
+        return _aggregated_to_dict(fields)
     out = preamble("TwoSampleResult")
-    out.update(statistic=float(result.statistic), pvalue=float(result.pvalue),
-               null_distribution=[float(v) for v in np.asarray(result.null_distribution)],
-               method=str(result.method), kernel=kernel_spec(result.kernel),
-               n_landmarks=None if result.n_landmarks is None else int(result.n_landmarks),
-               n_permutations=int(result.n_permutations))
+    out.update(statistic=float(fields.statistic), pvalue=float(fields.pvalue),
+               null_distribution=[float(v) for v in np.asarray(fields.null_distribution)],
+               method=str(fields.method), kernel=kernel_spec(fields.kernel),
+               n_landmarks=None if fields.n_landmarks is None else int(fields.n_landmarks),
+               n_permutations=int(fields.n_permutations))
     return out
 
 
-def result_from_dict(data: Any) -> Any:
+def result_from_dict(data: object) -> Any:
     """The two-sample result of :func:`result_to_dict`'s output."""
     try:
         if not isinstance(data, dict):
@@ -109,7 +112,7 @@ def result_from_dict(data: Any) -> Any:
         raise FileFormatError(f"not a valid two-sample result: {err}") from None
 
 
-def result_to_json(result: Any, *, indent: int | None = None) -> str:
+def result_to_json(result: object, *, indent: int | None = None) -> str:
     """The JSON text of a two-sample result (floats exact).
 
     Examples
