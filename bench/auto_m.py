@@ -46,12 +46,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import _core
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figure2, figures
 from bench.harness import OUT, machine, utc_now
+from nystrom_kme import _core
+from nystrom_kme.datasets import GaussianMixture
 
 
 def datasets() -> dict[str, GaussianMixture]:

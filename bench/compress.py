@@ -30,12 +30,12 @@ import statistics
 import time
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import _core
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figure2
 from bench.harness import OUT, machine, utc_now
+from nystrom_kme import _core
+from nystrom_kme.datasets import GaussianMixture
 
 try:
     import goodpoints  # noqa: F401

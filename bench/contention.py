@@ -101,6 +101,7 @@ def _one_blas_thread_if(nt):
 def _calls(sizes: dict, names: list[str]):
     """name -> (function of n_threads, description)."""
     import numpy as np
+
     import nystrom_kme as nk
     from nystrom_kme import bounds
 

@@ -35,11 +35,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figures
 from bench.harness import machine
+from nystrom_kme.datasets import GaussianMixture
 
 FIELDS = ["n", "policy", "m", "trial", "m_used", "error", "time_s", "sigma"]
 

@@ -39,11 +39,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import _core
 
+import nystrom_kme as nk
 from bench import figures
 from bench.harness import machine
+from nystrom_kme import _core
 
 FIELDS = ["dataset", "policy", "m", "trial", "m_used", "error", "time_s", "sigma", "N", "n", "d"]
 

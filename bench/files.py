@@ -28,10 +28,10 @@ import tracemalloc
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme.datafiles import read_data
 
+import nystrom_kme as nk
 from bench.harness import machine, utc_now
+from nystrom_kme.datafiles import read_data
 
 
 def csv_seconds(folder: str, rows: int, repeats: int) -> float:

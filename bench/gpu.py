@@ -142,8 +142,8 @@ def row_sum_cases(cp: Any, quick: bool, repeats: int) -> list[str]:
                                                                                       k.to_core(), 0))
             ok = "ok" if err <= TOL[name] else "FAIL"
             if have_torch:
-                tL, tX = torch.from_dlpack(L), torch.from_dlpack(X)
-                base = timed(cp, lambda tL=tL, tX=tX, s=math.sqrt(d): (torch_unfused(torch, tL, tX, s),
+                tL, tX, scale = torch.from_dlpack(L), torch.from_dlpack(X), math.sqrt(d)
+                base = timed(cp, lambda tL=tL, tX=tX, s=scale: (torch_unfused(torch, tL, tX, s),
                                                                   torch.cuda.synchronize()), repeats)
                 del tL, tX
                 base_s, ratio = f"{base:.4f}", f"{base / ours:.1f}×"

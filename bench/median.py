@@ -16,8 +16,8 @@ import argparse
 import math
 
 import numpy as np
-import nystrom_kme as nk
 
+import nystrom_kme as nk
 from bench.harness import machine, median_time, utc_now
 
 

@@ -95,10 +95,11 @@ def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict
 
         kern = _core.Kernel("gaussian", sigma)
         if task == "rowsums":
-            fn = lambda: np.asarray(_core.kernel_row_sums(L, X, kern, 0))
+            def fn():
+                return np.asarray(_core.kernel_row_sums(L, X, kern, 0))
         else:
-            fn = lambda: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m,
-                                       sampler=idx).fit(X).weights_
+            def fn():
+                return nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler=idx).fit(X).weights_
     elif method in ("numpy", "sklearn-rbf"):
         rs = numpy_rs if method == "numpy" else sklearn_row_sums
         if method == "sklearn-rbf":

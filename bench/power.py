@@ -76,8 +76,9 @@ def _actt(X: np.ndarray, Y: np.ndarray, seed: int) -> float:
     import contextlib
     import io
 
-    import nystrom_kme as nk
     from goodpoints.ctt import actt
+
+    import nystrom_kme as nk
 
     lam = np.array([k.bandwidth for k in nk.KernelCollection(("gaussian",)).resolve(
         np.concatenate([X, Y]), random_state=seed)])

@@ -29,10 +29,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from nystrom_kme import _core
 
 from bench import limits
 from bench.harness import NUMPY_BLOCK, RssPeak, machine, numpy_row_sums, time_calls
+from nystrom_kme import _core
 
 NUMPY_SKIP_S = 60.0
 TARGET_RATIO = {"float64": 1.5, "float32": 2.0}
@@ -52,8 +52,8 @@ def ref_float64_subset(Lsub, X, bandwidth):
     step = 1 << 16
     for s in range(0, X.shape[0], step):
         Xb = X[s:s + step] if X64 is not None else X[s:s + step].astype(np.float64)
-        for i, l in enumerate(Lsub):
-            D = Xb - l  # direct differences: no ||l||^2 + ||x||^2 - 2 l.x cancellation
+        for i, row in enumerate(Lsub):
+            D = Xb - row  # direct differences: no ||l||^2 + ||x||^2 - 2 l.x cancellation
             e = np.exp(-np.einsum("ij,ij->i", D, D) * inv)
             acc[i].append(e.sum())
     return np.array([math.fsum(a) for a in acc])
@@ -68,8 +68,8 @@ def ref_longdouble_subset(Lsub, X, bandwidth):
     step = 1 << 15
     for s in range(0, X.shape[0], step):
         Xb = X[s:s + step].astype(ld)
-        for i, l in enumerate(Lld):
-            D = Xb - l
+        for i, row in enumerate(Lld):
+            D = Xb - row
             p = np.exp(-(D * D).sum(axis=1) * inv).sum()  # pairwise, in long double
             hi = float(p)
             lo = float(p - ld(hi))

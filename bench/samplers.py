@@ -38,12 +38,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import sampling as S
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figures
 from bench.harness import OUT, ROOT, RssPeak, load_average, machine, peak_rss_mb, utc_now
+from nystrom_kme import sampling as S
+from nystrom_kme.datasets import GaussianMixture
 
 DETERMINISTIC = {"greedy-cholesky", "dpp-greedy"}
 
@@ -87,7 +87,8 @@ def run(n: int, grid: list[int], names: list[str], seeds: int, writer: csv.write
                        "error": err, "time_s": elapsed, "empirical_error": err_emp}
                 writer.writerow(row.values())
                 rows.append(row)
-            print(f"  {name:28s} m={m:5d} err={np.mean([r['error'] for r in rows if r['policy'] == name and r['n'] == n and r['m'] == m]):.3e}"
+            errors = [r['error'] for r in rows if r['policy'] == name and r['n'] == n and r['m'] == m]
+            print(f"  {name:28s} m={m:5d} err={np.mean(errors):.3e}"
                   f" t={elapsed:.2f}s", flush=True)
     return {"empirical": err_emp}
 
@@ -212,7 +213,7 @@ def speed(args: argparse.Namespace) -> None:
             if name == "uniform" and key not in results and "module" in r:
                 print(f"# {build}: {r['module']}")
             results[key] = r
-            print(f"{build:6s} {name:18s} " + (f"median {r['median']:.3f} s {['%.3f' % t for t in r['times']]} "
+            print(f"{build:6s} {name:18s} " + (f"median {r['median']:.3f} s {[f'{t:.3f}' for t in r['times']]} "
                   f"peak RSS {r['rss_peak_mb']:.0f} MB (+{r['rss_growth_mb']:.0f})"
                   if "median" in r else r["error"]) + f"  [{load_average()}]", flush=True)
     lines = ["", "| sampler | after s | after / uniform | peak RSS MB (growth) |"

@@ -241,10 +241,12 @@ def main() -> None:
                 for f in glob.glob(os.path.join(work, "w_*.bin")):
                     os.remove(f)
                 print(f"# done {case} m={m} (distinct landmarks {n_unique})", file=sys.stderr, flush=True)
-        print(f"Machine: {machine()}; OMP_NUM_THREADS={threads}; nystrom_kme built with g++ -O3 -march=native, Eigen single-threaded.")
+        print(f"Machine: {machine()}; OMP_NUM_THREADS={threads}; nystrom_kme built with g++ -O3 -march=native, "
+              "Eigen single-threaded.")
         print("LAPACK references (scipy gelsy, numpy pinv, jittered scipy cho_factor/cho_solve, jitter 1e-10 max K_ii) "
               "run in a subprocess with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (machine-limit references).")
-        print("Embedding error: ||sum (a - b) phi(l)|| / ||sum b phi(l)|| against numpy pinv @ s and against nystrom_kme cod. Times: median of "
+        print("Embedding error: ||sum (a - b) phi(l)|| / ||sum b phi(l)|| against numpy pinv @ s and against "
+              "nystrom_kme cod. Times: median of "
               f"{args.repeats} runs, seconds.\n")
         print("| case | m | method | time (s) | emb. error vs pinv | emb. error vs cod | notes |")
         print("|---|---|---|---|---|---|---|")

@@ -29,8 +29,8 @@ import statistics
 import time
 
 import numpy as np
-import nystrom_kme as nk
 
+import nystrom_kme as nk
 from bench import limits
 from bench.harness import machine, peak_rss_mb, time_calls, utc_now
 from bench.multi_column import dgemm_rates
@@ -64,10 +64,11 @@ def product_limit(rng, per: int, m: int, B: int, repeats: int) -> None:
     for nt in (1, 2):
         rates = dgemm_rates(nt, m, n, B + 1)
         gemm = max(rates["square"], rates["shape"])
-        row = min(time_calls(lambda: _core.kernel_row_sums(L, Z, kernel.to_core(), nt), repeats)[0])
+        row = min(time_calls(lambda nt=nt: _core.kernel_row_sums(L, Z, kernel.to_core(), nt), repeats)[0])
         limit = row + 2.0 * m * n * (B + 1) / gemm
-        times, _ = time_calls(lambda: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=B,
-                                                         random_state=0, progress=False, n_threads=nt), repeats)
+        times, _ = time_calls(lambda nt=nt: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m,
+                                                               n_permutations=B, random_state=0, progress=False,
+                                                               n_threads=nt), repeats)
         t = min(times)
         print(f"| {nt} | {', '.join(map(str, rates['blas']))} | {rates['square'] / 1e9:.1f} | "
               f"{rates['shape'] / 1e9:.1f} | {row:.2f} | {limit:.2f} | {t:.2f} | **{t / limit:.2f}** "

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import io
 import math
 import os
 import stat
-import io
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 

@@ -25,13 +25,20 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _core
-from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
+from ._validation import (
+    SPLIT_SEED_BOUND,
+    RandomStateLike,
+    check_positive_int,
+    check_random_state,
+    draw_seed,
+    n_threads_arg,
+)
 from .aggregation import (
     AGGREGATIONS,
     fuse_scores,

@@ -44,8 +44,8 @@ from ._validation import (
 )
 from .kernels import Kernel
 from .nystrom import NystromKME
-from .sampling import SamplerLike
 from .persistence import persistable, save
+from .sampling import SamplerLike
 
 __all__ = ["EXACT_MMD_MAX_ROWS", "CompressionResult", "compress", "compression_mmd"]
 

@@ -39,7 +39,7 @@ import os
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._compensated import fsum_dot
 from . import _core
+from ._compensated import fsum_dot
 from ._validation import check_positive_int, check_random_state
 
 __all__ = ["GaussianMixture"]
@@ -33,11 +33,10 @@ _BLOCK_ENTRIES = 1 << 20
 # validation helpers
 # --------------------------------------------------------------------------- #
 def _real_scalar(value: Any, name: str) -> float:  # Any: any object, checked here
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        if not (isinstance(value, np.ndarray) and value.ndim == 0
-                and np.issubdtype(value.dtype, np.number)
-                and not np.issubdtype(value.dtype, np.complexfloating)):
-            raise ValueError(f"{name} must be a real number, got {value!r}")
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)) and not (
+            isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.number)
+            and not np.issubdtype(value.dtype, np.complexfloating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
     out = float(value)
     if not np.isfinite(out):
         raise ValueError(f"{name} must be finite, got {out!r}")

@@ -441,7 +441,8 @@ class SearchResult:
     report: LandmarkSearch
 
 
-def search_landmarks(src: RowSource, kernel: Kernel, policy: SamplingPolicy | SelectsIndices, rng: np.random.Generator, *,
+def search_landmarks(src: RowSource, kernel: Kernel, policy: SamplingPolicy | SelectsIndices,
+                     rng: np.random.Generator, *,
                      spec: AutoLandmarks, sample_weight: Weights | None, solver: str, rcond: float,
                      n_threads: int) -> SearchResult:
     """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"`` in

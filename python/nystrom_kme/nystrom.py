@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from . import _core
 from ._compensated import CompensatedSum, fsum_dot
 from ._estimator import ParamsMixin
+from ._union import union_sums
 from ._validation import (
     RandomStateLike,
     Weights,
@@ -34,7 +35,6 @@ from ._validation import (
     scale_weights,
 )
 from .bounds import LandmarkSuggestion, default_n_landmarks, suggest_n_landmarks
-from ._union import union_sums
 from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec, search_landmarks
@@ -188,7 +188,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             check_positive_int(self.chunk_rows, "chunk_rows")
         return rcond, n_threads_arg(self.n_threads)
 
-    def _policy(self, X: np.ndarray | None, src: RowSource) -> tuple[np.ndarray | None, SamplingPolicy | SelectsIndices | None]:
+    def _policy(self, X: np.ndarray | None, src: RowSource
+                ) -> tuple[np.ndarray | None, SamplingPolicy | SelectsIndices | None]:
         """(given landmark points or None, a private copy of the sampling policy or None);
         points take the dtype of the data (X, else a probe of src's shape and dtype)."""
         probe = X if X is not None else np.empty((0, src.n_features or 0), dtype=src.dtype or np.float64)
@@ -264,7 +265,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         indices = drawer.draw(src, kernel, m, rng, sample_weight=sample_weight)
         return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
 
-    def _solve(self, kernel: Kernel, policy: SamplingPolicy | SelectsIndices | None, indices: np.ndarray | None, landmarks: np.ndarray,
+    def _solve(self, kernel: Kernel, policy: SamplingPolicy | SelectsIndices | None, indices: np.ndarray | None,
+               landmarks: np.ndarray,
                acc: CompensatedSum, weight_sum: float, n: int,
                solved: tuple[np.ndarray, str, int] | None = None, scale: float = 1.0) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:

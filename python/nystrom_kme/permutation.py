@@ -10,6 +10,7 @@ machine, thread count and SIMD level.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from . import _core

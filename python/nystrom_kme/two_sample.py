@@ -8,12 +8,19 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union, cast, overload
+from typing import TYPE_CHECKING, Union, cast, overload
 
 import numpy as np
 
-from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
+from ._validation import (
+    SPLIT_SEED_BOUND,
+    RandomStateLike,
+    check_positive_int,
+    check_random_state,
+    draw_seed,
+    n_threads_arg,
+)
 from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
 from .kernel_collection import KernelCollection, as_collection
@@ -136,7 +143,8 @@ def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gau
                     n_threads: int | None = None, chunk_rows: int | None = None
                     ) -> TwoSampleResult: ...
 @overload
-def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: KernelCollection | MultipleKernels, method: str = "nystrom",
+def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: KernelCollection | MultipleKernels,
+                    method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
                     aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
                     temperature: float = 1.0,

@@ -13,6 +13,7 @@ import json
 import pathlib
 
 import numpy as np
+
 import nystrom_kme as nk
 from nystrom_kme.sampling import FixedLandmarks
 

@@ -19,6 +19,7 @@ import types
 from typing import Any
 
 import numpy as np
+
 from nystrom_kme.cuda import program
 
 

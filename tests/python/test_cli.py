@@ -11,9 +11,10 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from nystrom_kme import cli
 from nystrom_kme.cli import main
 from nystrom_kme.datasets import GaussianMixture

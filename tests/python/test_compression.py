@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 scipy_optimize = pytest.importorskip("scipy.optimize")

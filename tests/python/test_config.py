@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 
 LEVELS = nk.show_config(mode="dicts")["simd"]["available"]
 

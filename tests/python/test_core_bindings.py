@@ -2,8 +2,9 @@
 says what is expected and what came; misaligned arrays are refused, not read."""
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from references import dense_kernel
 

@@ -8,8 +8,9 @@ import threading
 import time
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from references import dense_kernel
 
@@ -87,7 +88,8 @@ def test_multi_chunks_compose_and_threads_agree():
     kernels = [_core.Kernel("gaussian", 0.7), _core.Kernel("laplacian", 2.0), _core.Kernel("matern52", 5.0)]
     whole = _core.split_kernel_sums_multi(L, Z, _core.RandomSplits(n1, n2, B, 2), kernels, 1)
     splits = _core.RandomSplits(n1, n2, B, 2)
-    parts = [_core.split_kernel_sums_multi(L, Z[a:b], splits, kernels, 2) for a, b in ((0, 999), (999, 1000), (1000, n1 + n2))]
+    parts = [_core.split_kernel_sums_multi(L, Z[a:b], splits, kernels, 2)
+             for a, b in ((0, 999), (999, 1000), (1000, n1 + n2))]
     assert splits.position == n1 + n2
     assert rel_err(sum(parts), whole) < 1e-12  # another summation order
     for threads in (2, 3):

@@ -170,13 +170,14 @@ def differences(stub: Stub, module: object) -> list[str]:
         if cls is None:
             continue
         runtime_props = {n for n, v in vars(cls).items() if isinstance(v, property)}
-        runtime_methods = {n for n, v in vars(cls).items()
-                           if callable(v) and not isinstance(v, property) and (n == "__init__" or not n.startswith("_"))}
+        runtime_methods = {n for n, v in vars(cls).items() if callable(v) and not isinstance(v, property)
+                           and (n == "__init__" or not n.startswith("_"))}
         if runtime_props != stub.properties[cls_name]:
             problems.append(f"{cls_name}: properties {sorted(runtime_props)} in the module, "
                             f"{sorted(stub.properties[cls_name])} in the stub")
         if runtime_methods != set(methods):
-            problems.append(f"{cls_name}: methods {sorted(runtime_methods)} in the module, {sorted(methods)} in the stub")
+            problems.append(f"{cls_name}: methods {sorted(runtime_methods)} in the module, "
+                            f"{sorted(methods)} in the stub")
         for name, fn in methods.items():
             if name in runtime_methods:
                 problems += compare(fn, getattr(cls, name), name)

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from cuda_nvrtc import compile_to_ptx, find_nvrtc
 from nystrom_kme import sources
 from nystrom_kme.cuda import arrays, cupy_available, is_cuda_array, program
@@ -176,7 +177,8 @@ NVRTC = find_nvrtc()
 def test_nvrtc_compiles_every_instantiation(dtype) -> None:
     for code in sorted(program.KERNEL_CODES.values()):
         names = list(program.name_expressions(code, dtype))
-        ptx, lowered = compile_to_ptx(NVRTC, program.source(), [*program.COMPILE_OPTIONS, "--gpu-architecture=compute_80"],
+        options = [*program.COMPILE_OPTIONS, "--gpu-architecture=compute_80"]
+        ptx, lowered = compile_to_ptx(NVRTC, program.source(), options,
                                       names)
         assert set(lowered) == set(names)
         for name in names:

@@ -12,9 +12,10 @@ import tracemalloc
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from nystrom_kme.datafiles import DataFileError, read_data
 from nystrom_kme.sources import ArrayLikeSource
 

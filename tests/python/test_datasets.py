@@ -13,8 +13,9 @@ import types
 
 import numpy as np
 import pytest
-from nystrom_kme.datasets import GaussianMixture
 from scipy import integrate
+
+from nystrom_kme.datasets import GaussianMixture
 
 N_SE = 5.0  # Monte Carlo tolerance, in standard errors
 
@@ -86,7 +87,8 @@ def test_mean_embedding_3d_by_coordinatewise_quad():
     Y = np.array([[0.0, 0.0, 0.0], [-1.0, 0.5, 2.0], [2.0, 1.0, -1.0]])
 
     def one_dim(c, v, y):
-        f = lambda x: normal_pdf(x, c, v) * np.exp(-((x - y) ** 2) / (2 * sigma**2))
+        def f(x):
+            return normal_pdf(x, c, v) * np.exp(-((x - y) ** 2) / (2 * sigma**2))
         return integrate.quad(f, -np.inf, np.inf, epsabs=1e-14, epsrel=1e-12)[0]
 
     ref = [
@@ -135,8 +137,9 @@ def test_embedding_norm2_matches_monte_carlo_pairs(sigma):
 def test_embedding_norm2_1d_dblquad():
     gm = GaussianMixture(2, 1, centers=C1, component_variance=V1, weights=W1)
     sigma = 0.8
-    f = lambda y, x: (mixture_pdf_1d(x, C1[:, 0], V1, W1) * mixture_pdf_1d(y, C1[:, 0], V1, W1)
-                      * np.exp(-((x - y) ** 2) / (2 * sigma**2)))
+    def f(y, x):
+        return (mixture_pdf_1d(x, C1[:, 0], V1, W1) * mixture_pdf_1d(y, C1[:, 0], V1, W1)
+                * np.exp(-((x - y) ** 2) / (2 * sigma**2)))
     ref = integrate.dblquad(f, -16.0, 20.0, -16.0, 20.0, epsabs=1e-12, epsrel=1e-10)[0]
     assert gm.embedding_norm2(sigma) == pytest.approx(ref, rel=1e-8)
 

@@ -13,8 +13,9 @@ import importlib
 import importlib.util
 import pkgutil
 
-import nystrom_kme
 import pytest
+
+import nystrom_kme
 
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

@@ -8,8 +8,9 @@ import sys
 import warnings
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme._estimator import ParamsMixin
 
 
@@ -46,7 +47,8 @@ def test_sklearn_clone_and_tags_of_the_estimators():
         assert get_tags(est).target_tags.required is False
     X = np.random.default_rng(0).normal(size=(100, 2))
     fitted = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X)
-    assert repr(fitted) == "EmpiricalKME(kernel=Gaussian(bandwidth=1.0))  # fitted: 100 points in R^2, kernel=Gaussian(bandwidth=1.0)"
+    assert repr(fitted) == ("EmpiricalKME(kernel=Gaussian(bandwidth=1.0))  # fitted: 100 points in R^2, "
+                            "kernel=Gaussian(bandwidth=1.0)")
 
 
 # --------------------------------------------------------------------------- #

@@ -13,6 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
+
 from nystrom_kme._files import NpzArchive, atomic_write, non_regular_kind, open_regular, write_npy_vector
 
 
@@ -79,7 +80,8 @@ def test_atomic_write_errors_name_the_path_given(tmp_path):
     assert os.listdir(tmp_path) == []
 
     def input_missing(f):  # an input's error, raised while writing, keeps its own name
-        open(tmp_path / "input.csv")
+        with open(tmp_path / "input.csv"):
+            pass
 
     with pytest.raises(FileNotFoundError) as err:
         atomic_write(path, input_missing)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from scipy.spatial.distance import pdist
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from references import dense_kernel
-from scipy.spatial.distance import pdist
 
 KERNELS = [
     ("gaussian", nk.Gaussian(1.7)),

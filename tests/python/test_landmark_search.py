@@ -10,8 +10,9 @@ import warnings
 
 import dask.array as da
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme.datasets import GaussianMixture
 
 MIX = GaussianMixture(8, 10, random_state=0)

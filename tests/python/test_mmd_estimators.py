@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 

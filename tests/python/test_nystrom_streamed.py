@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import h5py
 import numpy as np
-import nystrom_kme as nk
 import pytest
 import zarr
+
+import nystrom_kme as nk
 from references import eval_close
 
 

@@ -18,9 +18,10 @@ import tracemalloc
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from nystrom_kme.persistence import FORMAT_VERSION
 from references import dense_kernel
 

@@ -11,9 +11,10 @@ import re
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 SAVED = pathlib.Path(__file__).parents[1] / "data" / "saved"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme.datasets import GaussianMixture
 from references import dense_kernel
 

@@ -7,9 +7,10 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from scipy import stats
+
+import nystrom_kme as nk
 
 
 def test_nystrom_with_all_points_is_the_exact_biased_mmd(rng):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme._validation import (
     GOODPOINTS_SEED_BOUND,
     SAMPLER_SEED_BOUND,
@@ -26,7 +27,8 @@ def test_one_seed_rule_everywhere():
     a, b = check_random_state(3), check_random_state(3)
     assert a.integers(1 << 30) == b.integers(1 << 30)
     seq = np.random.SeedSequence(9)
-    assert check_random_state(seq).integers(1 << 30) == np.random.default_rng(np.random.SeedSequence(9)).integers(1 << 30)
+    fresh = np.random.default_rng(np.random.SeedSequence(9))
+    assert check_random_state(seq).integers(1 << 30) == fresh.integers(1 << 30)
     legacy = check_random_state(np.random.RandomState(0))  # scikit-learn users pass these
     assert isinstance(legacy, np.random.Generator)
     assert check_random_state(None) is not check_random_state(None)

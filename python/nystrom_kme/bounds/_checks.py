@@ -36,9 +36,8 @@ def lambda_at_dimension(ev: np.ndarray, target: float, lo: float, hi: float, rto
 
 def real(value: object, name: str) -> float:
     """``value`` as a float; a ValueError for bools, non-numbers and nan."""
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu":
-        out = float(value)
-    elif isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+    if ((isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu")
+            or (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)))):
         out = float(value)
     else:
         raise ValueError(f"{name} must be a real number, got {value!r}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
 from numpy.typing import ArrayLike
 
 from .._validation import RandomStateLike, as_data_matrix
@@ -192,7 +193,7 @@ class LandmarkSuggestion:
     n_landmarks = ... for n = 2000 points: Corollary 4.1, logarithmic case: m = sqrt(n) log(...).
     Spectrum: exponential decay: eigenvalues ~ exp(-... i), so N(lambda) <= log(1 + .../lambda)/... (R^2 = ...); ||C|| ~ ..., K = 1.
     Theorem 4.1 bound at delta = 0.05: ||mu - mu_hat_m|| <= ... (lambda_m = ..., N(lambda_m) ~ ...), but m < ..., the size the theorem needs for a guarantee.
-    """
+    """  # noqa: E501  (the doctest's expected output)
 
     n_landmarks: int
     decay: str

@@ -113,7 +113,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         # the policies that say so, and m = "bound", look at all rows at once
-        data: np.ndarray | RowSource = (_in_memory(src) if (as_policy(resolve_sampler(args.sampler)).needs_data_in_memory or args.n_landmarks == "bound")
+        in_memory = as_policy(resolve_sampler(args.sampler)).needs_data_in_memory or args.n_landmarks == "bound"
+        data: np.ndarray | RowSource = (_in_memory(src) if in_memory
                      else src)
         est.fit(data)
     finally:

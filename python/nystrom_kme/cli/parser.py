@@ -168,8 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simplex: MMD-optimal probability weights (default); signed: Nystrom projection; "
                         "uniform: 1/m")
     p.add_argument("--ridge", type=float, default=0.0, help="Tikhonov lambda for --weights signed (default 0)")
-    p.add_argument("--no-mmd", action="store_true", help="skip the exact MMD to the data (O(n^2); computed by default only up to "
-                   f"{EXACT_MMD_MAX_ROWS} rows)")
+    p.add_argument("--no-mmd", action="store_true",
+                   help="skip the exact MMD to the data (O(n^2); computed by default only up to "
+                        f"{EXACT_MMD_MAX_ROWS} rows)")
     p.set_defaults(run=cmd_compress)
 
     p = add("mmd", "maximum mean discrepancy between two data files (Nystrom by default)",

@@ -51,7 +51,7 @@ def header_path() -> Path:
                             "in a source checkout; reinstall nystrom-kme")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def source() -> str:
     """The CUDA source NVRTC compiles: the header's text (it includes nothing under
     NVRTC)."""

@@ -20,13 +20,12 @@ from ..kernels import Kernel
 from . import program
 from .arrays import CupyArray, require_cupy
 
-
 #: CuPy's compiled module and kernel (CuPy is untyped here: Any).
 CupyRawModule = Any
 CupyRawKernel = Any
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(cp: ModuleType, code: int, dtype_name: str, device_id: int) -> CupyRawModule:
     """One compiled module per (CuPy module, kernel, dtype, device)."""
     names = program.name_expressions(code, np.dtype(dtype_name))

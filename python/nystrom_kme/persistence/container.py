@@ -129,7 +129,8 @@ def guarded(read: Callable[[IO[bytes]], _Read], f: IO[bytes]) -> _Read:
     except (FileFormatError, MemoryError):
         raise
     except Exception as err:  # any failure while parsing the archive's bytes is corruption
-        raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {' '.join(str(err).split())})") from None
+        detail = " ".join(str(err).split())
+        raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {detail})") from None
 
 
 def read_archive(f: IO[bytes], layouts: Mapping[str, Layout]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

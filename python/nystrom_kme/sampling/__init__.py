@@ -34,7 +34,8 @@ from .leverage import RidgeLeverageSampling, ridge_leverage_scores
 from .registry import POLICY_CLASSES, SAMPLER_NAMES, SamplerLike, describe_sampler, resolve_sampler
 
 __all__ = [
-    "POLICY_CLASSES", "SAMPLER_NAMES", "SamplerLike", "describe_sampler", "BlockRPCholeskySampling", "CallableSampling", "CortesScottSampling",
+    "POLICY_CLASSES", "SAMPLER_NAMES", "SamplerLike", "describe_sampler", "BlockRPCholeskySampling",
+    "CallableSampling", "CortesScottSampling",
     "DPPGreedySampling", "FixedLandmarks", "GreedyCholeskySampling", "KernelHerding", "NestedDraws",
     "RPCholeskySampling", "RidgeLeverageSampling", "SamplingPolicy", "UniformSampling",
     "as_policy", "landmark_points", "resolve_sampler", "ridge_leverage_scores", "validate_indices",

@@ -32,6 +32,7 @@ from ..kernels import Kernel
 from ..sources import RowSource
 from ._common import check_bool
 
+
 class SelectsIndices(Protocol):
     """Any object with a :meth:`SamplingPolicy.select_indices` method: what
     :func:`as_policy` wraps and ``sampler=`` accepts as it is."""

@@ -22,7 +22,6 @@ from ._common import (
 )
 from .base import SamplingPolicy
 
-
 #: Largest n_candidates * n for which target_landmarks="auto" computes the exact mean
 #: embedding on the candidates (~0.1 s at d = 10 on 2 cores).
 EXACT_TARGET_EVALUATIONS = 10**8

@@ -20,6 +20,7 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable, Iterable, Iterator
+
 import numpy as np
 from numpy.typing import ArrayLike
 

@@ -4,6 +4,7 @@ without copying either."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import numpy as np
 from numpy.typing import ArrayLike
 

@@ -107,7 +107,8 @@ class CudaSource(RowSource):
             raise ValueError("sample_weight must be non-negative")
         return cp.ascontiguousarray(w)
 
-    def kernel_sums(self, L: np.ndarray | CupyArray, kernel: Kernel, *, weights: Weights | CupyArray | None = None, n_threads: int = 0,
+    def kernel_sums(self, L: np.ndarray | CupyArray, kernel: Kernel, *, weights: Weights | CupyArray | None = None,
+                    n_threads: int = 0,
                     progress: Progress | None = None) -> tuple[CompensatedSum, float]:
         from ..cuda import sums
         cp = require_cupy()
@@ -125,7 +126,8 @@ class CudaSource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(out), total
 
-    def split_sums_multi(self, L: np.ndarray | CupyArray, kernels: Iterable[Kernel], spec: SplitSpec, *, n_threads: int = 0,
+    def split_sums_multi(self, L: np.ndarray | CupyArray, kernels: Iterable[Kernel], spec: SplitSpec, *,
+                         n_threads: int = 0,
                          progress: Progress | None = None) -> np.ndarray:
         """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
         return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)

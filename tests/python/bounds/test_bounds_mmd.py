@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from bounds_data import decreasing, poly_eff_dim
+
 from nystrom_kme import bounds as B
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from bounds_data import section_6_1_mixture
+
+import nystrom_kme as nk
 from nystrom_kme import bounds as B
 
 

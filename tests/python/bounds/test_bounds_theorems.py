@@ -14,9 +14,10 @@ import math
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from bounds_data import decreasing, poly_eff_dim, section_6_1_mixture
+
+import nystrom_kme as nk
 from nystrom_kme import bounds as B
 
 

@@ -4,8 +4,9 @@ index and landmark-point checks, and their use by NystromKME."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
 

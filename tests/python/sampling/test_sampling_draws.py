@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 
 N, M = 1500, 8
 

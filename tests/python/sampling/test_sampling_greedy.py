@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
-from sampling_data import blobs
 
 
 def test_herding_matches_its_definition(rng):

@@ -6,11 +6,12 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
-from sampling_data import blobs
 
 
 # Default BLESS constants up to d_eff ~ 10% of n; beyond, the dictionary must

@@ -9,13 +9,14 @@ import tracemalloc
 from fractions import Fraction
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from nystrom_kme import sampling as S
 from nystrom_kme.sampling import leverage as L
 from references import dense_kernel
-from sampling_data import blobs
 
 EPS64 = np.finfo(np.float64).eps
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 
 

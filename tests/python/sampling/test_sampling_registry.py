@@ -4,12 +4,13 @@ Section 6.1 comparison against uniform sampling."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from nystrom_kme.datasets import GaussianMixture
 from references import dense_kernel
-from sampling_data import blobs
 
 DISTINCT = {"uniform-without-replacement", "rpcholesky", "block-rpcholesky", "greedy-cholesky",
             "herding", "cortes-scott", "dpp-greedy"}

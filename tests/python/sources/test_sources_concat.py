@@ -4,8 +4,9 @@ of a two-sample test, without copying its parts."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme.sources import ArraySource, ConcatSource, as_source, concatenate
 from references import dense_kernel
 

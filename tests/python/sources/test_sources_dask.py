@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dask.array as da
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from distributed import Client, LocalCluster, get_task_stream
+
+import nystrom_kme as nk
 
 
 @pytest.fixture(scope="module")
