@@ -38,6 +38,7 @@ def test_get_set_params_and_repr():
 
 
 def test_sklearn_clone_and_tags_of_the_estimators():
+    pytest.importorskip("sklearn")
     from sklearn.base import clone
     from sklearn.utils import get_tags
 
@@ -54,7 +55,10 @@ def test_sklearn_clone_and_tags_of_the_estimators():
 # --------------------------------------------------------------------------- #
 # scikit-learn's own estimator checks (issue 21)
 # --------------------------------------------------------------------------- #
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+try:  # scikit-learn is a test extra: without it, the tests below that use it are skipped
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:
+    parametrize_with_checks = None
 
 CHECKED = [
     nk.NystromKME(n_landmarks=5, random_state=0),
@@ -82,11 +86,15 @@ def expected_failed_checks(estimator):
     return {}
 
 
-with warnings.catch_warnings():
-    # The estimators derive from ParamsMixin, not sklearn.base.BaseEstimator: scikit-learn
-    # is a test dependency only (get_params/set_params/clone/repr are tested above).
-    warnings.filterwarnings("ignore", message="Estimator .* does not inherit from", category=UserWarning)
-    SKLEARN_CHECKS = parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
+if parametrize_with_checks is None:
+    SKLEARN_CHECKS = pytest.mark.parametrize(
+        "estimator, check", [pytest.param(None, None, marks=pytest.mark.skip(reason="needs scikit-learn"))])
+else:
+    with warnings.catch_warnings():
+        # The estimators derive from ParamsMixin, not sklearn.base.BaseEstimator: scikit-learn
+        # is a test dependency only (get_params/set_params/clone/repr are tested above).
+        warnings.filterwarnings("ignore", message="Estimator .* does not inherit from", category=UserWarning)
+        SKLEARN_CHECKS = parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
 
 
 @SKLEARN_CHECKS
@@ -102,6 +110,7 @@ def test_scikit_learn_estimator_checks(estimator, check):
 def test_scikit_learn_array_api_check_with_numpy(tmp_path):
     """check_array_api_input (NumPy namespace, what estimators without array API support
     must pass) in a process started with SCIPY_ARRAY_API=1, which the check needs."""
+    pytest.importorskip("sklearn")
     code = (
         "import warnings; warnings.simplefilter('ignore')\n"
         "import nystrom_kme as nk\n"
@@ -122,6 +131,7 @@ def test_scikit_learn_array_api_check_with_numpy(tmp_path):
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
 def digits():
+    pytest.importorskip("sklearn")
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)      # bundled with scikit-learn; 178 labels are 0
@@ -153,6 +163,7 @@ def test_fit_with_labels_equals_fit_without(digits):
 
 
 def test_pipeline_and_grid_search_on_labelled_data(digits):
+    pytest.importorskip("sklearn")
     from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import dask.array as da
 import numpy as np
 import pytest
 
@@ -156,6 +155,7 @@ def test_other_samplers(sampler, nested):
 
 
 def test_memmap_and_dask_sources_match_memory(tmp_path):
+    da = pytest.importorskip("dask.array")  # the dask extra
     X = MIX.sample(6000, random_state=9)
     w = np.random.default_rng(1).uniform(0.5, 1.5, len(X))
     path = tmp_path / "x.npy"

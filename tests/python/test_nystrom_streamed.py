@@ -3,10 +3,8 @@ generators) against the in-memory fit: the same landmarks and sums."""
 
 from __future__ import annotations
 
-import h5py
 import numpy as np
 import pytest
-import zarr
 
 import nystrom_kme as nk
 from references import eval_close
@@ -56,6 +54,7 @@ def test_float32_memmap_and_default_m(data, tmp_path):
 
 
 def test_hdf5_and_zarr_fit_are_bit_identical(data, tmp_path):
+    h5py, zarr = pytest.importorskip("h5py"), pytest.importorskip("zarr")  # the hdf5 and zarr extras
     ref = nk.NystromKME(n_landmarks=120, random_state=3).fit(data)
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f.create_dataset("X", data=data, chunks=(2048, data.shape[1]))

@@ -3,12 +3,15 @@ two-sample tests equal the in-memory results."""
 
 from __future__ import annotations
 
-import dask.array as da
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster, get_task_stream
 
 import nystrom_kme as nk
+
+# the dask extra: every test here runs on a dask cluster
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+Client, LocalCluster, get_task_stream = distributed.Client, distributed.LocalCluster, distributed.get_task_stream
 
 
 @pytest.fixture(scope="module")

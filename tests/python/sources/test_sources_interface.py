@@ -4,10 +4,8 @@ references; array-likes bit for bit."""
 
 from __future__ import annotations
 
-import h5py
 import numpy as np
 import pytest
-import zarr
 
 import nystrom_kme as nk
 from nystrom_kme.sources import (
@@ -31,6 +29,7 @@ def data(rng: np.random.Generator) -> np.ndarray:
 @pytest.fixture
 def sources(data: np.ndarray, tmp_path) -> dict[str, RowSource]:
     """The same rows behind every kind of source (small blocks: many of them)."""
+    h5py, zarr = pytest.importorskip("h5py"), pytest.importorskip("zarr")  # the hdf5 and zarr extras
     np.save(tmp_path / "x.npy", data)
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f.create_dataset("X", data=data, chunks=(1000, 3))
@@ -65,6 +64,7 @@ def test_is_streamed_says_what_as_source_does(data, tmp_path):
     in-memory array (dask arrays and CUDA arrays are covered in their own tests)."""
     from nystrom_kme.sources import is_streamed
 
+    h5py = pytest.importorskip("h5py")
     np.save(tmp_path / "x.npy", data[:50])
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f.create_dataset("X", data=data[:50])
