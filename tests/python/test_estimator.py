@@ -75,8 +75,8 @@ def expected_failed_checks(estimator):
         # n_landmarks=None; partial_fit then refuses to size m from its first chunk
         # (m for a stream of unknown length would be a guess) and asks for an integer.
         # With an integer n_landmarks (the first two estimators) the check passes.
-        return {"check_n_features_in_after_fitting":
-                "partial_fit needs an integer n_landmarks to choose landmarks from its first chunk"}
+        reason = "partial_fit needs an integer n_landmarks to choose landmarks from its first chunk"
+        return {"check_n_features_in_after_fitting": reason}
     if isinstance(estimator, nk.NystromKME) and estimator.sampler != "uniform":
         # A numpy.memmap is streamed block by block (O(chunk) memory, never loaded
         # whole); samplers other than uniform read all of X, so a memmapped X gets a

@@ -260,6 +260,7 @@ def test_constant_data_stops_at_the_first_step(sampler):
 def test_digits_meet_the_tolerance_only_at_m_equal_n_and_say_so():
     """On sklearn's digits (n = 1797) the search reaches m = n: the report must say that
     nothing smaller was certified (converged, but certified=False), in repr and text."""
+    pytest.importorskip("sklearn")  # a test extra
     from sklearn.datasets import load_digits
 
     X = load_digits().data

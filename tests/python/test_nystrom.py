@@ -298,6 +298,7 @@ def test_in_memory_fit_unchanged_and_statistics(data):
 # scikit-learn conventions
 # --------------------------------------------------------------------------- #
 def test_get_set_params_clone_and_repr(rng):
+    pytest.importorskip("sklearn")  # a test extra
     from sklearn.base import clone
 
     policy = nk.RPCholeskySampling(tolerance=1e-10)
@@ -360,6 +361,7 @@ def test_score_ranks_by_distance_to_the_held_out_embedding(rng):
 
 
 def test_grid_search_over_landmarks_and_sampler(rng):
+    pytest.importorskip("sklearn")  # a test extra
     from sklearn.model_selection import GridSearchCV, KFold
 
     X = rng.normal(size=(2000, 2))
