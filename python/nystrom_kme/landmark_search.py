@@ -106,8 +106,7 @@ from ._validation import (
 )
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
-from .sampling import SamplingPolicy, as_policy
-from .sampling.base import SelectsIndices
+from .sampling import Policy, as_policy
 from .sources import RowSource, SourceLike, as_source
 
 #: Default ``max_landmarks``: min(n, max(MAX_FLOOR, MAX_FACTOR ceil(sqrt(n) log sqrt(n)))).
@@ -441,8 +440,7 @@ class SearchResult:
     report: LandmarkSearch
 
 
-def search_landmarks(src: RowSource, kernel: Kernel, policy: SamplingPolicy | SelectsIndices,
-                     rng: np.random.Generator, *,
+def search_landmarks(src: RowSource, kernel: Kernel, policy: Policy, rng: np.random.Generator, *,
                      spec: AutoLandmarks, sample_weight: Weights | None, solver: str, rcond: float,
                      n_threads: int) -> SearchResult:
     """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"`` in

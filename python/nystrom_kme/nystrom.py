@@ -39,16 +39,7 @@ from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec, search_landmarks
 from .persistence import persistable
-from .sampling import (
-    FixedLandmarks,
-    SamplerLike,
-    SamplingPolicy,
-    as_policy,
-    describe_sampler,
-    landmark_points,
-    resolve_sampler,
-)
-from .sampling.base import SelectsIndices
+from .sampling import FixedLandmarks, Policy, SamplerLike, as_policy, describe_sampler, landmark_points, resolve_sampler
 from .sources import ArraySource, IterableSource, RowSource, SourceLike, as_source
 
 SOLVERS = ("auto", "cod", "cholesky")
@@ -149,7 +140,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
 
     landmarks_: np.ndarray
     landmark_indices_: np.ndarray | None
-    sampler_: SamplingPolicy | SelectsIndices | None
+    sampler_: Policy | None
     solver_: str
     rank_: int
     s_sum_: np.ndarray
@@ -188,8 +179,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             check_positive_int(self.chunk_rows, "chunk_rows")
         return rcond, n_threads_arg(self.n_threads)
 
-    def _policy(self, X: np.ndarray | None, src: RowSource
-                ) -> tuple[np.ndarray | None, SamplingPolicy | SelectsIndices | None]:
+    def _policy(self, X: np.ndarray | None, src: RowSource) -> tuple[np.ndarray | None, Policy | None]:
         """(given landmark points or None, a private copy of the sampling policy or None);
         points take the dtype of the data (X, else a probe of src's shape and dtype)."""
         probe = X if X is not None else np.empty((0, src.n_features or 0), dtype=src.dtype or np.float64)
@@ -203,7 +193,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             policy.set_params(n_threads=self.n_threads)
         return None, policy
 
-    def _n_landmarks(self, n: int, points: np.ndarray | None, policy: SamplingPolicy | SelectsIndices | None, *,
+    def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Policy | None, *,
                      streamed: str | None) -> int | None:
         """m for n rows (None: "bound", resolved later on X). ``streamed`` names the
         situation that cannot see all of X, where "bound" and "auto" are refused."""
@@ -232,7 +222,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     # --- the one fitting path ---
     def _choose_landmarks(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator,
                           *, streamed: str | None = None, n_total: int | None = None
-                          ) -> tuple[Kernel, SamplingPolicy | SelectsIndices | None, np.ndarray | None, np.ndarray]:
+                          ) -> tuple[Kernel, Policy | None, np.ndarray | None, np.ndarray]:
         """Resolve the kernel and pick the landmarks among the rows of ``src``, reading
         only the rows needed; m is sized for ``n_total`` rows (default: src's).
 
@@ -265,8 +255,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         indices = drawer.draw(src, kernel, m, rng, sample_weight=sample_weight)
         return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
 
-    def _solve(self, kernel: Kernel, policy: SamplingPolicy | SelectsIndices | None, indices: np.ndarray | None,
-               landmarks: np.ndarray,
+    def _solve(self, kernel: Kernel, policy: Policy | None, indices: np.ndarray | None, landmarks: np.ndarray,
                acc: CompensatedSum, weight_sum: float, n: int,
                solved: tuple[np.ndarray, str, int] | None = None, scale: float = 1.0) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:

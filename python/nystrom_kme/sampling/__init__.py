@@ -31,10 +31,10 @@ from .cholesky import (
 )
 from .greedy import CortesScottSampling, KernelHerding
 from .leverage import RidgeLeverageSampling, ridge_leverage_scores
-from .registry import POLICY_CLASSES, SAMPLER_NAMES, SamplerLike, describe_sampler, resolve_sampler
+from .registry import POLICY_CLASSES, SAMPLER_NAMES, Policy, SamplerLike, describe_sampler, resolve_sampler
 
 __all__ = [
-    "POLICY_CLASSES", "SAMPLER_NAMES", "SamplerLike", "describe_sampler", "BlockRPCholeskySampling",
+    "POLICY_CLASSES", "SAMPLER_NAMES", "Policy", "SamplerLike", "describe_sampler", "BlockRPCholeskySampling",
     "CallableSampling", "CortesScottSampling",
     "DPPGreedySampling", "FixedLandmarks", "GreedyCholeskySampling", "KernelHerding", "NestedDraws",
     "RPCholeskySampling", "RidgeLeverageSampling", "SamplingPolicy", "UniformSampling",

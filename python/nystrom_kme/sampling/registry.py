@@ -42,6 +42,8 @@ from .leverage import RidgeLeverageSampling
 #: policy, an object with ``select_indices``, a function ``f(X, kernel, n_landmarks, rng)``,
 #: landmark row indices (1-D ints) or, where the estimator allows it, points (2-D).
 SamplerLike = Union[str, SamplingPolicy, SelectsIndices, IndexFunction, ArrayLike]
+#: What :func:`resolve_sampler` returns: a policy, or an object with ``select_indices``.
+Policy = Union[SamplingPolicy, SelectsIndices]
 
 _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
     "uniform": UniformSampling,
@@ -84,7 +86,7 @@ def describe_sampler(sampler: SamplerLike, policy: object) -> str:
     return type(policy).__name__
 
 
-def resolve_sampler(sampler: SamplerLike) -> SamplingPolicy | SelectsIndices:
+def resolve_sampler(sampler: SamplerLike) -> Policy:
     """A policy object from a name, a policy, an object with ``select_indices``, a
     function ``f(X, kernel, n_landmarks, rng)`` or an integer index array.
 
