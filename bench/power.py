@@ -189,7 +189,7 @@ def report_median_cases(records: list[dict]) -> None:
         if not sub:
             continue
 
-        def rate(method: str) -> float:
+        def rate(method: str, sub: list[dict] = sub) -> float:
             have = [r[method] <= ALPHA for r in sub if method in r]
             return float(np.mean(have)) if have else math.nan
 

@@ -304,7 +304,7 @@ def core_worker(m: int, repeats: int, out_path: str) -> dict:
         s = (_core.kernel_row_sums(L, X, kernel) / len(X))[:, None]
         for solver in ("auto", "cod"):
             w, used, rank = timed(f"weights {solver}, {label}",
-                                  lambda: _core.nystrom_weights(L, s, kernel, solver))
+                                  lambda s=s, kernel=kernel, solver=solver: _core.nystrom_weights(L, s, kernel, solver))
             saved[f"weights {solver}, {label}"] = w
             timings[f"weights {solver}, {label} used"] = f"{used}, rank {rank}"
         saved[f"K {label}"] = _core.kernel_matrix(L, L, kernel)

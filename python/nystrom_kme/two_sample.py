@@ -138,7 +138,7 @@ class TwoSampleResult:
 def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: Kernel | str = "gaussian", method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
                     aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
-                    temperature: float = 1.0,
+                    landmarks: str = "rpcholesky", temperature: float = 1.0,
                     random_state: RandomStateLike = None, progress: bool | None = None,
                     n_threads: int | None = None, chunk_rows: int | None = None
                     ) -> TwoSampleResult: ...
@@ -147,7 +147,7 @@ def two_sample_test(X: SourceLike, Y: SourceLike, *, kernel: KernelCollection | 
                     method: str = "nystrom",
                     n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
                     aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
-                    temperature: float = 1.0,
+                    landmarks: str = "rpcholesky", temperature: float = 1.0,
                     random_state: RandomStateLike = None, progress: bool | None = None,
                     n_threads: int | None = None, chunk_rows: int | None = None
                     ) -> AggregatedTestResult: ...
