@@ -30,7 +30,7 @@ def numpy_median_distance(X: np.ndarray, subset: int = 1000, random_state: int =
     largest = float(np.abs(Z).max())
     scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
     Z = Z / scale
-    d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
+    d2 = np.concatenate([((Z[i + 1 :] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
     return float(np.median(np.sqrt(d2))) * scale
 
 

@@ -13,8 +13,9 @@ if TYPE_CHECKING:  # scikit-learn is not a dependency (and not followed by the t
 
 def _init_parameters(cls: type) -> list[inspect.Parameter]:
     signature = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own constructor
-    return [p for p in signature.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [
+        p for p in signature.parameters.values() if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def _same(a: object, b: object) -> bool:
@@ -47,8 +48,9 @@ class ParamsMixin:
         for key, value in params.items():
             name, _, sub = key.partition("__")
             if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
-                                 f"valid parameters: {sorted(valid)}")
+                raise ValueError(
+                    f"invalid parameter {name!r} for {type(self).__name__}; valid parameters: {sorted(valid)}"
+                )
             if sub:
                 nested.setdefault(name, {})[sub] = value
             else:
@@ -65,8 +67,7 @@ class ParamsMixin:
         a dependency). An unsupervised estimator on 2-D float arrays."""
         from sklearn.utils import InputTags, Tags, TargetTags
 
-        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
-                    input_tags=InputTags(two_d_array=True))
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False), input_tags=InputTags(two_d_array=True))
 
     def _fitted_summary(self) -> str | None:
         """One line about the fitted state for repr (None when not fitted)."""

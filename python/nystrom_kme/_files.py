@@ -23,8 +23,13 @@ from typing import IO
 
 import numpy as np
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 #: Bytes copied per read from a zip member (the only memory a read needs beyond its array).
 READ_CHUNK = 1 << 20
 
@@ -71,8 +76,9 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], object]) -> None:
     except FileNotFoundError:
         kind, mode = None, 0o666 & ~_umask()
     if kind is not None:
-        raise OSError(errno.EISDIR if kind == "a directory" else errno.EEXIST,
-                      f"exists and is not a regular file ({kind})", path)
+        raise OSError(
+            errno.EISDIR if kind == "a directory" else errno.EEXIST, f"exists and is not a regular file ({kind})", path
+        )
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".nystrom-kme-", suffix=".tmp", dir=folder)
@@ -192,11 +198,19 @@ class NpzArchive:
             header_bytes = f.tell()
         if dtype.hasobject or dtype.kind not in "biuf" or dtype.fields is not None:
             raise ValueError(f"member {name!r} holds dtype {dtype}, not numbers")
-        member = Member(name, tuple(int(s) for s in shape), dtype, bool(fortran_order),
-                        info.compress_type != zipfile.ZIP_STORED, header_bytes)
+        member = Member(
+            name,
+            tuple(int(s) for s in shape),
+            dtype,
+            bool(fortran_order),
+            info.compress_type != zipfile.ZIP_STORED,
+            header_bytes,
+        )
         if header_bytes + member.nbytes != info.file_size:
-            raise ValueError(f"member {name!r} declares shape {member.shape} of {dtype} "
-                             f"({member.nbytes} bytes) but holds {info.file_size - header_bytes} bytes")
+            raise ValueError(
+                f"member {name!r} declares shape {member.shape} of {dtype} "
+                f"({member.nbytes} bytes) but holds {info.file_size - header_bytes} bytes"
+            )
         return member
 
     def read(self, member: Member) -> np.ndarray:
@@ -212,12 +226,11 @@ class NpzArchive:
                 chunk = f.read(min(READ_CHUNK, member.nbytes - done))
                 if not chunk:
                     raise ValueError(f"member {member.name!r} is truncated")
-                buf[done:done + len(chunk)] = chunk
+                buf[done : done + len(chunk)] = chunk
                 done += len(chunk)
             if f.read(1):  # also completes the CRC check
                 raise ValueError(f"member {member.name!r} holds more than its declared shape")
         return np.ascontiguousarray(out.T) if member.fortran_order else out
 
 
-__all__ = ["Member", "NpzArchive", "atomic_write", "file_kind", "non_regular_kind", "open_regular",
-           "write_npy_vector"]
+__all__ = ["Member", "NpzArchive", "atomic_write", "file_kind", "non_regular_kind", "open_regular", "write_npy_vector"]

@@ -11,8 +11,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 #: A seed as :func:`check_random_state` takes it: None, a non-negative int, a numpy
 #: SeedSequence, Generator or legacy RandomState.
-RandomStateLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator,
-                        np.random.RandomState]
+RandomStateLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, np.random.RandomState]
 #: A dask array: dask is an optional extra, not followed by the type checker (Any).
 DaskArray = Any
 #: Row weights as the sums read them: a float64 vector, or a dask array (checked block
@@ -43,8 +42,10 @@ def check_not_sparse(X: object, name: str = "X") -> None:
     """Refuse scipy.sparse input with a message that says so: every kernel sum reads
     dense rows, and densifying silently could take n x d memory the user did not plan."""
     if is_sparse(X):
-        raise ValueError(f"{name} is a scipy.sparse {type(X).__name__}: sparse input is not supported "
-                         f"(the kernel sums read dense rows); pass {name}.toarray() if it fits in memory")
+        raise ValueError(
+            f"{name} is a scipy.sparse {type(X).__name__}: sparse input is not supported "
+            f"(the kernel sums read dense rows); pass {name}.toarray() if it fits in memory"
+        )
 
 
 def _converted(X: ArrayLike, dtype: DTypeLike | None, problem: str) -> np.ndarray:
@@ -74,12 +75,11 @@ def as_data_matrix(X: ArrayLike, name: str = "X", *, min_rows: int = 1) -> np.nd
             raise ValueError(f"{name} must be real-valued: Complex data not supported")
         arr = core_array(_converted(raw, np.float64, problem))
     if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} row(s), got n_samples = "
-                         f"{arr.shape[0]} (shape {arr.shape})")
+        raise ValueError(
+            f"{name} must have at least {min_rows} row(s), got n_samples = {arr.shape[0]} (shape {arr.shape})"
+        )
     if arr.shape[1] < 1:
         raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if not np.isfinite(arr).all():
@@ -88,18 +88,22 @@ def as_data_matrix(X: ArrayLike, name: str = "X", *, min_rows: int = 1) -> np.nd
 
 
 @overload
-def check_sample_weight(sample_weight: None, n: int, *, normalisable: bool = True,
-                        name: str = "sample_weight") -> None: ...
+def check_sample_weight(
+    sample_weight: None, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> None: ...
 @overload
-def check_sample_weight(sample_weight: ArrayLike, n: int, *, normalisable: bool = True,
-                        name: str = "sample_weight") -> Weights: ...
+def check_sample_weight(
+    sample_weight: ArrayLike, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> Weights: ...
 @overload
-def check_sample_weight(sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True,
-                        name: str = "sample_weight") -> Weights | None: ...
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> Weights | None: ...
 
 
-def check_sample_weight(sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True,
-                        name: str = "sample_weight") -> Weights | None:
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> Weights | None:
     """Validated per-row weights, or None. In-memory weights (anything but a dask array)
     are checked at once: shape (n,), finite, non-negative, and (``normalisable``) a
     positive sum; they come back as float64. Dask weights are checked block by block
@@ -205,8 +209,9 @@ def check_random_state(random_state: RandomStateLike, name: str = "random_state"
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
     if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
-        raise ValueError(f"{name} must be None, a non-negative int, a numpy SeedSequence or "
-                         f"Generator, got {random_state!r}")
+        raise ValueError(
+            f"{name} must be None, a non-negative int, a numpy SeedSequence or Generator, got {random_state!r}"
+        )
     if random_state < 0:
         raise ValueError(f"{name} must be a non-negative int seed, got {random_state!r}")
     return np.random.default_rng(int(random_state))
@@ -271,8 +276,10 @@ def n_threads_arg(n_threads: int | None) -> int:
         return 0
     n = check_positive_int(n_threads, "n_threads")
     if n > _MAX_N_THREADS:
-        raise ValueError(f"n_threads must be at most {_MAX_N_THREADS} (counts above the CPUs "
-                         f"available are capped anyway), got {n_threads!r}")
+        raise ValueError(
+            f"n_threads must be at most {_MAX_N_THREADS} (counts above the CPUs "
+            f"available are capped anyway), got {n_threads!r}"
+        )
     return n
 
 

@@ -18,8 +18,15 @@ import numpy as np
 AGGREGATIONS = ("fuse", "mmdagg")
 
 
-def unbiased_mmd2(T: np.ndarray, n1: int, n2: int, *, cross: np.ndarray | None = None,
-                  total: np.ndarray | None = None, trace: np.ndarray | None = None) -> np.ndarray:
+def unbiased_mmd2(
+    T: np.ndarray,
+    n1: int,
+    n2: int,
+    *,
+    cross: np.ndarray | None = None,
+    total: np.ndarray | None = None,
+    trace: np.ndarray | None = None,
+) -> np.ndarray:
     """The unbiased MMD^2 of each split from the biased one, (K, B + 1).
 
     For labels w (+1/n1 on the first sample, -1/n2 on the second) and a positive
@@ -73,7 +80,7 @@ def unbiased_mmd2(T: np.ndarray, n1: int, n2: int, *, cross: np.ndarray | None =
         tot = np.asarray(total, dtype=np.float64)[:, None]
         cross = np.atleast_2d(np.asarray(cross, dtype=np.float64))
         XX = c * c * (T + 2 * cross / n2 + tot / (n2 * n2))
-        at = c * (cross + tot / n2)                      # a^T G 1
+        at = c * (cross + tot / n2)  # a^T G 1
         YY = tot - 2 * at + XX
         XY = at - XX
         U = XX / (n1 * (n1 - 1)) + YY / (n2 * (n2 - 1)) - 2 * XY / (n1 * n2)
@@ -86,8 +93,7 @@ def unbiased_mmd2(T: np.ndarray, n1: int, n2: int, *, cross: np.ndarray | None =
     return centred
 
 
-def fuse_scores(U: np.ndarray, frobenius: np.ndarray, n1: int, n2: int,
-                temperature: float = 1.0) -> np.ndarray:
+def fuse_scores(U: np.ndarray, frobenius: np.ndarray, n1: int, n2: int, temperature: float = 1.0) -> np.ndarray:
     """The normalised statistics of MMD-FUSE, (K, B + 1): temperature x
     n (n - 1) sqrt(n (n - 1)) U / ||K_0||_F with n = min(n1, n2) and ||K_0||_F the
     Frobenius norm of each kernel matrix without its diagonal (a permutation-invariant
@@ -161,5 +167,4 @@ def permutation_pvalue(F: np.ndarray) -> float:
     return float((1 + np.count_nonzero(F[1:] >= F[0])) / F.size)
 
 
-__all__ = ["AGGREGATIONS", "fuse_scores", "log_mean_exp", "marginal_pvalues", "permutation_pvalue",
-           "unbiased_mmd2"]
+__all__ = ["AGGREGATIONS", "fuse_scores", "log_mean_exp", "marginal_pvalues", "permutation_pvalue", "unbiased_mmd2"]

@@ -110,10 +110,12 @@ class CompressionResult:
         w = self.weights
         mmd = "not computed" if self.mmd is None else f"{self.mmd:.4g} (exact)"
         ridge = f", ridge={self.ridge:g}" if self.ridge else ""
-        return (f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
-                f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
-                f"{int(np.count_nonzero(w < 0))} negative, {int(np.count_nonzero(w))} nonzero, "
-                f"kernel={self.kernel!r}{ridge})")
+        return (
+            f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
+            f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
+            f"{int(np.count_nonzero(w < 0))} negative, {int(np.count_nonzero(w))} nonzero, "
+            f"kernel={self.kernel!r}{ridge})"
+        )
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` (``.npz``, no pickle; :func:`nystrom_kme.load`
@@ -155,9 +157,15 @@ def _self_term(X: np.ndarray, a: np.ndarray | None, core: _core.Kernel, n_thread
     return math.fsum(aa * Ka)
 
 
-def compression_mmd(X: ArrayLike, points: ArrayLike, weights: ArrayLike, *, kernel: Kernel,
-                    sample_weight: ArrayLike | None = None,
-                    n_threads: int | None = None) -> float:
+def compression_mmd(
+    X: ArrayLike,
+    points: ArrayLike,
+    weights: ArrayLike,
+    *,
+    kernel: Kernel,
+    sample_weight: ArrayLike | None = None,
+    n_threads: int | None = None,
+) -> float:
     """Exact MMD between sum_j w_j delta_{p_j} and the (weighted) empirical measure of X.
 
     MMD^2 = w^T K(P, P) w - 2 w^T K(P, X) a + a^T K(X, X) a with a the normalised
@@ -217,10 +225,19 @@ def _mmd(w: np.ndarray, Km: np.ndarray, s: np.ndarray, self_term: float) -> floa
     return math.sqrt(max(mmd2, 0.0))
 
 
-def compress(X: ArrayLike, n_points: int, *, kernel: Kernel | str = "gaussian", sampler: SamplerLike = "rpcholesky",
-             weights: str = "simplex", ridge: float = 0.0, random_state: RandomStateLike = None,
-             n_threads: int | None = None, sample_weight: ArrayLike | None = None,
-             compute_mmd: bool | str = "auto") -> CompressionResult:
+def compress(
+    X: ArrayLike,
+    n_points: int,
+    *,
+    kernel: Kernel | str = "gaussian",
+    sampler: SamplerLike = "rpcholesky",
+    weights: str = "simplex",
+    ridge: float = 0.0,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    compute_mmd: bool | str = "auto",
+) -> CompressionResult:
     """Compress a sample to ``n_points`` weighted rows whose kernel mean is close to its own.
 
     Parameters
@@ -302,11 +319,13 @@ def compress(X: ArrayLike, n_points: int, *, kernel: Kernel | str = "gaussian", 
     sampler_name = sampler if isinstance(sampler, str) else type(sampler).__name__
     if isinstance(sampler, str) and sampler == "kernel-thinning":
         from .sampling.thinning import KernelThinning
+
         sampler = KernelThinning()
     # Weights of a safe scale (only their ratios matter): s_sum_ / weight_sum_ is then exact.
     a = scale_weights(a)[0]
-    est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state,
-                     n_threads=n_threads).fit(X, sample_weight=a)
+    est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state, n_threads=n_threads).fit(
+        X, sample_weight=a
+    )
     L, kern = est.landmarks_, est.kernel_
     indices = est.landmark_indices_
     core = kern.to_core()
@@ -327,5 +346,12 @@ def compress(X: ArrayLike, n_points: int, *, kernel: Kernel | str = "gaussian", 
     if (rows <= EXACT_MMD_MAX_ROWS) if isinstance(compute_mmd, str) else bool(compute_mmd):
         an = None if a is None else normalised_weights(a)
         mmd = _mmd(w, Km, s, _self_term(X, an, core, nt))
-    return CompressionResult(points=L, weights=w, indices=np.asarray(indices, dtype=np.int64), mmd=mmd,
-                             kernel=kern, method=f"{sampler_name}/{weights}", ridge=ridge)
+    return CompressionResult(
+        points=L,
+        weights=w,
+        indices=np.asarray(indices, dtype=np.int64),
+        mmd=mmd,
+        kernel=kern,
+        method=f"{sampler_name}/{weights}",
+        ridge=ridge,
+    )

@@ -145,6 +145,7 @@ class KernelMeanEmbedding:
         support, weights, kernel = self.fitted()
         if is_cuda_array(Y):
             from .cuda.sums import evaluate
+
             return iter([(0, evaluate(Y, support, weights, kernel))])
         src = as_source(Y, "Y", chunk_rows=chunk_rows)
         _check_width(src, src.n_features, support.shape[1])
@@ -174,8 +175,9 @@ def _check_width(src: RowSource, width: int | None, d: int) -> None:
         raise ValueError(f"{src.name} has {width} features but the embedding has {d}")
 
 
-def _evaluations(src: RowSource, support: np.ndarray, weights: np.ndarray, kernel: Kernel,
-                 n_threads: int) -> Iterator[tuple[int, np.ndarray]]:
+def _evaluations(
+    src: RowSource, support: np.ndarray, weights: np.ndarray, kernel: Kernel, n_threads: int
+) -> Iterator[tuple[int, np.ndarray]]:
     """(start, mu(block)) for each block of ``src``: one core call per block."""
     core, w = kernel.to_core(), weights.reshape(-1, 1)
     for start, block in src.chunks():
@@ -217,8 +219,7 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
     return fsum_dot(wa, s[:, 0])
 
 
-def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *,
-                     n_threads: int | None = None) -> float:
+def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: int | None = None) -> float:
     """||mu_a - mu_b||^2 = <a, a> + <b, b> - 2 <a, b>, clamped at 0 against round-off.
 
     Examples
@@ -230,8 +231,11 @@ def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *,
     >>> nk.squared_distance(a, a), nk.squared_distance(a, b) > 0.3
     (0.0, True)
     """
-    d2 = (inner_product(a, a, n_threads=n_threads) + inner_product(b, b, n_threads=n_threads)
-          - 2.0 * inner_product(a, b, n_threads=n_threads))
+    d2 = (
+        inner_product(a, a, n_threads=n_threads)
+        + inner_product(b, b, n_threads=n_threads)
+        - 2.0 * inner_product(a, b, n_threads=n_threads)
+    )
     return max(float(d2), 0.0)
 
 
@@ -276,8 +280,9 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
     True
     """
 
-    def __init__(self, kernel: Kernel | str = "gaussian", *, random_state: RandomStateLike = None,
-                 n_threads: int | None = None) -> None:
+    def __init__(
+        self, kernel: Kernel | str = "gaussian", *, random_state: RandomStateLike = None, n_threads: int | None = None
+    ) -> None:
         self.kernel = kernel
         self.random_state = random_state
         self.n_threads = n_threads
@@ -336,8 +341,13 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         """
         est = cls(**params)
         support = state["support"]
-        est.__dict__.update(kernel_=state["kernel"], support_=support, weights_=state["weights"],
-                            n_samples_=state["n_samples"], n_features_in_=support.shape[1])
+        est.__dict__.update(
+            kernel_=state["kernel"],
+            support_=support,
+            weights_=state["weights"],
+            n_samples_=state["n_samples"],
+            n_features_in_=support.shape[1],
+        )
         est._publish()
         return est
 

@@ -41,6 +41,7 @@ class RowSample(Protocol):
 
     def take(self, indices: np.ndarray) -> np.ndarray: ...
 
+
 #: Number of points the median heuristic looks at, as in the paper's experiments.
 MEDIAN_SUBSET = 1000
 #: The smallest bandwidth: the core works on x / bandwidth, so 1 / bandwidth must be finite.
@@ -84,8 +85,9 @@ def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: 
     # summed and averaged exactly as numpy's sum and median would.
     median = _core.median_pairwise_distance(np.ascontiguousarray(X))
     if not median > 0.0:
-        raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
-                         "give the kernel a numeric bandwidth")
+        raise ValueError(
+            "X: the median pairwise distance is 0 (too many identical rows); give the kernel a numeric bandwidth"
+        )
     return median
 
 
@@ -128,8 +130,10 @@ class Kernel:
         elif isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating, np.integer)):
             raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
         elif not (math.isfinite(bandwidth) and bandwidth >= MIN_BANDWIDTH):
-            raise ValueError(f"bandwidth must be a finite number >= {MIN_BANDWIDTH!r} (the smallest "
-                             f"normal float64: the core divides the data by it), got {bandwidth!r}")
+            raise ValueError(
+                f"bandwidth must be a finite number >= {MIN_BANDWIDTH!r} (the smallest "
+                f"normal float64: the core divides the data by it), got {bandwidth!r}"
+            )
         self.bandwidth: Bandwidth = bandwidth if isinstance(bandwidth, str) else float(bandwidth)
 
     # Extra constructor arguments, for repr, equality and copies.
@@ -316,8 +320,7 @@ class Polynomial(Kernel):
     def __init__(self, bandwidth: Bandwidth = 1.0, degree: int = 2, offset: float = 1.0) -> None:
         super().__init__(bandwidth)
         self.degree = check_positive_int(degree, "degree")
-        if not (isinstance(offset, (int, float, np.floating, np.integer)) and math.isfinite(offset)
-                and offset >= 0):
+        if not (isinstance(offset, (int, float, np.floating, np.integer)) and math.isfinite(offset) and offset >= 0):
             raise ValueError(f"offset must be a finite number >= 0, got {offset!r}")
         self.offset = float(offset)
 
@@ -330,8 +333,7 @@ class Polynomial(Kernel):
 
 #: Every kernel class of the package: the one list that saved files (by class name),
 #: the package's exports and the command line are checked against.
-KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear,
-                                             Polynomial)
+KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear, Polynomial)
 
 _BY_NAME: dict[str, Callable[[], Kernel]] = {
     "gaussian": Gaussian,

@@ -113,9 +113,9 @@ def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: 
     return stats
 
 
-def nystrom_quadratic_forms(L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0, *,
-                            t: np.ndarray | None = None
-                            ) -> tuple[np.ndarray, np.ndarray | None, float | None]:
+def nystrom_quadratic_forms(
+    L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0, *, t: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None, float | None]:
     """The quadratic forms of the Nyström features that the aggregated test needs, from
     S = K(L, Z) W (m, B + 1) and, optionally, t = K(L, Z) 1 (m,): T_b = w_b^T G w_b
     (B + 1,), w_b^T G 1 (B + 1,) or None, and 1^T G 1 or None, for G = Phi Phi^T the

@@ -82,8 +82,9 @@ class QuadratureRule:
         """sum_j w_j f(x_j) for a vectorised f: (m, d) -> (m,) or (m, k) -> () or (k,)."""
         values = np.asarray(f(self.nodes), dtype=np.float64)
         if values.shape[:1] != (self.nodes.shape[0],):
-            raise ValueError(f"f must return one value (or row) per node: got shape {values.shape} "
-                             f"for {self.nodes.shape[0]} nodes")
+            raise ValueError(
+                f"f must return one value (or row) per node: got shape {values.shape} for {self.nodes.shape[0]} nodes"
+            )
         if not np.isfinite(values).all():
             raise ValueError("f returned NaN or inf")
         if values.ndim == 1:
@@ -92,9 +93,13 @@ class QuadratureRule:
         result = np.array([fsum_dot(self.weights, flat[:, c]) for c in range(flat.shape[1])])
         return result.reshape(values.shape[1:])
 
-    def worst_case_error(self, reference: GaussianMixture | KernelMeanEmbedding | ArrayLike, *,
-                         sample_weight: ArrayLike | None = None,
-                         n_threads: int | None = None) -> float:
+    def worst_case_error(
+        self,
+        reference: GaussianMixture | KernelMeanEmbedding | ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        n_threads: int | None = None,
+    ) -> float:
         """||mu_ref - sum_j w_j phi(x_j)||_H, the worst-case error over the unit ball.
 
         ``reference`` is a :class:`~nystrom_kme.datasets.GaussianMixture` (closed form,
@@ -110,16 +115,18 @@ class QuadratureRule:
         if isinstance(reference, GaussianMixture):
             if not isinstance(self.kernel, Gaussian):
                 raise ValueError("the closed form of a GaussianMixture needs a Gaussian kernel")
-            return reference.embedding_error(nodes, self.weights, float(self.kernel.bandwidth),
-                                             gram_quadratic=quad)
+            return reference.embedding_error(nodes, self.weights, float(self.kernel.bandwidth), gram_quadratic=quad)
         if isinstance(reference, KernelMeanEmbedding):
             Z, wz, ref_kernel = reference.fitted()
             if ref_kernel != self.kernel:
                 raise ValueError(f"the reference uses {ref_kernel!r}, the rule {self.kernel!r}")
         else:
             Z = as_data_matrix(reference, "reference")
-            wz = (np.full(len(Z), 1.0 / len(Z)) if sample_weight is None
-                  else normalised_weights(check_sample_weight(sample_weight, len(Z))))
+            wz = (
+                np.full(len(Z), 1.0 / len(Z))
+                if sample_weight is None
+                else normalised_weights(check_sample_weight(sample_weight, len(Z)))
+            )
         if Z.shape[1] != nodes.shape[1]:
             raise ValueError(f"the reference has {Z.shape[1]} features, the nodes {nodes.shape[1]}")
         Z, nodes_z = common_dtype(Z, nodes)

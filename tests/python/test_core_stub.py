@@ -91,10 +91,15 @@ def stub_signature(fn: ast.FunctionDef) -> Signature:
     args = fn.args
     positional = args.posonlyargs + args.args
     defaults = [False] * (len(positional) - len(args.defaults)) + [True] * len(args.defaults)
-    params = [Param(a.arg, d, ast.unparse(a.annotation) if a.annotation else "")
-              for a, d in zip(positional, defaults) if a.arg != "self"]
-    params += [Param(a.arg, d is not None, ast.unparse(a.annotation) if a.annotation else "")
-               for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    params = [
+        Param(a.arg, d, ast.unparse(a.annotation) if a.annotation else "")
+        for a, d in zip(positional, defaults)
+        if a.arg != "self"
+    ]
+    params += [
+        Param(a.arg, d is not None, ast.unparse(a.annotation) if a.annotation else "")
+        for a, d in zip(args.kwonlyargs, args.kw_defaults)
+    ]
     return Signature(tuple(params), ast.unparse(fn.returns) if fn.returns else "")
 
 
@@ -140,8 +145,9 @@ def compare(stub_fn: ast.FunctionDef, runtime: object, name: str) -> list[str]:
         got_shape = [(p.name, p.has_default) for p in got.params]
         want_shape = [(p.name, p.has_default) for p in want.params]
         if got_shape != want_shape:
-            problems.append(f"{name}: arguments (name, has default) {got_shape} in the module, "
-                            f"{want_shape} in the stub")
+            problems.append(
+                f"{name}: arguments (name, has default) {got_shape} in the module, {want_shape} in the stub"
+            )
         if (got.returns == "None") != (want.returns == "None"):
             problems.append(f"{name}: returns {got.returns} in the module, {want.returns} in the stub")
     if not problems:
@@ -150,8 +156,10 @@ def compare(stub_fn: ast.FunctionDef, runtime: object, name: str) -> list[str]:
                 continue  # not an array, or one the binding takes as any object and checks itself
             seen = set().union(*(dtypes(o.params[i].annotation) for o in overloads))
             if seen != dtypes(param.annotation):
-                problems.append(f"{name}({param.name}): dtypes {sorted(seen)} in the module, "
-                                f"{sorted(dtypes(param.annotation))} in the stub")
+                problems.append(
+                    f"{name}({param.name}): dtypes {sorted(seen)} in the module, "
+                    f"{sorted(dtypes(param.annotation))} in the stub"
+                )
     return problems
 
 
@@ -160,8 +168,9 @@ def differences(stub: Stub, module: object) -> list[str]:
     names = {n for n in dir(module) if not n.startswith("_")} | {"__version__"} & set(dir(module))
     problems = []
     if names != stub.names:
-        problems.append(f"names only in the module: {sorted(names - stub.names)}, "
-                        f"only in the stub: {sorted(stub.names - names)}")
+        problems.append(
+            f"names only in the module: {sorted(names - stub.names)}, only in the stub: {sorted(stub.names - names)}"
+        )
     for name, fn in stub.functions.items():
         if hasattr(module, name):
             problems += compare(fn, getattr(module, name), name)
@@ -170,14 +179,20 @@ def differences(stub: Stub, module: object) -> list[str]:
         if cls is None:
             continue
         runtime_props = {n for n, v in vars(cls).items() if isinstance(v, property)}
-        runtime_methods = {n for n, v in vars(cls).items() if callable(v) and not isinstance(v, property)
-                           and (n == "__init__" or not n.startswith("_"))}
+        runtime_methods = {
+            n
+            for n, v in vars(cls).items()
+            if callable(v) and not isinstance(v, property) and (n == "__init__" or not n.startswith("_"))
+        }
         if runtime_props != stub.properties[cls_name]:
-            problems.append(f"{cls_name}: properties {sorted(runtime_props)} in the module, "
-                            f"{sorted(stub.properties[cls_name])} in the stub")
+            problems.append(
+                f"{cls_name}: properties {sorted(runtime_props)} in the module, "
+                f"{sorted(stub.properties[cls_name])} in the stub"
+            )
         if runtime_methods != set(methods):
-            problems.append(f"{cls_name}: methods {sorted(runtime_methods)} in the module, "
-                            f"{sorted(methods)} in the stub")
+            problems.append(
+                f"{cls_name}: methods {sorted(runtime_methods)} in the module, {sorted(methods)} in the stub"
+            )
         for name, fn in methods.items():
             if name in runtime_methods:
                 problems += compare(fn, getattr(cls, name), name)
@@ -231,14 +246,17 @@ def _rename_a_property(tree: ast.Module) -> None:
     _function(tree, "position", cls="RandomSplits").name = "cursor"
 
 
-@pytest.mark.parametrize("fault, expected", [
-    (_rename_last_argument, "kernel_sums: arguments"),
-    (_give_a_default, "paired_kernel: arguments"),
-    (_change_a_dtype, "matrix_product(A): dtypes"),
-    (_return_none, "simd_level: returns"),
-    (_drop_a_function, "names only in the module: ['set_simd_level']"),
-    (_rename_a_property, "RandomSplits: properties"),
-])
+@pytest.mark.parametrize(
+    "fault, expected",
+    [
+        (_rename_last_argument, "kernel_sums: arguments"),
+        (_give_a_default, "paired_kernel: arguments"),
+        (_change_a_dtype, "matrix_product(A): dtypes"),
+        (_return_none, "simd_level: returns"),
+        (_drop_a_function, "names only in the module: ['set_simd_level']"),
+        (_rename_a_property, "RandomSplits: properties"),
+    ],
+)
 def test_the_comparison_finds_each_fault(fault, expected):
     tree = ast.parse(STUB.read_text(encoding="utf-8"))
     assert differences(read_stub(ast.unparse(tree)), _core) == []  # the stub as read back is clean

@@ -48,8 +48,9 @@ def test_sklearn_clone_and_tags_of_the_estimators():
         assert get_tags(est).target_tags.required is False
     X = np.random.default_rng(0).normal(size=(100, 2))
     fitted = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X)
-    assert repr(fitted) == ("EmpiricalKME(kernel=Gaussian(bandwidth=1.0))  # fitted: 100 points in R^2, "
-                            "kernel=Gaussian(bandwidth=1.0)")
+    assert repr(fitted) == (
+        "EmpiricalKME(kernel=Gaussian(bandwidth=1.0))  # fitted: 100 points in R^2, kernel=Gaussian(bandwidth=1.0)"
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -63,7 +64,7 @@ except ImportError:
 CHECKED = [
     nk.NystromKME(n_landmarks=5, random_state=0),
     nk.NystromKME(n_landmarks=5, sampler="rpcholesky", solver="cod", random_state=0),
-    nk.NystromKME(random_state=0),                 # the defaults: m = sqrt(n) log sqrt(n)
+    nk.NystromKME(random_state=0),  # the defaults: m = sqrt(n) log sqrt(n)
     nk.EmpiricalKME(random_state=0),
 ]
 
@@ -81,14 +82,14 @@ def expected_failed_checks(estimator):
         # A numpy.memmap is streamed block by block (O(chunk) memory, never loaded
         # whole); samplers other than uniform read all of X, so a memmapped X gets a
         # clear error asking for np.asarray(X) or passes=1. Uniform sampling passes.
-        return {"check_readonly_memmap_input":
-                "non-uniform samplers need X in memory; a memmap is streamed"}
+        return {"check_readonly_memmap_input": "non-uniform samplers need X in memory; a memmap is streamed"}
     return {}
 
 
 if parametrize_with_checks is None:
     SKLEARN_CHECKS = pytest.mark.parametrize(
-        "estimator, check", [pytest.param(None, None, marks=pytest.mark.skip(reason="needs scikit-learn"))])
+        "estimator, check", [pytest.param(None, None, marks=pytest.mark.skip(reason="needs scikit-learn"))]
+    )
 else:
     with warnings.catch_warnings():
         # The estimators derive from ParamsMixin, not sklearn.base.BaseEstimator: scikit-learn
@@ -118,10 +119,15 @@ def test_scikit_learn_array_api_check_with_numpy(tmp_path):
         "for est in (nk.NystromKME(n_landmarks=5, random_state=0), nk.EmpiricalKME(random_state=0)):\n"
         "    check_array_api_input(type(est).__name__, est, array_namespace='numpy',\n"
         "                          expect_only_array_outputs=False)\n"
-        "print('passed')\n")
-    env = {**os.environ, "SCIPY_ARRAY_API": "1",
-           "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(nk.__file__)),
-                                          os.environ.get("PYTHONPATH", "")])}
+        "print('passed')\n"
+    )
+    env = {
+        **os.environ,
+        "SCIPY_ARRAY_API": "1",
+        "PYTHONPATH": os.pathsep.join(
+            [os.path.dirname(os.path.dirname(nk.__file__)), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "passed", out.stderr[-2000:]
 
@@ -134,7 +140,7 @@ def digits():
     pytest.importorskip("sklearn")
     from sklearn.datasets import load_digits
 
-    X, y = load_digits(return_X_y=True)      # bundled with scikit-learn; 178 labels are 0
+    X, y = load_digits(return_X_y=True)  # bundled with scikit-learn; 178 labels are 0
     assert (y == 0).sum() > 100
     return X, y
 
@@ -159,7 +165,7 @@ def test_fit_with_labels_equals_fit_without(digits):
     assert plain.score(X, y) == plain.score(X)
     np.testing.assert_array_equal(nk.EmpiricalKME(kernel).fit(X, y).weights_, np.full(len(X), 1 / len(X)))
     with pytest.raises(TypeError):
-        plain.fit(X, y, np.ones(len(X)))   # weights are keyword-only
+        plain.fit(X, y, np.ones(len(X)))  # weights are keyword-only
 
 
 def test_pipeline_and_grid_search_on_labelled_data(digits):
@@ -192,9 +198,13 @@ def test_pipeline_and_grid_search_on_labelled_data(digits):
 def test_sparse_input_is_refused_by_name():
     sparse = pytest.importorskip("scipy.sparse")
     X = sparse.random(50, 3, density=0.5, format="csr", random_state=0)
-    for call in (lambda: nk.NystromKME(n_landmarks=5).fit(X), lambda: nk.EmpiricalKME().fit(X),
-                 lambda: nk.NystromKME(n_landmarks=5).partial_fit(X),
-                 lambda: nk.mmd2(X, X), lambda: nk.mmd2_exact(X, X)):
+    for call in (
+        lambda: nk.NystromKME(n_landmarks=5).fit(X),
+        lambda: nk.EmpiricalKME().fit(X),
+        lambda: nk.NystromKME(n_landmarks=5).partial_fit(X),
+        lambda: nk.mmd2(X, X),
+        lambda: nk.mmd2_exact(X, X),
+    ):
         with pytest.raises(ValueError, match="X is a scipy.sparse .*sparse input is not supported"):
             call()
     fitted = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5, random_state=0).fit(X.toarray())

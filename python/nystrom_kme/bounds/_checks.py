@@ -36,8 +36,9 @@ def lambda_at_dimension(ev: np.ndarray, target: float, lo: float, hi: float, rto
 
 def real(value: object, name: str) -> float:
     """``value`` as a float; a ValueError for bools, non-numbers and nan."""
-    if ((isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu")
-            or (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)))):
+    if (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu") or (
+        isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    ):
         out = float(value)
     else:
         raise ValueError(f"{name} must be a real number, got {value!r}")
@@ -75,8 +76,12 @@ def count(value: object, name: str) -> int:
     number = None
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         number = int(value)
-    elif (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-          and math.isfinite(float(value)) and float(value).is_integer()):
+    elif (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(float(value))
+        and float(value).is_integer()
+    ):
         number = int(float(value))
     if number is None or number < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -103,8 +108,7 @@ def pair(value: object, name: str) -> tuple[Any, Any]:
 def check_m_le_n(m: int, n: int, m_name: str = "m", n_name: str = "n") -> None:
     """A ValueError unless ``m <= n`` (sub-samples are drawn from the data)."""
     if m > n:
-        raise ValueError(f"{m_name}={m} must be <= {n_name}={n} "
-                         "(sub-samples are drawn from the data)")
+        raise ValueError(f"{m_name}={m} must be <= {n_name}={n} (sub-samples are drawn from the data)")
 
 
 def eff_dim_at(eff_dim: float | Callable[[float], float], lam: float, name: str = "eff_dim") -> float:

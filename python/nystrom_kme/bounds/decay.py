@@ -173,19 +173,28 @@ def fit_spectral_decay(eigenvalues: ArrayLike, n_used: int | None = None) -> Dec
     if r2p >= r2e and slope_p < 0:
         alpha = -slope_p
         gamma = float(min(1.0, 1.0 / alpha))
-        c = float(np.max(N_hat * grid ** gamma))
-        fit = DecayFit(model="polynomial", params={"gamma": gamma, "c": c, "alpha": alpha},
-                       r2_polynomial=r2_p, r2_exponential=r2_e, n_fit=int(i.size),
-                       reliable=bool(i.size >= _MIN_FIT_POINTS and r2p >= _MIN_R2),
-                       lambda_range=(float(lam_lo), top))
+        c = float(np.max(N_hat * grid**gamma))
+        fit = DecayFit(
+            model="polynomial",
+            params={"gamma": gamma, "c": c, "alpha": alpha},
+            r2_polynomial=r2_p,
+            r2_exponential=r2_e,
+            n_fit=int(i.size),
+            reliable=bool(i.size >= _MIN_FIT_POINTS and r2p >= _MIN_R2),
+            lambda_range=(float(lam_lo), top),
+        )
     elif slope_e < 0:
         beta = -slope_e
         c = float(np.max(grid * np.expm1(np.minimum(beta * N_hat, 700.0))))
-        fit = DecayFit(model="logarithmic", params={"beta": beta, "c": c, "A": math.exp(a_e)},
-                       r2_polynomial=r2_p, r2_exponential=r2_e, n_fit=int(i.size),
-                       reliable=bool(i.size >= _MIN_FIT_POINTS and r2e >= _MIN_R2),
-                       lambda_range=(float(lam_lo), top))
+        fit = DecayFit(
+            model="logarithmic",
+            params={"beta": beta, "c": c, "A": math.exp(a_e)},
+            r2_polynomial=r2_p,
+            r2_exponential=r2_e,
+            n_fit=int(i.size),
+            reliable=bool(i.size >= _MIN_FIT_POINTS and r2e >= _MIN_R2),
+            lambda_range=(float(lam_lo), top),
+        )
     else:
         fit = DecayFit(model=None, r2_polynomial=r2_p, r2_exponential=r2_e, n_fit=int(i.size))
     return fit
-

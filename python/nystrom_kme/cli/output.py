@@ -88,5 +88,15 @@ def fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REJECTED", "OUTPUTS", "BadInput", "check_output",
-           "emit", "fmt", "report_record"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REJECTED",
+    "OUTPUTS",
+    "BadInput",
+    "check_output",
+    "emit",
+    "fmt",
+    "report_record",
+]

@@ -19,8 +19,9 @@ CupyArray = Any
 #: DLPack device types of memory a CUDA kernel reads: kDLCUDA, kDLCUDAManaged.
 DLPACK_CUDA_DEVICES = (2, 13)
 
-GPU_EXTRA_HINT = ("the GPU path needs CuPy: pip install 'nystrom-kme[gpu]' "
-                  "(or cupy-cuda12x / cupy-cuda13x matching your CUDA driver)")
+GPU_EXTRA_HINT = (
+    "the GPU path needs CuPy: pip install 'nystrom-kme[gpu]' (or cupy-cuda12x / cupy-cuda13x matching your CUDA driver)"
+)
 
 
 def is_cuda_array(x: object) -> bool:
@@ -120,5 +121,13 @@ def as_device_matrix(x: object, name: str = "X") -> CupyArray:
     return arr
 
 
-__all__ = ["CupyArray", "DLPACK_CUDA_DEVICES", "GPU_EXTRA_HINT", "as_cupy", "as_device_matrix", "cupy_available",
-           "is_cuda_array", "require_cupy"]
+__all__ = [
+    "CupyArray",
+    "DLPACK_CUDA_DEVICES",
+    "GPU_EXTRA_HINT",
+    "as_cupy",
+    "as_device_matrix",
+    "cupy_available",
+    "is_cuda_array",
+    "require_cupy",
+]

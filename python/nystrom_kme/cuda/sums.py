@@ -74,15 +74,28 @@ def weighted_kernel_sums(A: CupyArray, B: CupyArray, W: CupyArray | None, kernel
     plan = program.SumsPlan.of(m, n, k)
     partial = cp.empty(plan.workspace_entries, dtype=cp.float64)
     out = cp.empty((m, k), dtype=cp.float64)
-    fn = _function(kernel.name, A.dtype, program.partial_name(program.kernel_code(kernel.name), A.dtype,
-                                                               plan.columns_per_thread))
+    fn = _function(
+        kernel.name, A.dtype, program.partial_name(program.kernel_code(kernel.name), A.dtype, plan.columns_per_thread)
+    )
     w_arg = np.uint64(0) if W is None else W  # nullptr: weights 1
-    fn(plan.grid, (program.THREADS,),
-       (A, B, w_arg, partial, np.int64(m), np.int64(n), np.int32(d), np.int32(k),
-        np.int64(plan.chunk_rows), _inverse_bandwidth(kernel, A.dtype)))
+    fn(
+        plan.grid,
+        (program.THREADS,),
+        (
+            A,
+            B,
+            w_arg,
+            partial,
+            np.int64(m),
+            np.int64(n),
+            np.int32(d),
+            np.int32(k),
+            np.int64(plan.chunk_rows),
+            _inverse_bandwidth(kernel, A.dtype),
+        ),
+    )
     reduce = _function(kernel.name, A.dtype, program.REDUCE_NAME)
-    reduce(plan.reduce_grid, (program.REDUCE_THREADS,),
-           (partial, out, np.int64(m * k), np.int32(plan.n_chunks)))
+    reduce(plan.reduce_grid, (program.REDUCE_THREADS,), (partial, out, np.int64(m * k), np.int32(plan.n_chunks)))
     return out
 
 
@@ -111,8 +124,11 @@ def kernel_matrix(A: CupyArray, B: CupyArray, kernel: Kernel) -> CupyArray:
         return out
     t = program.MATRIX_TILE
     fn = _function(kernel.name, A.dtype, program.matrix_name(program.kernel_code(kernel.name), A.dtype))
-    fn(((n + t - 1) // t, (m + t - 1) // t), (t, t),
-       (A, B, out, np.int64(m), np.int64(n), np.int32(d), _inverse_bandwidth(kernel, A.dtype)))
+    fn(
+        ((n + t - 1) // t, (m + t - 1) // t),
+        (t, t),
+        (A, B, out, np.int64(m), np.int64(n), np.int32(d), _inverse_bandwidth(kernel, A.dtype)),
+    )
     return out
 
 
@@ -120,6 +136,7 @@ def evaluate(Y: object, support: np.ndarray, weights: np.ndarray, kernel: Kernel
     """mu(y) = sum_j w_j k(z_j, y) for the rows of the CUDA array Y: (n,) float64 on
     Y's device (the support and weights are uploaded)."""
     from .arrays import as_device_matrix
+
     cp = require_cupy()
     rows = as_device_matrix(Y, "Y")
     if rows.shape[1] != support.shape[1]:

@@ -178,6 +178,7 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     >>> read_header("embedding.npz")["object"]  # doctest: +SKIP
     'NystromKME'
     """
+
     def from_json(text: bytes) -> dict[str, Any]:
         result_from_json(text)  # validates
         header: dict[str, Any] = json.loads(text)
@@ -203,6 +204,17 @@ def _load_npz(f: IO[bytes]) -> Any:
         raise FileFormatError(f"inconsistent {name} file: {err}") from None
 
 
-__all__ = ["FORMAT_VERSION", "FileFormatError", "kernel_from_spec", "kernel_spec", "load",
-           "persistable", "read_header", "result_from_dict", "result_from_json", "result_to_dict",
-           "result_to_json", "save"]
+__all__ = [
+    "FORMAT_VERSION",
+    "FileFormatError",
+    "kernel_from_spec",
+    "kernel_spec",
+    "load",
+    "persistable",
+    "read_header",
+    "result_from_dict",
+    "result_from_json",
+    "result_to_dict",
+    "result_to_json",
+    "save",
+]

@@ -96,14 +96,14 @@ def check_length(a: np.ndarray, n: int, key: str) -> None:
         raise FileFormatError(f"the member {key!r} has shape {a.shape}, expected ({n},)")
 
 
-def indices_member(arrays: dict[str, np.ndarray], key: str, length: int | None = None,
-                   bound: int | None = None, bound_name: str = "") -> np.ndarray:
+def indices_member(
+    arrays: dict[str, np.ndarray], key: str, length: int | None = None, bound: int | None = None, bound_name: str = ""
+) -> np.ndarray:
     """Row indices: int64, >= 0 and (``bound``) below ``bound``."""
     a = vector_member(arrays, key, np.int64, length)
     if a.size and (a.min() < 0 or (bound is not None and a.max() >= bound)):
         where = f"[0, {bound_name}={bound})" if bound is not None else "[0, inf)"
-        raise FileFormatError(f"the member {key!r} holds indices outside {where}: "
-                              f"{int(a.min())} to {int(a.max())}")
+        raise FileFormatError(f"the member {key!r} holds indices outside {where}: {int(a.min())} to {int(a.max())}")
     return a
 
 
@@ -112,10 +112,19 @@ def probabilities_member(arrays: dict[str, np.ndarray], key: str, length: int) -
     w = vector_member(arrays, key, np.float64, length)
     total = float(w.sum())
     if (w < 0).any() or abs(total - 1.0) > 1e-6:
-        raise FileFormatError(f"the member {key!r} is not a probability vector (min {w.min():g}, "
-                              f"sum {total!r})")
+        raise FileFormatError(f"the member {key!r} is not a probability vector (min {w.min():g}, sum {total!r})")
     return w
 
 
-__all__ = ["FileFormatError", "check_length", "count_field", "get_field", "indices_member", "matrix_member",
-           "member", "positive_field", "probabilities_member", "vector_member"]
+__all__ = [
+    "FileFormatError",
+    "check_length",
+    "count_field",
+    "get_field",
+    "indices_member",
+    "matrix_member",
+    "member",
+    "positive_field",
+    "probabilities_member",
+    "vector_member",
+]

@@ -35,8 +35,9 @@ def kernel_spec(kernel: Kernel) -> dict[str, Any]:
     """
     name = type(kernel).__name__
     if _KERNELS.get(name) is not type(kernel):
-        raise ValueError(f"cannot save a kernel of type {type(kernel).__qualname__}: only "
-                         f"{sorted(_KERNELS)} are stored")
+        raise ValueError(
+            f"cannot save a kernel of type {type(kernel).__qualname__}: only {sorted(_KERNELS)} are stored"
+        )
     spec: dict[str, Any] = {"type": name, "bandwidth": kernel.bandwidth}
     if isinstance(kernel, Matern):
         spec["nu"] = kernel.nu
@@ -126,8 +127,9 @@ def params_spec(obj: ParamsMixin, arrays: dict[str, np.ndarray]) -> dict[str, An
         if name == "kernel":
             out[name] = {"name": value} if isinstance(value, str) else kernel_spec(value)
         elif name == "random_state":
-            out[name] = int(value) if isinstance(value, numbers.Integral) and not isinstance(
-                value, (bool, np.bool_)) else None
+            out[name] = (
+                int(value) if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) else None
+            )
         elif name == "sampler":
             if isinstance(value, str):
                 out[name] = {"name": value}
@@ -159,5 +161,12 @@ def params_from_spec(params: dict[str, Any], arrays: dict[str, np.ndarray]) -> d
     return out
 
 
-__all__ = ["kernel_from_spec", "kernel_spec", "params_from_spec", "params_spec", "policy_from_spec",
-           "policy_spec", "resolved_kernel"]
+__all__ = [
+    "kernel_from_spec",
+    "kernel_spec",
+    "params_from_spec",
+    "params_spec",
+    "policy_from_spec",
+    "policy_spec",
+    "resolved_kernel",
+]

@@ -23,14 +23,14 @@ from .._validation import (
 from ..kernels import Kernel, get_kernel
 
 
-def prepare_input(X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None, *,
-                  distinct: bool) -> tuple[np.ndarray, Kernel, int, np.random.Generator]:
+def prepare_input(
+    X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None, *, distinct: bool
+) -> tuple[np.ndarray, Kernel, int, np.random.Generator]:
     """Validated (X, kernel resolved on X, m, Generator); distinct: m must not exceed n."""
     X = as_data_matrix(X, "X")
     m = check_positive_int(n_landmarks, "n_landmarks")
     if distinct and m > X.shape[0]:
-        raise ValueError(f"n_landmarks={m} exceeds n_samples={X.shape[0]}; this policy "
-                         "selects distinct rows")
+        raise ValueError(f"n_landmarks={m} exceeds n_samples={X.shape[0]}; this policy selects distinct rows")
     rng = check_random_state(rng)
     return X, get_kernel(kernel).resolve(X, rng), m, rng
 
@@ -55,7 +55,8 @@ def check_tolerance(tolerance: object) -> None:
     """A real number in [0, 1)."""
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
         raise ValueError(  # noqa: TRY004
-            f"tolerance must be a real number in [0, 1), got {tolerance!r}")
+            f"tolerance must be a real number in [0, 1), got {tolerance!r}"
+        )
     if not (math.isfinite(tolerance) and not tolerance < 0.0 and tolerance < 1.0):
         raise ValueError(f"tolerance must be in [0, 1), got {tolerance!r}")
 

@@ -61,9 +61,16 @@ _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
 #: The accepted sampler names.
 SAMPLER_NAMES: tuple[str, ...] = tuple(_NAMES)
 #: The policy classes of the package (what a saved estimator may name).
-POLICY_CLASSES: tuple[type[SamplingPolicy], ...] = (UniformSampling, RidgeLeverageSampling, RPCholeskySampling,
-                                    BlockRPCholeskySampling, GreedyCholeskySampling, KernelHerding,
-                                    CortesScottSampling, DPPGreedySampling)
+POLICY_CLASSES: tuple[type[SamplingPolicy], ...] = (
+    UniformSampling,
+    RidgeLeverageSampling,
+    RPCholeskySampling,
+    BlockRPCholeskySampling,
+    GreedyCholeskySampling,
+    KernelHerding,
+    CortesScottSampling,
+    DPPGreedySampling,
+)
 
 
 def describe_sampler(sampler: SamplerLike, policy: object) -> str:
@@ -111,8 +118,10 @@ def resolve_sampler(sampler: SamplerLike) -> Policy:
         try:
             return _NAMES[sampler]()
         except KeyError:
-            raise ValueError(f"unknown sampler {sampler!r}; expected one of {sorted(_NAMES)}, "
-                             "a SamplingPolicy, or landmark indices / points") from None
+            raise ValueError(
+                f"unknown sampler {sampler!r}; expected one of {sorted(_NAMES)}, "
+                "a SamplingPolicy, or landmark indices / points"
+            ) from None
     if isinstance(sampler, SamplingPolicy):
         return sampler
     if callable(getattr(sampler, "select_indices", None)):
@@ -121,5 +130,7 @@ def resolve_sampler(sampler: SamplerLike) -> Policy:
         return FixedLandmarks(np.asarray(sampler))
     if callable(sampler):
         return CallableSampling(sampler)
-    raise ValueError(f"sampler must be a name in {sorted(_NAMES)}, a SamplingPolicy, an object "
-                     f"with select_indices, a function or landmark indices; got {sampler!r}")
+    raise ValueError(
+        f"sampler must be a name in {sorted(_NAMES)}, a SamplingPolicy, an object "
+        f"with select_indices, a function or landmark indices; got {sampler!r}"
+    )

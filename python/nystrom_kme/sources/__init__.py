@@ -99,9 +99,11 @@ def as_source(X: SourceLike, name: str = "X", *, chunk_rows: int | None = None) 
     if kind == "cuda":
         return CudaSource(X, name)
     shape = getattr(X, "shape", None)
-    if (shape is not None and (isinstance(X, np.memmap) or (getattr(X, "dtype", None) is not None
-                                                            and not isinstance(X, np.ndarray)))
-            and len(shape) != 2):
+    if (
+        shape is not None
+        and (isinstance(X, np.memmap) or (getattr(X, "dtype", None) is not None and not isinstance(X, np.ndarray)))
+        and len(shape) != 2
+    ):
         raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {tuple(shape)}")
     if kind == "dask":
         return DaskSource(X, name)
@@ -150,8 +152,7 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
         return _concatenate_dask(on_cluster, name)
     if on_cluster and all(isinstance(p, (DaskSource, ArraySource)) for p in parts):
         # an in-memory sample beside a dask one joins it on the cluster
-        return _concatenate_dask([_to_cluster(p) for p in parts if isinstance(p, (DaskSource, ArraySource))],
-                                 name)
+        return _concatenate_dask([_to_cluster(p) for p in parts if isinstance(p, (DaskSource, ArraySource))], name)
     on_device = [p for p in parts if isinstance(p, CudaSource)]
     if len(on_device) == len(parts):
         return CudaSource.concatenate(on_device, name)
@@ -163,6 +164,19 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
     return ConcatSource(parts, name)
 
 
-__all__ = ["ArrayLikeSource", "ArraySource", "ConcatSource", "CudaSource", "DaskSource", "IterableSource",
-           "RowSource", "SourceLike", "as_source", "as_source_pair", "concatenate", "core_block_rows",
-           "is_dask_array", "is_streamed"]
+__all__ = [
+    "ArrayLikeSource",
+    "ArraySource",
+    "ConcatSource",
+    "CudaSource",
+    "DaskSource",
+    "IterableSource",
+    "RowSource",
+    "SourceLike",
+    "as_source",
+    "as_source_pair",
+    "concatenate",
+    "core_block_rows",
+    "is_dask_array",
+    "is_streamed",
+]

@@ -45,8 +45,13 @@ Chunks = Union[Sequence[np.ndarray], Callable[[], Iterable[ArrayLike]], Iterator
 def is_array_like(X: object) -> bool:
     """A 2-D object with ``shape``, ``dtype`` and slicing that is not an iterator."""
     shape = getattr(X, "shape", None)
-    return (shape is not None and getattr(X, "dtype", None) is not None and hasattr(X, "__getitem__")
-            and len(shape) == 2 and not isinstance(X, collections.abc.Iterator))
+    return (
+        shape is not None
+        and getattr(X, "dtype", None) is not None
+        and hasattr(X, "__getitem__")
+        and len(shape) == 2
+        and not isinstance(X, collections.abc.Iterator)
+    )
 
 
 def _take_sorted(X: Dataset, idx: np.ndarray) -> np.ndarray:
@@ -54,10 +59,11 @@ def _take_sorted(X: Dataset, idx: np.ndarray) -> np.ndarray:
     if hasattr(X, "oindex"):  # zarr: reads only the storage chunks holding these rows
         return np.asarray(X.oindex[idx])
     try:
-        return np.concatenate([np.asarray(X[idx[i:i + GATHER_BATCH].tolist()])
-                               for i in range(0, idx.size, GATHER_BATCH)])
+        return np.concatenate(
+            [np.asarray(X[idx[i : i + GATHER_BATCH].tolist()]) for i in range(0, idx.size, GATHER_BATCH)]
+        )
     except (TypeError, ValueError, IndexError, NotImplementedError):
-        return np.concatenate([np.asarray(X[int(i):int(i) + 1]) for i in idx])
+        return np.concatenate([np.asarray(X[int(i) : int(i) + 1]) for i in idx])
 
 
 class ArrayLikeSource(RowSource):
@@ -107,7 +113,7 @@ class ArrayLikeSource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         step = self.block_rows()
         for start in range(0, self.n_rows, step):
-            yield start, as_data_matrix(self.array[start:min(self.n_rows, start + step)], self.name)
+            yield start, as_data_matrix(self.array[start : min(self.n_rows, start + step)], self.name)
 
     def take(self, indices: ArrayLike) -> np.ndarray:
         """Rows at ``indices`` in O(len(indices) d) memory: window by window of about
@@ -178,8 +184,10 @@ class IterableSource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         if self._one_shot is not None:
             if self._used:
-                raise ValueError(f"{self.name}: this iterator of chunks was already consumed; pass a "
-                                 "list of chunks or a callable returning a fresh iterator")
+                raise ValueError(
+                    f"{self.name}: this iterator of chunks was already consumed; pass a "
+                    "list of chunks or a callable returning a fresh iterator"
+                )
             self._used = True
             it: Iterable[ArrayLike] = self._one_shot
         else:
@@ -192,8 +200,7 @@ class IterableSource(RowSource):
             if self.n_features is None:
                 self.n_features, self.dtype = arr.shape[1], arr.dtype
             elif arr.shape[1] != self.n_features:
-                raise ValueError(f"a chunk of {self.name} has {arr.shape[1]} features, earlier ones "
-                                 f"{self.n_features}")
+                raise ValueError(f"a chunk of {self.name} has {arr.shape[1]} features, earlier ones {self.n_features}")
             yield start, arr
             start += arr.shape[0]
         if self._n_rows is None:

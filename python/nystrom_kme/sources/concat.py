@@ -80,16 +80,22 @@ class ConcatSource(RowSource):
             raise ValueError(f"indices must lie in [0, {offset})")
         return out
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         acc = CompensatedSum((L.shape[0],))
         total = 0.0
         offset = 0
         for part in self.parts:
             n = part.count_rows()
-            w = None if weights is None else weights[offset:offset + n]
-            part_acc, part_total = part.kernel_sums(L, kernel, weights=w, n_threads=n_threads,
-                                                    progress=progress)
+            w = None if weights is None else weights[offset : offset + n]
+            part_acc, part_total = part.kernel_sums(L, kernel, weights=w, n_threads=n_threads, progress=progress)
             acc.merge(part_acc)
             total += part_total
             offset += n

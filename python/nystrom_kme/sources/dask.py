@@ -53,16 +53,18 @@ def _dask() -> ModuleType:
     return module
 
 
-def _block_sums(block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int,
-                weights: np.ndarray | None) -> CompensatedSum:
+def _block_sums(
+    block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int, weights: np.ndarray | None
+) -> CompensatedSum:
     """On a worker: K(L, block) 1 or K(L, block) w, compensated."""
     acc = CompensatedSum((L.shape[0],))
     add_block_sums(acc, L, as_data_matrix(block, "X"), kernel.to_core(), n_threads, weights)
     return acc
 
 
-def _block_split_sums(block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int,
-                      spec: SplitSpec, packed: np.ndarray) -> CompensatedSum:
+def _block_split_sums(
+    block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int, spec: SplitSpec, packed: np.ndarray
+) -> CompensatedSum:
     """On a worker: K(L, block) W for this block's label weights (from packed bits)."""
     L, block = common_dtype(L, as_data_matrix(block, "X"))
     W = spec.weights_from_packed(packed)
@@ -147,21 +149,29 @@ class DaskSource(RowSource):
         from dask import delayed
 
         while len(parts) > 1:
-            parts = [delayed(_merge, pure=True)(*parts[i:i + SPLIT_EVERY])
-                     for i in range(0, len(parts), SPLIT_EVERY)]
+            parts = [delayed(_merge, pure=True)(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
         total: tuple[CompensatedSum] = dask.compute(parts[0])
         return total[0]
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         _dask()
         from dask import delayed
 
         self.check_features(L.shape[1])
         L_d, kernel_d = delayed(L, pure=True), delayed(kernel, pure=True)  # shipped once per worker
         wblocks = self._weight_blocks(weights)
-        parts = [delayed(_block_sums, pure=True)(b, L_d, kernel_d, n_threads, w)
-                 for b, w in zip(self.array.to_delayed().ravel(), wblocks)]
+        parts = [
+            delayed(_block_sums, pure=True)(b, L_d, kernel_d, n_threads, w)
+            for b, w in zip(self.array.to_delayed().ravel(), wblocks)
+        ]
         acc = self._reduce(parts)
         if weights is None:
             total = float(self.n_rows)
@@ -173,14 +183,21 @@ class DaskSource(RowSource):
             progress(self.n_rows)
         return acc, total
 
-    def split_sums_multi(self, L: np.ndarray, kernels: Iterable[Kernel], spec: SplitSpec, *, n_threads: int = 0,
-                         progress: Progress | None = None) -> np.ndarray:
+    def split_sums_multi(
+        self,
+        L: np.ndarray,
+        kernels: Iterable[Kernel],
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
-        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
-                         for k in kernels])
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress) for k in kernels])
 
-    def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0, progress: Progress | None = None
+    ) -> np.ndarray:
         """The labels are generated on the client in row order (packed, n (B + 1) / 8
         bytes) and travel with their blocks; the sums run on the workers."""
         _dask()
@@ -191,9 +208,12 @@ class DaskSource(RowSource):
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
         packed = spec.packed_labels()
         L_d, kernel_d = delayed(L, pure=True), delayed(kernel, pure=True)
-        parts = [delayed(_block_split_sums, pure=True)(b, L_d, kernel_d, n_threads, spec,
-                                                        packed[self.starts[i]:self.starts[i + 1]])
-                 for i, b in enumerate(self.array.to_delayed().ravel())]
+        parts = [
+            delayed(_block_split_sums, pure=True)(
+                b, L_d, kernel_d, n_threads, spec, packed[self.starts[i] : self.starts[i + 1]]
+            )
+            for i, b in enumerate(self.array.to_delayed().ravel())
+        ]
         out = self._reduce(parts).value()
         if progress is not None:
             progress(self.n_rows)

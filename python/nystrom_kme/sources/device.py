@@ -75,7 +75,7 @@ class CudaSource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         cp = require_cupy()
         for start in range(0, self.n_rows, self.block_rows):
-            yield start, cp.asnumpy(self.array[start:start + self.block_rows])
+            yield start, cp.asnumpy(self.array[start : start + self.block_rows])
 
     def take(self, indices: ArrayLike) -> np.ndarray:
         cp = require_cupy()
@@ -93,8 +93,7 @@ class CudaSource(RowSource):
             raise ValueError(f"the landmarks must be 2-D, got shape {L.shape}")
         self.check_features(int(L.shape[1]))
         dtype = np.result_type(L.dtype.name, self.dtype)
-        return cp.ascontiguousarray(L, dtype=dtype), (self.array if self.dtype == dtype
-                                                      else self.array.astype(dtype))
+        return cp.ascontiguousarray(L, dtype=dtype), (self.array if self.dtype == dtype else self.array.astype(dtype))
 
     def _weights(self, weights: Weights | CupyArray) -> CupyArray:
         cp = require_cupy()
@@ -107,10 +106,17 @@ class CudaSource(RowSource):
             raise ValueError("sample_weight must be non-negative")
         return cp.ascontiguousarray(w)
 
-    def kernel_sums(self, L: np.ndarray | CupyArray, kernel: Kernel, *, weights: Weights | CupyArray | None = None,
-                    n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray | CupyArray,
+        kernel: Kernel,
+        *,
+        weights: Weights | CupyArray | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         from ..cuda import sums
+
         cp = require_cupy()
         with self._on_device():
             L, X = self._landmarks(L)
@@ -126,16 +132,29 @@ class CudaSource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(out), total
 
-    def split_sums_multi(self, L: np.ndarray | CupyArray, kernels: Iterable[Kernel], spec: SplitSpec, *,
-                         n_threads: int = 0,
-                         progress: Progress | None = None) -> np.ndarray:
+    def split_sums_multi(
+        self,
+        L: np.ndarray | CupyArray,
+        kernels: Iterable[Kernel],
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
-        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
-                         for k in kernels])
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress) for k in kernels])
 
-    def split_sums(self, L: np.ndarray | CupyArray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self,
+        L: np.ndarray | CupyArray,
+        kernel: Kernel,
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         from ..cuda import sums
+
         cp = require_cupy()
         if self.n_rows != spec.n_rows:
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
@@ -144,7 +163,7 @@ class CudaSource(RowSource):
             L, X = self._landmarks(L)
             acc = CompensatedSum((L.shape[0], spec.n_columns))
             for start in range(0, self.n_rows, self.block_rows):
-                block = X[start:start + self.block_rows]
+                block = X[start : start + self.block_rows]
                 W = cp.asarray(splits.next_weights(block.shape[0]))  # labels from the core, uploaded
                 acc.add(cp.asnumpy(sums.weighted_kernel_sums(L, block, W, kernel)))
                 if progress is not None:

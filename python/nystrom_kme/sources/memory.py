@@ -49,8 +49,15 @@ class ArraySource(RowSource):
             raise ValueError(f"indices must lie in [0, {self.n_rows})")
         return np.ascontiguousarray(self.array[indices])
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         self.check_features(L.shape[1])
         L, X = common_dtype(L, self.array)
         if weights is None:
@@ -64,8 +71,9 @@ class ArraySource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(sums), total
 
-    def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0, progress: Progress | None = None
+    ) -> np.ndarray:
         # Blocks of 2^18 rows: progress and Ctrl-C between core calls.
         self.check_features(L.shape[1])
         if self.n_rows != spec.n_rows:
@@ -75,7 +83,7 @@ class ArraySource(RowSource):
         splits = spec.new()
         acc = CompensatedSum((L.shape[0], spec.n_columns))
         for start in range(0, self.n_rows, BLOCK_ROWS):
-            block = X[start:start + BLOCK_ROWS]
+            block = X[start : start + BLOCK_ROWS]
             acc.add(_core.split_kernel_sums(L, block, splits, core, n_threads))
             if progress is not None:
                 progress(block.shape[0])

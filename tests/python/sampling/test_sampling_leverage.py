@@ -89,8 +89,9 @@ def test_ctrl_c_stops_leverage_scores_within_a_second(case, delay):
     the work; a machine fast enough to finish before the signal passes, and one that
     runs on past it without stopping fails. (Quiet: ~0.1 s; a second leaves room for a
     busy machine, where 0.5 s failed once.)"""
-    out = subprocess.run([sys.executable, "-c", _INTERRUPT, case, str(delay)], capture_output=True,
-                         text=True, timeout=300, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT, case, str(delay)], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.splitlines()
     if out[0].startswith("finished"):
         assert float(out[0].split()[1]) < delay + 1.0, out[0]
     else:
