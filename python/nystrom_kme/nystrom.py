@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from . import _core
 from ._compensated import CompensatedSum, fsum_dot
 from ._estimator import ParamsMixin
+from ._landmark_count import resolve_n_landmarks
 from ._union import union_sums
 from ._validation import (
     RandomStateLike,
@@ -195,29 +196,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
 
     def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Policy | None, *,
                      streamed: str | None) -> int | None:
-        """m for n rows (None: "bound", resolved later on X). ``streamed`` names the
-        situation that cannot see all of X, where "bound" and "auto" are refused."""
+        """m for n rows (None: "bound"); see :func:`~nystrom_kme._landmark_count.resolve_n_landmarks`."""
         given = (points.shape[0] if points is not None
                  else np.asarray(policy.indices).size if isinstance(policy, FixedLandmarks) else None)
-        if given is not None:
-            if self.n_landmarks is not None and self.n_landmarks != given:
-                raise ValueError(f"n_landmarks={self.n_landmarks!r} but the sampler gives "
-                                 f"{given} landmarks; leave n_landmarks=None")
-            return given
-        if self.n_landmarks is None:
-            return default_n_landmarks(n)
-        if isinstance(self.n_landmarks, str) and self.n_landmarks == "bound":
-            if streamed is not None:
-                raise ValueError(f"n_landmarks='bound' needs all of X in memory; {streamed} "
-                                 "needs an integer n_landmarks, 'auto' (passes=2) or explicit landmarks")
-            return None
-        if as_auto_spec(self.n_landmarks) is not None:
-            raise ValueError(f"n_landmarks='auto' reads the data once per doubling step; {streamed or 'this call'} "
-                             "needs an integer n_landmarks (or explicit landmarks)")
-        m = check_positive_int(self.n_landmarks, "n_landmarks")
-        if m > n:
-            raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
-        return m
+        return resolve_n_landmarks(self.n_landmarks, n, given, streamed=streamed)
 
     # --- the one fitting path ---
     def _choose_landmarks(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator,
