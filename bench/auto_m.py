@@ -46,24 +46,24 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import _core
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figure2, figures
 from bench.harness import OUT, machine, utc_now
+from nystrom_kme import _core
+from nystrom_kme.datasets import GaussianMixture
 
 
 def datasets() -> dict[str, GaussianMixture]:
     return {
         "mixture (d=10)": GaussianMixture(8, 10, random_state=0),
         "mix64 (d=64, synthetic)": GaussianMixture(
-            16, 64, center_variance=2.0, component_variance=np.linspace(0.25, 2.0, 16), random_state=1),
+            16, 64, center_variance=2.0, component_variance=np.linspace(0.25, 2.0, 16), random_state=1
+        ),
     }
 
 
-def run_one(mix: GaussianMixture, n: int, seed: int, plain_fit: bool = True,
-            empirical_up_to: int = 10_000) -> dict:
+def run_one(mix: GaussianMixture, n: int, seed: int, plain_fit: bool = True, empirical_up_to: int = 10_000) -> dict:
     X = mix.sample(n, random_state=10_000 + seed)
     t = time.perf_counter()
     est = nk.NystromKME(n_landmarks="auto", random_state=seed).fit(X)
@@ -78,9 +78,17 @@ def run_one(mix: GaussianMixture, n: int, seed: int, plain_fit: bool = True,
     if plain_fit:
         nk.NystromKME(kernel=est.kernel_, n_landmarks=rep.n_landmarks, random_state=seed).fit(X)
     fit_s = time.perf_counter() - t
-    return {"m": rep.n_landmarks, "ratio": rep.ratio, "sig": rep.statistical_error.value / sigma,
-            "err_emp": err / emp, "err_sigma": err / sigma, "search_s": search_s, "fit_s": fit_s,
-            "converged": rep.converged, "path": rep.path}
+    return {
+        "m": rep.n_landmarks,
+        "ratio": rep.ratio,
+        "sig": rep.statistical_error.value / sigma,
+        "err_emp": err / emp,
+        "err_sigma": err / sigma,
+        "search_s": search_s,
+        "fit_s": fit_s,
+        "converged": rep.converged,
+        "path": rep.path,
+    }
 
 
 def validate(ns: list[int], trials: int) -> None:
@@ -92,8 +100,11 @@ def validate(ns: list[int], trials: int) -> None:
         rows = [run_one(mix, n, 1000 + seed, plain_fit=False, empirical_up_to=n) for seed in range(trials)]
         r = [row["err_emp"] for row in rows]
         ms = [row["m"] for row in rows]
-        print(f"| {n} | {sum(x <= 1.1 for x in r)}/{trials} | {max(r):.4f} | {statistics.median(r):.5f} "
-              f"| {min(ms)} / {int(statistics.median(ms))} / {max(ms)} |", flush=True)
+        print(
+            f"| {n} | {sum(x <= 1.1 for x in r)}/{trials} | {max(r):.4f} | {statistics.median(r):.5f} "
+            f"| {min(ms)} / {int(statistics.median(ms))} / {max(ms)} |",
+            flush=True,
+        )
 
 
 class RealData:
@@ -118,8 +129,10 @@ class RealData:
     def errors(self, X: np.ndarray, est: nk.NystromKME) -> tuple[float, float]:
         """Exact ||mu_hat_n - mu|| and ||mu_est - mu|| (landmarks are rows of X)."""
         c = figure2.pool_sums(X, self.Z, self.kern)
-        return (figure2.empirical_error(self.mean_k, X, c, self.kern),
-                figure2.estimator_error(self.mean_k, est, c, self.Z, self.kern))
+        return (
+            figure2.empirical_error(self.mean_k, X, c, self.kern),
+            figure2.estimator_error(self.mean_k, est, c, self.Z, self.kern),
+        )
 
 
 def real_datasets() -> list[RealData]:
@@ -151,8 +164,10 @@ def validate_real(ns: list[int], trials: int) -> None:
     """The slow test's check on real data: in how many trials is the exact error of
     n_landmarks="auto" within 10% of the empirical embedding's exact error."""
     print(f"# bench.auto_m --real {trials}, {utc_now()}; {machine()}\n")
-    print("| data (d) | n | trials within 10% | max err/emp | median err/emp | m: min / median / max "
-          "| √n log √n | figure2 grid m | σ̂/σ (median) | converged | search s (median) |")
+    print(
+        "| data (d) | n | trials within 10% | max err/emp | median err/emp | m: min / median / max "
+        "| √n log √n | figure2 grid m | σ̂/σ (median) | converged | search s (median) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for data in real_datasets():
         for n in ns:
@@ -168,10 +183,13 @@ def validate_real(ns: list[int], trials: int) -> None:
                 ms.append(rep.n_landmarks)
                 sig.append(rep.statistical_error.value / data.sigma_stat(n))
                 conv += rep.converged
-            print(f"| {data.name} ({data.d}) | {n} | {sum(x <= 1.1 for x in r)}/{trials} | {max(r):.4f} "
-                  f"| {statistics.median(r):.5f} | {min(ms)} / {int(statistics.median(ms))} / {max(ms)} "
-                  f"| {nk.default_n_landmarks(n)} | {grid_m(data.name, n)} | {statistics.median(sig):.3f} "
-                  f"| {conv}/{trials} | {statistics.median(secs):.2f} |", flush=True)
+            print(
+                f"| {data.name} ({data.d}) | {n} | {sum(x <= 1.1 for x in r)}/{trials} | {max(r):.4f} "
+                f"| {statistics.median(r):.5f} | {min(ms)} / {int(statistics.median(ms))} / {max(ms)} "
+                f"| {nk.default_n_landmarks(n)} | {grid_m(data.name, n)} | {statistics.median(sig):.3f} "
+                f"| {conv}/{trials} | {statistics.median(secs):.2f} |",
+                flush=True,
+            )
 
 
 def m_vs_n(trials: int, ns: list[int]) -> None:
@@ -191,12 +209,23 @@ def m_vs_n(trials: int, ns: list[int]) -> None:
     for name, (draw, kernel) in draws.items():
         curves[name], capped[name] = [], []
         for n in ns:
-            reps = [nk.NystromKME(kernel if kernel is not None else "gaussian", n_landmarks="auto",
-                                  random_state=t).fit(draw(n, t)).n_landmarks_report_ for t in range(trials)]
+            reps = [
+                nk.NystromKME(kernel if kernel is not None else "gaussian", n_landmarks="auto", random_state=t)
+                .fit(draw(n, t))
+                .n_landmarks_report_
+                for t in range(trials)
+            ]
             curves[name].append([r.n_landmarks for r in reps])
             capped[name].append(not any(r.converged for r in reps))
-        print(f"| {name} | " + " | ".join(f"{int(statistics.median(ms))} [{min(ms)}, {max(ms)}]{' cap' * c}"
-                                          for ms, c in zip(curves[name], capped[name])) + " |", flush=True)
+        print(
+            f"| {name} | "
+            + " | ".join(
+                f"{int(statistics.median(ms))} [{min(ms)}, {max(ms)}]{' cap' * c}"
+                for ms, c in zip(curves[name], capped[name])
+            )
+            + " |",
+            flush=True,
+        )
     plt = figures.pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
     for name, rows in curves.items():
@@ -240,26 +269,42 @@ def power(reps: int) -> None:
                 ts[nl] += time.perf_counter() - t
                 rej[nl] += r.pvalue <= 0.05
                 ms[nl].append(r.n_landmarks)
-        print(f"d={d} shift={shift} n1=n2={n}: power default {rej[None]}/{reps} (m={ms[None][0]}, "
-              f"{ts[None]:.1f}s), auto {rej['auto']}/{reps} (m median {int(np.median(ms['auto']))}, "
-              f"range {min(ms['auto'])}-{max(ms['auto'])}, {ts['auto']:.1f}s)", flush=True)
+        print(
+            f"d={d} shift={shift} n1=n2={n}: power default {rej[None]}/{reps} (m={ms[None][0]}, "
+            f"{ts[None]:.1f}s), auto {rej['auto']}/{reps} (m median {int(np.median(ms['auto']))}, "
+            f"range {min(ms['auto'])}-{max(ms['auto'])}, {ts['auto']:.1f}s)",
+            flush=True,
+        )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="*", default=[1000, 10_000, 100_000])
     p.add_argument("--trials", type=int, default=3)
-    p.add_argument("--validate", type=int, default=0,
-                   help="instead: this many trials on the mixture at each n, counting those whose "
-                        "exact error is within 10%% of the empirical embedding's (the slow test)")
-    p.add_argument("--power", type=int, default=0,
-                   help="instead: this many repetitions of two_sample_test under a mean shift, "
-                        "n_landmarks=None vs 'auto' (power, m, time)")
-    p.add_argument("--real", type=int, default=0,
-                   help="instead: --validate's count on the real data sets of bench/figure2.py")
-    p.add_argument("--m-vs-n", type=int, default=0,
-                   help="instead: this many trials of the chosen m at n = 10^3 ... 10^5 for every "
-                        "data set, a table and bench/out/auto_m.png")
+    p.add_argument(
+        "--validate",
+        type=int,
+        default=0,
+        help="instead: this many trials on the mixture at each n, counting those whose "
+        "exact error is within 10%% of the empirical embedding's (the slow test)",
+    )
+    p.add_argument(
+        "--power",
+        type=int,
+        default=0,
+        help="instead: this many repetitions of two_sample_test under a mean shift, "
+        "n_landmarks=None vs 'auto' (power, m, time)",
+    )
+    p.add_argument(
+        "--real", type=int, default=0, help="instead: --validate's count on the real data sets of bench/figure2.py"
+    )
+    p.add_argument(
+        "--m-vs-n",
+        type=int,
+        default=0,
+        help="instead: this many trials of the chosen m at n = 10^3 ... 10^5 for every "
+        "data set, a table and bench/out/auto_m.png",
+    )
     args = p.parse_args()
     if args.m_vs_n:
         m_vs_n(args.m_vs_n, [1000, 3000, 10_000, 30_000, 100_000])
@@ -273,10 +318,14 @@ def main() -> None:
     if args.validate:
         validate(args.n, args.validate)
         return
-    print(f"# bench.auto_m, {utc_now()}; {machine()}; nystrom_kme {nk.__version__}, "
-          f"SIMD {nk.simd_level()}, {args.trials} trials per n\n")
-    print("| data | n | m auto (median [min, max]) | sqrt(n)log | approx/stat | sigma_hat/sigma "
-          "| err/emp (max) | err/sigma (max) | search s | fit s @m | converged |")
+    print(
+        f"# bench.auto_m, {utc_now()}; {machine()}; nystrom_kme {nk.__version__}, "
+        f"SIMD {nk.simd_level()}, {args.trials} trials per n\n"
+    )
+    print(
+        "| data | n | m auto (median [min, max]) | sqrt(n)log | approx/stat | sigma_hat/sigma "
+        "| err/emp (max) | err/sigma (max) | search s | fit s @m | converged |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, mix in datasets().items():
         for n in args.n:
@@ -284,12 +333,15 @@ def main() -> None:
             ms = [r["m"] for r in rows]
             med = statistics.median
             emp = max(r["err_emp"] for r in rows)
-            print(f"| {name} | {n} | {int(med(ms))} [{min(ms)}, {max(ms)}] | {nk.default_n_landmarks(n)} "
-                  f"| {med(r['ratio'] for r in rows):.3f} | {med(r['sig'] for r in rows):.3f} "
-                  f"| {'n/a' if math.isnan(emp) else f'{emp:.4f}'} "
-                  f"| {max(r['err_sigma'] for r in rows):.3f} "
-                  f"| {med(r['search_s'] for r in rows):.2f} | {med(r['fit_s'] for r in rows):.2f} "
-                  f"| {sum(r['converged'] for r in rows)}/{len(rows)} |", flush=True)
+            print(
+                f"| {name} | {n} | {int(med(ms))} [{min(ms)}, {max(ms)}] | {nk.default_n_landmarks(n)} "
+                f"| {med(r['ratio'] for r in rows):.3f} | {med(r['sig'] for r in rows):.3f} "
+                f"| {'n/a' if math.isnan(emp) else f'{emp:.4f}'} "
+                f"| {max(r['err_sigma'] for r in rows):.3f} "
+                f"| {med(r['search_s'] for r in rows):.2f} | {med(r['fit_s'] for r in rows):.2f} "
+                f"| {sum(r['converged'] for r in rows)}/{len(rows)} |",
+                flush=True,
+            )
     print(f"\npaths (last trial): see LandmarkSearch.path; finished {utc_now()}; {machine()}")
 
 

@@ -30,15 +30,16 @@ import statistics
 import time
 
 import numpy as np
+
 import nystrom_kme as nk
+from bench import figure2
+from bench.harness import OUT, machine, utc_now
 from nystrom_kme import _core
 from nystrom_kme.datasets import GaussianMixture
 
-from bench import figure2
-from bench.harness import OUT, machine, utc_now
-
 try:
     import goodpoints  # noqa: F401
+
     HAVE_GOODPOINTS = True
 except ImportError:
     HAVE_GOODPOINTS = False
@@ -77,12 +78,19 @@ def run_method(X, m, kernel, sampler, weights, seed, self_term, ridge=0.0):
     elif sampler == "herding-exact":  # towards the exact mean embedding, O(n^2 d)
         sampler = nk.KernelHerding(target_landmarks=None)
     t0 = time.perf_counter()
-    res = nk.compress(X, m, kernel=kernel, sampler=sampler, weights=weights, ridge=ridge,
-                      random_state=seed, compute_mmd=False)
+    res = nk.compress(
+        X, m, kernel=kernel, sampler=sampler, weights=weights, ridge=ridge, random_state=seed, compute_mmd=False
+    )
     elapsed = time.perf_counter() - t0
     w = res.weights
-    return {"mmd": score(X, res, self_term), "time": elapsed, "max_abs_w": float(np.abs(w).max()),
-            "neg_frac": float(np.mean(w < 0)), "sum_w": float(w.sum()), "m_out": int(len(w))}
+    return {
+        "mmd": score(X, res, self_term),
+        "time": elapsed,
+        "max_abs_w": float(np.abs(w).max()),
+        "neg_frac": float(np.mean(w < 0)),
+        "sum_w": float(w.sum()),
+        "m_out": int(len(w)),
+    }
 
 
 def summarise(runs):
@@ -95,8 +103,10 @@ def dataset_table(name, X, m, seeds, methods, out, ridges=()):
     kernel = nk.Gaussian(sigma)
     t0 = time.perf_counter()
     self_term = float(_core.kernel_total_sum(X, X, kernel.to_core(), 0)) / X.shape[0] ** 2
-    print(f"\n### {name}: n = {X.shape[0]}, d = {X.shape[1]}, m = {m}, sigma = {sigma:.4g} "
-          f"(median), {len(seeds)} seeds (1^T K 1 streamed in {time.perf_counter() - t0:.2f} s)\n")
+    print(
+        f"\n### {name}: n = {X.shape[0]}, d = {X.shape[1]}, m = {m}, sigma = {sigma:.4g} "
+        f"(median), {len(seeds)} seeds (1^T K 1 streamed in {time.perf_counter() - t0:.2f} s)\n"
+    )
     print("| method | MMD to P_n (median) | time s (median) | max abs w | negative w | sum w |")
     print("|---|---|---|---|---|---|")
     rows = {}
@@ -104,28 +114,40 @@ def dataset_table(name, X, m, seeds, methods, out, ridges=()):
         if sampler == "kernel-thinning" and (m & (m - 1) or m * m > X.shape[0]):
             continue
         if sampler == "kernel-thinning":  # warm goodpoints' compiled code outside the timing
-            nk.compress(X[: 4 * 16], 4, kernel=kernel, sampler=sampler, weights="uniform",
-                        random_state=0, compute_mmd=False)
+            nk.compress(
+                X[: 4 * 16], 4, kernel=kernel, sampler=sampler, weights="uniform", random_state=0, compute_mmd=False
+            )
         r = summarise([run_method(X, m, kernel, sampler, weights, seed, self_term) for seed in seeds])
         rows[label] = r
-        print(f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} | "
-              f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |", flush=True)
+        print(
+            f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} | "
+            f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |",
+            flush=True,
+        )
     for lam in ridges:
         label = f"rpcholesky / signed, ridge {lam:g}"
-        r = summarise([run_method(X, m, kernel, "rpcholesky", "signed", seed, self_term, ridge=lam)
-                       for seed in seeds])
+        r = summarise([run_method(X, m, kernel, "rpcholesky", "signed", seed, self_term, ridge=lam) for seed in seeds])
         rows[label] = r
-        print(f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} | "
-              f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |", flush=True)
+        print(
+            f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} | "
+            f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |",
+            flush=True,
+        )
     out[name] = {"n": int(X.shape[0]), "d": int(X.shape[1]), "m": m, "sigma": sigma, "rows": rows}
     kt = rows.get("Compress++ g=4 (uniform w)")
-    for label in ("rpcholesky / simplex", "block-rpcholesky / simplex", "herding, exact target / simplex",
-                  "herding, Nystrom target p = 4m / simplex"):
+    for label in (
+        "rpcholesky / simplex",
+        "block-rpcholesky / simplex",
+        "herding, exact target / simplex",
+        "herding, Nystrom target p = 4m / simplex",
+    ):
         best = rows.get(label)
         if kt and best:
             verdict = "MET" if best["mmd"] < kt["mmd"] and kt["time"] >= 20 * best["time"] else "NOT met"
-            print(f"\nTarget ({label}: MMD below Compress++ at >= 20x less time): {verdict}: "
-                  f"MMD {best['mmd']:.3e} vs {kt['mmd']:.3e}, time ratio {kt['time'] / best['time']:.1f}x")
+            print(
+                f"\nTarget ({label}: MMD below Compress++ at >= 20x less time): {verdict}: "
+                f"MMD {best['mmd']:.3e} vs {kt['mmd']:.3e}, time ratio {kt['time'] / best['time']:.1f}x"
+            )
     return rows
 
 
@@ -133,9 +155,19 @@ def m_sweep(X, ms, seeds, out):
     sigma = nk.median_distance(X, random_state=0)
     kernel = nk.Gaussian(sigma)
     self_term = float(_core.kernel_total_sum(X, X, kernel.to_core(), 0)) / X.shape[0] ** 2
-    methods = [m for m in METHODS if m[0] in ("iid", "rpcholesky / signed", "rpcholesky / simplex",
-                                                 "block-rpcholesky / simplex", "herding, exact target / simplex",
-                                                 "herding, Nystrom target p = 4m / simplex")]
+    methods = [
+        m
+        for m in METHODS
+        if m[0]
+        in (
+            "iid",
+            "rpcholesky / signed",
+            "rpcholesky / simplex",
+            "block-rpcholesky / simplex",
+            "herding, exact target / simplex",
+            "herding, Nystrom target p = 4m / simplex",
+        )
+    ]
     methods += KT_METHODS[::2] if HAVE_GOODPOINTS else []
     print(f"\n### m sweep: mixture n = {X.shape[0]}, {len(seeds)} seeds: MMD to P_n (time s), medians\n")
     print("| m | " + " | ".join(label for label, _, _ in methods) + " |")
@@ -161,8 +193,11 @@ def duplicates_table(seeds, out):
     X = np.repeat(base, 4, axis=0)
     methods = [("uniform / signed", "uniform", "signed", 0.0)]
     methods += [(f"uniform / signed, ridge {lam:g}", "uniform", "signed", lam) for lam in (1e-6, 1e-4, 1e-2)]
-    methods += [("uniform / simplex", "uniform", "simplex", 0.0), ("rpcholesky / signed", "rpcholesky", "signed", 0.0),
-                ("rpcholesky / simplex", "rpcholesky", "simplex", 0.0)]
+    methods += [
+        ("uniform / simplex", "uniform", "simplex", 0.0),
+        ("rpcholesky / signed", "rpcholesky", "signed", 0.0),
+        ("rpcholesky / simplex", "rpcholesky", "simplex", 0.0),
+    ]
     sigma = nk.median_distance(X, random_state=0)
     kernel = nk.Gaussian(sigma)
     self_term = float(_core.kernel_total_sum(X, X, kernel.to_core(), 0)) / X.shape[0] ** 2
@@ -175,8 +210,11 @@ def duplicates_table(seeds, out):
         r = summarise(runs)
         r["max_abs_w_max"] = max(x["max_abs_w"] for x in runs)
         rows[label] = r
-        print(f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} ({r['max_abs_w_max']:.3g}) | "
-              f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |", flush=True)
+        print(
+            f"| {label} | {r['mmd']:.3e} | {r['time']:.3f} | {r['max_abs_w']:.3g} ({r['max_abs_w_max']:.3g}) | "
+            f"{100 * r['neg_frac']:.0f}% | {r['sum_w']:.4f} |",
+            flush=True,
+        )
     out["duplicates"] = rows
 
 
@@ -199,8 +237,15 @@ def main() -> None:
     sizes = [(16384, 128)] if args.quick else [(16384, 128), (65536, 256)]
     for n, m in sizes:
         X = mixture.sample(n, random_state=1)
-        dataset_table(f"mixture (d = 10, 8 components) n = {n}", X, m, seeds, methods, out,
-                      ridges=(1e-8, 1e-6, 1e-4, 1e-2) if n == 16384 else ())
+        dataset_table(
+            f"mixture (d = 10, 8 components) n = {n}",
+            X,
+            m,
+            seeds,
+            methods,
+            out,
+            ridges=(1e-8, 1e-6, 1e-4, 1e-2) if n == 16384 else (),
+        )
     if not args.quick:
         for name, n, m in (("emg", 16384, 128), ("geonames", 16384, 128), ("emg", 65536, 256)):
             try:
@@ -212,6 +257,7 @@ def main() -> None:
             dataset_table(f"{name} (real, {figure2.SOURCES[name]}) n = {n}", X, m, seeds, methods, out)
         try:
             from sklearn.datasets import load_digits
+
             Xd = load_digits().data.astype(np.float64)
             dataset_table("scikit-learn digits (bundled)", Xd, 32, seeds, methods, out)
         except ImportError:

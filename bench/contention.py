@@ -101,6 +101,7 @@ def _one_blas_thread_if(nt):
 def _calls(sizes: dict, names: list[str]):
     """name -> (function of n_threads, description)."""
     import numpy as np
+
     import nystrom_kme as nk
     from nystrom_kme import bounds
 
@@ -117,33 +118,42 @@ def _calls(sizes: dict, names: list[str]):
             def f(nt, emp=emp, L=L):
                 emp.set_params(n_threads=nt)
                 return emp(L)
+
             out[name] = (f, f"EmpiricalKME(X)(L), n={n}, m={m}")
         elif name.startswith("fit-"):
+
             def f(nt, X=X, m=m):
                 return nk.NystromKME(kernel, n_landmarks=m, random_state=0, n_threads=nt).fit(X)
+
             out[name] = (f, f"NystromKME.fit, n={n}, m={m}")
         elif name == "rpcholesky":
+
             def f(nt, X=X, m=m):
-                return nk.NystromKME(kernel, n_landmarks=m, sampler="rpcholesky", random_state=0,
-                                     n_threads=nt).fit(X)
+                return nk.NystromKME(kernel, n_landmarks=m, sampler="rpcholesky", random_state=0, n_threads=nt).fit(X)
+
             out[name] = (f, f"NystromKME(sampler='rpcholesky').fit, n={n}, m={m}")
         elif name == "mmd2_exact":
             Y = rng.normal(size=(n, D)) + 0.1
 
             def f(nt, X=X, Y=Y):
                 return nk.mmd2_exact(X, Y, kernel=kernel, unbiased=True, n_threads=nt)
+
             out[name] = (f, f"mmd2_exact(unbiased), n={n} + {n}")
         elif name == "two_sample":
             Y = rng.normal(size=(n, D)) + 0.05
 
             def f(nt, X=X, Y=Y, m=m):
-                return nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=200,
-                                          random_state=0, n_threads=nt)
+                return nk.two_sample_test(
+                    X, Y, kernel=kernel, n_landmarks=m, n_permutations=200, random_state=0, n_threads=nt
+                )
+
             out[name] = (f, f"two_sample_test, n={n} + {n}, m={m}, 200 permutations")
         elif name == "suggest":
+
             def f(nt, X=X):
                 with _one_blas_thread_if(nt):
                     return bounds.suggest_n_landmarks(X, kernel, random_state=0, n_threads=nt)
+
             out[name] = (f, f"bounds.suggest_n_landmarks, n={n} (n_threads=1 column: BLAS on 1 thread too)")
         elif name == "eigh":
             K = kernel(X, n_threads=1)
@@ -152,6 +162,7 @@ def _calls(sizes: dict, names: list[str]):
             def f(nt, K=K):
                 with _one_blas_thread_if(nt):
                     return np.linalg.eigh(K)
+
             out[name] = (f, f"numpy.linalg.eigh of a {n} x {n} kernel matrix (BLAS default vs 1 thread)")
         else:
             raise SystemExit(f"unknown call {name!r}")
@@ -187,8 +198,7 @@ def worker(args: argparse.Namespace) -> None:
 
 
 # Spins; exits by itself within ~0.1 s once its parent (this script) is gone.
-BUSY_LOOP = ("import os\np = os.getppid()\nwhile os.getppid() == p:\n"
-             "    for _ in range(1_000_000):\n        pass\n")
+BUSY_LOOP = "import os\np = os.getppid()\nwhile os.getppid() == p:\n    for _ in range(1_000_000):\n        pass\n"
 
 
 class BusyLoops:
@@ -200,8 +210,7 @@ class BusyLoops:
 
     def __enter__(self):
         for _ in range(self.count):
-            self.procs.append(subprocess.Popen([sys.executable, "-c", BUSY_LOOP],
-                                               stdin=subprocess.DEVNULL))
+            self.procs.append(subprocess.Popen([sys.executable, "-c", BUSY_LOOP], stdin=subprocess.DEVNULL))
         atexit.register(self.stop)
         time.sleep(1.0 if self.count else 0.0)
         return self
@@ -227,8 +236,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--repeats", type=int, default=5)
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    ap.add_argument("--busy", default=f"0,1,{ncpu}" if ncpu > 1 else "0,1",
-                    help="busy processes per setting, comma-separated (0: quiet)")
+    ap.add_argument(
+        "--busy",
+        default=f"0,1,{ncpu}" if ncpu > 1 else "0,1",
+        help="busy processes per setting, comma-separated (0: quiet)",
+    )
     ap.add_argument("--policies", default="package,spin", help=f"of {','.join(POLICY_ENV)}")
     ap.add_argument("--calls", default=",".join(FULL))
     args = ap.parse_args()
@@ -238,10 +250,13 @@ def main() -> None:
 
     busy_counts = [int(b) for b in args.busy.split(",")]
     policies = args.policies.split(",")
-    print(f"# Contention benchmark\n\n- machine: {machine()}\n- {utc_now()}; {ncpu} CPUs for this "
-          f"process; median of {args.repeats} runs after one warm-up, default threads and "
-          f"n_threads=1 alternated; busy loops = Python processes spinning in `for _ in range(10**6): pass`\n"
-          f"- command: python -m bench.contention {' '.join(sys.argv[1:])}\n", flush=True)
+    print(
+        f"# Contention benchmark\n\n- machine: {machine()}\n- {utc_now()}; {ncpu} CPUs for this "
+        f"process; median of {args.repeats} runs after one warm-up, default threads and "
+        f"n_threads=1 alternated; busy loops = Python processes spinning in `for _ in range(10**6): pass`\n"
+        f"- command: python -m bench.contention {' '.join(sys.argv[1:])}\n",
+        flush=True,
+    )
     rows = []
     for busy in busy_counts:
         with BusyLoops(busy):
@@ -253,8 +268,7 @@ def main() -> None:
                 os.environ.update(POLICY_ENV[policy])
                 try:
                     extra = ["--quick"] if args.quick else []
-                    res = run_worker("contention", "--repeats", str(args.repeats), "--calls", args.calls,
-                                     *extra)
+                    res = run_worker("contention", "--repeats", str(args.repeats), "--calls", args.calls, *extra)
                 finally:
                     for k, v in env_before.items():
                         os.environ.pop(k, None)
@@ -262,9 +276,12 @@ def main() -> None:
                             os.environ[k] = v
                 omp = res["openmp"]
                 setting = " ".join(f"{k}={v}" for k, v in POLICY_ENV[policy].items()) or "nothing set"
-                print(f"## {busy} busy process(es), policy {policy} ({setting}; the package loaded "
-                      f"OMP_WAIT_POLICY={omp['wait_policy']}): default threads {omp['default_threads']}; "
-                      f"{load_before} before\n", flush=True)
+                print(
+                    f"## {busy} busy process(es), policy {policy} ({setting}; the package loaded "
+                    f"OMP_WAIT_POLICY={omp['wait_policy']}): default threads {omp['default_threads']}; "
+                    f"{load_before} before\n",
+                    flush=True,
+                )
                 print("| call | default s | n_threads=1 s | default / 1 |\n|---|---|---|---|")
                 for name, r in res["results"].items():
                     md = statistics.median(r["times"]["default"])
@@ -276,22 +293,30 @@ def main() -> None:
                 print(flush=True)
     print("Run times (s), default | n_threads=1:")
     for busy, policy, name, _, _, _, t in rows:
-        print(f"- busy {busy}, {policy}, {name}: " + ", ".join(f"{x:.4g}" for x in t["default"])
-              + " | " + ", ".join(f"{x:.4g}" for x in t["one"]))
+        print(
+            f"- busy {busy}, {policy}, {name}: "
+            + ", ".join(f"{x:.4g}" for x in t["default"])
+            + " | "
+            + ", ".join(f"{x:.4g}" for x in t["one"])
+        )
     quiet_one = {(r[1], r[2]): r[4] for r in rows if r[0] == 0}
     for busy, policy, name, md, _, ratio, _ in rows:
         if name == "suggest" and busy > 0 and policy == "package":
             base = quiet_one.get((policy, name))
             quiet = f"; / the quiet single-BLAS-thread time {base:.4g} s = {md / base:.2f}" if base else ""
-            print(f"suggest_n_landmarks with {busy} busy: {md:.4g} s, {ratio:.2f} x its single-BLAS-thread "
-                  f"time under the same load (target <= {TARGET_RATIO}: "
-                  f"{'ok' if ratio <= TARGET_RATIO else 'MISS'}){quiet}")
+            print(
+                f"suggest_n_landmarks with {busy} busy: {md:.4g} s, {ratio:.2f} x its single-BLAS-thread "
+                f"time under the same load (target <= {TARGET_RATIO}: "
+                f"{'ok' if ratio <= TARGET_RATIO else 'MISS'}){quiet}"
+            )
     worst = [(r[5], r) for r in rows if r[0] > 0 and r[1] == "package" and r[2] != "eigh"]
     if worst:
         ratio, r = max(worst)
         verdict = "ok" if ratio <= TARGET_RATIO else "MISS"
-        print(f"\nWorst default/1 ratio under load with the package's defaults: {ratio:.2f} "
-              f"({r[2]}, {r[0]} busy; target <= {TARGET_RATIO}: {verdict})")
+        print(
+            f"\nWorst default/1 ratio under load with the package's defaults: {ratio:.2f} "
+            f"({r[2]}, {r[0]} busy; target <= {TARGET_RATIO}: {verdict})"
+        )
     print(f"- {load_average()} at the end")
 
 

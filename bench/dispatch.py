@@ -71,15 +71,37 @@ def pip_build(src: Path, target: Path, native: bool) -> None:
     env = {**os.environ, "NYSTROM_KME_NATIVE_ARCH": "ON" if native else "OFF"}
     build_dir = OUT / "build" / target.name
     print(f"building {target.name} from {src} (-march=native: {native}) ...", flush=True)
-    run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--target",
-         str(target), str(src), f"-Cbuild-dir={build_dir}"], env=env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(src),
+            f"-Cbuild-dir={build_dir}",
+        ],
+        env=env,
+    )
 
 
 def cmake_example(build: Path, cmake_dir: Path, extra_flags: str) -> Path:
     if build.exists():
         shutil.rmtree(build)
-    args = ["cmake", "-S", str(ROOT / "cpp" / "examples"), "-B", str(build), "-G", "Ninja",
-            "-DCMAKE_BUILD_TYPE=Release", f"-Dnystrom_kme_DIR={cmake_dir}"]
+    args = [
+        "cmake",
+        "-S",
+        str(ROOT / "cpp" / "examples"),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-Dnystrom_kme_DIR={cmake_dir}",
+    ]
     if extra_flags:
         args.append(f"-DCMAKE_CXX_FLAGS={extra_flags}")
     print(f"building the example in {build.name} (CXXFLAGS: {extra_flags or 'none'}) ...", flush=True)
@@ -118,8 +140,11 @@ def variant_env(variant: str, level: str | None = None) -> dict:
 
 def time_python(variant: str, level: str | None, size: tuple[int, int, int], dtype: str, fits: int) -> dict:
     n, m, d = size
-    out = run([sys.executable, "-c", WORKER, str(n), str(m), str(d), dtype, str(fits)],
-              env=variant_env(variant, level), cwd="/")
+    out = run(
+        [sys.executable, "-c", WORKER, str(n), str(m), str(d), dtype, str(fits)],
+        env=variant_env(variant, level),
+        cwd="/",
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if str(OUT / variant) not in result["path"]:
         raise RuntimeError(f"{variant} imported {result['path']}")
@@ -153,16 +178,22 @@ def main() -> None:
         build_all(reference)
     sizes = QUICK_SIZES if args.quick else SIZES
 
-    probe = json.loads(run([sys.executable, "-c", ("import json, nystrom_kme as nk; "
-                                                   "print(json.dumps(nk.show_config(mode='dicts')))")],
-                           env=variant_env("portable"), cwd="/").stdout)
+    probe = json.loads(
+        run(
+            [sys.executable, "-c", ("import json, nystrom_kme as nk; print(json.dumps(nk.show_config(mode='dicts')))")],
+            env=variant_env("portable"),
+            cwd="/",
+        ).stdout
+    )
     lower = [lvl for lvl in probe["simd"]["available"][:-1]]
     variants = ([("reference", None)] if reference else []) + [("native", None), ("portable", None)]
     variants += [("portable", lvl) for lvl in reversed(lower)]
 
     print(f"# Build variants (bench/dispatch.py)\n\n- machine: {machine()} at start")
-    print(f"- {utc_now()}; rounds {args.rounds} x {args.fits} "
-          f"fits per process; portable build's best level: {probe['simd']['level']}\n")
+    print(
+        f"- {utc_now()}; rounds {args.rounds} x {args.fits} "
+        f"fits per process; portable build's best level: {probe['simd']['level']}\n"
+    )
     results: dict = {"machine": machine(), "sizes": {}}
     for size in sizes:
         for dtype in ("float64", "float32"):
@@ -174,8 +205,10 @@ def main() -> None:
                     res = time_python(variant, level, size, dtype, args.fits)
                     per_round.setdefault(name, []).append(res["times"])
                 if dtype == "float64":
-                    for name, exe in (("example-consumer", OUT / "example-consumer" / "fit_example"),
-                                      ("example-native", OUT / "example-native" / "fit_example")):
+                    for name, exe in (
+                        ("example-consumer", OUT / "example-consumer" / "fit_example"),
+                        ("example-native", OUT / "example-native" / "fit_example"),
+                    ):
                         per_round.setdefault(name, []).append(time_example(exe, size, args.fits)["times"])
             results["sizes"][key] = per_round
             report(size, dtype, per_round)
@@ -186,8 +219,7 @@ def main() -> None:
 
 def ratio(per_round: dict, a: str, b: str) -> float:
     """Median over rounds of median(a) / median(b) in that round."""
-    return statistics.median(statistics.median(x) / statistics.median(y)
-                             for x, y in zip(per_round[a], per_round[b]))
+    return statistics.median(statistics.median(x) / statistics.median(y) for x, y in zip(per_round[a], per_round[b]))
 
 
 def report(size: tuple[int, int, int], dtype: str, per_round: dict) -> None:
@@ -198,8 +230,10 @@ def report(size: tuple[int, int, int], dtype: str, per_round: dict) -> None:
     for name, rounds in per_round.items():
         flat = [t for r in rounds for t in r]
         base = "example-native" if name.startswith("example") else "native"
-        print(f"| {name} | {statistics.median(flat):.3f} | {min(flat):.3f} | {max(flat):.3f} | "
-              f"{ratio(per_round, name, base):.3f} |")
+        print(
+            f"| {name} | {statistics.median(flat):.3f} | {min(flat):.3f} | {max(flat):.3f} | "
+            f"{ratio(per_round, name, base):.3f} |"
+        )
     checks = [("portable", "native", TARGET_PORTABLE)]
     if "reference" in per_round:
         checks.append(("portable", "reference", TARGET_PORTABLE))

@@ -35,25 +35,30 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figures
 from bench.harness import machine
+from nystrom_kme.datasets import GaussianMixture
 
 FIELDS = ["n", "policy", "m", "trial", "m_used", "error", "time_s", "sigma"]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true",
-                   help="n = 10^3, 10^4 (10^5 with 2 trials), 8-point grid, 5 trials, 3 for others")
+    p.add_argument(
+        "--quick", action="store_true", help="n = 10^3, 10^4 (10^5 with 2 trials), 8-point grid, 5 trials, 3 for others"
+    )
     p.add_argument("--n", type=int, nargs="*", help="sample sizes (default 1000 10000 100000)")
     p.add_argument("--trials", type=int, help="trials for n <= 10^4 (default 100; quick 5)")
     p.add_argument("--trials-large", type=int, help="trials for n > 10^4 (default 20; quick 2)")
     p.add_argument("--trials-others", type=int, help="trials for the other policies (default 10; quick 3)")
-    p.add_argument("--policies", nargs="*", default=["cortes-scott", "dpp-greedy"],
-                   help="other landmark policies besides uniform (default: cortes-scott dpp-greedy)")
+    p.add_argument(
+        "--policies",
+        nargs="*",
+        default=["cortes-scott", "dpp-greedy"],
+        help="other landmark policies besides uniform (default: cortes-scott dpp-greedy)",
+    )
     p.add_argument("--others-max-n", type=int, default=10_000, help="run other policies only for n <= this")
     p.add_argument("--others-max-m", type=int, default=2048, help="largest m for the other policies")
     p.add_argument("--grid-points", type=int, help="points of the log m grid 10..4096 (default 16; quick 8)")
@@ -72,8 +77,7 @@ def main() -> None:
     mixture = GaussianMixture(8, 10, random_state=0)
     sigma = nk.median_distance(mixture.sample(1000, random_state=12345), random_state=0)
     kernel = nk.Gaussian(sigma)
-    print(f"# Figure 1 — {machine()}; sigma = {sigma:.4f} (median distance, 1000 points); "
-          f"grid {grid}", flush=True)
+    print(f"# Figure 1 — {machine()}; sigma = {sigma:.4f} (median distance, 1000 points); grid {grid}", flush=True)
 
     t_start = time.perf_counter()
     csv_path = out / "figure1.csv"
@@ -87,28 +91,32 @@ def main() -> None:
                 X = mixture.sample(n, random_state=1_000_000 * (n % 997) + t)
                 t0 = time.perf_counter()
                 err = mixture.embedding_error(X, np.full(n, 1.0 / n), sigma)
-                record(n=n, policy="empirical", m=n, trial=t, m_used=n, error=err,
-                       time_s=time.perf_counter() - t0)
+                record(n=n, policy="empirical", m=n, trial=t, m_used=n, error=err, time_s=time.perf_counter() - t0)
                 for policy in ["uniform"] + (others if t < trials_others else []):
                     for m in grid:
                         if m > n or (policy != "uniform" and m > a.others_max_m):
                             continue
                         t0 = time.perf_counter()
-                        est = nk.NystromKME(kernel, n_landmarks=m, sampler=policy,
-                                            random_state=t).fit(X)
+                        est = nk.NystromKME(kernel, n_landmarks=m, sampler=policy, random_state=t).fit(X)
                         elapsed = time.perf_counter() - t0
                         err = mixture.embedding_error(est.landmarks_, est.weights_, sigma)
-                        record(n=n, policy=policy, m=m, trial=t, m_used=len(est.weights_),
-                               error=err, time_s=elapsed)
+                        record(n=n, policy=policy, m=m, trial=t, m_used=len(est.weights_), error=err, time_s=elapsed)
                 table.flush()
-            print(f"n = {n}: {n_trials} trials (others: {min(n_trials, trials_others) if others else 0}) "
-                  f"in {time.perf_counter() - t_n:.0f} s", flush=True)
+            print(
+                f"n = {n}: {n_trials} trials (others: {min(n_trials, trials_others) if others else 0}) "
+                f"in {time.perf_counter() - t_n:.0f} s",
+                flush=True,
+            )
 
     rows = table.rows
     policies = ["uniform", *a.policies]
-    lines = ["", f"Total {time.perf_counter() - t_start:.0f} s. CSV: {csv_path}", "",
-             ("| n | trials | empirical error (mean) | policy | smallest m within 10% | "
-              "√n log √n | error at that m |"), "|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"Total {time.perf_counter() - t_start:.0f} s. CSV: {csv_path}",
+        "",
+        ("| n | trials | empirical error (mean) | policy | smallest m within 10% | √n log √n | error at that m |"),
+        "|---|---|---|---|---|---|---|",
+    ]
     for n in ns:
         emp = [r["error"] for r in rows if r["n"] == n and r["policy"] == "empirical"]
         target = float(np.mean(emp))
@@ -117,14 +125,22 @@ def main() -> None:
             if not sub:
                 continue
             m_cell, at = figures.smallest_m_cells(rows, "n", n, policy, target)
-            lines.append(f"| {n} | {len({r['trial'] for r in sub})} | {target:.3e} | {policy} | "
-                         f"{m_cell} | {figures.sqrt_log(n)} | {at} |")
+            lines.append(
+                f"| {n} | {len({r['trial'] for r in sub})} | {target:.3e} | {policy} | "
+                f"{m_cell} | {figures.sqrt_log(n)} | {at} |"
+            )
     print("\n".join(lines), flush=True)
 
     panels = [(n, policies, n, f"n = {n:,}  (d = 10, p = 8 mixture)") for n in ns]
-    figures.plot_figure(rows, "n", panels, (5.2, 4.4),
-                        "Exact error of the empirical and Nyström embeddings: mean, 5–95% band",
-                        "figure1.png", out)
+    figures.plot_figure(
+        rows,
+        "n",
+        panels,
+        (5.2, 4.4),
+        "Exact error of the empirical and Nyström embeddings: mean, 5–95% band",
+        "figure1.png",
+        out,
+    )
 
 
 if __name__ == "__main__":

@@ -39,11 +39,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import _core
 
+import nystrom_kme as nk
 from bench import figures
 from bench.harness import machine
+from nystrom_kme import _core
 
 FIELDS = ["dataset", "policy", "m", "trial", "m_used", "error", "time_s", "sigma", "N", "n", "d"]
 
@@ -161,7 +161,7 @@ def main() -> None:
     loaders = {k: LOADERS[k] for k in a.datasets}
     for spec in a.extra:
         name, path = spec.split("=", 1)
-        loaders[name] = (lambda pth=path: np.load(pth).astype(np.float64))
+        loaders[name] = lambda pth=path: np.load(pth).astype(np.float64)
 
     info: dict[str, dict] = {}
     skipped: list[str] = []
@@ -188,41 +188,65 @@ def main() -> None:
                 X = np.ascontiguousarray(Z[trng.integers(0, N, size=n)])
                 t0 = time.perf_counter()
                 c = pool_sums(X, Z, kern)
-                record(policy="empirical", m=n, trial=t, m_used=n,
-                       error=empirical_error(t_term, X, c, kern), time_s=time.perf_counter() - t0)
+                record(
+                    policy="empirical",
+                    m=n,
+                    trial=t,
+                    m_used=n,
+                    error=empirical_error(t_term, X, c, kern),
+                    time_s=time.perf_counter() - t0,
+                )
                 for m in grid:
                     t0 = time.perf_counter()
-                    est = nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler="uniform",
-                                        random_state=t).fit(X)
+                    est = nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler="uniform", random_state=t).fit(X)
                     elapsed = time.perf_counter() - t0
-                    record(policy="uniform", m=m, trial=t, m_used=len(est.weights_),
-                           error=estimator_error(t_term, est, c, Z, kern), time_s=elapsed)
+                    record(
+                        policy="uniform",
+                        m=m,
+                        trial=t,
+                        m_used=len(est.weights_),
+                        error=estimator_error(t_term, est, c, Z, kern),
+                        time_s=elapsed,
+                    )
                 table.flush()
             print(f"  {trials} trials in {time.perf_counter() - t_ds:.0f} s", flush=True)
 
     rows = table.rows
     names = list(info)
-    lines = ["", f"Total {time.perf_counter() - t_start:.0f} s. CSV: {out / 'figure2.csv'}", "",
-             (f"| data set (package) | N | d | σ | empirical error (n = {n}, mean) | "
-              "smallest m within 10% | √n log √n | error at that m |"),
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"Total {time.perf_counter() - t_start:.0f} s. CSV: {out / 'figure2.csv'}",
+        "",
+        (
+            f"| data set (package) | N | d | σ | empirical error (n = {n}, mean) | "
+            "smallest m within 10% | √n log √n | error at that m |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name in names:
         emp = float(np.mean([r["error"] for r in rows if r["dataset"] == name and r["policy"] == "empirical"]))
         m_cell, at = figures.smallest_m_cells(rows, "dataset", name, "uniform", emp)
         i = info[name]
-        lines.append(f"| {name} ({SOURCES.get(name, 'file')}) | {i['N']} | {i['d']} | {i['sigma']:.3g} | "
-                     f"{emp:.3e} | {m_cell} | {figures.sqrt_log(n)} | {at} |")
+        lines.append(
+            f"| {name} ({SOURCES.get(name, 'file')}) | {i['N']} | {i['d']} | {i['sigma']:.3g} | "
+            f"{emp:.3e} | {m_cell} | {figures.sqrt_log(n)} | {at} |"
+        )
     if skipped:
         lines.append(f"\nSkipped (not installed): {', '.join(skipped)}")
     print("\n".join(lines), flush=True)
     if not names:
         return
 
-    panels = [(name, ["uniform"], n, f"{name} (d = {i['d']}, N = {i['N']:,}, n = {n:,})")
-              for name, i in info.items()]
-    figures.plot_figure(rows, "dataset", panels, (4.8, 4.3),
-                        "Real data, rho = uniform over N points: exact error, mean and 5–95% band",
-                        "figure2.png", out)
+    panels = [(name, ["uniform"], n, f"{name} (d = {i['d']}, N = {i['N']:,}, n = {n:,})") for name, i in info.items()]
+    figures.plot_figure(
+        rows,
+        "dataset",
+        panels,
+        (4.8, 4.3),
+        "Real data, rho = uniform over N points: exact error, mean and 5–95% band",
+        "figure2.png",
+        out,
+    )
 
 
 if __name__ == "__main__":

@@ -12,15 +12,37 @@ import numpy as np
 
 from bench.harness import OUT, ROOT
 
-__all__ = ["COLORS", "DOCS_FIGURES", "LABELS", "OUT", "CsvRows", "m_grid", "plot_figure",
-           "plot_panels", "pyplot", "save_figure", "smallest_m_cells", "smallest_m_within",
-           "sqrt_log", "stats"]
+__all__ = [
+    "COLORS",
+    "DOCS_FIGURES",
+    "LABELS",
+    "OUT",
+    "CsvRows",
+    "m_grid",
+    "plot_figure",
+    "plot_panels",
+    "pyplot",
+    "save_figure",
+    "smallest_m_cells",
+    "smallest_m_within",
+    "sqrt_log",
+    "stats",
+]
 
 DOCS_FIGURES = ROOT / "docs" / "figures"
 
-COLORS = {"empirical": "C0", "uniform": "C1", "cortes-scott": "C2", "dpp-greedy": "C3",
-          "greedy-cholesky": "C4", "rpcholesky": "C5", "block-rpcholesky": "C6",
-          "herding": "C7", "rls": "C8", "uniform-without-replacement": "C9"}
+COLORS = {
+    "empirical": "C0",
+    "uniform": "C1",
+    "cortes-scott": "C2",
+    "dpp-greedy": "C3",
+    "greedy-cholesky": "C4",
+    "rpcholesky": "C5",
+    "block-rpcholesky": "C6",
+    "herding": "C7",
+    "rls": "C8",
+    "uniform-without-replacement": "C9",
+}
 LABELS = {"empirical": "empirical (all n points)", "uniform": "Nyström (uniform landmarks)"}
 
 
@@ -65,8 +87,9 @@ def stats(values: list[float]) -> tuple[float, float, float]:
     return float(a.mean()), float(np.percentile(a, 5)), float(np.percentile(a, 95))
 
 
-def smallest_m_within(rows: list[dict], key: str, value, policy: str, target: float,
-                      tol: float = 0.10) -> tuple[int | None, int]:
+def smallest_m_within(
+    rows: list[dict], key: str, value, policy: str, target: float, tol: float = 0.10
+) -> tuple[int | None, int]:
     """Smallest grid m whose mean error is <= (1 + tol) * target; (None, max m) if none."""
     sub = [r for r in rows if r[key] == value and r["policy"] == policy]
     ms = sorted({r["m"] for r in sub})
@@ -86,16 +109,14 @@ def smallest_m_cells(rows: list[dict], key: str, value, policy: str, target: flo
     return str(m), f"{np.mean(at):.3e}"
 
 
-def plot_panels(ax, rows: list[dict], key: str, value, policies: list[str], n_for_rate: int,
-                title: str) -> None:
+def plot_panels(ax, rows: list[dict], key: str, value, policies: list[str], n_for_rate: int, title: str) -> None:
     """One panel in the paper's layout: error vs m, mean line + 5/95 percentile band."""
     emp = [r["error"] for r in rows if r[key] == value and r["policy"] == "empirical"]
     all_ms = sorted({r["m"] for r in rows if r[key] == value and r["policy"] != "empirical"})
     if emp and all_ms:
         mean, lo, hi = stats(emp)
         x = [all_ms[0], all_ms[-1]]
-        ax.plot(x, [mean, mean], color=COLORS["empirical"], lw=2,
-                label=f"{LABELS['empirical']} ({len(emp)} trials)")
+        ax.plot(x, [mean, mean], color=COLORS["empirical"], lw=2, label=f"{LABELS['empirical']} ({len(emp)} trials)")
         ax.fill_between(x, [lo, lo], [hi, hi], color=COLORS["empirical"], alpha=0.2)
     for policy in policies:
         sub = [r for r in rows if r[key] == value and r["policy"] == policy]
@@ -105,8 +126,7 @@ def plot_panels(ax, rows: list[dict], key: str, value, policies: list[str], n_fo
         s = np.array([stats([r["error"] for r in sub if r["m"] == m]) for m in ms])
         trials = len({r["trial"] for r in sub})
         color = COLORS.get(policy)
-        ax.plot(ms, s[:, 0], "o-", ms=3, color=color,
-                label=f"{LABELS.get(policy, policy)} ({trials} trials)")
+        ax.plot(ms, s[:, 0], "o-", ms=3, color=color, label=f"{LABELS.get(policy, policy)} ({trials} trials)")
         ax.fill_between(ms, s[:, 1], s[:, 2], color=color, alpha=0.2)
     rate = sqrt_log(n_for_rate)
     ax.axvline(rate, color="k", ls=":", lw=1, label=r"$m=\sqrt{n}\,\log\sqrt{n}$" + f" = {rate}")
@@ -128,8 +148,15 @@ def pyplot():
     return plt
 
 
-def plot_figure(rows: list[dict], key: str, panels: list[tuple], panel_size: tuple[float, float],
-                suptitle: str, name: str, out: Path) -> tuple[Path, Path]:
+def plot_figure(
+    rows: list[dict],
+    key: str,
+    panels: list[tuple],
+    panel_size: tuple[float, float],
+    suptitle: str,
+    name: str,
+    out: Path,
+) -> tuple[Path, Path]:
     """One row of plot_panels, `panels` = [(value, policies, n_for_rate, title), ...], with
     the legend on the first; saved by save_figure (paths printed). Returns (PNG, copy)."""
     plt = pyplot()

@@ -28,10 +28,10 @@ import tracemalloc
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme.datafiles import read_data
 
+import nystrom_kme as nk
 from bench.harness import machine, utc_now
+from nystrom_kme.datafiles import read_data
 
 
 def csv_seconds(folder: str, rows: int, repeats: int) -> float:
@@ -115,11 +115,15 @@ def main() -> None:
         s = csv_seconds(folder, args.csv_rows, args.repeats)
         print(f"| CSV {args.csv_rows} x 5, read_data, all blocks | median {s:.3f} s of {args.repeats} |")
         size, (peak, secs, outcome) = bomb(folder, args.bomb_gib)
-        print(f"| bomb: {args.bomb_gib:g} GiB member in a {size / 2**20:.1f} MiB file | peak {peak:.1f} MiB, "
-              f"{secs:.2f} s | {outcome} |")
+        print(
+            f"| bomb: {args.bomb_gib:g} GiB member in a {size / 2**20:.1f} MiB file | peak {peak:.1f} MiB, "
+            f"{secs:.2f} s | {outcome} |"
+        )
         size, (peak, secs, outcome) = genuine(folder, args.m, args.d)
-        print(f"| saved NystromKME, m = {args.m}, d = {args.d}: {size / 2**20:.1f} MiB file | peak {peak:.1f} MiB "
-              f"({peak * 2**20 / size:.2f} x the file), {secs:.2f} s | {outcome} |")
+        print(
+            f"| saved NystromKME, m = {args.m}, d = {args.d}: {size / 2**20:.1f} MiB file | peak {peak:.1f} MiB "
+            f"({peak * 2**20 / size:.2f} x the file), {secs:.2f} s | {outcome} |"
+        )
     print(f"end: {machine()}")
 
 

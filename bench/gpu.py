@@ -77,9 +77,15 @@ def correctness(cp: Any) -> list[str]:
     import nystrom_kme as nk
     from nystrom_kme import _core
     from nystrom_kme.cuda import sums
+
     rng = np.random.default_rng(0)
-    kernels = [nk.Gaussian(2.0), nk.Laplacian(2.0), nk.Matern(2.0, nu=1.5), nk.Matern(2.0, nu=2.5),
-               nk.InverseMultiquadric(2.0)]
+    kernels = [
+        nk.Gaussian(2.0),
+        nk.Laplacian(2.0),
+        nk.Matern(2.0, nu=1.5),
+        nk.Matern(2.0, nu=2.5),
+        nk.InverseMultiquadric(2.0),
+    ]
     rows, failed = [], []
     for dtype in (np.float32, np.float64):
         X = rng.normal(size=(50_003, 10)).astype(dtype)
@@ -95,8 +101,9 @@ def correctness(cp: Any) -> list[str]:
             ok = worst <= TOL[np.dtype(dtype).name]
             if not ok:
                 failed.append(f"{k.name} {np.dtype(dtype).name}")
-            rows.append(f"| {k.name} | {np.dtype(dtype).name} | {e1:.1e} | {e9:.1e} | {em:.1e} | "
-                        f"{'ok' if ok else 'FAIL'} |")
+            rows.append(
+                f"| {k.name} | {np.dtype(dtype).name} | {e1:.1e} | {e9:.1e} | {em:.1e} | {'ok' if ok else 'FAIL'} |"
+            )
     table = ["| kernel | dtype | K(L,X)1 | K(L,X)W, k=9 | K(L,L) | ≤ tol |", "|---|---|---|---|---|---|", *rows]
     if failed:
         table.append(f"\nCORRECTNESS FAILED: {', '.join(failed)}")
@@ -112,7 +119,7 @@ def torch_unfused(torch: Any, L: Any, X: Any, bandwidth: float) -> Any:
     out = torch.zeros(m, dtype=torch.float64, device=L.device)
     scale = -0.5 / bandwidth**2
     for start in range(0, X.shape[0], chunk):
-        x = X[start:start + chunk]
+        x = X[start : start + chunk]
         d2 = (l2 + (x * x).sum(1)[None, :] - 2.0 * (L @ x.T)).clamp_min_(0)
         out += torch.exp(d2 * scale).sum(1, dtype=torch.float64)
     return out
@@ -122,8 +129,10 @@ def row_sum_cases(cp: Any, quick: bool, repeats: int) -> list[str]:
     import nystrom_kme as nk
     from nystrom_kme import _core
     from nystrom_kme.cuda import sums
+
     try:
         import torch
+
         have_torch = torch.cuda.is_available()
     except ImportError:
         torch, have_torch = None, False
@@ -138,13 +147,17 @@ def row_sum_cases(cp: Any, quick: bool, repeats: int) -> list[str]:
             k = nk.Gaussian(math.sqrt(d))
             ours = timed(cp, lambda L=L, X=X, k=k: sums.row_sums(L, X, k), repeats)
             sub = cp.asnumpy(L[:16])  # correctness at full n on 16 landmarks
-            err = rel(cp.asnumpy(sums.row_sums(L[:16], X, k)), _core.kernel_row_sums(sub, cp.asnumpy(X),
-                                                                                      k.to_core(), 0))
+            err = rel(
+                cp.asnumpy(sums.row_sums(L[:16], X, k)), _core.kernel_row_sums(sub, cp.asnumpy(X), k.to_core(), 0)
+            )
             ok = "ok" if err <= TOL[name] else "FAIL"
             if have_torch:
-                tL, tX = torch.from_dlpack(L), torch.from_dlpack(X)
-                base = timed(cp, lambda tL=tL, tX=tX, s=math.sqrt(d): (torch_unfused(torch, tL, tX, s),
-                                                                  torch.cuda.synchronize()), repeats)
+                tL, tX, scale = torch.from_dlpack(L), torch.from_dlpack(X), math.sqrt(d)
+                base = timed(
+                    cp,
+                    lambda tL=tL, tX=tX, s=scale: (torch_unfused(torch, tL, tX, s), torch.cuda.synchronize()),
+                    repeats,
+                )
                 del tL, tX
                 base_s, ratio = f"{base:.4f}", f"{base / ours:.1f}×"
             else:
@@ -152,20 +165,25 @@ def row_sum_cases(cp: Any, quick: bool, repeats: int) -> list[str]:
             rows.append(f"| ({n:.0e}, {m}, {d}) | {name} | {ours:.4f} | {base_s} | {ratio} | {err:.1e} {ok} |")
             del X, L
             cp.get_default_memory_pool().free_all_blocks()
-    return ["| (n, m, d) | dtype | fused (s) | torch unfused (s) | speed-up | vs CPU core |",
-            "|---|---|---|---|---|---|", *rows]
+    return [
+        "| (n, m, d) | dtype | fused (s) | torch unfused (s) | speed-up | vs CPU core |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
 
 
 def end_to_end(cp: Any, quick: bool) -> list[str]:
     import nystrom_kme as nk
+
     scale = 100 if quick else 1
     gen = cp.random.default_rng(2)
     n = 10**6 // scale
     X = gen.standard_normal((n, 10), dtype=cp.float32)
     Y = gen.standard_normal((n, 10), dtype=cp.float32) + 0.01
     t0 = time.perf_counter()
-    res = nk.two_sample_test(X, Y, kernel=nk.Gaussian(math.sqrt(10)), n_landmarks=1000,
-                             n_permutations=200, random_state=0)
+    res = nk.two_sample_test(
+        X, Y, kernel=nk.Gaussian(math.sqrt(10)), n_landmarks=1000, n_permutations=200, random_state=0
+    )
     t_test = time.perf_counter() - t0
     del X, Y
     n_fit = 10**7 // scale
@@ -174,10 +192,13 @@ def end_to_end(cp: Any, quick: bool) -> list[str]:
     t0 = time.perf_counter()
     nk.NystromKME(nk.Gaussian(math.sqrt(10)), n_landmarks=1000, random_state=0).fit(Z)
     t_fit = time.perf_counter() - t0
-    return ["| task | seconds |", "|---|---|",
-            f"| two-sample test, {n:.0e} per sample, m = 1000, 200 permutations, float32 "
-            f"(p = {res.pvalue:.3f}) | {t_test:.2f} |",
-            f"| fit, n = {n_fit:.0e}, m = 1000, d = 10, float32, data on the GPU | {t_fit:.2f} |"]
+    return [
+        "| task | seconds |",
+        "|---|---|",
+        f"| two-sample test, {n:.0e} per sample, m = 1000, 200 permutations, float32 "
+        f"(p = {res.pvalue:.3f}) | {t_test:.2f} |",
+        f"| fit, n = {n_fit:.0e}, m = 1000, d = 10, float32, data on the GPU | {t_fit:.2f} |",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,8 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## GPU path: {gpu}{' (quick)' if args.quick else ''}\n")
     check = correctness(cp)
     print("### Against the CPU core (largest relative difference)\n", *check, sep="\n")
-    print("\n### Row sums K(L, X) 1, Gaussian, median seconds\n", *row_sum_cases(cp, args.quick, args.repeats),
-          sep="\n")
+    print(
+        "\n### Row sums K(L, X) 1, Gaussian, median seconds\n", *row_sum_cases(cp, args.quick, args.repeats), sep="\n"
+    )
     print("\n### End to end (data on the GPU)\n", *end_to_end(cp, args.quick), sep="\n")
     return 1 if any("FAIL" in line for line in check) else 0
 

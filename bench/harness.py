@@ -26,9 +26,24 @@ ROOT = BENCH_DIR.parent  # the repository root: workers run from here
 OUT = BENCH_DIR / "out"  # results, builds and figures of the scripts (ignored by git)
 
 __all__ = [
-    "BENCH_DIR", "NUMPY_BLOCK", "OUT", "ROOT", "RowSums", "RssPeak", "WorkerError",
-    "gaussian_kernel", "load_average", "machine", "machine_info", "median_time",
-    "mem_available_gb", "numpy_row_sums", "peak_rss_mb", "rss_mb", "run_worker", "time_calls",
+    "BENCH_DIR",
+    "NUMPY_BLOCK",
+    "OUT",
+    "ROOT",
+    "RowSums",
+    "RssPeak",
+    "WorkerError",
+    "gaussian_kernel",
+    "load_average",
+    "machine",
+    "machine_info",
+    "median_time",
+    "mem_available_gb",
+    "numpy_row_sums",
+    "peak_rss_mb",
+    "rss_mb",
+    "run_worker",
+    "time_calls",
     "utc_now",
 ]
 
@@ -191,13 +206,12 @@ def gaussian_kernel(A: np.ndarray, B: np.ndarray, sigma: float) -> np.ndarray:
 
 
 class RowSums(NamedTuple):
-    sums: np.ndarray   # K(L, X) 1, float64
-    seconds: float     # elapsed (projected total when not complete)
-    complete: bool     # False: stopped early at the deadline
+    sums: np.ndarray  # K(L, X) 1, float64
+    seconds: float  # elapsed (projected total when not complete)
+    complete: bool  # False: stopped early at the deadline
 
 
-def numpy_row_sums(L: np.ndarray, X: np.ndarray, bandwidth: float,
-                   deadline_s: float | None = None) -> RowSums:
+def numpy_row_sums(L: np.ndarray, X: np.ndarray, bandwidth: float, deadline_s: float | None = None) -> RowSums:
     """Blocked numpy K(L, X) 1 for the Gaussian kernel, in the dtype of L and X (sums
     accumulated in float64): ||l||^2 + ||x||^2 - 2 L X_b^T over NUMPY_BLOCK-row blocks X_b
     of X, exp, sum.
@@ -214,7 +228,7 @@ def numpy_row_sums(L: np.ndarray, X: np.ndarray, bandwidth: float,
     out = np.zeros(L.shape[0], dtype=np.float64)
     G = np.empty((L.shape[0], NUMPY_BLOCK), dtype=dt)
     for start in range(0, n, NUMPY_BLOCK):
-        Xb = X[start:start + NUMPY_BLOCK]
+        Xb = X[start : start + NUMPY_BLOCK]
         b = Xb.shape[0]
         g = G[:, :b]
         np.matmul(L, Xb.T, out=g)

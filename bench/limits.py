@@ -64,7 +64,10 @@ def gemm_rates(n: int, reps: int, unset_openblas_env: bool) -> dict:
     env = limit_env() if unset_openblas_env else dict(os.environ)
     out = subprocess.run(
         [sys.executable, "-c", _GEMM_CODE, str(n), str(reps)],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -82,12 +85,17 @@ def exp_rates(n_threads: int, reps: int) -> dict:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         zgv = []
         if shutil.which("objdump"):
-            dis = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True,
-                                 check=False).stdout
+            dis = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True, check=False).stdout
             zgv = sorted(set(re.findall(r"_ZGV\w+", dis)))
         env = dict(os.environ, OMP_NUM_THREADS=str(n_threads))
-        out = subprocess.run([str(exe), str(n_threads), str(reps), "5"], env=env,
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [str(exe), str(n_threads), str(reps), "5"], env=env, capture_output=True, text=True, check=True
+        ).stdout
     vals = dict(line.split() for line in out.strip().splitlines())
-    return {"float64": float(vals["double"]), "float32": float(vals["float"]),
-            "threads": int(vals["threads"]), "zgv": zgv, "cmd": " ".join(cmd[:-2])}
+    return {
+        "float64": float(vals["double"]),
+        "float32": float(vals["float"]),
+        "threads": int(vals["threads"]),
+        "zgv": zgv,
+        "cmd": " ".join(cmd[:-2]),
+    }

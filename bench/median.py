@@ -16,8 +16,8 @@ import argparse
 import math
 
 import numpy as np
-import nystrom_kme as nk
 
+import nystrom_kme as nk
 from bench.harness import machine, median_time, utc_now
 
 
@@ -30,7 +30,7 @@ def numpy_median_distance(X: np.ndarray, subset: int = 1000, random_state: int =
     largest = float(np.abs(Z).max())
     scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
     Z = Z / scale
-    d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
+    d2 = np.concatenate([((Z[i + 1 :] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
     return float(np.median(np.sqrt(d2))) * scale
 
 

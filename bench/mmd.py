@@ -32,8 +32,9 @@ def samples(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def numpy_mmd2(X: np.ndarray, Y: np.ndarray, block: int = 4096) -> float:
     def mean_k(A, B):
-        total = sum(gaussian_kernel(A[i:i + block], B, SIGMA).sum() for i in range(0, len(A), block))
+        total = sum(gaussian_kernel(A[i : i + block], B, SIGMA).sum() for i in range(0, len(A), block))
         return total / (len(A) * len(B))
+
     return mean_k(X, X) + mean_k(Y, Y) - 2 * mean_k(X, Y)
 
 
@@ -51,23 +52,23 @@ def worker(method: str, n: int) -> None:
     else:
         value = numpy_mmd2(X, Y)
     elapsed = time.perf_counter() - start
-    print(json.dumps({"time": elapsed, "mmd": math.sqrt(max(value, 0.0)),
-                      "rss_mb": peak_rss_mb() - base}))
+    print(json.dumps({"time": elapsed, "mmd": math.sqrt(max(value, 0.0)), "rss_mb": peak_rss_mb() - base}))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true", help="n = 10^3, 10^4 (a smoke run)")
-    ap.add_argument("--budget", type=float, default=300.0,
-                    help="skip exact methods estimated to take longer (seconds)")
+    ap.add_argument("--budget", type=float, default=300.0, help="skip exact methods estimated to take longer (seconds)")
     args = ap.parse_args()
     if args.worker:
         worker(args.worker[0], int(args.worker[1]))
         return
     sizes = [10**3, 10**4] if args.quick else [10**4, 10**5, 10**6]
-    print(f"# MMD benchmark\n\n- machine: {machine()}\n- {utc_now()}"
-          f"; d = 10 mixture, Y shifted by 0.1, Gaussian sigma = {SIGMA}; n1 = n2 = n\n")
+    print(
+        f"# MMD benchmark\n\n- machine: {machine()}\n- {utc_now()}"
+        f"; d = 10 mixture, Y shifted by 0.1, Gaussian sigma = {SIGMA}; n1 = n2 = n\n"
+    )
     print("| n | method | time s | peak RSS growth MB | MMD | abs diff vs exact C++ |")
     print("|---|---|---|---|---|---|")
     unit = {}
@@ -83,8 +84,7 @@ def main() -> None:
             if method == "exact_cpp":
                 exact = r["mmd"]
             diff = "" if exact is None or method == "exact_cpp" else f"{abs(r['mmd'] - exact):.2e}"
-            print(f"| {n:.0e} | {method} | {r['time']:.3f} | {r['rss_mb']:.1f} | {r['mmd']:.6f} | {diff} |",
-                  flush=True)
+            print(f"| {n:.0e} | {method} | {r['time']:.3f} | {r['rss_mb']:.1f} | {r['mmd']:.6f} | {diff} |", flush=True)
 
 
 if __name__ == "__main__":

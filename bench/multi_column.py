@@ -100,8 +100,7 @@ def worker(level: str, n: int, repeats: int, multi: bool) -> dict:
 
             one = _core.split_kernel_sums_multi(L, Z, splits(), kernels, 1)
             sep = separate()
-            out["multi_agreement"] = max(float(np.abs(one[j] - sep[j]).max() / np.abs(sep[j]).max())
-                                         for j in range(K))
+            out["multi_agreement"] = max(float(np.abs(one[j] - sep[j]).max() / np.abs(sep[j]).max()) for j in range(K))
             calls = {
                 "multi": lambda: _core.split_kernel_sums_multi(L, Z, splits(), kernels, 1),
                 "separate": separate,
@@ -139,8 +138,9 @@ def dgemm_rates(threads: int, m: int, n: int, k: int, repeats: int = 5) -> dict:
     n' = min(n, GEMM_DEPTH), 'square' for 2048^2; 'blas': the OpenBLAS kernel that ran."""
     env = {key: v for key, v in os.environ.items() if key not in OPENBLAS_OVERRIDES}
     args = [str(threads), str(m), str(min(n, GEMM_DEPTH)), str(k), str(repeats)]
-    res = subprocess.run([sys.executable, "-c", _DGEMM_CODE, *args], env=env, capture_output=True,
-                         text=True, check=True)
+    res = subprocess.run(
+        [sys.executable, "-c", _DGEMM_CODE, *args], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -160,10 +160,14 @@ def report(r: dict) -> None:
     n, m, B = r["n"], r["m"], r["B"]
     flops = 2.0 * m * n * (B + 1)
     t = r["product"]
-    print(f"### {r['level']} (OpenBLAS kernel: {', '.join(map(str, r['blas']))}), n = {n:.0e} pooled, "
-          f"m = {m}, B = {B}, d = 5, one thread\n")
-    print("| clock | row pass s | split_kernel_sums s | product s | product GFLOP/s | DGEMM shape GFLOP/s "
-          "| DGEMM 2048² GFLOP/s | product / DGEMM shape | product / DGEMM 2048² |")
+    print(
+        f"### {r['level']} (OpenBLAS kernel: {', '.join(map(str, r['blas']))}), n = {n:.0e} pooled, "
+        f"m = {m}, B = {B}, d = 5, one thread\n"
+    )
+    print(
+        "| clock | row pass s | split_kernel_sums s | product s | product GFLOP/s | DGEMM shape GFLOP/s "
+        "| DGEMM 2048² GFLOP/s | product / DGEMM shape | product / DGEMM 2048² |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     shape_flops = 2.0 * m * r["n_gemm"] * (B + 1)
     for i, clock in enumerate(("CPU", "wall")):
@@ -171,33 +175,46 @@ def report(r: dict) -> None:
         rate = flops / prod / 1e9
         shape = shape_flops / t["dgemm shape"][i] / 1e9
         square = 2.0 * 2048**3 / t["dgemm square"][i] / 1e9
-        print(f"| {clock} | {t['row pass'][i]:.3f} | {t['split'][i]:.3f} | {prod:.3f} | {rate:.1f} | {shape:.1f} "
-              f"| {square:.1f} | {rate / shape:.2f} | {rate / square:.2f} |")
+        print(
+            f"| {clock} | {t['row pass'][i]:.3f} | {t['split'][i]:.3f} | {prod:.3f} | {rate:.1f} | {shape:.1f} "
+            f"| {square:.1f} | {rate / shape:.2f} | {rate / square:.2f} |"
+        )
     cpu_prod = flops / (t["split"][0] - t["row pass"][0])
     worst = min(cpu_prod / (shape_flops / t["dgemm shape"][0]), cpu_prod / (2.0 * 2048**3 / t["dgemm square"][0]))
-    print(f"\nTarget product >= {TARGET_FRACTION} x DGEMM (CPU clock, against the higher DGEMM rate): "
-          f"{worst:.2f} {'ok' if worst >= TARGET_FRACTION else 'MISS'}\n", flush=True)
+    print(
+        f"\nTarget product >= {TARGET_FRACTION} x DGEMM (CPU clock, against the higher DGEMM rate): "
+        f"{worst:.2f} {'ok' if worst >= TARGET_FRACTION else 'MISS'}\n",
+        flush=True,
+    )
     if "multi" not in r:
         return
     s = r["multi_shape"]
     t = r["multi"]
     flops = 2.0 * s["K"] * s["m"] * s["n"] * (s["B"] + 1)
-    print(f"### {r['level']}: K = {s['K']} kernels in one pass, m = {s['m']}, n = {s['n']} pooled, "
-          f"d = {s['d']}, B = {s['B']}, one thread\n")
-    print("| clock | split_kernel_sums_multi s | K separate calls s | distance pass s | K products + one "
-          "distance pass s | limit s (2KmnB'/DGEMM 2048² + distance pass) | multi / (K products + pass) "
-          "| multi / limit | separate / multi |")
+    print(
+        f"### {r['level']}: K = {s['K']} kernels in one pass, m = {s['m']}, n = {s['n']} pooled, "
+        f"d = {s['d']}, B = {s['B']}, one thread\n"
+    )
+    print(
+        "| clock | split_kernel_sums_multi s | K separate calls s | distance pass s | K products + one "
+        "distance pass s | limit s (2KmnB'/DGEMM 2048² + distance pass) | multi / (K products + pass) "
+        "| multi / limit | separate / multi |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for i, clock in enumerate(("CPU", "wall")):
         square = 2.0 * 2048**3 / t["dgemm square"][i]
         limit = flops / square + t["distance pass"][i]
         # a separate call = its distance pass + its product part
         products = t["separate"][i] - (s["K"] - 1) * t["distance pass"][i]
-        print(f"| {clock} | {t['multi'][i]:.3f} | {t['separate'][i]:.3f} | {t['distance pass'][i]:.4f} "
-              f"| {products:.3f} | {limit:.3f} | {t['multi'][i] / products:.2f} | {t['multi'][i] / limit:.2f} "
-              f"| {t['separate'][i] / t['multi'][i]:.2f} |")
-    print(f"\nmax |S_multi - S_separate| / max |S_separate| over the {s['K']} kernels: "
-          f"{r['multi_agreement']:.1e}\n", flush=True)
+        print(
+            f"| {clock} | {t['multi'][i]:.3f} | {t['separate'][i]:.3f} | {t['distance pass'][i]:.4f} "
+            f"| {products:.3f} | {limit:.3f} | {t['multi'][i] / products:.2f} | {t['multi'][i] / limit:.2f} "
+            f"| {t['separate'][i] / t['multi'][i]:.2f} |"
+        )
+    print(
+        f"\nmax |S_multi - S_separate| / max |S_separate| over the {s['K']} kernels: {r['multi_agreement']:.1e}\n",
+        flush=True,
+    )
 
 
 def main() -> None:

@@ -76,7 +76,7 @@ def sklearn_row_sums(L: np.ndarray, X: np.ndarray, sigma: float) -> np.ndarray:
 
     s = np.zeros(L.shape[0])
     for start in range(0, X.shape[0], NUMPY_BLOCK):
-        s += rbf_kernel(L, X[start:start + NUMPY_BLOCK], gamma=0.5 / sigma**2).sum(1)
+        s += rbf_kernel(L, X[start : start + NUMPY_BLOCK], gamma=0.5 / sigma**2).sum(1)
     return s
 
 
@@ -95,10 +95,13 @@ def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict
 
         kern = _core.Kernel("gaussian", sigma)
         if task == "rowsums":
-            fn = lambda: np.asarray(_core.kernel_row_sums(L, X, kern, 0))
+
+            def fn():
+                return np.asarray(_core.kernel_row_sums(L, X, kern, 0))
         else:
-            fn = lambda: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m,
-                                       sampler=idx).fit(X).weights_
+
+            def fn():
+                return nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler=idx).fit(X).weights_
     elif method in ("numpy", "sklearn-rbf"):
         rs = numpy_rs if method == "numpy" else sklearn_row_sums
         if method == "sklearn-rbf":
@@ -108,7 +111,7 @@ def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict
         import pykeops
         from pykeops.numpy import LazyTensor
 
-        pykeops.clean_pykeops()                  # so that the warm-up includes the compile
+        pykeops.clean_pykeops()  # so that the warm-up includes the compile
 
         def keops_rs(L, X, sigma):
             Li, Xj = LazyTensor(L[:, None, :]), LazyTensor(X[None, :, :])
@@ -119,21 +122,25 @@ def worker(method: str, task: str, n: int, d: int, m: int, repeats: int) -> dict
         from sklearn.kernel_approximation import Nystroem
 
         t0 = time.perf_counter()
-        Nystroem(kernel="rbf", gamma=0.5 / sigma**2, n_components=m,
-                 random_state=0).fit(X).transform(X).mean(0)
-        res.update(time_s=time.perf_counter() - t0, peak_rss_mb=peak_rss_mb(),
-                   base_rss_mb=base)
+        Nystroem(kernel="rbf", gamma=0.5 / sigma**2, n_components=m, random_state=0).fit(X).transform(X).mean(0)
+        res.update(time_s=time.perf_counter() - t0, peak_rss_mb=peak_rss_mb(), base_rss_mb=base)
         return res
     else:
         raise ValueError(method)
     t0 = time.perf_counter()
-    first = fn()                                 # warm-up (pykeops: code generation + compile)
+    first = fn()  # warm-up (pykeops: code generation + compile)
     first_s = time.perf_counter() - t0
-    if first_s > 20.0:                           # slow peers: one timed run is enough
+    if first_s > 20.0:  # slow peers: one timed run is enough
         repeats = 1
     time_s, last = median_time(fn, repeats)
-    res.update(time_s=time_s, first_s=first_s, peak_rss_mb=peak_rss_mb(),
-               base_rss_mb=base, checksum=float(np.sum(last)), checksum_first=float(np.sum(first)))
+    res.update(
+        time_s=time_s,
+        first_s=first_s,
+        peak_rss_mb=peak_rss_mb(),
+        base_rss_mb=base,
+        checksum=float(np.sum(last)),
+        checksum_first=float(np.sum(first)),
+    )
     if method == "pykeops":
         res["compile_s"] = max(first_s - res["time_s"], 0.0)
     return res
@@ -147,8 +154,9 @@ def main() -> None:
     p.add_argument("--m", type=int, default=1000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--methods", nargs="*", default=METHODS)
-    p.add_argument("--max-gb", type=float, default=20.0,
-                   help="skip sklearn-nystroem when its estimated peak exceeds this")
+    p.add_argument(
+        "--max-gb", type=float, default=20.0, help="skip sklearn-nystroem when its estimated peak exceeds this"
+    )
     p.add_argument("--out", default=str(OUT))
     a = p.parse_args()
     if a.worker:
@@ -158,8 +166,11 @@ def main() -> None:
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"# peers — {machine()}; n = {a.n}, m = {a.m}; median of {a.repeats} after a warm-up; "
-          f"{limits.openblas_overrides()}", flush=True)
+    print(
+        f"# peers — {machine()}; n = {a.n}, m = {a.m}; median of {a.repeats} after a warm-up; "
+        f"{limits.openblas_overrides()}",
+        flush=True,
+    )
     results: list[dict] = []
     for d in a.d:
         for task in ("fit", "rowsums"):
@@ -170,10 +181,13 @@ def main() -> None:
                     est_gb = (2 * a.n * a.m * 8 + 2 * a.n * d * 8) / 1e9 + 0.3
                     avail_gb = mem_available_gb() - 2.0
                     if est_gb > min(a.max_gb, avail_gb):
-                        print(f"d={d} {method}: skipped (estimated peak {est_gb:.1f} GB > "
-                              f"min({a.max_gb}, available - 2 = {avail_gb:.1f}) GB)")
-                        results.append({"method": method, "task": task, "d": d, "skipped":
-                                        f"estimated peak {est_gb:.1f} GB"})
+                        print(
+                            f"d={d} {method}: skipped (estimated peak {est_gb:.1f} GB > "
+                            f"min({a.max_gb}, available - 2 = {avail_gb:.1f}) GB)"
+                        )
+                        results.append(
+                            {"method": method, "task": task, "d": d, "skipped": f"estimated peak {est_gb:.1f} GB"}
+                        )
                         continue
                 reps = "1" if method == "sklearn-nystroem" else str(a.repeats)
                 try:
@@ -183,31 +197,48 @@ def main() -> None:
                     results.append({"method": method, "task": task, "d": d, "failed": err.tail})
                     continue
                 results.append(r)
-                print(f"d={d} {task:7s} {method:16s} {r['time_s']:8.3f} s  peak RSS "
-                      f"{r['peak_rss_mb']:8.0f} MB (growth {r['peak_rss_mb'] - r['base_rss_mb']:.0f})"
-                      + (f"  compile {r['compile_s']:.1f} s" if "compile_s" in r else ""), flush=True)
+                print(
+                    f"d={d} {task:7s} {method:16s} {r['time_s']:8.3f} s  peak RSS "
+                    f"{r['peak_rss_mb']:8.0f} MB (growth {r['peak_rss_mb'] - r['base_rss_mb']:.0f})"
+                    + (f"  compile {r['compile_s']:.1f} s" if "compile_s" in r else ""),
+                    flush=True,
+                )
     (out / "peers.json").write_text(json.dumps(results, indent=1))
 
-    lines = ["", f"{load_average()} after", "",
-             "| d | task | method | time s | ratio vs nystrom_kme | peak RSS MB | RSS growth MB | note |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"{load_average()} after",
+        "",
+        "| d | task | method | time s | ratio vs nystrom_kme | peak RSS MB | RSS growth MB | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for d in a.d:
         for task in ("fit", "rowsums"):
-            ref = next((r for r in results if r["d"] == d and r["task"] == task
-                        and r["method"] == "nystrom_kme" and "time_s" in r), None)
+            ref = next(
+                (
+                    r
+                    for r in results
+                    if r["d"] == d and r["task"] == task and r["method"] == "nystrom_kme" and "time_s" in r
+                ),
+                None,
+            )
             for r in results:
                 if r["d"] != d or r["task"] != task:
                     continue
                 if "time_s" not in r:
-                    lines.append(f"| {d} | {task} | {r['method']} | – | – | – | – | "
-                                 f"{r.get('skipped') or 'failed: ' + r.get('failed', '')} |")
+                    lines.append(
+                        f"| {d} | {task} | {r['method']} | – | – | – | – | "
+                        f"{r.get('skipped') or 'failed: ' + r.get('failed', '')} |"
+                    )
                     continue
                 ratio = f"{r['time_s'] / ref['time_s']:.1f}×" if ref else "–"
                 note = f"compile {r['compile_s']:.1f} s apart" if "compile_s" in r else ""
                 if r["method"] == "sklearn-nystroem":
                     note = "1 run; own random components"
-                lines.append(f"| {d} | {task} | {r['method']} | {r['time_s']:.3g} | {ratio} | "
-                             f"{r['peak_rss_mb']:.0f} | {r['peak_rss_mb'] - r['base_rss_mb']:.0f} | {note} |")
+                lines.append(
+                    f"| {d} | {task} | {r['method']} | {r['time_s']:.3g} | {ratio} | "
+                    f"{r['peak_rss_mb']:.0f} | {r['peak_rss_mb'] - r['base_rss_mb']:.0f} | {note} |"
+                )
     text = "\n".join(lines)
     print(text)
     (out / "peers.md").write_text(text + "\n")

@@ -63,6 +63,7 @@ def _data(problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndar
         return rng.normal(size=(n, d)), rng.normal(size=(n, d)) * scale + shift
     if problem == "digits":
         from sklearn.datasets import load_digits
+
         Z = load_digits().data.astype(np.float64)
         order = rng.permutation(Z.shape[0])
         half = Z.shape[0] // 2
@@ -76,15 +77,23 @@ def _actt(X: np.ndarray, Y: np.ndarray, seed: int) -> float:
     import contextlib
     import io
 
-    import nystrom_kme as nk
     from goodpoints.ctt import actt
 
-    lam = np.array([k.bandwidth for k in nk.KernelCollection(("gaussian",)).resolve(
-        np.concatenate([X, Y]), random_state=seed)])
+    import nystrom_kme as nk
+
+    lam = np.array(
+        [k.bandwidth for k in nk.KernelCollection(("gaussian",)).resolve(np.concatenate([X, Y]), random_state=seed)]
+    )
     with contextlib.redirect_stdout(io.StringIO()):
-        res = actt(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(Y, dtype=np.float64),
-                   g=4, lam=lam, weights=np.full(lam.size, 1.0 / lam.size), null_seed=seed,
-                   statistic_seed=seed)
+        res = actt(
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(Y, dtype=np.float64),
+            g=4,
+            lam=lam,
+            weights=np.full(lam.size, 1.0 / lam.size),
+            null_seed=seed,
+            statistic_seed=seed,
+        )
     return 0.0 if res.rejects else 1.0  # a decision at alpha = 0.05, recorded as a p-value bound
 
 
@@ -102,17 +111,21 @@ def run_rep(task: tuple) -> dict:
         elif method == "median":
             p = nk.two_sample_test(X, Y, kernel="gaussian", random_state=rep, n_threads=1).pvalue
         elif method == "nystrom-mmdagg":
-            p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), aggregation="mmdagg", random_state=rep,
-                                   n_threads=1).pvalue
+            p = nk.two_sample_test(
+                X, Y, kernel=nk.KernelCollection(), aggregation="mmdagg", random_state=rep, n_threads=1
+            ).pvalue
         elif method == "nystrom-uniform":
-            p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), landmarks="uniform", random_state=rep,
-                                   n_threads=1).pvalue
+            p = nk.two_sample_test(
+                X, Y, kernel=nk.KernelCollection(), landmarks="uniform", random_state=rep, n_threads=1
+            ).pvalue
         elif method == "nystrom-geometric":
-            p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(grid="geometric"), random_state=rep,
-                                   n_threads=1).pvalue
+            p = nk.two_sample_test(
+                X, Y, kernel=nk.KernelCollection(grid="geometric"), random_state=rep, n_threads=1
+            ).pvalue
         else:
-            p = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), method=method, random_state=rep,
-                                   n_threads=1).pvalue
+            p = nk.two_sample_test(
+                X, Y, kernel=nk.KernelCollection(), method=method, random_state=rep, n_threads=1
+            ).pvalue
         out[method] = p
         out[method + "_s"] = time.perf_counter() - start
     return out
@@ -139,8 +152,11 @@ def run_tasks(tasks: list[tuple], jobs: int) -> None:
         missing = tuple(m for m in methods if m not in done.get((section, problem, n, rep), set()))
         if missing:
             todo.append((section, problem, n, rep, missing))
-    print(f"{len(tasks) - len(todo)} of {len(tasks)} repetitions already recorded; running {len(todo)} "
-          f"on {jobs} process(es)", flush=True)
+    print(
+        f"{len(tasks) - len(todo)} of {len(tasks)} repetitions already recorded; running {len(todo)} "
+        f"on {jobs} process(es)",
+        flush=True,
+    )
     OUT.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max_workers=jobs) as pool, RESULTS.open("a") as f:
         for i, rec in enumerate(pool.map(run_rep, todo, chunksize=1)):
@@ -156,6 +172,7 @@ def run_tasks(tasks: list[tuple], jobs: int) -> None:
 def _binomial_band(reps: int, p: float = ALPHA) -> tuple[float, float]:
     """The central 95% range of the rejection rate of a level-p test over reps repetitions."""
     from scipy.stats import binom
+
     return binom.ppf(0.025, reps, p) / reps, binom.ppf(0.975, reps, p) / reps
 
 
@@ -169,10 +186,14 @@ def report_level(records: list[dict]) -> None:
     for problem in sorted({r["problem"] for r in rows}):
         sub = [r for r in rows if r["problem"] == problem]
         lo, hi = _binomial_band(len(sub))
-        rates = {m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub) else math.nan)
-                 for m in ("nystrom", "exact", "nystrom-uniform")}
-        print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {rates['nystrom']:.3f} | {rates['exact']:.3f} | "
-              f"{rates['nystrom-uniform']:.3f} | {lo:.3f}-{hi:.3f} |")
+        rates = {
+            m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub) else math.nan)
+            for m in ("nystrom", "exact", "nystrom-uniform")
+        }
+        print(
+            f"| {problem} | {sub[0]['n']} | {len(sub)} | {rates['nystrom']:.3f} | {rates['exact']:.3f} | "
+            f"{rates['nystrom-uniform']:.3f} | {lo:.3f}-{hi:.3f} |"
+        )
 
 
 def report_median_cases(records: list[dict]) -> None:
@@ -180,21 +201,25 @@ def report_median_cases(records: list[dict]) -> None:
     if not rows:
         return
     print("\n## Where the median bandwidth has power (alpha = 0.05)\n")
-    print("| problem | n per sample | reps | median test | aggregated, Nystrom | aggregated - median (paired) | "
-          "aggregated, uniform landmarks | aggregated, MMDAgg |")
+    print(
+        "| problem | n per sample | reps | median test | aggregated, Nystrom | aggregated - median (paired) | "
+        "aggregated, uniform landmarks | aggregated, MMDAgg |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for problem in MEDIAN_CASES:
         sub = [r for r in rows if r["problem"] == problem and "nystrom" in r and "median" in r]
         if not sub:
             continue
 
-        def rate(method: str) -> float:
+        def rate(method: str, sub: list[dict] = sub) -> float:
             have = [r[method] <= ALPHA for r in sub if method in r]
             return float(np.mean(have)) if have else math.nan
 
         diff = np.mean([(r["nystrom"] <= ALPHA) - (r["median"] <= ALPHA) for r in sub])
-        print(f"| {problem} | {sub[0]['n']} | {len(sub)} | {rate('median'):.3f} | {rate('nystrom'):.3f} | "
-              f"{diff:+.3f} | {rate('nystrom-uniform'):.3f} | {rate('nystrom-mmdagg'):.3f} |")
+        print(
+            f"| {problem} | {sub[0]['n']} | {len(sub)} | {rate('median'):.3f} | {rate('nystrom'):.3f} | "
+            f"{diff:+.3f} | {rate('nystrom-uniform'):.3f} | {rate('nystrom-mmdagg'):.3f} |"
+        )
 
 
 def report_power(records: list[dict]) -> None:
@@ -202,43 +227,58 @@ def report_power(records: list[dict]) -> None:
     if not rows:
         return
     print("\n## Power (alpha = 0.05)\n")
-    print("| problem | n | reps | Nystrom | exact | Nystrom - exact (paired) | Nystrom, uniform landmarks | "
-          "median | ACTT | Nystrom, geometric grid | FUSE published | ACTT published | Nystrom s | exact s |")
+    print(
+        "| problem | n | reps | Nystrom | exact | Nystrom - exact (paired) | Nystrom, uniform landmarks | "
+        "median | ACTT | Nystrom, geometric grid | FUSE published | ACTT published | Nystrom s | exact s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for problem in PROBLEMS:
         for n in sorted({r["n"] for r in rows if r["problem"] == problem}):
             sub = [r for r in rows if r["problem"] == problem and r["n"] == n]
-            rate = {m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub)
-                        else math.nan) for m in METHODS}
+            rate = {
+                m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub) else math.nan)
+                for m in METHODS
+            }
             both = [r for r in sub if "nystrom" in r and "exact" in r]
             paired = np.mean([(r["nystrom"] <= ALPHA) - (r["exact"] <= ALPHA) for r in both]) if both else math.nan
             pub = PUBLISHED[problem]
             fuse = pub["fuse"][PUBLISHED_N.index(n)] if n in PUBLISHED_N else math.nan
             actt = pub["actt"][PUBLISHED_N.index(n)] if n in PUBLISHED_N else math.nan
-            secs = {m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan])
-                    for m in ("nystrom", "exact")}
-            print(f"| {problem} | {n} | {len(sub)} | {rate['nystrom']:.3f} | {rate['exact']:.3f} | "
-                  f"{paired:+.3f} | {rate['nystrom-uniform']:.3f} | {rate['median']:.3f} | {rate['actt']:.3f} | "
-                  f"{rate['nystrom-geometric']:.3f} | "
-                  f"{fuse:.3f} | {actt:.3f} | "
-                  f"{secs['nystrom']:.2f} | {secs['exact']:.2f} |")
+            secs = {
+                m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan])
+                for m in ("nystrom", "exact")
+            }
+            print(
+                f"| {problem} | {n} | {len(sub)} | {rate['nystrom']:.3f} | {rate['exact']:.3f} | "
+                f"{paired:+.3f} | {rate['nystrom-uniform']:.3f} | {rate['median']:.3f} | {rate['actt']:.3f} | "
+                f"{rate['nystrom-geometric']:.3f} | "
+                f"{fuse:.3f} | {actt:.3f} | "
+                f"{secs['nystrom']:.2f} | {secs['exact']:.2f} |"
+            )
 
 
 def figure(records: list[dict], path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = [r for r in records if r["section"] == "power"]
     fig, axes = plt.subplots(1, len(PROBLEMS), figsize=(4.2 * len(PROBLEMS), 3.4), sharey=True)
-    labels = {"nystrom": "ours: aggregated, Nystrom", "exact": "ours: aggregated, exact (FUSE)",
-              "median": "ours: median bandwidth", "actt": "ACTT (goodpoints)"}
+    labels = {
+        "nystrom": "ours: aggregated, Nystrom",
+        "exact": "ours: aggregated, exact (FUSE)",
+        "median": "ours: median bandwidth",
+        "actt": "ACTT (goodpoints)",
+    }
     shown = tuple(labels)
     for ax, problem in zip(axes, PROBLEMS):
         ns = sorted({r["n"] for r in rows if r["problem"] == problem})
         for method, style in zip(shown, ("o-", "s--", "^:", "d-.")):
-            ys = [np.mean([r[method] <= ALPHA for r in rows if r["problem"] == problem and r["n"] == n
-                           and method in r]) for n in ns]
+            ys = [
+                np.mean([r[method] <= ALPHA for r in rows if r["problem"] == problem and r["n"] == n and method in r])
+                for n in ns
+            ]
             ax.plot(ns, ys, style, label=labels[method])
         ax.plot(PUBLISHED_N, PUBLISHED[problem]["fuse"], "k:", alpha=0.6, label="MMD-FUSE, published")
         ax.set_title(problem)
@@ -269,18 +309,24 @@ def speed(repeats: int, large: int) -> None:
         res = nk.two_sample_test(X, Y, random_state=r)
         times.append(time.perf_counter() - start)
     kind = type(res).__name__
-    print(f"- default test ({kind}, m = {res.n_landmarks}) at n = 4000 per sample, d = 10: median "
-          f"{statistics.median(times):.3f} s over {repeats} (min {min(times):.3f}, max {max(times):.3f}); "
-          "target <= 0.5 s")
+    print(
+        f"- default test ({kind}, m = {res.n_landmarks}) at n = 4000 per sample, d = 10: median "
+        f"{statistics.median(times):.3f} s over {repeats} (min {min(times):.3f}, max {max(times):.3f}); "
+        "target <= 0.5 s"
+    )
     X, Y = rng.normal(size=(large, 10)), rng.normal(size=(large, 10))
-    for label, kernel in (("single kernel (median Gaussian)", "gaussian"),
-                          ("aggregated (FUSE, 20 kernels)", nk.KernelCollection())):
+    for label, kernel in (
+        ("single kernel (median Gaussian)", "gaussian"),
+        ("aggregated (FUSE, 20 kernels)", nk.KernelCollection()),
+    ):
         with RssPeak() as rss:
             start = time.perf_counter()
             res = nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=1000, random_state=0)
             elapsed = time.perf_counter() - start
-        print(f"- {label} at {large} per sample, d = 10, m = 1000, B = 200: {elapsed:.2f} s, "
-              f"peak RSS growth {rss.growth_mb:.0f} MB")
+        print(
+            f"- {label} at {large} per sample, d = 10, m = 1000, B = 200: {elapsed:.2f} s, "
+            f"peak RSS growth {rss.growth_mb:.0f} MB"
+        )
 
 
 def main() -> None:
@@ -301,18 +347,20 @@ def main() -> None:
     args = ap.parse_args()
     print(f"# Aggregated test benchmark\n\n- {utc_now()}; {machine()}", flush=True)
     if args.level:
-        tasks = [("level", p, LEVEL_N, r, ("nystrom", "exact")) for p in args.problems
-                 for r in range(args.level_reps)]
+        tasks = [("level", p, LEVEL_N, r, ("nystrom", "exact")) for p in args.problems for r in range(args.level_reps)]
         tasks += [("level", "digits", 898, r, ("nystrom", "exact")) for r in range(args.level_reps)]
         run_tasks(tasks, args.jobs)
     if args.power:
-        tasks = [("power", p, n, r, tuple(args.methods)) for n in args.n for p in args.problems
-                 for r in range(args.reps)]
+        tasks = [
+            ("power", p, n, r, tuple(args.methods)) for n in args.n for p in args.problems for r in range(args.reps)
+        ]
         run_tasks(tasks, args.jobs)
     if args.median_cases:
-        tasks = [("median-cases", p, MEDIAN_CASES_N, r, ("nystrom", "median", "nystrom-uniform", "nystrom-mmdagg"))
-                 for p in MEDIAN_CASES
-                 for r in range(args.reps)]
+        tasks = [
+            ("median-cases", p, MEDIAN_CASES_N, r, ("nystrom", "median", "nystrom-uniform", "nystrom-mmdagg"))
+            for p in MEDIAN_CASES
+            for r in range(args.reps)
+        ]
         run_tasks(tasks, args.jobs)
     records = _records()
     if args.level or args.power or args.median_cases or args.report:

@@ -46,13 +46,14 @@ def perturbed_density(x: np.ndarray, signs: np.ndarray, scale: float, p: int = P
     return 1.0 + scale * np.exp(d) * total
 
 
-def perturbed_uniform(n: int, d: int, scale: float, rng: np.random.Generator,
-                      p: int = PERTURBATIONS) -> tuple[np.ndarray, np.ndarray]:
+def perturbed_uniform(
+    n: int, d: int, scale: float, rng: np.random.Generator, p: int = PERTURBATIONS
+) -> tuple[np.ndarray, np.ndarray]:
     """(X perturbed, Y uniform), each (n, d). The bump signs are drawn from ``rng``."""
     Y = rng.uniform(size=(n, d))
     if scale == 0:
         return rng.uniform(size=(n, d)), Y
-    signs = rng.choice([-1.0, 1.0], size=p ** d)
+    signs = rng.choice([-1.0, 1.0], size=p**d)
     top = 1.0 + scale  # the density's maximum
     out: list[np.ndarray] = []
     have = 0
@@ -64,8 +65,9 @@ def perturbed_uniform(n: int, d: int, scale: float, rng: np.random.Generator,
     return np.concatenate(out)[:n], Y
 
 
-def gaussian_mixture(n: int, d: int, std_2: float, rng: np.random.Generator,
-                     mu: float = 20.0) -> tuple[np.ndarray, np.ndarray]:
+def gaussian_mixture(
+    n: int, d: int, std_2: float, rng: np.random.Generator, mu: float = 20.0
+) -> tuple[np.ndarray, np.ndarray]:
     """(X, Y), each (n, d), d >= 2: equal mixtures of four Gaussians at (+-mu, +-mu, 0...);
     all of X's have standard deviation 1, Y's last one ``std_2``."""
     if d < 2:
@@ -83,12 +85,15 @@ def gaussian_mixture(n: int, d: int, std_2: float, rng: np.random.Generator,
 
 #: name -> (generator of (X, Y) at size n under H1, the same under H0), FUSE's settings.
 PROBLEMS = {
-    "perturbed-d1": (lambda n, rng: perturbed_uniform(n, 1, 0.2, rng),
-                     lambda n, rng: perturbed_uniform(n, 1, 0.0, rng)),
-    "perturbed-d2": (lambda n, rng: perturbed_uniform(n, 2, 0.4, rng),
-                     lambda n, rng: perturbed_uniform(n, 2, 0.0, rng)),
-    "mixture": (lambda n, rng: gaussian_mixture(n, 2, 1.3, rng),
-                lambda n, rng: gaussian_mixture(n, 2, 1.0, rng)),
+    "perturbed-d1": (
+        lambda n, rng: perturbed_uniform(n, 1, 0.2, rng),
+        lambda n, rng: perturbed_uniform(n, 1, 0.0, rng),
+    ),
+    "perturbed-d2": (
+        lambda n, rng: perturbed_uniform(n, 2, 0.4, rng),
+        lambda n, rng: perturbed_uniform(n, 2, 0.0, rng),
+    ),
+    "mixture": (lambda n, rng: gaussian_mixture(n, 2, 1.3, rng), lambda n, rng: gaussian_mixture(n, 2, 1.0, rng)),
 }
 
 #: MMD-FUSE's published power (Biggs et al. 2023, results/*_vary_n*.npy of its public
@@ -96,16 +101,21 @@ PROBLEMS = {
 #: median-bandwidth test's from the same runs, at n = 500, 1000, 1500, 2000, 2500, 3000.
 PUBLISHED_N = (500, 1000, 1500, 2000, 2500, 3000)
 PUBLISHED = {
-    "perturbed-d1": {"fuse": (0.215, 0.43, 0.725, 0.79, 0.925, 0.985),
-                     "median": (0.16, 0.22, 0.415, 0.455, 0.59, 0.70),
-                     "actt": (0.185, 0.355, 0.615, 0.71, 0.84, 0.945)},
-    "perturbed-d2": {"fuse": (0.165, 0.43, 0.69, 0.805, 0.975, 0.99),
-                     "median": (0.065, 0.045, 0.055, 0.045, 0.075, 0.03),
-                     "actt": (0.095, 0.275, 0.46, 0.675, 0.865, 0.93)},
-    "mixture": {"fuse": (0.18, 0.38, 0.635, 0.765, 0.88, 0.97),
-                "median": (0.055, 0.065, 0.05, 0.035, 0.05, 0.04),
-                "actt": (0.095, 0.23, 0.43, 0.58, 0.715, 0.875)},
+    "perturbed-d1": {
+        "fuse": (0.215, 0.43, 0.725, 0.79, 0.925, 0.985),
+        "median": (0.16, 0.22, 0.415, 0.455, 0.59, 0.70),
+        "actt": (0.185, 0.355, 0.615, 0.71, 0.84, 0.945),
+    },
+    "perturbed-d2": {
+        "fuse": (0.165, 0.43, 0.69, 0.805, 0.975, 0.99),
+        "median": (0.065, 0.045, 0.055, 0.045, 0.075, 0.03),
+        "actt": (0.095, 0.275, 0.46, 0.675, 0.865, 0.93),
+    },
+    "mixture": {
+        "fuse": (0.18, 0.38, 0.635, 0.765, 0.88, 0.97),
+        "median": (0.055, 0.065, 0.05, 0.035, 0.05, 0.04),
+        "actt": (0.095, 0.23, 0.43, 0.58, 0.715, 0.875),
+    },
 }
 
-__all__ = ["PROBLEMS", "PUBLISHED", "PUBLISHED_N", "gaussian_mixture", "perturbed_density",
-           "perturbed_uniform"]
+__all__ = ["PROBLEMS", "PUBLISHED", "PUBLISHED_N", "gaussian_mixture", "perturbed_density", "perturbed_uniform"]

@@ -42,16 +42,21 @@ def main() -> None:
     steps = [
         ("NystromKME(...).fit(X), n = 10^5", fit),
         ("kme(Y[:5]) + a second fit + kme.distance(other)", other),
-        ("EmpiricalKME(...).fit(X).distance(kme)", lambda: nk.EmpiricalKME(kernel=state["kme"].kernel_)
-         .fit(X).distance(state["kme"])),
+        (
+            "EmpiricalKME(...).fit(X).distance(kme)",
+            lambda: nk.EmpiricalKME(kernel=state["kme"].kernel_).fit(X).distance(state["kme"]),
+        ),
         ("nk.mmd(X, Y)", lambda: nk.mmd(X, Y, random_state=0)),
-        ("nk.mmd2_exact(X[:5000], Y[:5000], unbiased=True)",
-         lambda: nk.mmd2_exact(X[:5000], Y[:5000], unbiased=True)),
-        ("nk.two_sample_test(X, Y, n_permutations=200)",
-         lambda: nk.two_sample_test(X, Y, n_permutations=200, random_state=0)),
+        ("nk.mmd2_exact(X[:5000], Y[:5000], unbiased=True)", lambda: nk.mmd2_exact(X[:5000], Y[:5000], unbiased=True)),
+        (
+            "nk.two_sample_test(X, Y, n_permutations=200)",
+            lambda: nk.two_sample_test(X, Y, n_permutations=200, random_state=0),
+        ),
         ("quadrature lines (rule, mixture fit, worst_case_error)", quadrature),
-        ("bounds.suggest_n_landmarks(X, kernel).explain()",
-         lambda: bounds.suggest_n_landmarks(X, state["kme"].kernel_).explain()),
+        (
+            "bounds.suggest_n_landmarks(X, kernel).explain()",
+            lambda: bounds.suggest_n_landmarks(X, state["kme"].kernel_).explain(),
+        ),
     ]
     print("| line | wall s |\n|---|---|")
     for name, step in steps:

@@ -38,12 +38,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
-from nystrom_kme import sampling as S
-from nystrom_kme.datasets import GaussianMixture
 
+import nystrom_kme as nk
 from bench import figures
 from bench.harness import OUT, ROOT, RssPeak, load_average, machine, peak_rss_mb, utc_now
+from nystrom_kme import sampling as S
+from nystrom_kme.datasets import GaussianMixture
 
 DETERMINISTIC = {"greedy-cholesky", "dpp-greedy"}
 
@@ -62,16 +62,16 @@ def m_cap(name: str, n: int) -> int:
     return n
 
 
-def run(n: int, grid: list[int], names: list[str], seeds: int, writer: csv.writer,
-        rows: list[dict]) -> dict[str, float]:
+def run(
+    n: int, grid: list[int], names: list[str], seeds: int, writer: csv.writer, rows: list[dict]
+) -> dict[str, float]:
     mixture = GaussianMixture(8, 10, random_state=0)
     X = mixture.sample(n, random_state=1)
     t0 = time.perf_counter()
     emp = nk.EmpiricalKME("gaussian", random_state=0).fit(X)
     sigma = float(emp.kernel_.bandwidth)
     err_emp = mixture.embedding_error(X, emp.weights_, sigma)
-    print(f"n={n}: sigma={sigma:.4f}, empirical error {err_emp:.4e} "
-          f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    print(f"n={n}: sigma={sigma:.4f}, empirical error {err_emp:.4e} ({time.perf_counter() - t0:.1f} s)", flush=True)
     kernel = nk.Gaussian(sigma)
     for name in names:
         for m in grid:
@@ -83,27 +83,39 @@ def run(n: int, grid: list[int], names: list[str], seeds: int, writer: csv.write
                 est = nk.NystromKME(kernel, n_landmarks=m, sampler=policy, random_state=seed).fit(X)
                 elapsed = time.perf_counter() - start
                 err = mixture.embedding_error(est.landmarks_, est.weights_, sigma)
-                row = {"policy": name, "n": n, "m": m, "seed": seed, "m_used": len(est.weights_),
-                       "error": err, "time_s": elapsed, "empirical_error": err_emp}
+                row = {
+                    "policy": name,
+                    "n": n,
+                    "m": m,
+                    "seed": seed,
+                    "m_used": len(est.weights_),
+                    "error": err,
+                    "time_s": elapsed,
+                    "empirical_error": err_emp,
+                }
                 writer.writerow(row.values())
                 rows.append(row)
-            print(f"  {name:28s} m={m:5d} err={np.mean([r['error'] for r in rows if r['policy'] == name and r['n'] == n and r['m'] == m]):.3e}"
-                  f" t={elapsed:.2f}s", flush=True)
+            errors = [r["error"] for r in rows if r["policy"] == name and r["n"] == n and r["m"] == m]
+            print(f"  {name:28s} m={m:5d} err={np.mean(errors):.3e} t={elapsed:.2f}s", flush=True)
     return {"empirical": err_emp}
 
 
 def summary(rows: list[dict], n: int, names: list[str], err_emp: float) -> list[str]:
-    lines = [f"n = {n}, empirical error {err_emp:.3e}; target: error <= 1.1 x empirical",
-             "", "| policy | m needed | fit time at that m (s) | error at that m |",
-             "| --- | ---: | ---: | ---: |"]
+    lines = [
+        f"n = {n}, empirical error {err_emp:.3e}; target: error <= 1.1 x empirical",
+        "",
+        "| policy | m needed | fit time at that m (s) | error at that m |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for name in names:
         m, m_max = figures.smallest_m_within(rows, "n", n, name, err_emp)
         if m is None:
             lines.append(f"| {name} | > {m_max or '-'} | - | - |")
             continue
         at = [r for r in rows if r["n"] == n and r["policy"] == name and r["m"] == m]
-        lines.append(f"| {name} | {m} | {np.mean([r['time_s'] for r in at]):.3f} | "
-                     f"{np.mean([r['error'] for r in at]):.3e} |")
+        lines.append(
+            f"| {name} | {m} | {np.mean([r['time_s'] for r in at]):.3f} | {np.mean([r['error'] for r in at]):.3e} |"
+        )
     return lines
 
 
@@ -137,8 +149,18 @@ def plot(rows: list[dict], ns: list[int], names: list[str], path: Path) -> None:
 #: Policies of the speed mode: every sampler name (bless = rls), herding also with 10^4
 #: random candidates (its mu_hat target costs O(n_candidates n d)) and with all rows as
 #: candidates but a Nystrom target on 4m uniform landmarks (O(n 4m d)).
-SPEED_NAMES = ("uniform", "rpcholesky", "block-rpcholesky", "greedy-cholesky", "dpp-greedy",
-               "rls", "cortes-scott", "herding-10k", "herding-target", "herding")
+SPEED_NAMES = (
+    "uniform",
+    "rpcholesky",
+    "block-rpcholesky",
+    "greedy-cholesky",
+    "dpp-greedy",
+    "rls",
+    "cortes-scott",
+    "herding-10k",
+    "herding-target",
+    "herding",
+)
 
 
 def speed_policy(name: str, m: int) -> object:
@@ -162,24 +184,31 @@ def speed_worker(name: str, n: int, m: int, d: int, repeats: int) -> None:
     with RssPeak() as peak:
         for seed in range(repeats):
             start = time.perf_counter()
-            est = nk.NystromKME(kernel, n_landmarks=m, sampler=speed_policy(name, m),
-                                random_state=seed).fit(X)
+            est = nk.NystromKME(kernel, n_landmarks=m, sampler=speed_policy(name, m), random_state=seed).fit(X)
             times.append(time.perf_counter() - start)
-    print(json.dumps({"name": name, "times": times, "median": statistics.median(times),
-                      "m_used": len(est.weights_), "rss_start_mb": peak.start_mb,
-                      "rss_peak_mb": peak.peak_mb, "rss_growth_mb": peak.growth_mb,
-                      "ru_maxrss_mb": peak_rss_mb(), "module": nk._core.__file__}))
+    print(
+        json.dumps(
+            {
+                "name": name,
+                "times": times,
+                "median": statistics.median(times),
+                "m_used": len(est.weights_),
+                "rss_start_mb": peak.start_mb,
+                "rss_peak_mb": peak.peak_mb,
+                "rss_growth_mb": peak.growth_mb,
+                "ru_maxrss_mb": peak_rss_mb(),
+                "module": nk._core.__file__,
+            }
+        )
+    )
 
 
-def run_speed_worker(pythonpath: str, name: str, n: int, m: int, d: int, repeats: int,
-                     timeout: float) -> dict:
+def run_speed_worker(pythonpath: str, name: str, n: int, m: int, d: int, repeats: int, timeout: float) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = pythonpath
-    command = [sys.executable, "-m", "bench.samplers", "--worker", name, str(n), str(m), str(d),
-               str(repeats)]
+    command = [sys.executable, "-m", "bench.samplers", "--worker", name, str(n), str(m), str(d), str(repeats)]
     try:
-        out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                             timeout=timeout, check=False)
+        out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"name": name, "error": f"timeout after {timeout:.0f} s"}
     if out.returncode != 0:
@@ -212,19 +241,33 @@ def speed(args: argparse.Namespace) -> None:
             if name == "uniform" and key not in results and "module" in r:
                 print(f"# {build}: {r['module']}")
             results[key] = r
-            print(f"{build:6s} {name:18s} " + (f"median {r['median']:.3f} s {['%.3f' % t for t in r['times']]} "
-                  f"peak RSS {r['rss_peak_mb']:.0f} MB (+{r['rss_growth_mb']:.0f})"
-                  if "median" in r else r["error"]) + f"  [{load_average()}]", flush=True)
-    lines = ["", "| sampler | after s | after / uniform | peak RSS MB (growth) |"
-             + (" before s | before / uniform | speed-up |" if args.before else ""),
-             "| --- | ---: | ---: | ---: |" + (" ---: | ---: | ---: |" if args.before else "")]
+            print(
+                f"{build:6s} {name:18s} "
+                + (
+                    f"median {r['median']:.3f} s {[f'{t:.3f}' for t in r['times']]} "
+                    f"peak RSS {r['rss_peak_mb']:.0f} MB (+{r['rss_growth_mb']:.0f})"
+                    if "median" in r
+                    else r["error"]
+                )
+                + f"  [{load_average()}]",
+                flush=True,
+            )
+    lines = [
+        "",
+        "| sampler | after s | after / uniform | peak RSS MB (growth) |"
+        + (" before s | before / uniform | speed-up |" if args.before else ""),
+        "| --- | ---: | ---: | ---: |" + (" ---: | ---: | ---: |" if args.before else ""),
+    ]
     u = {b: results.get((b, "uniform"), {}).get("median") for b, _ in builds}
     for name in names:
         a = results.get(("after", name), {})
         row = f"| {name} | "
-        row += (f"{a['median']:.3f} | {a['median'] / u['after']:.1f}× | "
-                f"{a['rss_peak_mb']:.0f} (+{a['rss_growth_mb']:.0f}) |" if "median" in a
-                else f"{a.get('error', '-')} | - | - |")
+        row += (
+            f"{a['median']:.3f} | {a['median'] / u['after']:.1f}× | "
+            f"{a['rss_peak_mb']:.0f} (+{a['rss_growth_mb']:.0f}) |"
+            if "median" in a
+            else f"{a.get('error', '-')} | - | - |"
+        )
         if args.before:
             b = results.get(("before", name), {})
             if "median" in b:
@@ -252,13 +295,16 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=1000, help="speed mode: landmarks")
     parser.add_argument("--d", type=int, default=10, help="speed mode: dimension")
     parser.add_argument("--repeats", type=int, default=3, help="speed mode: fits per sampler")
-    parser.add_argument("--repeats-before", type=int, default=1,
-                        help="speed mode: fits per sampler of the --before build")
+    parser.add_argument(
+        "--repeats-before", type=int, default=1, help="speed mode: fits per sampler of the --before build"
+    )
     parser.add_argument("--before", help="speed mode: folder holding the older nystrom_kme")
-    parser.add_argument("--after", help="speed mode: folder holding the nystrom_kme to time "
-                                        "(default: the one this interpreter imports)")
-    parser.add_argument("--skip-before", nargs="*", default=[],
-                        help="speed mode: samplers not run with the --before build")
+    parser.add_argument(
+        "--after", help="speed mode: folder holding the nystrom_kme to time (default: the one this interpreter imports)"
+    )
+    parser.add_argument(
+        "--skip-before", nargs="*", default=[], help="speed mode: samplers not run with the --before build"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="speed mode: s per worker")
     args = parser.parse_args()
     if args.speed:
@@ -275,15 +321,17 @@ def main() -> None:
         writer = csv.writer(fh)
         writer.writerow(["policy", "n", "m", "seed", "m_used", "error", "time_s", "empirical_error"])
         for n in ns:
-            grid = ([50, 100, 150, 200, 250, 300, 400] if args.quick else
-                    [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048])
+            grid = (
+                [50, 100, 150, 200, 250, 300, 400]
+                if args.quick
+                else [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048]
+            )
             grid = [m for m in grid if m <= n]
             info = run(n, grid, names, seeds, writer, rows)
             tables += summary(rows, n, names, info["empirical"]) + [""]
     plot(rows, ns, names, out / "samplers.png")
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
-    print(f"\n## Landmark policies (python -m bench.samplers{' --quick' if args.quick else ''}, "
-          f"{threads} threads)\n")
+    print(f"\n## Landmark policies (python -m bench.samplers{' --quick' if args.quick else ''}, {threads} threads)\n")
     print("\n".join(tables))
     print(f"CSV: {out / 'samplers.csv'}\nPlot: {out / 'samplers.png'}")
 

@@ -37,12 +37,12 @@ def write_data(directory: str, n: int, d: int, chunk: int = 500_000) -> None:
     import zarr
 
     rng = np.random.default_rng(0)
-    mm = np.lib.format.open_memmap(os.path.join(directory, "x.npy"), mode="w+", dtype=np.float64,
-                                   shape=(n, d))
+    mm = np.lib.format.open_memmap(os.path.join(directory, "x.npy"), mode="w+", dtype=np.float64, shape=(n, d))
     with h5py.File(os.path.join(directory, "x.h5"), "w") as f:
         h5 = f.create_dataset("X", shape=(n, d), dtype="f8", chunks=(min(n, 65_536), d))
-        z = zarr.create_array(store=os.path.join(directory, "x.zarr"), shape=(n, d),
-                              chunks=(min(n, 262_144), d), dtype="f8")
+        z = zarr.create_array(
+            store=os.path.join(directory, "x.zarr"), shape=(n, d), chunks=(min(n, 262_144), d), dtype="f8"
+        )
         for start in range(0, n, chunk):
             stop = min(n, start + chunk)
             block = rng.normal(size=(stop - start, d))
@@ -76,8 +76,9 @@ def worker(kind: str, directory: str, m: int) -> None:
         import dask.array as da
         from distributed import Client, LocalCluster
 
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=50)
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+        )
         client = Client(cluster)
         X = da.from_zarr(os.path.join(directory, "x.zarr"))
 
@@ -93,8 +94,17 @@ def worker(kind: str, directory: str, m: int) -> None:
     np.save(os.path.join(directory, f"s_{kind}.npy"), est.s_sum_)
     if cleanup is not None:
         cleanup()
-    print(json.dumps({"kind": kind, "seconds": seconds, "peak_rss_anon_mb": rss.peak_mb,
-                      "rss_anon_before_mb": rss.start_mb, "m": est.landmarks_.shape[0]}))
+    print(
+        json.dumps(
+            {
+                "kind": kind,
+                "seconds": seconds,
+                "peak_rss_anon_mb": rss.peak_mb,
+                "rss_anon_before_mb": rss.start_mb,
+                "m": est.landmarks_.shape[0],
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -115,23 +125,30 @@ def main() -> None:
     try:
         t0 = time.perf_counter()
         write_data(directory, n, args.d)
-        print(f"n = {n}, d = {args.d}, m = {args.m}: {n * args.d * 8 / 1e6:.0f} MB per copy, "
-              f"written in {time.perf_counter() - t0:.1f} s", flush=True)
+        print(
+            f"n = {n}, d = {args.d}, m = {args.m}: {n * args.d * 8 / 1e6:.0f} MB per copy, "
+            f"written in {time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         rows = []
         for kind in args.kinds.split(","):
             rows.append(run_worker("scale", kind, directory, "--m", str(args.m)))
             print(json.dumps(rows[-1]), flush=True)
         ref = np.load(os.path.join(directory, f"s_{rows[0]['kind']}.npy"))
         base = rows[0]["seconds"]
-        print(f"\n| source | fit time (s) | vs {rows[0]['kind']} | peak RssAnon (MB) | "
-              f"increase during fit (MB) | max rel. diff of s_sum_ |")
+        print(
+            f"\n| source | fit time (s) | vs {rows[0]['kind']} | peak RssAnon (MB) | "
+            f"increase during fit (MB) | max rel. diff of s_sum_ |"
+        )
         print("| --- | --- | --- | --- | --- | --- |")
         for r in rows:
             s = np.load(os.path.join(directory, f"s_{r['kind']}.npy"))
             diff = float(np.max(np.abs(s - ref) / np.abs(ref)))
-            print(f"| {r['kind']} | {r['seconds']:.2f} | {r['seconds'] / base:.2f}x | "
-                  f"{r['peak_rss_anon_mb']:.0f} | {r['peak_rss_anon_mb'] - r['rss_anon_before_mb']:.0f} | "
-                  f"{diff:.1e} |")
+            print(
+                f"| {r['kind']} | {r['seconds']:.2f} | {r['seconds'] / base:.2f}x | "
+                f"{r['peak_rss_anon_mb']:.0f} | {r['peak_rss_anon_mb'] - r['rss_anon_before_mb']:.0f} | "
+                f"{diff:.1e} |"
+            )
         for r in rows:
             if r["kind"] in ("memmap", "hdf5", "zarr"):
                 assert r["peak_rss_anon_mb"] < 300, r

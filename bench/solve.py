@@ -38,6 +38,7 @@ its results are compared with this build's, as embeddings (RKHS norm relative to
 embedding, sqrt(d^T K d / b^T K b)) and as the quadratic forms ||y_b||^2 of the
 feature sums (largest relative difference).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -161,7 +162,7 @@ def make_case(case: str, m: int, rng) -> tuple[np.ndarray, np.ndarray]:
     np.fill_diagonal(K, 1.0)
     s = np.zeros(m)
     for i in range(0, n, 4096):
-        s += gaussian_kernel(L, X[i:i + 4096], sigma).sum(1)
+        s += gaussian_kernel(L, X[i : i + 4096], sigma).sum(1)
     return K, (s / n)[:, None]
 
 
@@ -195,9 +196,20 @@ def main() -> None:
         src = os.path.join(work, "driver.cpp")
         with open(src, "w") as f:
             f.write(DRIVER)
-        cmd = ["g++", "-O3", "-march=native", "-fopenmp", "-DNYSTROM_KME_WITH_OPENMP",
-               "-DEIGEN_DONT_PARALLELIZE", "-std=c++17", f"-I{ROOT}/cpp/include",
-               f"-I{find_eigen()}", src, "-o", exe]
+        cmd = [
+            "g++",
+            "-O3",
+            "-march=native",
+            "-fopenmp",
+            "-DNYSTROM_KME_WITH_OPENMP",
+            "-DEIGEN_DONT_PARALLELIZE",
+            "-std=c++17",
+            f"-I{ROOT}/cpp/include",
+            f"-I{find_eigen()}",
+            src,
+            "-o",
+            exe,
+        ]
         subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
         ref_env = limits.limit_env(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
         drv_env = dict(os.environ, OMP_NUM_THREADS=threads)
@@ -211,13 +223,28 @@ def main() -> None:
                 np.save(sp, s)
                 K.tofile(os.path.join(work, "K.bin"))
                 s.tofile(os.path.join(work, "s.bin"))
-                out = subprocess.run([exe, os.path.join(work, "K.bin"), os.path.join(work, "s.bin"),
-                                      str(m), "1", str(args.repeats), os.path.join(work, "w_")],
-                                     env=drv_env, capture_output=True, text=True, check=True).stdout
+                out = subprocess.run(
+                    [
+                        exe,
+                        os.path.join(work, "K.bin"),
+                        os.path.join(work, "s.bin"),
+                        str(m),
+                        "1",
+                        str(args.repeats),
+                        os.path.join(work, "w_"),
+                    ],
+                    env=drv_env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
                 refz = os.path.join(work, "ref.npz")
                 pinv_repeats = 1 if m > 2000 else args.repeats
-                subprocess.run([sys.executable, "-c", REFERENCE, kp, sp, str(args.repeats), refz,
-                                str(pinv_repeats)], env=ref_env, check=True)
+                subprocess.run(
+                    [sys.executable, "-c", REFERENCE, kp, sp, str(args.repeats), refz, str(pinv_repeats)],
+                    env=ref_env,
+                    check=True,
+                )
                 ref = np.load(refz)
                 base = ref["pinv"]
                 cod_w = None
@@ -231,21 +258,46 @@ def main() -> None:
                         continue
                     w = np.fromfile(os.path.join(work, f"w_{name}.bin")).reshape(m, 1)
                     note = f"used {used}, rank {rank}"
-                    rows.append((case, m, f"nystrom_kme {name}", float(t), note, rkhs_rel(K, w, base),
-                                 rkhs_rel(K, w, cod_w) if cod_w is not None else ""))
+                    rows.append(
+                        (
+                            case,
+                            m,
+                            f"nystrom_kme {name}",
+                            float(t),
+                            note,
+                            rkhs_rel(K, w, base),
+                            rkhs_rel(K, w, cod_w) if cod_w is not None else "",
+                        )
+                    )
                 for name in ["gelsy", "pinv", "cholesky+jitter"]:
                     note = "LAPACK reference" + (" (1 run)" if name == "pinv" and pinv_repeats == 1 else "")
-                    rows.append((case, m, name, float(ref[name + "_t"]), note,
-                                 rkhs_rel(K, ref[name], base) if name != "pinv" else 0.0,
-                                 rkhs_rel(K, ref[name], cod_w) if cod_w is not None else ""))
+                    rows.append(
+                        (
+                            case,
+                            m,
+                            name,
+                            float(ref[name + "_t"]),
+                            note,
+                            rkhs_rel(K, ref[name], base) if name != "pinv" else 0.0,
+                            rkhs_rel(K, ref[name], cod_w) if cod_w is not None else "",
+                        )
+                    )
                 for f in glob.glob(os.path.join(work, "w_*.bin")):
                     os.remove(f)
                 print(f"# done {case} m={m} (distinct landmarks {n_unique})", file=sys.stderr, flush=True)
-        print(f"Machine: {machine()}; OMP_NUM_THREADS={threads}; nystrom_kme built with g++ -O3 -march=native, Eigen single-threaded.")
-        print("LAPACK references (scipy gelsy, numpy pinv, jittered scipy cho_factor/cho_solve, jitter 1e-10 max K_ii) "
-              "run in a subprocess with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (machine-limit references).")
-        print("Embedding error: ||sum (a - b) phi(l)|| / ||sum b phi(l)|| against numpy pinv @ s and against nystrom_kme cod. Times: median of "
-              f"{args.repeats} runs, seconds.\n")
+        print(
+            f"Machine: {machine()}; OMP_NUM_THREADS={threads}; nystrom_kme built with g++ -O3 -march=native, "
+            "Eigen single-threaded."
+        )
+        print(
+            "LAPACK references (scipy gelsy, numpy pinv, jittered scipy cho_factor/cho_solve, jitter 1e-10 max K_ii) "
+            "run in a subprocess with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (machine-limit references)."
+        )
+        print(
+            "Embedding error: ||sum (a - b) phi(l)|| / ||sum b phi(l)|| against numpy pinv @ s and against "
+            "nystrom_kme cod. Times: median of "
+            f"{args.repeats} runs, seconds.\n"
+        )
         print("| case | m | method | time (s) | emb. error vs pinv | emb. error vs cod | notes |")
         print("|---|---|---|---|---|---|---|")
         for case, m, name, t, note, err, err_cod in rows:
@@ -269,11 +321,14 @@ def core_problem(m: int) -> dict:
     d, n = 5, 10 * m
     X = rng.standard_normal((n, d))
     sub = X[:2000]
-    dist = np.sqrt(np.maximum((sub * sub).sum(1)[:, None] + (sub * sub).sum(1)[None, :]
-                              - 2.0 * sub @ sub.T, 0.0))
+    dist = np.sqrt(np.maximum((sub * sub).sum(1)[:, None] + (sub * sub).sum(1)[None, :] - 2.0 * sub @ sub.T, 0.0))
     median = float(np.median(dist[np.triu_indices(len(sub), 1)]))
-    return {"X": X, "L": X[rng.choice(n, m, replace=False)], "median": median,
-            "S": rng.standard_normal((m, CORE_COLUMNS))}
+    return {
+        "X": X,
+        "L": X[rng.choice(n, m, replace=False)],
+        "median": median,
+        "S": rng.standard_normal((m, CORE_COLUMNS)),
+    }
 
 
 def core_worker(m: int, repeats: int, out_path: str) -> dict:
@@ -301,8 +356,10 @@ def core_worker(m: int, repeats: int, out_path: str) -> dict:
         kernel = _core.Kernel("gaussian", sigma)
         s = (_core.kernel_row_sums(L, X, kernel) / len(X))[:, None]
         for solver in ("auto", "cod"):
-            w, used, rank = timed(f"weights {solver}, {label}",
-                                  lambda: _core.nystrom_weights(L, s, kernel, solver))
+            w, used, rank = timed(
+                f"weights {solver}, {label}",
+                lambda s=s, kernel=kernel, solver=solver: _core.nystrom_weights(L, s, kernel, solver),
+            )
             saved[f"weights {solver}, {label}"] = w
             timings[f"weights {solver}, {label} used"] = f"{used}, rank {rank}"
         saved[f"K {label}"] = _core.kernel_matrix(L, L, kernel)
@@ -343,9 +400,11 @@ def core_main(args) -> None:
     work = OUT / "solve_core"
     work.mkdir(parents=True, exist_ok=True)
     builds = {"after": None} if args.before is None else {"before": args.before, "after": None}
-    print(f"# python -m bench.solve --core{' --before ' + args.before if args.before else ''} "
-          f"--rounds {args.rounds} --repeats {args.repeats}: {utc_now()}; {machine()}; "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n")
+    print(
+        f"# python -m bench.solve --core{' --before ' + args.before if args.before else ''} "
+        f"--rounds {args.rounds} --repeats {args.repeats}: {utc_now()}; {machine()}; "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}\n"
+    )
     for m in sizes:
         per_build: dict = {name: [] for name in builds}
         for _ in range(args.rounds):
@@ -366,17 +425,23 @@ def core_main(args) -> None:
                 used += "; before: " + per_build["before"][0].get(case + " used", "")
             row = f"| {case} ({used}) | " + " | ".join(f"{wall[b]:.3f} | {cpu[b]:.3f}" for b in builds)
             if args.before:
-                row += (f" | {wall['before'] / wall['after']:.2f} | {cpu['before'] / cpu['after']:.2f}"
-                        f" | {agree[case]:.1e} |")
+                row += (
+                    f" | {wall['before'] / wall['after']:.2f} | {cpu['before'] / cpu['after']:.2f}"
+                    f" | {agree[case]:.1e} |"
+                )
             else:
                 row += " |"
             print(row)
         if args.before:
             before = np.load(work / f"before_{m}.npz")
-            scale = {label: rkhs_rel(before["K " + label], before[f"weights auto, {label}"],
-                                     before[f"weights cod, {label}"]) for label in ("full rank", "singular")}
-            print(f"\nFor scale, auto against cod within the before build: {scale['full rank']:.1e} (full rank), "
-                  f"{scale['singular']:.1e} (singular).")
+            scale = {
+                label: rkhs_rel(before["K " + label], before[f"weights auto, {label}"], before[f"weights cod, {label}"])
+                for label in ("full rank", "singular")
+            }
+            print(
+                f"\nFor scale, auto against cod within the before build: {scale['full rank']:.1e} (full rank), "
+                f"{scale['singular']:.1e} (singular)."
+            )
         print()
 
 

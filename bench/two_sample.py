@@ -29,8 +29,8 @@ import statistics
 import time
 
 import numpy as np
-import nystrom_kme as nk
 
+import nystrom_kme as nk
 from bench import limits
 from bench.harness import machine, peak_rss_mb, time_calls, utc_now
 from bench.multi_column import dgemm_rates
@@ -56,22 +56,33 @@ def product_limit(rng, per: int, m: int, B: int, repeats: int) -> None:
     kernel = nk.Gaussian(np.sqrt(2 * 5))
     Z = np.concatenate([X, Y])
     L = np.ascontiguousarray(Z[np.sort(np.random.default_rng(1).choice(n, size=m, replace=False))])
-    print(f"## Single-kernel test against row pass + product at DGEMM speed (issue 22)\n\n"
-          f"n = {n:.0e} pooled, m = {m}, B = {B}, d = 5, best wall time of {repeats} runs\n")
-    print("| threads | OpenBLAS | DGEMM 2048² GFLOP/s | DGEMM shape GFLOP/s | row pass s | limit s | "
-          "two_sample_test s | test / limit |")
+    print(
+        f"## Single-kernel test against row pass + product at DGEMM speed (issue 22)\n\n"
+        f"n = {n:.0e} pooled, m = {m}, B = {B}, d = 5, best wall time of {repeats} runs\n"
+    )
+    print(
+        "| threads | OpenBLAS | DGEMM 2048² GFLOP/s | DGEMM shape GFLOP/s | row pass s | limit s | "
+        "two_sample_test s | test / limit |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for nt in (1, 2):
         rates = dgemm_rates(nt, m, n, B + 1)
         gemm = max(rates["square"], rates["shape"])
-        row = min(time_calls(lambda: _core.kernel_row_sums(L, Z, kernel.to_core(), nt), repeats)[0])
+        row = min(time_calls(lambda nt=nt: _core.kernel_row_sums(L, Z, kernel.to_core(), nt), repeats)[0])
         limit = row + 2.0 * m * n * (B + 1) / gemm
-        times, _ = time_calls(lambda: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=B,
-                                                         random_state=0, progress=False, n_threads=nt), repeats)
+        times, _ = time_calls(
+            lambda nt=nt: nk.two_sample_test(
+                X, Y, kernel=kernel, n_landmarks=m, n_permutations=B, random_state=0, progress=False, n_threads=nt
+            ),
+            repeats,
+        )
         t = min(times)
-        print(f"| {nt} | {', '.join(map(str, rates['blas']))} | {rates['square'] / 1e9:.1f} | "
-              f"{rates['shape'] / 1e9:.1f} | {row:.2f} | {limit:.2f} | {t:.2f} | **{t / limit:.2f}** "
-              f"({'ok' if t / limit <= TARGET_PRODUCT_LIMIT_RATIO else 'MISS'}) |", flush=True)
+        print(
+            f"| {nt} | {', '.join(map(str, rates['blas']))} | {rates['square'] / 1e9:.1f} | "
+            f"{rates['shape'] / 1e9:.1f} | {row:.2f} | {limit:.2f} | {t:.2f} | **{t / limit:.2f}** "
+            f"({'ok' if t / limit <= TARGET_PRODUCT_LIMIT_RATIO else 'MISS'}) |",
+            flush=True,
+        )
     print(f"\nTarget test / limit <= {TARGET_PRODUCT_LIMIT_RATIO}; end: {machine()}\n", flush=True)
 
 
@@ -85,9 +96,12 @@ def main() -> None:
     ap.add_argument("--limit-only", action="store_true", help="only section 0 (issue 22)")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
-    print(f"# Two-sample benchmark\n\n- machine: {machine()}\n"
-          f"- {utc_now()}; {nk.show_config('dicts')['simd']['level']}, "
-          f"{nk.show_config('dicts')['openmp']['max_threads']} threads; 200 permutations\n", flush=True)
+    print(
+        f"# Two-sample benchmark\n\n- machine: {machine()}\n"
+        f"- {utc_now()}; {nk.show_config('dicts')['simd']['level']}, "
+        f"{nk.show_config('dicts')['openmp']['max_threads']} threads; 200 permutations\n",
+        flush=True,
+    )
 
     # 0. the single-kernel test against row pass + product at DGEMM speed
     product_limit(np.random.default_rng(22), 2 * 10**4 if args.quick else 2 * 10**5, args.landmarks, 200, args.repeats)
@@ -103,29 +117,44 @@ def main() -> None:
     X, Y = draw(rng, per, 5, args.shift)
     kernel = nk.Gaussian(np.sqrt(2 * 5))  # median distance of N(0, I_5) pairs ~ sqrt(2 d)
     base = peak_rss_mb()
-    times, res = time_calls(lambda: nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=m, n_permutations=B,
-                                                       random_state=0, progress=False), args.repeats)
+    times, res = time_calls(
+        lambda: nk.two_sample_test(
+            X, Y, kernel=kernel, n_landmarks=m, n_permutations=B, random_state=0, progress=False
+        ),
+        args.repeats,
+    )
     t = statistics.median(times)
     print("## Nyström test at its limit\n")
-    print(f"- GEMM {gemm / 1e9:.1f} GFLOP/s (numpy 4096², f64), libmvec exp {exp / 1e9:.2f}·10⁹/s (f64): "
-          f"limit = 2mn(B+1)/GEMM + nm/exp = {limit:.2f} s for n = {n:.0e} pooled, m = {m}, d = 5")
-    print(f"- two_sample_test: median {t:.2f} s (min {min(times):.2f}, max {max(times):.2f}, {args.repeats} runs), "
-          f"peak RSS growth {peak_rss_mb() - base:.0f} MB, p = {res.pvalue:.3f}")
-    print(f"- time / limit = **{t / limit:.2f}** (target <= {TARGET_LIMIT_RATIO}: "
-          f"{'ok' if t / limit <= TARGET_LIMIT_RATIO else 'MISS'})\n", flush=True)
+    print(
+        f"- GEMM {gemm / 1e9:.1f} GFLOP/s (numpy 4096², f64), libmvec exp {exp / 1e9:.2f}·10⁹/s (f64): "
+        f"limit = 2mn(B+1)/GEMM + nm/exp = {limit:.2f} s for n = {n:.0e} pooled, m = {m}, d = 5"
+    )
+    print(
+        f"- two_sample_test: median {t:.2f} s (min {min(times):.2f}, max {max(times):.2f}, {args.repeats} runs), "
+        f"peak RSS growth {peak_rss_mb() - base:.0f} MB, p = {res.pvalue:.3f}"
+    )
+    print(
+        f"- time / limit = **{t / limit:.2f}** (target <= {TARGET_LIMIT_RATIO}: "
+        f"{'ok' if t / limit <= TARGET_LIMIT_RATIO else 'MISS'})\n",
+        flush=True,
+    )
     del X, Y
 
     # 2. the README example
     X = np.random.default_rng(0).normal(size=(10**5, 10))
     Y = np.random.default_rng(1).normal(size=(10**5, 10)) + 0.1
-    times, res = time_calls(lambda: nk.two_sample_test(X, Y, n_permutations=200, random_state=0, progress=False),
-                            args.repeats)
+    times, res = time_calls(
+        lambda: nk.two_sample_test(X, Y, n_permutations=200, random_state=0, progress=False), args.repeats
+    )
     t = statistics.median(times)
-    print("## README example: `nk.two_sample_test(X, Y, n_permutations=200, random_state=0)`, "
-          "10^5 per sample, d = 10\n")
-    print(f"- m = {res.n_landmarks} (default), median {t:.2f} s (min {min(times):.2f}, max {max(times):.2f}); "
-          f"target < {TARGET_README_S} s: {'ok' if t < TARGET_README_S else 'MISS'}; p = {res.pvalue:.4f}\n",
-          flush=True)
+    print(
+        "## README example: `nk.two_sample_test(X, Y, n_permutations=200, random_state=0)`, 10^5 per sample, d = 10\n"
+    )
+    print(
+        f"- m = {res.n_landmarks} (default), median {t:.2f} s (min {min(times):.2f}, max {max(times):.2f}); "
+        f"target < {TARGET_README_S} s: {'ok' if t < TARGET_README_S else 'MISS'}; p = {res.pvalue:.4f}\n",
+        flush=True,
+    )
 
     # 3. time and power against the exact test
     n_small = 2000 if args.quick else 10_000
@@ -140,8 +169,11 @@ def main() -> None:
             res = nk.two_sample_test(Xs, Ys, kernel=kernel, method=method, random_state=r, progress=False)
             times.append(time.perf_counter() - start)
             rejections += res.pvalue <= 0.05
-        print(f"| {n_small} | {method} | {res.n_landmarks or '-'} | {np.median(times):.2f} | "
-              f"{rejections / reps:.2f} ({reps}) |", flush=True)
+        print(
+            f"| {n_small} | {method} | {res.n_landmarks or '-'} | {np.median(times):.2f} | "
+            f"{rejections / reps:.2f} ({reps}) |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -54,23 +54,31 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
-    "sphinx-mathjax-offline",   # sets mathjax_path to its own copy (the module name has hyphens)
+    "sphinx-mathjax-offline",  # sets mathjax_path to its own copy (the module name has hyphens)
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "README.md", "examples/README.txt", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
-                    "auto_examples/*.json", "sg_execution_times.rst"]
+exclude_patterns = [
+    "_build",
+    "README.md",
+    "examples/README.txt",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "auto_examples/*.md5",
+    "auto_examples/*.json",
+    "sg_execution_times.rst",
+]
 default_role = "autolink"
 
 # -- autodoc / autosummary / numpydoc ------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": True, "inherited-members": False, "show-inheritance": True}
-autodoc_typehints = "none"          # numpydoc's Parameters sections say the types
+autodoc_typehints = "none"  # numpydoc's Parameters sections say the types
 numpydoc_show_class_members = False  # the class template lists the members
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
@@ -96,8 +104,7 @@ warnings.filterwarnings("error", category=DeprecationWarning, module="nystrom_km
 # numpydoc also parses class docstrings before the hook below sees them; the qualified
 # section titles it complains about are handled there.
 warnings.filterwarnings("ignore", message=r"Unknown section Attributes \(after", category=UserWarning)
-warnings.filterwarnings("ignore", message="Matplotlib is currently using agg",
-                        category=UserWarning)
+warnings.filterwarnings("ignore", message="Matplotlib is currently using agg", category=UserWarning)
 
 # No intersphinx: the docs build must work offline (CI reaches package registries only).
 
@@ -132,8 +139,7 @@ _REFERENCE = re.compile(r"(?<![\w\\])([A-Za-z]\w*?)_(?=$|[\s,.;:!?'\")\]}>/-])")
 
 
 def _escape_references(text: str) -> str:
-    return "".join(p if _LITERAL.fullmatch(p) else _REFERENCE.sub(r"\1\\_", p)
-                   for p in _LITERAL.split(text))
+    return "".join(p if _LITERAL.fullmatch(p) else _REFERENCE.sub(r"\1\\_", p) for p in _LITERAL.split(text))
 
 
 def _clean_docstring(app, what, name, obj, options, lines):  # noqa: ANN001, ARG001
@@ -141,7 +147,7 @@ def _clean_docstring(app, what, name, obj, options, lines):  # noqa: ANN001, ARG
         return
     out: list[str] = []
     i = 0
-    literal = False                    # in an Examples section: doctest text, kept as is
+    literal = False  # in an Examples section: doctest text, kept as is
     while i < len(lines):
         line = lines[i]
         if i + 1 < len(lines) and line.strip() and set(lines[i + 1].strip()) == {"-"}:

@@ -58,8 +58,7 @@ print(res.explain())
 fig, ax = plt.subplots(figsize=(6, 3.4))
 for family, marker in (("Gaussian", "o"), ("Laplacian", "s")):
     idx = [i for i, k in enumerate(res.kernels) if k.family == family]
-    ax.semilogy([res.kernels[i].bandwidth for i in idx], res.kernel_pvalues[idx], marker + "-",
-                label=family)
+    ax.semilogy([res.kernels[i].bandwidth for i in idx], res.kernel_pvalues[idx], marker + "-", label=family)
 ax.axvline(median.kernel.bandwidth, color="0.5", ls=":", label="median bandwidth")
 ax.axhline(0.05, color="tab:red", lw=0.8, label="0.05")
 ax.set_xscale("log")

@@ -62,9 +62,15 @@ fig.tight_layout()
 # (``NystromKME.score`` on held-out data) or cap ``max_landmarks``.
 grid = [16, 32, 64, 128, 256, 512, 1024]
 sigma = kernel.bandwidth
-exact = [np.mean([mixture.embedding_error(*nk.NystromKME(kernel, n_landmarks=m, random_state=t)
-                                            .fit(X).fitted()[:2], sigma) for t in range(2)])
-         for m in grid]
+exact = [
+    np.mean(
+        [
+            mixture.embedding_error(*nk.NystromKME(kernel, n_landmarks=m, random_state=t).fit(X).fitted()[:2], sigma)
+            for t in range(2)
+        ]
+    )
+    for m in grid
+]
 bound = [bounds.theorem_4_1_bound(n, m, 0.05, spectrum).value for m in grid]
 floor = mixture.embedding_error(X, np.full(n, 1.0 / n), sigma)
 

@@ -56,8 +56,10 @@ for n in ns:
     empirical[n] = float(np.mean(emp))
     nystrom[n] = np.mean(nys, axis=0)
     m_paper = nk.default_n_landmarks(n)
-    print(f"n = {n}: empirical error {empirical[n]:.4f}; Nystrom error at m = {max(m for m in grid if m <= m_paper)}: "
-          f"{nystrom[n][[m <= m_paper for m in grid]][-1]:.4f}")
+    print(
+        f"n = {n}: empirical error {empirical[n]:.4f}; Nystrom error at m = {max(m for m in grid if m <= m_paper)}: "
+        f"{nystrom[n][[m <= m_paper for m in grid]][-1]:.4f}"
+    )
 
 # %%
 # The figure

@@ -23,7 +23,7 @@ import nystrom_kme as nk
 rng = np.random.default_rng(0)
 n = 200_000
 angles = rng.uniform(0, 2 * np.pi, n)
-radius = 2.0 + 0.3 * rng.normal(size=n)              # a noisy ring
+radius = 2.0 + 0.3 * rng.normal(size=n)  # a noisy ring
 data = np.column_stack([radius * np.cos(angles), radius * np.sin(angles)])
 
 path = os.path.join(tempfile.mkdtemp(), "ring.npy")

@@ -52,8 +52,10 @@ floor = mixture.embedding_error(X, np.full(len(X), 1.0 / len(X)), kernel.bandwid
 f = lambda P: np.cos(P[:, 0])  # noqa: E731
 reference = f(mixture.sample(400_000, random_state=2)).mean()
 kme = nk.NystromKME(kernel, n_landmarks=64, random_state=0).fit(X)
-print(f"E cos(x_1) ~ {reference:.4f} (Monte Carlo, 4e5 points); "
-      f"Nyström rule with 64 nodes: {nk.QuadratureRule.from_embedding(kme).integrate(f):.4f}")
+print(
+    f"E cos(x_1) ~ {reference:.4f} (Monte Carlo, 4e5 points); "
+    f"Nyström rule with 64 nodes: {nk.QuadratureRule.from_embedding(kme).integrate(f):.4f}"
+)
 
 # %%
 # The worst-case error

@@ -22,7 +22,7 @@ from sklearn.datasets import load_digits
 import nystrom_kme as nk
 
 digits = load_digits()
-X_all = digits.data / 16.0                     # pixel intensities in [0, 1]
+X_all = digits.data / 16.0  # pixel intensities in [0, 1]
 threes = X_all[digits.target == 3]
 eights = X_all[digits.target == 8]
 print(f"{len(threes)} threes and {len(eights)} eights, {X_all.shape[1]} features")
@@ -35,8 +35,7 @@ print(f"{len(threes)} threes and {len(eights)} eights, {X_all.shape[1]} features
 # and evaluates the Nyström MMD of the observed split and of 500 random relabellings
 # in one pass over the data.
 kernel = nk.Gaussian(nk.median_distance(X_all, random_state=0))
-different = nk.two_sample_test(threes, eights, kernel=kernel, n_permutations=500,
-                               random_state=0)
+different = nk.two_sample_test(threes, eights, kernel=kernel, n_permutations=500, random_state=0)
 print(f"3 vs 8: statistic {different.statistic:.4f}, p-value {different.pvalue:.4f}")
 
 # %%
@@ -45,8 +44,7 @@ print(f"3 vs 8: statistic {different.statistic:.4f}, p-value {different.pvalue:.
 rng = np.random.default_rng(0)
 order = rng.permutation(len(threes))
 half = len(threes) // 2
-same = nk.two_sample_test(threes[order[:half]], threes[order[half:]], kernel=kernel,
-                          n_permutations=500, random_state=0)
+same = nk.two_sample_test(threes[order[:half]], threes[order[half:]], kernel=kernel, n_permutations=500, random_state=0)
 print(f"3 vs 3: statistic {same.statistic:.4f}, p-value {same.pvalue:.4f}")
 
 # %%

@@ -57,9 +57,9 @@ finally:
 
 from . import bounds, persistence, sampling, sources
 from ._validation import NotFittedError
+from .aggregated import AggregatedTestResult
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
-from .aggregated import AggregatedTestResult
 from .compression import CompressionResult, compress, compression_mmd
 from .config import set_simd_level, show_config, simd_level
 from .embedding import (
@@ -69,6 +69,7 @@ from .embedding import (
     rkhs_distance,
     squared_distance,
 )
+from .kernel_collection import KernelCollection
 from .kernels import (
     Gaussian,
     InverseMultiquadric,
@@ -80,7 +81,6 @@ from .kernels import (
     get_kernel,
     median_distance,
 )
-from .kernel_collection import KernelCollection
 from .landmark_search import AutoLandmarks, LandmarkSearch, StatisticalError, estimate_statistical_error
 from .mmd_estimators import mmd, mmd2, mmd2_exact, mmd2_linear
 from .nystrom import NystromKME

@@ -5,16 +5,20 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # scikit-learn is not a dependency (and not followed by the type checker)
+    from sklearn.utils import Tags
 
 
 def _init_parameters(cls: type) -> list[inspect.Parameter]:
-    signature = inspect.signature(cls.__init__)
-    return [p for p in signature.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    signature = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own constructor
+    return [
+        p for p in signature.parameters.values() if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     """a == b for repr purposes (arrays and odd types compare as different)."""
     try:
         return bool(a is b or (type(a) is type(b) and a == b))
@@ -44,8 +48,9 @@ class ParamsMixin:
         for key, value in params.items():
             name, _, sub = key.partition("__")
             if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
-                                 f"valid parameters: {sorted(valid)}")
+                raise ValueError(
+                    f"invalid parameter {name!r} for {type(self).__name__}; valid parameters: {sorted(valid)}"
+                )
             if sub:
                 nested.setdefault(name, {})[sub] = value
             else:
@@ -57,13 +62,12 @@ class ParamsMixin:
             target.set_params(**sub_params)
         return self
 
-    def __sklearn_tags__(self) -> Any:
+    def __sklearn_tags__(self) -> Tags:
         """scikit-learn >= 1.6 asks for these (imported only then: scikit-learn is not
         a dependency). An unsupervised estimator on 2-D float arrays."""
         from sklearn.utils import InputTags, Tags, TargetTags
 
-        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
-                    input_tags=InputTags(two_d_array=True))
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False), input_tags=InputTags(two_d_array=True))
 
     def _fitted_summary(self) -> str | None:
         """One line about the fitted state for repr (None when not fitted)."""

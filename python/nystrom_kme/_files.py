@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import io
 import math
 import os
 import stat
-import io
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 #: Bytes copied per read from a zip member (the only memory a read needs beyond its array).
 READ_CHUNK = 1 << 20
 
@@ -59,7 +64,7 @@ def open_regular(path: str) -> IO[bytes]:
         raise
 
 
-def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
+def atomic_write(path: str, write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write`` on a temporary file in the folder of ``path`` and rename it to
     ``path`` only when ``write`` returns: on any error (or Ctrl-C) nothing is left under
     either name and an existing ``path`` is unchanged. An existing ``path`` that is not a
@@ -71,8 +76,9 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
     except FileNotFoundError:
         kind, mode = None, 0o666 & ~_umask()
     if kind is not None:
-        raise OSError(errno.EISDIR if kind == "a directory" else errno.EEXIST,
-                      f"exists and is not a regular file ({kind})", path)
+        raise OSError(
+            errno.EISDIR if kind == "a directory" else errno.EEXIST, f"exists and is not a regular file ({kind})", path
+        )
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".nystrom-kme-", suffix=".tmp", dir=folder)
@@ -104,7 +110,7 @@ def write_npy_vector(f: IO[bytes], blocks: Iterable[np.ndarray]) -> int:
     n = 0
     for block in blocks:
         values = np.ascontiguousarray(block, dtype="<f8").reshape(-1)
-        f.write(memoryview(values).cast("B"))
+        f.write(values.data.cast("B"))
         n += values.size
     end = f.tell()
     header = _npy_vector_header(n)
@@ -162,14 +168,14 @@ class NpzArchive:
 
     ``file`` is an open binary file (not closed here) or a path."""
 
-    def __init__(self, file: Any) -> None:
+    def __init__(self, file: str | os.PathLike[str] | IO[bytes]) -> None:
         self._zip = zipfile.ZipFile(file)
         self._entries = {(n[:-4] if n.endswith(".npy") else n): n for n in self._zip.namelist()}
 
     def __enter__(self) -> NpzArchive:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._zip.close()
 
     @property
@@ -192,11 +198,19 @@ class NpzArchive:
             header_bytes = f.tell()
         if dtype.hasobject or dtype.kind not in "biuf" or dtype.fields is not None:
             raise ValueError(f"member {name!r} holds dtype {dtype}, not numbers")
-        member = Member(name, tuple(int(s) for s in shape), dtype, bool(fortran_order),
-                        info.compress_type != zipfile.ZIP_STORED, header_bytes)
+        member = Member(
+            name,
+            tuple(int(s) for s in shape),
+            dtype,
+            bool(fortran_order),
+            info.compress_type != zipfile.ZIP_STORED,
+            header_bytes,
+        )
         if header_bytes + member.nbytes != info.file_size:
-            raise ValueError(f"member {name!r} declares shape {member.shape} of {dtype} "
-                             f"({member.nbytes} bytes) but holds {info.file_size - header_bytes} bytes")
+            raise ValueError(
+                f"member {name!r} declares shape {member.shape} of {dtype} "
+                f"({member.nbytes} bytes) but holds {info.file_size - header_bytes} bytes"
+            )
         return member
 
     def read(self, member: Member) -> np.ndarray:
@@ -204,7 +218,7 @@ class NpzArchive:
         in the file's byte order. Reads its declared bytes and no more (a zip entry
         that holds more or fails its CRC is an error)."""
         out = np.empty(member.shape[::-1] if member.fortran_order else member.shape, dtype=member.dtype)
-        buf = memoryview(out.reshape(-1).view(np.uint8))
+        buf = out.reshape(-1).view(np.uint8).data
         with self._zip.open(self._entries[member.name]) as f:
             f.read(member.header_bytes)
             done = 0
@@ -212,12 +226,11 @@ class NpzArchive:
                 chunk = f.read(min(READ_CHUNK, member.nbytes - done))
                 if not chunk:
                     raise ValueError(f"member {member.name!r} is truncated")
-                buf[done:done + len(chunk)] = chunk
+                buf[done : done + len(chunk)] = chunk
                 done += len(chunk)
             if f.read(1):  # also completes the CRC check
                 raise ValueError(f"member {member.name!r} holds more than its declared shape")
         return np.ascontiguousarray(out.T) if member.fortran_order else out
 
 
-__all__ = ["Member", "NpzArchive", "atomic_write", "file_kind", "non_regular_kind", "open_regular",
-           "write_npy_vector"]
+__all__ = ["Member", "NpzArchive", "atomic_write", "file_kind", "non_regular_kind", "open_regular", "write_npy_vector"]

@@ -4,13 +4,12 @@ and the sufficient statistic of the combined embedding on it (used by
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from . import _core
 from ._compensated import CompensatedSum
 from ._validation import common_dtype
+from .kernels import Kernel
 
 
 def union_rows(blocks: list[np.ndarray]) -> np.ndarray:
@@ -34,8 +33,9 @@ def union_rows(blocks: list[np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(np.stack(keep))
 
 
-def union_sums(parts: list[tuple[np.ndarray, np.ndarray, float]], kernel: Any,
-               n_threads: int) -> tuple[np.ndarray, CompensatedSum]:
+def union_sums(
+    parts: list[tuple[np.ndarray, np.ndarray, float]], kernel: Kernel, n_threads: int
+) -> tuple[np.ndarray, CompensatedSum]:
     """(L_u, W s_u) for embeddings (landmarks L_e, weights alpha_e, weight sum W_e): the
     union L_u of the landmark sets and sum_e W_e K(L_u, L_e) alpha_e, the statistic whose
     solve on L_u writes the combined embedding sum_e (W_e / W) mu_e on L_u."""

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+#: A seed as :func:`check_random_state` takes it: None, a non-negative int, a numpy
+#: SeedSequence, Generator or legacy RandomState.
+RandomStateLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, np.random.RandomState]
+#: A dask array: dask is an optional extra, not followed by the type checker (Any).
+DaskArray = Any
+#: Row weights as the sums read them: a float64 vector, or a dask array (checked block
+#: by block where its blocks are read).
+Weights = Union[NDArray[np.float64], DaskArray]
 
 
-def core_array(a: Any, dtype: Any = None) -> np.ndarray:
+def core_array(a: ArrayLike, dtype: DTypeLike | None = None) -> np.ndarray:
     """``a`` in the layout the compiled core reads: C-contiguous, aligned, native byte
     order (``dtype``, when given, is a native float type). No copy when it already is.
     Aligned matters: numpy allows misaligned arrays (e.g. deserialised from a buffer),
@@ -23,20 +33,22 @@ class NonNumericError(ValueError, TypeError):
     scikit-learn raise for it."""
 
 
-def is_sparse(X: Any) -> bool:
+def is_sparse(X: object) -> bool:
     """Whether ``X`` is a scipy.sparse matrix or array (checked without importing scipy)."""
     return type(X).__module__.startswith("scipy.sparse") and hasattr(X, "toarray")
 
 
-def check_not_sparse(X: Any, name: str = "X") -> None:
+def check_not_sparse(X: object, name: str = "X") -> None:
     """Refuse scipy.sparse input with a message that says so: every kernel sum reads
     dense rows, and densifying silently could take n x d memory the user did not plan."""
     if is_sparse(X):
-        raise ValueError(f"{name} is a scipy.sparse {type(X).__name__}: sparse input is not supported "
-                         f"(the kernel sums read dense rows); pass {name}.toarray() if it fits in memory")
+        raise ValueError(
+            f"{name} is a scipy.sparse {type(X).__name__}: sparse input is not supported "
+            f"(the kernel sums read dense rows); pass {name}.toarray() if it fits in memory"
+        )
 
 
-def _converted(X: Any, dtype: Any, problem: str) -> np.ndarray:
+def _converted(X: ArrayLike, dtype: DTypeLike | None, problem: str) -> np.ndarray:
     """np.asarray(X, dtype), its failures as errors that start with ``problem``."""
     try:
         return np.asarray(X, dtype=dtype)
@@ -46,7 +58,7 @@ def _converted(X: Any, dtype: Any, problem: str) -> np.ndarray:
         raise ValueError(f"{problem}: {err}") from None
 
 
-def as_data_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
+def as_data_matrix(X: ArrayLike, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     """Return ``X`` as a 2-D float32 or float64 array in the core's layout, or raise.
 
     float32 and float64 input keep their dtype (no copy when already C-contiguous);
@@ -63,12 +75,11 @@ def as_data_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
             raise ValueError(f"{name} must be real-valued: Complex data not supported")
         arr = core_array(_converted(raw, np.float64, problem))
     if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} row(s), got n_samples = "
-                         f"{arr.shape[0]} (shape {arr.shape})")
+        raise ValueError(
+            f"{name} must have at least {min_rows} row(s), got n_samples = {arr.shape[0]} (shape {arr.shape})"
+        )
     if arr.shape[1] < 1:
         raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if not np.isfinite(arr).all():
@@ -76,8 +87,23 @@ def as_data_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     return arr
 
 
-def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True,
-                        name: str = "sample_weight") -> Any:
+@overload
+def check_sample_weight(
+    sample_weight: None, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> None: ...
+@overload
+def check_sample_weight(
+    sample_weight: ArrayLike, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> Weights: ...
+@overload
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> Weights | None: ...
+
+
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n: int, *, normalisable: bool = True, name: str = "sample_weight"
+) -> Weights | None:
     """Validated per-row weights, or None. In-memory weights (anything but a dask array)
     are checked at once: shape (n,), finite, non-negative, and (``normalisable``) a
     positive sum; they come back as float64. Dask weights are checked block by block
@@ -85,9 +111,10 @@ def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True
     if sample_weight is None:
         return None
     if type(sample_weight).__module__.split(".")[0] == "dask":
-        if tuple(sample_weight.shape) != (n,):
-            raise ValueError(f"{name} must have shape ({n},), got {tuple(sample_weight.shape)}")
-        return sample_weight
+        lazy: DaskArray = sample_weight
+        if tuple(lazy.shape) != (n,):
+            raise ValueError(f"{name} must have shape ({n},), got {tuple(lazy.shape)}")
+        return lazy
     problem = f"{name} must be an array of numbers"
     raw = _converted(sample_weight, None, problem)  # array-likes that refuse numpy functions convert first
     if np.iscomplexobj(raw):
@@ -104,7 +131,17 @@ def check_sample_weight(sample_weight: Any, n: int, *, normalisable: bool = True
     return w
 
 
-def scale_weights(w: Any) -> tuple[Any, float]:
+@overload
+def scale_weights(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]: ...
+@overload
+def scale_weights(w: None) -> tuple[None, float]: ...
+@overload
+def scale_weights(w: Weights) -> tuple[Weights, float]: ...
+@overload
+def scale_weights(w: Weights | None) -> tuple[Weights | None, float]: ...
+
+
+def scale_weights(w: Weights | None) -> tuple[Weights | None, float]:
     """(w / c, c) with c the power of two for which max(w) / c lies in [1, 2); (w, 1.0)
     when w is None, all zero or has no finite maximum (the checks where the weights are
     read report the latter).
@@ -146,14 +183,14 @@ def power_of_two_scale(x: float) -> float:
     return math.ldexp(0.5, math.frexp(x)[1])
 
 
-def normalised_weights(w: np.ndarray) -> np.ndarray:
+def normalised_weights(w: Weights) -> np.ndarray:
     """w / sum(w), computed from :func:`scale_weights`: no overflow for weights near
     1e308 and no underflow for tiny ones. w: validated, with a positive sum."""
     scaled = scale_weights(w)[0]
     return core_array(scaled / scaled.sum())
 
 
-def check_positive_int(value: Any, name: str) -> int:
+def check_positive_int(value: object, name: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value < 1:
@@ -161,7 +198,7 @@ def check_positive_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def check_random_state(random_state: Any, name: str = "random_state") -> np.random.Generator:
+def check_random_state(random_state: RandomStateLike, name: str = "random_state") -> np.random.Generator:
     """The one seed rule of the package: None (fresh entropy), a non-negative int, a
     numpy SeedSequence, a numpy Generator (used as is, so draws continue from it), or
     a legacy numpy RandomState (a seed is drawn from it, as scikit-learn users pass)."""
@@ -172,8 +209,9 @@ def check_random_state(random_state: Any, name: str = "random_state") -> np.rand
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
     if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
-        raise ValueError(f"{name} must be None, a non-negative int, a numpy SeedSequence or "
-                         f"Generator, got {random_state!r}")
+        raise ValueError(
+            f"{name} must be None, a non-negative int, a numpy SeedSequence or Generator, got {random_state!r}"
+        )
     if random_state < 0:
         raise ValueError(f"{name} must be a non-negative int seed, got {random_state!r}")
     return np.random.default_rng(int(random_state))
@@ -222,7 +260,7 @@ class NotFittedError(ValueError, AttributeError):
     """
 
 
-def check_is_fitted(estimator: Any, attribute: str = "weights_") -> None:
+def check_is_fitted(estimator: object, attribute: str = "weights_") -> None:
     """Raise :class:`NotFittedError` unless ``estimator`` has the fitted ``attribute``."""
     if not hasattr(estimator, attribute):
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call fit(X) first")
@@ -231,15 +269,17 @@ def check_is_fitted(estimator: Any, attribute: str = "weights_") -> None:
 _MAX_N_THREADS = 2**31 - 1  # the core's int
 
 
-def n_threads_arg(n_threads: Any) -> int:
+def n_threads_arg(n_threads: int | None) -> int:
     """None -> 0 (the default thread count), else a positive int below 2**31. The core
     caps counts above the CPUs the process may use (results do not depend on it)."""
     if n_threads is None:
         return 0
     n = check_positive_int(n_threads, "n_threads")
     if n > _MAX_N_THREADS:
-        raise ValueError(f"n_threads must be at most {_MAX_N_THREADS} (counts above the CPUs "
-                         f"available are capped anyway), got {n_threads!r}")
+        raise ValueError(
+            f"n_threads must be at most {_MAX_N_THREADS} (counts above the CPUs "
+            f"available are capped anyway), got {n_threads!r}"
+        )
     return n
 
 

@@ -23,14 +23,22 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _core
-from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
+from ._validation import (
+    SPLIT_SEED_BOUND,
+    RandomStateLike,
+    check_positive_int,
+    check_random_state,
+    draw_seed,
+    n_threads_arg,
+)
 from .aggregation import (
     AGGREGATIONS,
     fuse_scores,
@@ -45,7 +53,12 @@ from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import BlockRPCholeskySampling, UniformSampling
-from .sources import RowSource, as_source_pair, concatenate
+from .sources import RowSource, SourceLike, as_source_pair, concatenate
+from .sources.base import Progress
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
+    from typing import TypeGuard
+
 
 #: Above this many pooled rows the permutations move bins of rows (see make_binning).
 DEFAULT_MAX_BINS = 2048
@@ -126,12 +139,12 @@ class AggregatedTestResult:
     def __post_init__(self) -> None:
         """Every field checked against what the test returns (a result read from a file is
         built here too); the arrays become float64."""
-        def integer(value: Any) -> bool:
+
+        def integer(value: object) -> TypeGuard[int]:
             return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
-        def finite_number(value: Any) -> bool:
-            return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-                    and math.isfinite(value))
+        def finite_number(value: object) -> bool:
+            return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
 
         if self.method not in ("nystrom", "exact"):
             raise ValueError(f"method must be 'nystrom' or 'exact', got {self.method!r}")
@@ -151,21 +164,29 @@ class AggregatedTestResult:
         if not finite_number(self.statistic):
             raise ValueError(f"statistic must be a finite number, got {self.statistic!r}")
         B, K = self.n_permutations, len(self.kernels)
-        for name, size in (("null_distribution", B), ("kernel_statistics", K), ("kernel_scores", K),
-                           ("kernel_pvalues", K)):
+        for name, size in (
+            ("null_distribution", B),
+            ("kernel_statistics", K),
+            ("kernel_scores", K),
+            ("kernel_pvalues", K),
+        ):
             values = np.asarray(getattr(self, name), dtype=np.float64)
             if values.shape != (size,) or not np.isfinite(values).all():
                 raise ValueError(f"{name} must hold {size} finite numbers, got shape {values.shape}")
             object.__setattr__(self, name, values)
         counts = self.kernel_pvalues * (B + 1)
-        if (np.abs(counts - np.round(counts)) > 1e-9 * (B + 1)).any() or (self.kernel_pvalues <= 0).any() \
-                or (self.kernel_pvalues > 1).any():
-            raise ValueError(f"kernel_pvalues must be multiples of 1 / (1 + B) in (0, 1], got "
-                             f"{self.kernel_pvalues!r}")
+        if (
+            (np.abs(counts - np.round(counts)) > 1e-9 * (B + 1)).any()
+            or (self.kernel_pvalues <= 0).any()
+            or (self.kernel_pvalues > 1).any()
+        ):
+            raise ValueError(f"kernel_pvalues must be multiples of 1 / (1 + B) in (0, 1], got {self.kernel_pvalues!r}")
         expected = permutation_pvalue(np.r_[self.statistic, self.null_distribution])
         if self.pvalue != expected:
-            raise ValueError(f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
-                             f"statistic and null distribution, got {self.pvalue!r}")
+            raise ValueError(
+                f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
+                f"statistic and null distribution, got {self.pvalue!r}"
+            )
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The result as JSON text, floats written exactly (round-trip repr)."""
@@ -174,9 +195,10 @@ class AggregatedTestResult:
     @classmethod
     def from_json(cls, text: str | bytes) -> AggregatedTestResult:
         """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
-        return result_from_json(text)
+        result: AggregatedTestResult = result_from_json(text)  # the class the text names
+        return result
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
         save(self, path)
 
@@ -210,9 +232,12 @@ class AggregatedTestResult:
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
         reject = self.pvalue <= alpha
-        how = ("MMD-FUSE (soft maximum of the normalised MMDs)" if self.aggregation == "fuse"
-               else "MMDAgg (minimum marginal p-value)")
-        where = (f"Nystrom, m = {self.n_landmarks} landmarks" if self.method == "nystrom" else "exact")
+        how = (
+            "MMD-FUSE (soft maximum of the normalised MMDs)"
+            if self.aggregation == "fuse"
+            else "MMDAgg (minimum marginal p-value)"
+        )
+        where = f"Nystrom, m = {self.n_landmarks} landmarks" if self.method == "nystrom" else "exact"
         lines = [
             f"H0 (same distribution) {'rejected' if reject else 'not rejected'} at level {alpha:g}: "
             f"p-value {self.pvalue:.4g} {'<=' if reject else '>'} {alpha:g}.",
@@ -221,11 +246,16 @@ class AggregatedTestResult:
         ]
         order = np.lexsort((-self.kernel_scores, self.kernel_pvalues))
         lead = "Strongest evidence" if reject else "Closest to a difference"
-        parts = [f"{_label(self.kernels[i])} (marginal p-value {self.kernel_pvalues[i]:.3g}, "
-                 f"MMD^2 {self.kernel_statistics[i]:.3g})" for i in order[:3]]
+        parts = [
+            f"{_label(self.kernels[i])} (marginal p-value {self.kernel_pvalues[i]:.3g}, "
+            f"MMD^2 {self.kernel_statistics[i]:.3g})"
+            for i in order[:3]
+        ]
         lines.append(f"{lead}: " + "; ".join(parts) + ".")
-        lines.append(f"Dominant kernel: {_label(self.dominant_kernel)}. Marginal p-values are not "
-                     "corrected for the collection; the test's p-value is.")
+        lines.append(
+            f"Dominant kernel: {_label(self.dominant_kernel)}. Marginal p-values are not "
+            "corrected for the collection; the test's p-value is."
+        )
         return "\n".join(lines)
 
 
@@ -260,8 +290,8 @@ def make_binning(n1: int, n2: int, max_bins: int | None, rng: np.random.Generato
     bins = np.full(N, -1, dtype=np.int64)
     g1, g2 = n1 // size, n2 // size
     # row perm[i] of a sample goes to bin i // size; the last n mod size rows of perm are dropped
-    bins[rng.permutation(n1)[:g1 * size]] = np.arange(g1 * size) // size
-    bins[n1 + rng.permutation(n2)[:g2 * size]] = g1 + np.arange(g2 * size) // size
+    bins[rng.permutation(n1)[: g1 * size]] = np.arange(g1 * size) // size
+    bins[n1 + rng.permutation(n2)[: g2 * size]] = g1 + np.arange(g2 * size) // size
     return Binning(size, g1, g2, bins)
 
 
@@ -270,12 +300,23 @@ def _label(kernel: Kernel) -> str:
     return f"{kernel.family}, bandwidth {float(kernel.bandwidth):.4g}"
 
 
-def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: str = "fuse",
-                    method: str = "nystrom", n_landmarks: int | None = None, n_permutations: int = 200,
-                    max_bins: int | None = DEFAULT_MAX_BINS, landmarks: str = "rpcholesky",
-                    temperature: float = 1.0,
-                    random_state: Any = None, progress: bool | None = None, n_threads: int | None = None,
-                    chunk_rows: int | None = None) -> AggregatedTestResult:
+def aggregated_test(
+    X: SourceLike,
+    Y: SourceLike,
+    kernels: KernelCollection,
+    *,
+    aggregation: str = "fuse",
+    method: str = "nystrom",
+    n_landmarks: int | None = None,
+    n_permutations: int = 200,
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    landmarks: str = "rpcholesky",
+    temperature: float = 1.0,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> AggregatedTestResult:
     """The aggregated test of :func:`nystrom_kme.two_sample_test` (called with a kernel
     collection); arguments as documented there. Random draws, in order: the splits'
     seed (so :func:`nystrom_kme.random_splits` replays them), the rows that set the
@@ -320,22 +361,26 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
             raise ValueError("the aggregated Nystrom test needs n_landmarks >= 2")
         L = _landmarks(Z, collection, m, landmarks, rng, nt)
     if binning is None and method == "exact":
-        raise ValueError(f"the exact test over single rows of {N} pooled rows exceeds max_bins={max_bins}; "
-                         "raise max_bins or use method='nystrom'")
+        raise ValueError(
+            f"the exact test over single rows of {N} pooled rows exceeds max_bins={max_bins}; "
+            "raise max_bins or use method='nystrom'"
+        )
     units = (n1, n2) if binning is None else (binning.n1, binning.n2)
     bar = progress_bar(len(collection), progress, f"aggregated {method} test, kernels")
     progress = None if bar is None else bar.update
     spec = SplitSpec(units[0], units[1], B, seed)
     kept1, kept2 = (n1, n2) if binning is None else (binning.n1 * binning.size, binning.n2 * binning.size)
+    cross: np.ndarray | None
+    total: np.ndarray | None
     if method == "exact":
+        assert binning is not None  # refused above
         T, cross, total, trace, frob = _exact_forms(Z, collection, spec, binning, nt, progress)
     else:
         need_cross = kept1 != kept2
         if binning is None:
             T, cross, total, frob = _streamed_nystrom_forms(Z, L, collection, spec, nt, progress, need_cross)
         else:
-            T, cross, total, frob = _binned_nystrom_forms(Z, L, collection, spec, binning, nt, progress,
-                                                          need_cross)
+            T, cross, total, frob = _binned_nystrom_forms(Z, L, collection, spec, binning, nt, progress, need_cross)
         trace = None  # the Nystrom diagonal is estimated from the splits (see unbiased_mmd2)
     if bar is not None:
         bar.close()
@@ -344,10 +389,20 @@ def aggregated_test(X: Any, Y: Any, kernels: KernelCollection, *, aggregation: s
     pvals = marginal_pvalues(U)
     F = log_mean_exp(scores) if aggregation == "fuse" else -pvals.min(axis=0)
     return AggregatedTestResult(
-        statistic=float(F[0]), pvalue=permutation_pvalue(F), null_distribution=F[1:].copy(),
-        method=method, aggregation=aggregation, kernels=collection, kernel_statistics=U[:, 0].copy(),
-        kernel_scores=scores[:, 0].copy(), kernel_pvalues=pvals[:, 0].copy(), n_landmarks=m,
-        n_permutations=B, bin_size=1 if binning is None else binning.size, temperature=temperature)
+        statistic=float(F[0]),
+        pvalue=permutation_pvalue(F),
+        null_distribution=F[1:].copy(),
+        method=method,
+        aggregation=aggregation,
+        kernels=collection,
+        kernel_statistics=U[:, 0].copy(),
+        kernel_scores=scores[:, 0].copy(),
+        kernel_pvalues=pvals[:, 0].copy(),
+        n_landmarks=m,
+        n_permutations=B,
+        bin_size=1 if binning is None else binning.size,
+        temperature=temperature,
+    )
 
 
 #: The pooled rows the "rpcholesky" landmarks are chosen among: at most this many times m,
@@ -356,8 +411,9 @@ RPCHOLESKY_POOL = 20
 LANDMARKS = ("rpcholesky", "uniform")
 
 
-def _landmarks(Z: RowSource, collection: KernelCollection, m: int, landmarks: str, rng: np.random.Generator,
-               nt: int) -> np.ndarray:
+def _landmarks(
+    Z: RowSource, collection: KernelCollection, m: int, landmarks: str, rng: np.random.Generator, nt: int
+) -> np.ndarray:
     """The m landmarks of the Nystrom method, chosen from the pooled rows without the
     labels: uniformly without replacement, or ("rpcholesky") by block randomly pivoted
     Cholesky for the collection's narrowest kernel among RPCHOLESKY_POOL m rows drawn
@@ -377,7 +433,7 @@ def _kernel_groups(kernels: KernelCollection, per_kernel_bytes: int) -> list[lis
     """The kernels in consecutive groups whose outputs fit BIN_SUMS_BYTES together."""
     size = max(1, BIN_SUMS_BYTES // max(per_kernel_bytes, 1))
     ks = list(kernels)
-    return [ks[i:i + size] for i in range(0, len(ks), size)]
+    return [ks[i : i + size] for i in range(0, len(ks), size)]
 
 
 def _landmark_frobenius(L: np.ndarray, kernel: Kernel, N: int, nt: int) -> float:
@@ -389,9 +445,16 @@ def _landmark_frobenius(L: np.ndarray, kernel: Kernel, N: int, nt: int) -> float
     return math.sqrt(max(off, 0.0) * N * (N - 1))
 
 
-def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
-                          binning: Binning, nt: int, progress: Any, need_cross: bool
-                          ) -> tuple[np.ndarray, Any, Any, np.ndarray]:
+def _binned_nystrom_forms(
+    Z: RowSource,
+    L: np.ndarray,
+    collection: KernelCollection,
+    spec: SplitSpec,
+    binning: Binning,
+    nt: int,
+    progress: Progress | None,
+    need_cross: bool,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
     """(T, cross, total, Frobenius norms) of the Nystrom approximations: each kernel's bin
     sums E = K(L, Z) A in one pass (per group of kernels), the permuted sums S = E W of the
     bin-level splits W, per-kernel solves on L."""
@@ -407,7 +470,7 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
     groups = _kernel_groups(collection, 8 * m * G)
     buffer = np.empty((len(groups[0]), m, G))  # one allocation, its pages touched once
     for group in groups:
-        E = buffer[:len(group)]
+        E = buffer[: len(group)]
         E.fill(0.0)
         Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
         for Ej, kernel in zip(E, group):
@@ -415,7 +478,7 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
             t = np.sum(Ej, axis=1) if need_cross else None  # K(L, Z) 1 over the kept rows
             forms = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
             T[j] = forms[0]
-            if need_cross:
+            if cross is not None and total is not None:  # need_cross
                 cross[j], total[j] = forms[1], forms[2]
             frob[j] = _landmark_frobenius(L, kernel, N, nt)
             j += 1
@@ -424,8 +487,15 @@ def _binned_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollect
     return T, cross, total, frob
 
 
-def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelCollection, spec: SplitSpec,
-                            nt: int, progress: Any, need_cross: bool) -> tuple[np.ndarray, Any, Any, np.ndarray]:
+def _streamed_nystrom_forms(
+    Z: RowSource,
+    L: np.ndarray,
+    collection: KernelCollection,
+    spec: SplitSpec,
+    nt: int,
+    progress: Progress | None,
+    need_cross: bool,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
     """As _binned_nystrom_forms for single rows beyond max_bins of them (very unequal
     samples): the split sums S = K(L, Z) W streamed with the label weights generated on
     the fly (nothing of size m x n is stored)."""
@@ -443,7 +513,7 @@ def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelColle
             t = acc.value()
         forms = nystrom_quadratic_forms(L, S[j], kernel, nt, t=t)
         T[j] = forms[0]
-        if need_cross:
+        if cross is not None and total is not None:  # need_cross
             cross[j], total[j] = forms[1], forms[2]
         frob[j] = _landmark_frobenius(L, kernel, N, nt)
         if progress is not None:
@@ -451,8 +521,9 @@ def _streamed_nystrom_forms(Z: RowSource, L: np.ndarray, collection: KernelColle
     return T, cross, total, frob
 
 
-def _exact_forms(Z: RowSource, collection: KernelCollection, spec: SplitSpec, binning: Binning, nt: int,
-                 progress: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _exact_forms(
+    Z: RowSource, collection: KernelCollection, spec: SplitSpec, binning: Binning, nt: int, progress: Progress | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(T, cross, total, trace, Frobenius norms) of every kernel's full matrix on the kept
     pooled rows, through the bin Gram matrix Q = A^T K A (n_bins x n_bins), one kernel at a
     time: O(K (n^2 d + n_bins^2 B)) time, O(n d + n_bins^2) memory. The kept rows are
@@ -475,9 +546,9 @@ def _exact_forms(Z: RowSource, collection: KernelCollection, spec: SplitSpec, bi
         Q = np.empty((G, G))
         square_parts = []
         for start in range(0, n_kept, rows):
-            block = _core.kernel_matrix(Zs[start:start + rows], Zs, core, nt)  # (rows, n_kept)
+            block = _core.kernel_matrix(Zs[start : start + rows], Zs, core, nt)  # (rows, n_kept)
             square_parts.append(float(np.sum(block * block)))  # pairwise summation: no BLAS
-            Q[start // size:(start + block.shape[0]) // size] = _bin_sums_2d(block, size)
+            Q[start // size : (start + block.shape[0]) // size] = _bin_sums_2d(block, size)
         QW = _core.matrix_product(Q, W, nt)
         T[j] = np.einsum("gb,gb->b", W, QW)
         row_sums = np.sum(Q, axis=1)

@@ -18,8 +18,15 @@ import numpy as np
 AGGREGATIONS = ("fuse", "mmdagg")
 
 
-def unbiased_mmd2(T: np.ndarray, n1: int, n2: int, *, cross: np.ndarray | None = None,
-                  total: np.ndarray | None = None, trace: np.ndarray | None = None) -> np.ndarray:
+def unbiased_mmd2(
+    T: np.ndarray,
+    n1: int,
+    n2: int,
+    *,
+    cross: np.ndarray | None = None,
+    total: np.ndarray | None = None,
+    trace: np.ndarray | None = None,
+) -> np.ndarray:
     """The unbiased MMD^2 of each split from the biased one, (K, B + 1).
 
     For labels w (+1/n1 on the first sample, -1/n2 on the second) and a positive
@@ -73,18 +80,20 @@ def unbiased_mmd2(T: np.ndarray, n1: int, n2: int, *, cross: np.ndarray | None =
         tot = np.asarray(total, dtype=np.float64)[:, None]
         cross = np.atleast_2d(np.asarray(cross, dtype=np.float64))
         XX = c * c * (T + 2 * cross / n2 + tot / (n2 * n2))
-        at = c * (cross + tot / n2)                      # a^T G 1
+        at = c * (cross + tot / n2)  # a^T G 1
         YY = tot - 2 * at + XX
         XY = at - XX
         U = XX / (n1 * (n1 - 1)) + YY / (n2 * (n2 - 1)) - 2 * XY / (n1 * n2)
         diag_coefficient = (1.0 / (n1 - 1) + 1.0 / (n2 - 1)) / N
+    centred: np.ndarray
     if trace is None:
-        return U - U.mean(axis=1, keepdims=True)
-    return U - diag_coefficient * np.asarray(trace, dtype=np.float64)[:, None]
+        centred = U - U.mean(axis=1, keepdims=True)
+    else:
+        centred = U - diag_coefficient * np.asarray(trace, dtype=np.float64)[:, None]
+    return centred
 
 
-def fuse_scores(U: np.ndarray, frobenius: np.ndarray, n1: int, n2: int,
-                temperature: float = 1.0) -> np.ndarray:
+def fuse_scores(U: np.ndarray, frobenius: np.ndarray, n1: int, n2: int, temperature: float = 1.0) -> np.ndarray:
     """The normalised statistics of MMD-FUSE, (K, B + 1): temperature x
     n (n - 1) sqrt(n (n - 1)) U / ||K_0||_F with n = min(n1, n2) and ||K_0||_F the
     Frobenius norm of each kernel matrix without its diagonal (a permutation-invariant
@@ -118,7 +127,8 @@ def log_mean_exp(M: np.ndarray) -> np.ndarray:
     """
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     top = M.max(axis=0)
-    return top + np.log(np.exp(M - top).mean(axis=0))
+    out: np.ndarray = top + np.log(np.exp(M - top).mean(axis=0))
+    return out
 
 
 def marginal_pvalues(U: np.ndarray) -> np.ndarray:
@@ -138,7 +148,8 @@ def marginal_pvalues(U: np.ndarray) -> np.ndarray:
     order = np.sort(U, axis=1)
     # entries >= U[k, b] = columns - (entries < U[k, b])
     below = np.stack([np.searchsorted(order[k], U[k], side="left") for k in range(U.shape[0])])
-    return (columns - below) / columns
+    out: np.ndarray = (columns - below) / columns
+    return out
 
 
 def permutation_pvalue(F: np.ndarray) -> float:
@@ -156,5 +167,4 @@ def permutation_pvalue(F: np.ndarray) -> float:
     return float((1 + np.count_nonzero(F[1:] >= F[0])) / F.size)
 
 
-__all__ = ["AGGREGATIONS", "fuse_scores", "log_mean_exp", "marginal_pvalues", "permutation_pvalue",
-           "unbiased_mmd2"]
+__all__ = ["AGGREGATIONS", "fuse_scores", "log_mean_exp", "marginal_pvalues", "permutation_pvalue", "unbiased_mmd2"]

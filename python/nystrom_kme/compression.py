@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
 from ._validation import (
+    RandomStateLike,
     as_data_matrix,
     check_positive_int,
     check_sample_weight,
@@ -43,6 +45,7 @@ from ._validation import (
 from .kernels import Kernel
 from .nystrom import NystromKME
 from .persistence import persistable, save
+from .sampling import SamplerLike
 
 __all__ = ["EXACT_MMD_MAX_ROWS", "CompressionResult", "compress", "compression_mmd"]
 
@@ -107,12 +110,14 @@ class CompressionResult:
         w = self.weights
         mmd = "not computed" if self.mmd is None else f"{self.mmd:.4g} (exact)"
         ridge = f", ridge={self.ridge:g}" if self.ridge else ""
-        return (f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
-                f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
-                f"{int(np.count_nonzero(w < 0))} negative, {int(np.count_nonzero(w))} nonzero, "
-                f"kernel={self.kernel!r}{ridge})")
+        return (
+            f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
+            f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
+            f"{int(np.count_nonzero(w < 0))} negative, {int(np.count_nonzero(w))} nonzero, "
+            f"kernel={self.kernel!r}{ridge})"
+        )
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` (``.npz``, no pickle; :func:`nystrom_kme.load`
         reads it back, and ``numpy.load(path)`` shows the members ``points``,
         ``weights`` and ``indices``; kernel, method, MMD and ridge are in its JSON
@@ -132,28 +137,35 @@ class CompressionResult:
         save(self, path)
 
 
-def _check_ridge(ridge: Any) -> float:
+def _check_ridge(ridge: object) -> float:
     if isinstance(ridge, (bool, np.bool_)) or not isinstance(ridge, numbers.Real):
         raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
-    ridge = float(ridge)
-    if not (math.isfinite(ridge) and ridge >= 0.0):
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
-    return ridge
+    value = float(ridge)
+    if not (math.isfinite(value) and value >= 0.0):
+        raise ValueError(f"ridge must be a finite number >= 0, got {value!r}")
+    return value
 
 
-def _self_term(X: np.ndarray, a: np.ndarray | None, core: Any, n_threads: int) -> float:
+def _self_term(X: np.ndarray, a: np.ndarray | None, core: _core.Kernel, n_threads: int) -> float:
     """a^T K(X, X) a (a = 1/n when None), streamed by the core, O(n^2 d) time."""
     n = X.shape[0]
     if a is None:
-        return float(_core.kernel_total_sum(X, X, core, n_threads)) / n / n
+        return float(_core.kernel_total_sum(X, X, core, n_threads)) / int(n) / int(n)
     keep = np.flatnonzero(a)  # rows of zero weight do not contribute
     Xa, aa = np.ascontiguousarray(X[keep]), np.ascontiguousarray(a[keep])
     Ka = _core.kernel_sums(Xa, Xa, aa.reshape(-1, 1), core, n_threads)[:, 0]
     return math.fsum(aa * Ka)
 
 
-def compression_mmd(X: Any, points: Any, weights: Any, *, kernel: Kernel, sample_weight: Any = None,
-                    n_threads: int | None = None) -> float:
+def compression_mmd(
+    X: ArrayLike,
+    points: ArrayLike,
+    weights: ArrayLike,
+    *,
+    kernel: Kernel,
+    sample_weight: ArrayLike | None = None,
+    n_threads: int | None = None,
+) -> float:
     """Exact MMD between sum_j w_j delta_{p_j} and the (weighted) empirical measure of X.
 
     MMD^2 = w^T K(P, P) w - 2 w^T K(P, X) a + a^T K(X, X) a with a the normalised
@@ -213,10 +225,19 @@ def _mmd(w: np.ndarray, Km: np.ndarray, s: np.ndarray, self_term: float) -> floa
     return math.sqrt(max(mmd2, 0.0))
 
 
-def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sampler: Any = "rpcholesky",
-             weights: str = "simplex", ridge: float = 0.0, random_state: Any = None,
-             n_threads: int | None = None, sample_weight: Any = None,
-             compute_mmd: bool | str = "auto") -> CompressionResult:
+def compress(
+    X: ArrayLike,
+    n_points: int,
+    *,
+    kernel: Kernel | str = "gaussian",
+    sampler: SamplerLike = "rpcholesky",
+    weights: str = "simplex",
+    ridge: float = 0.0,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    compute_mmd: bool | str = "auto",
+) -> CompressionResult:
     """Compress a sample to ``n_points`` weighted rows whose kernel mean is close to its own.
 
     Parameters
@@ -298,11 +319,13 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
     sampler_name = sampler if isinstance(sampler, str) else type(sampler).__name__
     if isinstance(sampler, str) and sampler == "kernel-thinning":
         from .sampling.thinning import KernelThinning
+
         sampler = KernelThinning()
     # Weights of a safe scale (only their ratios matter): s_sum_ / weight_sum_ is then exact.
     a = scale_weights(a)[0]
-    est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state,
-                     n_threads=n_threads).fit(X, sample_weight=a)
+    est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state, n_threads=n_threads).fit(
+        X, sample_weight=a
+    )
     L, kern = est.landmarks_, est.kernel_
     indices = est.landmark_indices_
     core = kern.to_core()
@@ -323,5 +346,12 @@ def compress(X: Any, n_points: int, *, kernel: Kernel | str = "gaussian", sample
     if (rows <= EXACT_MMD_MAX_ROWS) if isinstance(compute_mmd, str) else bool(compute_mmd):
         an = None if a is None else normalised_weights(a)
         mmd = _mmd(w, Km, s, _self_term(X, an, core, nt))
-    return CompressionResult(points=L, weights=w, indices=np.asarray(indices, dtype=np.int64), mmd=mmd,
-                             kernel=kern, method=f"{sampler_name}/{weights}", ridge=ridge)
+    return CompressionResult(
+        points=L,
+        weights=w,
+        indices=np.asarray(indices, dtype=np.int64),
+        mmd=mmd,
+        kernel=kern,
+        method=f"{sampler_name}/{weights}",
+        ridge=ridge,
+    )

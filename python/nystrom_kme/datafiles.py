@@ -38,12 +38,14 @@ import itertools
 import os
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any
+from types import ModuleType
+from typing import IO
 
 import numpy as np
 
 from ._files import NpzArchive, non_regular_kind, open_regular
 from .sources import ArrayLikeSource, ArraySource, IterableSource, RowSource
+from .sources.chunked import Dataset
 
 #: Lines parsed per block of a text file.
 TEXT_BLOCK_LINES = 65_536
@@ -59,9 +61,14 @@ class DataFileError(ValueError):
     """A data file cannot be read as an (n, d) matrix of numbers; the message names it."""
 
 
-def read_data(path: str | os.PathLike[str], *, columns: Sequence[str | int] | None = None,
-              key: str | None = None, delimiter: str | None = None,
-              on_rows: RowsRead | None = None) -> RowSource:
+def read_data(
+    path: str | os.PathLike[str],
+    *,
+    columns: Sequence[str | int] | None = None,
+    key: str | None = None,
+    delimiter: str | None = None,
+    on_rows: RowsRead | None = None,
+) -> RowSource:
     """The rows of a data file, as a :class:`~nystrom_kme.sources.RowSource` that every
     estimator, MMD and test of the package accepts in place of an array.
 
@@ -105,8 +112,9 @@ def read_data(path: str | os.PathLike[str], *, columns: Sequence[str | int] | No
         raise DataFileError(f"{path}: no such file")
     suffix = _suffix(path)
     if suffix not in SUFFIXES:
-        raise DataFileError(f"{path}: unknown data file type {suffix or '(no suffix)'!r}; "
-                            f"expected one of {', '.join(SUFFIXES)}")
+        raise DataFileError(
+            f"{path}: unknown data file type {suffix or '(no suffix)'!r}; expected one of {', '.join(SUFFIXES)}"
+        )
     kind = non_regular_kind(path)
     if kind is not None and not (suffix == ".zarr" and kind == "a directory"):
         raise DataFileError(f"{path}: not a regular file ({kind})")
@@ -139,11 +147,12 @@ def _one_line(err: BaseException) -> str:
 # --------------------------------------------------------------------------- #
 # array-like files
 # --------------------------------------------------------------------------- #
-def _open_npy(path: str) -> Any:
+def _open_npy(path: str) -> np.ndarray:
     with open_regular(path) as f:
         if f.read(6) != b"\x93NUMPY":
             raise DataFileError(f"{path}: not a .npy file (no NumPy header)")
-    return np.load(path, mmap_mode="r", allow_pickle=False)
+    mapped: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)
+    return mapped
 
 
 def _open_npz(path: str, key: str | None) -> np.ndarray:
@@ -156,15 +165,16 @@ def _open_npz(path: str, key: str | None) -> np.ndarray:
         with NpzArchive(f) as npz:
             names = npz.names
             if "header" in names and key is None and "weights" in names:
-                raise DataFileError(f"{path}: this is a saved embedding or rule, not data "
-                                    "(use 'nystrom-kme info' on it)")
+                raise DataFileError(
+                    f"{path}: this is a saved embedding or rule, not data (use 'nystrom-kme info' on it)"
+                )
             arr = npz.read(npz.describe(_pick(path, names, key, "member")))
     if not arr.dtype.isnative:
         arr = arr.byteswap(inplace=True).view(arr.dtype.newbyteorder("="))
     return arr
 
 
-def _open_hdf5(path: str, key: str | None) -> Any:
+def _open_hdf5(path: str, key: str | None) -> Dataset:
     h5py = _optional("h5py", "hdf5", path)
     f = h5py.File(path, "r")
     if key is None:
@@ -173,16 +183,19 @@ def _open_hdf5(path: str, key: str | None) -> Any:
         key = _pick(path, found, None, "dataset")
     if key not in f or not isinstance(f[key], h5py.Dataset):
         raise DataFileError(f"{path}: no dataset {key!r}")
-    return f[key]
+    dataset: Dataset = f[key]
+    return dataset
 
 
-def _open_zarr(path: str, key: str | None) -> Any:
+def _open_zarr(path: str, key: str | None) -> Dataset:
     zarr = _optional("zarr", "zarr", path)
     node = zarr.open(path, mode="r")
     if hasattr(node, "shape"):
-        return node
+        array: Dataset = node
+        return array
     names = [name for name, _ in node.arrays()]
-    return node[_pick(path, names, key, "array")]
+    array = node[_pick(path, names, key, "array")]
+    return array
 
 
 def _pick(path: str, names: list[str], key: str | None, what: str) -> str:
@@ -191,24 +204,24 @@ def _pick(path: str, names: list[str], key: str | None, what: str) -> str:
             raise DataFileError(f"{path}: no {what} {key!r}; it has {', '.join(names) or 'none'}")
         return key
     if len(names) != 1:
-        raise DataFileError(f"{path}: {len(names)} {what}s ({', '.join(names) or 'none'}); "
-                            "choose one with --key")
+        raise DataFileError(f"{path}: {len(names)} {what}s ({', '.join(names) or 'none'}); choose one with --key")
     return names[0]
 
 
-def _optional(module: str, extra: str, path: str) -> Any:
+def _optional(module: str, extra: str, path: str) -> ModuleType:
     try:
         return __import__(module)
     except ImportError:
-        raise DataFileError(f"{path}: reading this file needs {module}, which is not installed "
-                            f"(pip install \"nystrom-kme[{extra}]\")") from None
+        raise DataFileError(
+            f'{path}: reading this file needs {module}, which is not installed (pip install "nystrom-kme[{extra}]")'
+        ) from None
 
 
 class _Rows:
     """A 2-D view of an array-like (1-D as one column) that keeps the selected columns
     and reports the rows it reads; it reads only the rows asked for."""
 
-    def __init__(self, base: Any, columns: list[int] | None, on_rows: RowsRead | None) -> None:
+    def __init__(self, base: Dataset, columns: list[int] | None, on_rows: RowsRead | None) -> None:
         self.base, self.columns, self.on_rows = base, columns, on_rows
         n = int(base.shape[0])
         d = 1 if len(base.shape) == 1 else int(base.shape[1])
@@ -218,7 +231,7 @@ class _Rows:
         if isinstance(storage, tuple):
             self.chunks = storage
 
-    def __getitem__(self, rows: Any) -> np.ndarray:
+    def __getitem__(self, rows: slice) -> np.ndarray:
         block = np.asarray(self.base[rows])
         if block.ndim == 1:
             block = block.reshape(-1, 1)
@@ -229,8 +242,7 @@ class _Rows:
         return block
 
 
-def _array_source(arr: Any, path: str, columns: Sequence[str | int] | None,
-                  on_rows: RowsRead | None) -> RowSource:
+def _array_source(arr: Dataset, path: str, columns: Sequence[str | int] | None, on_rows: RowsRead | None) -> RowSource:
     shape = tuple(arr.shape)
     if len(shape) not in (1, 2):
         raise DataFileError(f"{path}: expected a 1-D or 2-D array, got shape {shape}")
@@ -253,17 +265,18 @@ def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | 
     for c in columns:
         if isinstance(c, str) and not c.lstrip("-").isdigit():
             if names is None:
-                raise DataFileError(f"{path}: column {c!r} given by name, but the file has no "
-                                    "column names (give 0-based indices)")
+                raise DataFileError(
+                    f"{path}: column {c!r} given by name, but the file has no column names (give 0-based indices)"
+                )
             if c not in names:
-                raise DataFileError(f"{path}: no column {c!r}{_did_you_mean(c, names)}; "
-                                    f"columns: {', '.join(names)}")
+                raise DataFileError(f"{path}: no column {c!r}{_did_you_mean(c, names)}; columns: {', '.join(names)}")
             out.append(names.index(c))
         else:
             i = int(c)
             if not 0 <= i < d:
-                raise DataFileError(f"{path}: column index {i} out of range: the file has {d} "
-                                    f"columns, indices 0 to {d - 1}")
+                raise DataFileError(
+                    f"{path}: column index {i} out of range: the file has {d} columns, indices 0 to {d - 1}"
+                )
             out.append(i)
     if not out:
         raise DataFileError(f"{path}: no columns selected")
@@ -272,8 +285,9 @@ def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | 
 
 def _did_you_mean(name: str, names: list[str]) -> str:
     """'; did you mean 'x'?' for the closest name (case first, then spelling), or ''."""
-    close = [n for n in names if n.casefold() == name.casefold()] or \
-        difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    close = [n for n in names if n.casefold() == name.casefold()] or difflib.get_close_matches(
+        name, names, n=1, cutoff=0.6
+    )
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -305,8 +319,9 @@ def _open_text(path: str) -> IO[str]:
     return io.TextIOWrapper(open_regular(path), encoding="utf-8-sig")
 
 
-def _text_source(path: str, suffix: str, columns: Sequence[str | int] | None, delimiter: str | None,
-                 on_rows: RowsRead | None) -> RowSource:
+def _text_source(
+    path: str, suffix: str, columns: Sequence[str | int] | None, delimiter: str | None, on_rows: RowsRead | None
+) -> RowSource:
     delim = delimiter if delimiter is not None else {".csv": ",", ".tsv": "\t"}.get(suffix)
     first, first_no = None, 0
     with _open_text(path) as f:
@@ -323,8 +338,7 @@ def _text_source(path: str, suffix: str, columns: Sequence[str | int] | None, de
     fields = _split(first, delim)
     has_header = not all(_is_number(x) for x in fields)
     names = fields if has_header else None
-    cols = list(range(len(fields))) if columns is None else _column_indices(path, columns, names,
-                                                                           len(fields))
+    cols = list(range(len(fields))) if columns is None else _column_indices(path, columns, names, len(fields))
     start_line = first_no if has_header else first_no - 1  # lines before the first data line
     what = f"the header (line {first_no})" if has_header else f"line {first_no}"
 
@@ -344,8 +358,9 @@ def _text_source(path: str, suffix: str, columns: Sequence[str | int] | None, de
                 counts = field_counts(rows)
             bad = next((i for i, c in enumerate(counts) if c != len(fields)), None)
             if bad is not None:
-                raise DataFileError(f"{path}: line {numbers[bad]} has {_fields(counts[bad])} but {what} "
-                                    f"has {_fields(len(fields))}")
+                raise DataFileError(
+                    f"{path}: line {numbers[bad]} has {_fields(counts[bad])} but {what} has {_fields(len(fields))}"
+                )
         try:
             arr = np.loadtxt(rows, delimiter=delim, usecols=cols, ndmin=2, dtype=np.float64, comments=None)
         except ValueError as err:
@@ -353,8 +368,9 @@ def _text_source(path: str, suffix: str, columns: Sequence[str | int] | None, de
                 values = _split(row, delim)
                 for c in cols:
                     if not _is_number(values[c]):
-                        raise DataFileError(f"{path}: line {no}, column index {c}: {values[c]!r} is "
-                                            "not a number") from None
+                        raise DataFileError(
+                            f"{path}: line {no}, column index {c}: {values[c]!r} is not a number"
+                        ) from None
             raise DataFileError(f"{path}: lines {numbers[0]}-{numbers[-1]}: {_one_line(err)}") from None
         finite = np.isfinite(arr)
         if not finite.all():
@@ -395,8 +411,9 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise DataFileError(f"{path}: reading .parquet files needs pyarrow, which is not installed "
-                            "(pip install \"nystrom-kme[parquet]\")") from None
+        raise DataFileError(
+            f'{path}: reading .parquet files needs pyarrow, which is not installed (pip install "nystrom-kme[parquet]")'
+        ) from None
     names = list(pq.ParquetFile(path).schema_arrow.names)
     cols = list(range(len(names))) if columns is None else _column_indices(path, columns, names, len(names))
     selected = [names[i] for i in cols]
@@ -404,8 +421,12 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
     def chunks() -> Iterator[np.ndarray]:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=selected):
             try:
-                arr = np.column_stack([np.asarray(batch.column(i).to_numpy(zero_copy_only=False),
-                                                  dtype=np.float64) for i in range(batch.num_columns)])
+                arr = np.column_stack(
+                    [
+                        np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64)
+                        for i in range(batch.num_columns)
+                    ]
+                )
             except (TypeError, ValueError) as err:
                 raise DataFileError(f"{path}: non-numeric column ({_one_line(err)})") from None
             if on_rows is not None:

@@ -16,9 +16,10 @@ import numbers
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._compensated import fsum_dot
 from . import _core
+from ._compensated import fsum_dot
 from ._validation import check_positive_int, check_random_state
 
 __all__ = ["GaussianMixture"]
@@ -31,26 +32,28 @@ _BLOCK_ENTRIES = 1 << 20
 # --------------------------------------------------------------------------- #
 # validation helpers
 # --------------------------------------------------------------------------- #
-def _real_scalar(value: Any, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        if not (isinstance(value, np.ndarray) and value.ndim == 0
-                and np.issubdtype(value.dtype, np.number)
-                and not np.issubdtype(value.dtype, np.complexfloating)):
-            raise ValueError(f"{name} must be a real number, got {value!r}")
+def _real_scalar(value: Any, name: str) -> float:  # Any: any object, checked here
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)) and not (
+        isinstance(value, np.ndarray)
+        and value.ndim == 0
+        and np.issubdtype(value.dtype, np.number)
+        and not np.issubdtype(value.dtype, np.complexfloating)
+    ):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
     out = float(value)
     if not np.isfinite(out):
         raise ValueError(f"{name} must be finite, got {out!r}")
     return out
 
 
-def _positive_scalar(value: Any, name: str) -> float:
+def _positive_scalar(value: object, name: str) -> float:
     out = _real_scalar(value, name)
     if not out > 0:
         raise ValueError(f"{name} must be positive, got {out!r}")
     return out
 
 
-def _float_array(value: Any, name: str) -> np.ndarray:
+def _float_array(value: ArrayLike, name: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -139,9 +142,7 @@ class GaussianMixture:
         if var.ndim == 0:
             var = np.full(p, float(var))
         elif var.shape != (p,):
-            raise ValueError(
-                f"component_variance must be a scalar or have shape ({p},), got shape {var.shape}"
-            )
+            raise ValueError(f"component_variance must be a scalar or have shape ({p},), got shape {var.shape}")
         _check_finite(var, "component_variance")
         if not (var > 0).all():
             raise ValueError("component_variance must be positive")
@@ -181,8 +182,7 @@ class GaussianMixture:
         return f"GaussianMixture(n_components={self.n_components}, dim={self.dim})"
 
     # ------------------------------------------------------------------ #
-    def sample(self, n_samples: int, random_state: int | np.random.Generator | None = None
-               ) -> np.ndarray:
+    def sample(self, n_samples: int, random_state: int | np.random.Generator | None = None) -> np.ndarray:
         """Draw i.i.d. points from the mixture.
 
         Parameters
@@ -206,12 +206,10 @@ class GaussianMixture:
         return X
 
     # ------------------------------------------------------------------ #
-    def _check_points(self, Y: Any, name: str) -> np.ndarray:
+    def _check_points(self, Y: ArrayLike, name: str) -> np.ndarray:
         arr = _float_array(Y, name)
         if arr.ndim != 2 or arr.shape[1] != self.dim:
-            raise ValueError(
-                f"{name} must have shape (n, {self.dim}), got shape {arr.shape}"
-            )
+            raise ValueError(f"{name} must have shape (n, {self.dim}), got shape {arr.shape}")
         _check_finite(arr, name)
         return arr
 
@@ -241,7 +239,7 @@ class GaussianMixture:
         """
         Y = self._check_points(Y, "Y")
         sigma2 = _positive_scalar(bandwidth, "bandwidth") ** 2
-        tau = sigma2 + self.variances_                              # (p,)
+        tau = sigma2 + self.variances_  # (p,)
         with np.errstate(divide="ignore"):
             log_coef = np.log(self.weights_) + 0.5 * self.dim * np.log(sigma2 / tau)
         inv2tau = 0.5 / tau
@@ -250,10 +248,10 @@ class GaussianMixture:
         out = np.empty(n_y, dtype=np.float64)
         block = max(1, _BLOCK_ENTRIES // (p * d))
         for start in range(0, n_y, block):
-            Yb = Y[start:start + block]
-            diff = Yb[:, None, :] - self.centers_[None, :, :]         # (b, p, d)
-            dist2 = np.einsum("bpd,bpd->bp", diff, diff)             # (b, p)
-            out[start:start + block] = np.exp(log_coef - dist2 * inv2tau).sum(axis=1)
+            Yb = Y[start : start + block]
+            diff = Yb[:, None, :] - self.centers_[None, :, :]  # (b, p, d)
+            dist2 = np.einsum("bpd,bpd->bp", diff, diff)  # (b, p)
+            out[start : start + block] = np.exp(log_coef - dist2 * inv2tau).sum(axis=1)
         return out
 
     def embedding_norm2(self, bandwidth: float) -> float:
@@ -276,14 +274,13 @@ class GaussianMixture:
         """
         sigma2 = _positive_scalar(bandwidth, "bandwidth") ** 2
         v = self.variances_
-        tau = sigma2 + v[:, None] + v[None, :]                      # (p, p)
+        tau = sigma2 + v[:, None] + v[None, :]  # (p, p)
         c = self.centers_
         diff = c[:, None, :] - c[None, :, :]
         dist2 = np.einsum("ijk,ijk->ij", diff, diff)
         with np.errstate(divide="ignore"):
             logw = np.log(self.weights_)
-        log_terms = (logw[:, None] + logw[None, :]
-                     + 0.5 * self.dim * np.log(sigma2 / tau) - dist2 / (2.0 * tau))
+        log_terms = logw[:, None] + logw[None, :] + 0.5 * self.dim * np.log(sigma2 / tau) - dist2 / (2.0 * tau)
         return float(np.exp(log_terms).sum())
 
     def embedding_error(

@@ -18,8 +18,13 @@ from .nystrom import NystromKME
 from .persistence import kernel_spec
 
 
-def run_demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, seed: int = 0, *,
-             say: Callable[[str], Any] | None = print) -> dict[str, Any]:
+def run_demo(
+    n_samples: int = 10_000,
+    n_landmarks: Sequence[int] | None = None,
+    seed: int = 0,
+    *,
+    say: Callable[[str], object] | None = print,
+) -> dict[str, Any]:
     """Fit the empirical and Nyström embeddings of n points of an 8-component Gaussian
     mixture in R^10 and compute their exact errors; print the table row by row with
     ``say`` (None: silently) and return it as a JSON-ready record.
@@ -64,12 +69,21 @@ def run_demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, 
     start = time.perf_counter()
     err_empirical = mixture.embedding_error(X, empirical.weights_, sigma)
     eval_time = time.perf_counter() - start
-    rows = [{"estimator": "empirical", "n_landmarks": n_samples, "error": err_empirical,
-             "fit_seconds": fit_time, "error_seconds": eval_time}]
+    rows = [
+        {
+            "estimator": "empirical",
+            "n_landmarks": n_samples,
+            "error": err_empirical,
+            "fit_seconds": fit_time,
+            "error_seconds": eval_time,
+        }
+    ]
 
     say(f"Gaussian mixture (Chatalic et al. 2022, Sec. 6.1): n = {n_samples}, d = 10, 8 components")
-    say(f"Gaussian kernel, median-heuristic bandwidth sigma = {sigma:.4f}; "
-        f"core {_core.__version__}, OpenMP {'on' if _core.with_openmp else 'off'}")
+    say(
+        f"Gaussian kernel, median-heuristic bandwidth sigma = {sigma:.4f}; "
+        f"core {_core.__version__}, OpenMP {'on' if _core.with_openmp else 'off'}"
+    )
     say(f"paper's m = ceil(sqrt(n) log sqrt(n)) = {m_paper}\n")
     say(f"{'estimator':<22}{'m':>7}{'||mu - mu_hat||':>18}{'fit s':>10}{'error s':>10}")
     say(f"{'empirical (eq. 2)':<22}{n_samples:>7}{err_empirical:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
@@ -82,19 +96,35 @@ def run_demo(n_samples: int = 10_000, n_landmarks: Sequence[int] | None = None, 
         err = mixture.embedding_error(nystrom.landmarks_, nystrom.weights_, sigma)
         eval_time = time.perf_counter() - start
         errors[m] = err
-        rows.append({"estimator": "nystrom", "n_landmarks": m, "error": err, "fit_seconds": fit_time,
-                     "error_seconds": eval_time})
+        rows.append(
+            {
+                "estimator": "nystrom",
+                "n_landmarks": m,
+                "error": err,
+                "fit_seconds": fit_time,
+                "error_seconds": eval_time,
+            }
+        )
         say(f"{'Nystrom (eq. 5)':<22}{m:>7}{err:>18.6f}{fit_time:>10.4f}{eval_time:>10.4f}")
     conclusion = demo_conclusion(errors, err_empirical, n_samples, m_paper)
     say("\n" + conclusion)
-    return {"n_samples": n_samples, "n_features": 10, "n_components": 8, "seed": seed,
-            "kernel": kernel_spec(empirical.kernel_), "paper_n_landmarks": m_paper,
-            "core_version": _core.__version__, "openmp": bool(_core.with_openmp),
-            "rows": rows, "conclusion": conclusion}
+    return {
+        "n_samples": n_samples,
+        "n_features": 10,
+        "n_components": 8,
+        "seed": seed,
+        "kernel": kernel_spec(empirical.kernel_),
+        "paper_n_landmarks": m_paper,
+        "core_version": _core.__version__,
+        "openmp": bool(_core.with_openmp),
+        "rows": rows,
+        "conclusion": conclusion,
+    }
 
 
-def demo_conclusion(errors: dict[int, float], err_empirical: float, n_samples: int, m_paper: int,
-                    tolerance: float = 0.1) -> str:
+def demo_conclusion(
+    errors: dict[int, float], err_empirical: float, n_samples: int, m_paper: int, tolerance: float = 0.1
+) -> str:
     """The demo's closing sentence, read off its own numbers: the smallest m whose
     Nyström error is within ``tolerance`` (relative) of the empirical error, if any.
 
@@ -109,13 +139,17 @@ def demo_conclusion(errors: dict[int, float], err_empirical: float, n_samples: i
     close = [m for m, e in sorted(errors.items()) if e <= (1 + tolerance) * err_empirical]
     if close:
         m = close[0]
-        return (f"The smallest m tried whose Nystrom error is within {tolerance:.0%} of the empirical "
-                f"one is m = {m} ({m / m_paper:.2g} x the paper's m): {m} of the {n_samples} points, "
-                f"so its evaluations cost {m / n_samples:.2g} of the empirical embedding's.")
+        return (
+            f"The smallest m tried whose Nystrom error is within {tolerance:.0%} of the empirical "
+            f"one is m = {m} ({m / m_paper:.2g} x the paper's m): {m} of the {n_samples} points, "
+            f"so its evaluations cost {m / n_samples:.2g} of the empirical embedding's."
+        )
     best = min(errors, key=errors.__getitem__)
-    return (f"No m tried brings the Nystrom error within {tolerance:.0%} of the empirical one: the "
-            f"closest, m = {best}, is {errors[best] / err_empirical:.2f} x it; try larger m "
-            f"(the paper's m is {m_paper}).")
+    return (
+        f"No m tried brings the Nystrom error within {tolerance:.0%} of the empirical one: the "
+        f"closest, m = {best}, is {errors[best] / err_empirical:.2f} x it; try larger m "
+        f"(the paper's m is {m_paper})."
+    )
 
 
 __all__ = ["demo_conclusion", "run_demo"]

@@ -14,15 +14,18 @@ O(block) memory.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
 from ._estimator import ParamsMixin
 from ._validation import (
+    RandomStateLike,
     as_data_matrix,
     check_is_fitted,
     check_random_state,
@@ -34,7 +37,7 @@ from ._validation import (
 from .cuda.arrays import is_cuda_array
 from .kernels import Kernel, get_kernel
 from .persistence import persistable, save
-from .sources import RowSource, as_source
+from .sources import RowSource, SourceLike, as_source
 
 
 class KernelMeanEmbedding:
@@ -64,6 +67,13 @@ class KernelMeanEmbedding:
     (0.577, 0.333)
     """
 
+    support_: np.ndarray
+    weights_: np.ndarray
+    kernel_: Kernel
+    n_samples_: int
+    n_features_in_: int
+    _embedding: tuple[np.ndarray, np.ndarray, Kernel]
+
     def _check_fitted(self) -> None:
         check_is_fitted(self, "_embedding")
 
@@ -82,7 +92,7 @@ class KernelMeanEmbedding:
         self._check_fitted()
         return self._embedding
 
-    def __call__(self, Y: Any) -> np.ndarray:
+    def __call__(self, Y: SourceLike) -> np.ndarray:
         """Evaluate the embedding: mu(y) = sum_j w_j k(z_j, y) for each row y of Y.
 
         Parameters
@@ -102,7 +112,7 @@ class KernelMeanEmbedding:
         parts = [values for _, values in self.evaluate_chunks(Y)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty(0)
 
-    def evaluate_chunks(self, Y: Any, *, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    def evaluate_chunks(self, Y: SourceLike, *, chunk_rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """mu(y) at the rows of Y, block by block as Y is read: (first row, values) pairs
         in row order, each block's values computed when it is read, so that evaluating
         a file of any length (e.g. :func:`nystrom_kme.datafiles.read_data`) takes the
@@ -135,6 +145,7 @@ class KernelMeanEmbedding:
         support, weights, kernel = self.fitted()
         if is_cuda_array(Y):
             from .cuda.sums import evaluate
+
             return iter([(0, evaluate(Y, support, weights, kernel))])
         src = as_source(Y, "Y", chunk_rows=chunk_rows)
         _check_width(src, src.n_features, support.shape[1])
@@ -152,7 +163,7 @@ class KernelMeanEmbedding:
         """RKHS distance ||self - other|| (the MMD between the two embeddings)."""
         return rkhs_distance(self, other)
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write this fitted embedding to ``path`` (a ``.npz`` file, no pickle); read it
         back with :func:`nystrom_kme.load`. The format is described in
         :mod:`nystrom_kme.persistence`."""
@@ -164,8 +175,9 @@ def _check_width(src: RowSource, width: int | None, d: int) -> None:
         raise ValueError(f"{src.name} has {width} features but the embedding has {d}")
 
 
-def _evaluations(src: RowSource, support: np.ndarray, weights: np.ndarray, kernel: Kernel,
-                 n_threads: int) -> Iterator[tuple[int, np.ndarray]]:
+def _evaluations(
+    src: RowSource, support: np.ndarray, weights: np.ndarray, kernel: Kernel, n_threads: int
+) -> Iterator[tuple[int, np.ndarray]]:
     """(start, mu(block)) for each block of ``src``: one core call per block."""
     core, w = kernel.to_core(), weights.reshape(-1, 1)
     for start, block in src.chunks():
@@ -207,8 +219,7 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
     return fsum_dot(wa, s[:, 0])
 
 
-def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *,
-                     n_threads: int | None = None) -> float:
+def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: int | None = None) -> float:
     """||mu_a - mu_b||^2 = <a, a> + <b, b> - 2 <a, b>, clamped at 0 against round-off.
 
     Examples
@@ -220,8 +231,11 @@ def squared_distance(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *,
     >>> nk.squared_distance(a, a), nk.squared_distance(a, b) > 0.3
     (0.0, True)
     """
-    d2 = (inner_product(a, a, n_threads=n_threads) + inner_product(b, b, n_threads=n_threads)
-          - 2.0 * inner_product(a, b, n_threads=n_threads))
+    d2 = (
+        inner_product(a, a, n_threads=n_threads)
+        + inner_product(b, b, n_threads=n_threads)
+        - 2.0 * inner_product(a, b, n_threads=n_threads)
+    )
     return max(float(d2), 0.0)
 
 
@@ -266,13 +280,14 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
     True
     """
 
-    def __init__(self, kernel: Kernel | str = "gaussian", *, random_state: Any = None,
-                 n_threads: int | None = None) -> None:
+    def __init__(
+        self, kernel: Kernel | str = "gaussian", *, random_state: RandomStateLike = None, n_threads: int | None = None
+    ) -> None:
         self.kernel = kernel
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> EmpiricalKME:
+    def fit(self, X: ArrayLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> EmpiricalKME:
         """Store X (n, d), in memory, and the weights 1/n (or ``sample_weight`` normalised).
 
         Parameters
@@ -326,8 +341,13 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         """
         est = cls(**params)
         support = state["support"]
-        est.__dict__.update(kernel_=state["kernel"], support_=support, weights_=state["weights"],
-                            n_samples_=state["n_samples"], n_features_in_=support.shape[1])
+        est.__dict__.update(
+            kernel_=state["kernel"],
+            support_=support,
+            weights_=state["weights"],
+            n_samples_=state["n_samples"],
+            n_features_in_=support.shape[1],
+        )
         est._publish()
         return est
 

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import numpy as np
 
-from ._validation import check_positive_int, check_random_state
+from ._validation import RandomStateLike, check_positive_int, check_random_state
 from .kernels import Kernel, get_kernel
-from .sources import as_source
+from .sources import SourceLike, as_source
 
 #: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs), as
 #: many as the median heuristic looks at.
@@ -49,11 +48,11 @@ def pairwise_distances(X: np.ndarray) -> np.ndarray:
     scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
     Z = Z / scale
     k = Z.shape[0]
-    parts = []
+    parts: list[np.ndarray] = []
     block = max(1, (1 << 21) // max(k * Z.shape[1], 1))  # rows per block: ~16 MB of differences
     for i0 in range(0, k - 1, block):
         i1 = min(k - 1, i0 + block)
-        D = np.sqrt(((Z[i0:i1, None, :] - Z[None, i0 + 1:, :]) ** 2).sum(axis=2))
+        D = np.sqrt(((Z[i0:i1, None, :] - Z[None, i0 + 1 :, :]) ** 2).sum(axis=2))
         parts.extend(D[r, r:] for r in range(i1 - i0))  # row i0 + r against the rows after it
     return (np.concatenate(parts) if parts else np.empty(0)) * scale
 
@@ -76,8 +75,7 @@ def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse")
         raise ValueError("the bandwidth grid needs finite pairwise distances of at least 2 rows")
     median = float(np.median(d))
     if not median > 0:
-        raise ValueError("most pooled rows are identical (median distance 0): give the kernels "
-                         "numeric bandwidths")
+        raise ValueError("most pooled rows are identical (median distance 0): give the kernels numeric bandwidths")
     at = [int(math.floor(d.size * q)) for q in GRID_QUANTILES]  # order statistics, as FUSE's code
     d = np.partition(np.where(d == 0, median, d), at)
     low, high = d[at[0]] / 2, d[at[1]] * 2
@@ -122,8 +120,14 @@ class KernelCollection:
     KernelCollection([Gaussian(bandwidth=0.5), Laplacian(bandwidth=2.0)])
     """
 
-    def __init__(self, kernels: Sequence[Kernel | str] = ("gaussian", "laplacian"), *,
-                 n_bandwidths: int = 10, grid: str = "fuse", subset: int = GRID_SUBSET) -> None:
+    def __init__(
+        self,
+        kernels: Sequence[Kernel | str] = ("gaussian", "laplacian"),
+        *,
+        n_bandwidths: int = 10,
+        grid: str = "fuse",
+        subset: int = GRID_SUBSET,
+    ) -> None:
         if isinstance(kernels, (str, Kernel)):
             kernels = (kernels,)
         try:
@@ -134,8 +138,9 @@ class KernelCollection:
             raise ValueError("kernels must name at least one kernel")
         for k in resolved:
             if not k.radial:
-                raise ValueError(f"kernels must be radial (Gaussian, Laplacian, Matern, inverse "
-                                 f"multiquadric); {k!r} is not")
+                raise ValueError(
+                    f"kernels must be radial (Gaussian, Laplacian, Matern, inverse multiquadric); {k!r} is not"
+                )
         if grid not in GRIDS:
             raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
         self.families = tuple(resolved)
@@ -166,7 +171,7 @@ class KernelCollection:
     def __getitem__(self, index: int) -> Kernel:
         return self.kernels[index]
 
-    def resolve(self, X: Any, random_state: Any = None) -> KernelCollection:
+    def resolve(self, X: SourceLike, random_state: RandomStateLike = None) -> KernelCollection:
         """This collection with every grid set from the rows of X (an array or any row
         source, (n, d)): the pairwise distances of up to ``subset`` rows drawn at random
         without replacement (only those rows are read). A resolved collection is
@@ -198,14 +203,14 @@ class KernelCollection:
         """One line per kernel family: its name and bandwidth range."""
         if not self.is_resolved:
             names = ", ".join(type(k).__name__ for k in self.families)
-            return (f"{names}: {self.n_bandwidths} bandwidths each on the {self.grid!r} grid "
-                    "(set from the data)")
+            return f"{names}: {self.n_bandwidths} bandwidths each on the {self.grid!r} grid (set from the data)"
         groups: dict[str, list[float]] = {}
         for k in self.kernels:
             groups.setdefault(k.family, []).append(float(k.bandwidth))
-        return "; ".join(f"{family} x {len(bw)}, bandwidth " +
-                         (f"{min(bw):.4g} to {max(bw):.4g}" if len(bw) > 1 else f"{bw[0]:.4g}")
-                         for family, bw in groups.items())
+        return "; ".join(
+            f"{family} x {len(bw)}, bandwidth " + (f"{min(bw):.4g} to {max(bw):.4g}" if len(bw) > 1 else f"{bw[0]:.4g}")
+            for family, bw in groups.items()
+        )
 
     def __repr__(self) -> str:
         if self.is_resolved:
@@ -214,15 +219,20 @@ class KernelCollection:
         return f"KernelCollection({names!r}, n_bandwidths={self.n_bandwidths}, grid={self.grid!r})"
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, KernelCollection) and self.families == other.families
-                and (self.is_resolved or (self.n_bandwidths, self.grid, self.subset)
-                     == (other.n_bandwidths, other.grid, other.subset)))
+        return (
+            isinstance(other, KernelCollection)
+            and self.families == other.families
+            and (
+                self.is_resolved
+                or (self.n_bandwidths, self.grid, self.subset) == (other.n_bandwidths, other.grid, other.subset)
+            )
+        )
 
     def __hash__(self) -> int:
         return hash((self.families, self.n_bandwidths, self.grid))
 
 
-def as_collection(kernels: Any) -> KernelCollection | None:
+def as_collection(kernels: object) -> KernelCollection | None:
     """A KernelCollection for what a test's ``kernel`` argument holds when it names
     several kernels (a collection, or a list/tuple of kernels or names); None for a
     single kernel."""

@@ -7,13 +7,15 @@ parameters, resolve the median heuristic and hand a description to the core.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, Union
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypedDict, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._validation import (
+    RandomStateLike,
     as_data_matrix,
     check_positive_int,
     check_random_state,
@@ -23,13 +25,30 @@ from ._validation import (
 
 Bandwidth = Union[float, str]
 
+
+class CoreParams(TypedDict, total=False):
+    """The compiled kernel's parameters beside its name and bandwidth."""
+
+    offset: float
+    degree: int
+
+
+class RowSample(Protocol):
+    """What the median heuristic reads from a sample (:func:`resolve_kernel`): its row
+    count and some of its rows, e.g. a :class:`nystrom_kme.sources.RowSource`."""
+
+    def count_rows(self) -> int: ...
+
+    def take(self, indices: np.ndarray) -> np.ndarray: ...
+
+
 #: Number of points the median heuristic looks at, as in the paper's experiments.
 MEDIAN_SUBSET = 1000
 #: The smallest bandwidth: the core works on x / bandwidth, so 1 / bandwidth must be finite.
 MIN_BANDWIDTH = float(np.finfo(np.float64).tiny)
 
 
-def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = None) -> float:
+def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: RandomStateLike = None) -> float:
     """Median Euclidean distance between distinct pairs of a random subset of rows.
 
     The ``k (k - 1) / 2`` distances of the ``k = min(n_samples, subset)`` rows are
@@ -66,8 +85,9 @@ def median_distance(X: Any, *, subset: int = MEDIAN_SUBSET, random_state: Any = 
     # summed and averaged exactly as numpy's sum and median would.
     median = _core.median_pairwise_distance(np.ascontiguousarray(X))
     if not median > 0.0:
-        raise ValueError("X: the median pairwise distance is 0 (too many identical rows); "
-                         "give the kernel a numeric bandwidth")
+        raise ValueError(
+            "X: the median pairwise distance is 0 (too many identical rows); give the kernel a numeric bandwidth"
+        )
     return median
 
 
@@ -110,12 +130,14 @@ class Kernel:
         elif isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating, np.integer)):
             raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
         elif not (math.isfinite(bandwidth) and bandwidth >= MIN_BANDWIDTH):
-            raise ValueError(f"bandwidth must be a finite number >= {MIN_BANDWIDTH!r} (the smallest "
-                             f"normal float64: the core divides the data by it), got {bandwidth!r}")
+            raise ValueError(
+                f"bandwidth must be a finite number >= {MIN_BANDWIDTH!r} (the smallest "
+                f"normal float64: the core divides the data by it), got {bandwidth!r}"
+            )
         self.bandwidth: Bandwidth = bandwidth if isinstance(bandwidth, str) else float(bandwidth)
 
     # Extra constructor arguments, for repr, equality and copies.
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> dict[str, float]:
         return {}
 
     def with_bandwidth(self, bandwidth: Bandwidth) -> Kernel:
@@ -147,7 +169,7 @@ class Kernel:
         """True once the bandwidth is a number."""
         return not isinstance(self.bandwidth, str)
 
-    def resolve(self, X: Any, random_state: Any = None) -> Kernel:
+    def resolve(self, X: ArrayLike, random_state: RandomStateLike = None) -> Kernel:
         """This kernel with a numeric bandwidth (the median heuristic applied to X)."""
         if self.is_resolved:
             return self
@@ -159,7 +181,7 @@ class Kernel:
             raise ValueError("bandwidth='median' must be resolved on data first (kernel.resolve(X))")
         return _core.Kernel(self.name, float(self.bandwidth), **self._core_params())
 
-    def _core_params(self) -> dict[str, Any]:
+    def _core_params(self) -> CoreParams:
         return {}
 
     @property
@@ -167,7 +189,7 @@ class Kernel:
         """K = sup_x sqrt(k(x, x)): 1 for the radial kernels, inf (unbounded) otherwise."""
         return 1.0 if self.radial else math.inf
 
-    def __call__(self, X: Any, Y: Any = None, *, n_threads: int | None = None) -> np.ndarray:
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None, *, n_threads: int | None = None) -> np.ndarray:
         """Dense kernel matrix K(X, Y) of shape (n_x, n_y), float64. For small inputs only."""
         X = as_data_matrix(X, "X")
         Y = X if Y is None else as_data_matrix(Y, "Y")
@@ -184,8 +206,9 @@ class Kernel:
     def __eq__(self, other: object) -> bool:
         return (
             type(self) is type(other)
-            and self.bandwidth == other.bandwidth  # type: ignore[attr-defined]
-            and self._params() == other._params()  # type: ignore[attr-defined]
+            and isinstance(other, Kernel)
+            and self.bandwidth == other.bandwidth
+            and self._params() == other._params()
         )
 
     def __hash__(self) -> int:
@@ -244,7 +267,7 @@ class Matern(Kernel):
         self.nu = float(nu)
         self.name = self._names[self.nu]
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> dict[str, float]:
         return {"nu": self.nu}
 
 
@@ -297,24 +320,22 @@ class Polynomial(Kernel):
     def __init__(self, bandwidth: Bandwidth = 1.0, degree: int = 2, offset: float = 1.0) -> None:
         super().__init__(bandwidth)
         self.degree = check_positive_int(degree, "degree")
-        if not (isinstance(offset, (int, float, np.floating, np.integer)) and math.isfinite(offset)
-                and offset >= 0):
+        if not (isinstance(offset, (int, float, np.floating, np.integer)) and math.isfinite(offset) and offset >= 0):
             raise ValueError(f"offset must be a finite number >= 0, got {offset!r}")
         self.offset = float(offset)
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> dict[str, float]:
         return {"degree": self.degree, "offset": self.offset}
 
-    def _core_params(self) -> dict[str, Any]:
+    def _core_params(self) -> CoreParams:
         return {"offset": self.offset, "degree": self.degree}
 
 
 #: Every kernel class of the package: the one list that saved files (by class name),
 #: the package's exports and the command line are checked against.
-KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear,
-                                             Polynomial)
+KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear, Polynomial)
 
-_BY_NAME = {
+_BY_NAME: dict[str, Callable[[], Kernel]] = {
     "gaussian": Gaussian,
     "rbf": Gaussian,
     "laplacian": Laplacian,
@@ -350,7 +371,7 @@ def get_kernel(kernel: Kernel | str) -> Kernel:
     raise ValueError(f"kernel must be a Kernel or one of {sorted(KERNEL_NAMES)}, got {kernel!r}")
 
 
-def resolve_kernel(kernel: Kernel | str, sources: Sequence[Any], rng: np.random.Generator) -> Kernel:
+def resolve_kernel(kernel: Kernel | str, sources: Sequence[RowSample], rng: np.random.Generator) -> Kernel:
     """``kernel`` with a numeric bandwidth: a given one as is, else the median heuristic
     on rows of ``sources`` (objects with ``count_rows()`` and ``take(indices)``, e.g.
     :class:`nystrom_kme.sources.RowSource`), only those rows being read.

@@ -89,13 +89,15 @@ import math
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import CompensatedSum, fsum_dot
 from ._validation import (
+    RandomStateLike,
+    Weights,
     check_random_state,
     check_sample_weight,
     common_dtype,
@@ -104,8 +106,8 @@ from ._validation import (
 )
 from .bounds import default_n_landmarks
 from .kernels import Kernel, resolve_kernel
-from .sampling import as_policy
-from .sources import RowSource, as_source
+from .sampling import Policy, as_policy
+from .sources import RowSource, SourceLike, as_source
 
 #: Default ``max_landmarks``: min(n, max(MAX_FLOOR, MAX_FACTOR ceil(sqrt(n) log sqrt(n)))).
 MAX_FACTOR = 2
@@ -162,7 +164,7 @@ class AutoLandmarks:
             raise ValueError(f"stat_samples must be an integer >= 2, got {s!r}")
 
 
-def as_auto_spec(n_landmarks: Any) -> AutoLandmarks | None:
+def as_auto_spec(n_landmarks: object) -> AutoLandmarks | None:
     """The search settings when ``n_landmarks`` asks for the search ("auto" or an
     :class:`AutoLandmarks`), else None."""
     if isinstance(n_landmarks, AutoLandmarks):
@@ -249,8 +251,9 @@ def _statistical_error(src: RowSource, kernel: Kernel, weights: np.ndarray | Non
     return StatisticalError(value=value, std_error=se, squared=sq, n_effective=n_eff, n_used=int(s))
 
 
-def estimate_statistical_error(X: Any, kernel: Kernel | str = "gaussian", *, sample_weight: Any = None,
-                               max_samples: int = STAT_SAMPLES, random_state: Any = None,
+def estimate_statistical_error(X: SourceLike, kernel: Kernel | str = "gaussian", *,
+                               sample_weight: ArrayLike | None = None,
+                               max_samples: int = STAT_SAMPLES, random_state: RandomStateLike = None,
                                n_threads: int | None = None) -> StatisticalError:
     """Estimate sigma = (E ||mu_hat_n - mu||^2)^(1/2), the RMS error of the empirical
     embedding (1/n) sum_i phi(x_i) (or sum_i p_i phi(x_i) with weights), from a
@@ -437,8 +440,8 @@ class SearchResult:
     report: LandmarkSearch
 
 
-def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random.Generator, *,
-                     spec: AutoLandmarks, sample_weight: Any, solver: str, rcond: float,
+def search_landmarks(src: RowSource, kernel: Kernel, policy: Policy, rng: np.random.Generator, *,
+                     spec: AutoLandmarks, sample_weight: Weights | None, solver: str, rcond: float,
                      n_threads: int) -> SearchResult:
     """Run the doubling search over ``src`` (the engine of ``n_landmarks="auto"`` in
     :class:`~nystrom_kme.NystromKME` and :func:`~nystrom_kme.two_sample_test`).
@@ -553,7 +556,7 @@ def search_landmarks(src: RowSource, kernel: Kernel, policy: Any, rng: np.random
 
 
 def _change(L: np.ndarray, alpha: np.ndarray, L_next: np.ndarray, alpha_next: np.ndarray,
-            is_nested: bool, core: Any, n_threads: int) -> tuple[float, float]:
+            is_nested: bool, core: _core.Kernel, n_threads: int) -> tuple[float, float]:
     """(delta, round_off): delta = ||sum_j alpha_next_j phi(L_next_j) - sum_j alpha_j phi(L_j)||,
     as d^T K d on the union of the two supports (the larger set when nested): no
     cancellation between the three terms alpha^T K alpha - 2 alpha^T K beta + beta^T K beta;

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
 from ._validation import (
+    RandomStateLike,
+    Weights,
     as_data_matrix,
     check_not_sparse,
     check_random_state,
@@ -35,7 +38,7 @@ from .embedding import KernelMeanEmbedding, squared_distance
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks
 from .nystrom import NystromKME
-from .sources import RowSource, as_source_pair
+from .sources import RowSource, SourceLike, as_source_pair
 
 
 @dataclass(frozen=True)
@@ -84,10 +87,63 @@ def _nystrom_sizes(a: KernelMeanEmbedding, b: KernelMeanEmbedding) -> tuple[int,
     return None
 
 
-def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int | str | AutoLandmarks | None = None,
-         sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
-         n_threads: int | None = None, chunk_rows: int | None = None,
-         return_info: bool = False) -> float | MMDEstimate:
+@overload
+def mmd2(
+    X: SourceLike | KernelMeanEmbedding,
+    Y: SourceLike | KernelMeanEmbedding,
+    *,
+    kernel: Kernel | str = "gaussian",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: Literal[False] = False,
+) -> float: ...
+@overload
+def mmd2(
+    X: SourceLike | KernelMeanEmbedding,
+    Y: SourceLike | KernelMeanEmbedding,
+    *,
+    kernel: Kernel | str = "gaussian",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: Literal[True],
+) -> MMDEstimate: ...
+@overload
+def mmd2(
+    X: SourceLike | KernelMeanEmbedding,
+    Y: SourceLike | KernelMeanEmbedding,
+    *,
+    kernel: Kernel | str = "gaussian",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: bool = False,
+) -> float | MMDEstimate: ...
+
+
+def mmd2(
+    X: SourceLike | KernelMeanEmbedding,
+    Y: SourceLike | KernelMeanEmbedding,
+    *,
+    kernel: Kernel | str = "gaussian",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: bool = False,
+) -> float | MMDEstimate:
     """Squared MMD ||mu_X - mu_Y||^2 between two samples or two fitted embeddings.
 
     With two fitted embeddings (Nyström or empirical, same kernel) this is
@@ -139,15 +195,17 @@ def mmd2(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", n_landmarks: int 
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     rng = check_random_state(random_state)
     k = resolve_kernel(kernel, [sx, sy], rng)
-    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng,
-                    n_threads=n_threads).fit(sx, sample_weight=sample_weight_x)
-    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng,
-                    n_threads=n_threads).fit(sy, sample_weight=sample_weight_y)
+    ex = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(
+        sx, sample_weight=sample_weight_x
+    )
+    ey = NystromKME(k, n_landmarks=n_landmarks, random_state=rng, n_threads=n_threads).fit(
+        sy, sample_weight=sample_weight_y
+    )
     value = squared_distance(ex, ey, n_threads=n_threads)
     return MMDEstimate(value, k, _nystrom_sizes(ex, ey)) if return_info else value
 
 
-def mmd(X: Any, Y: Any, **kwargs: Any) -> float | MMDEstimate:
+def mmd(X: SourceLike | KernelMeanEmbedding, Y: SourceLike | KernelMeanEmbedding, **kwargs: Any) -> float | MMDEstimate:
     """MMD ||mu_X - mu_Y||, the square root of :func:`mmd2` (same arguments; with
     ``return_info=True`` the same :class:`MMDEstimate`, whose ``mmd`` is this value).
 
@@ -164,7 +222,7 @@ def mmd(X: Any, Y: Any, **kwargs: Any) -> float | MMDEstimate:
     return value if isinstance(value, MMDEstimate) else math.sqrt(value)
 
 
-def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
+def _normalised(sample_weight: ArrayLike | None, n: int, name: str) -> Weights | None:
     w = check_sample_weight(sample_weight, n, name=name)
     if w is None:
         return None
@@ -174,8 +232,9 @@ def _normalised(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
     return normalised_weights(w)
 
 
-def _cross(sa: RowSource, wa: np.ndarray | None, sb: RowSource, wb: np.ndarray | None, kernel: Kernel,
-           n_threads: int) -> float:
+def _cross(
+    sa: RowSource, wa: np.ndarray | None, sb: RowSource, wb: np.ndarray | None, kernel: Kernel, n_threads: int
+) -> float:
     """sum_ij a_i b_j k(x_i, y_j) with a, b the normalised weights (1/n when None):
     blocks of A against a streamed pass over B, O(n_a n_b d) time, O(block) memory."""
     na = sa.count_rows()
@@ -183,8 +242,11 @@ def _cross(sa: RowSource, wa: np.ndarray | None, sb: RowSource, wb: np.ndarray |
     for start, block in sa.chunks():
         acc, total = sb.kernel_sums(block, kernel, weights=wb, n_threads=n_threads)
         sums = acc.value() / (total if wb is None else 1.0)  # sum_j b_j k(x_i, y_j)
-        a = (np.full(block.shape[0], 1.0 / na) if wa is None
-             else np.asarray(wa[start:start + block.shape[0]], dtype=np.float64))
+        a = (
+            np.full(block.shape[0], 1.0 / na)
+            if wa is None
+            else np.asarray(wa[start : start + block.shape[0]], dtype=np.float64)
+        )
         parts.append(fsum_dot(a, sums))  # not BLAS: the same bits for any thread count
     return math.fsum(parts)
 
@@ -208,10 +270,63 @@ def _within(src: RowSource, w: np.ndarray | None, kernel: Kernel, unbiased: bool
     return (quad - diag) / (1.0 - w2)
 
 
-def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: bool = False,
-               sample_weight_x: Any = None, sample_weight_y: Any = None, random_state: Any = None,
-               n_threads: int | None = None, chunk_rows: int | None = None,
-               return_info: bool = False) -> float | MMDEstimate:
+@overload
+def mmd2_exact(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str = "gaussian",
+    unbiased: bool = False,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: Literal[False] = False,
+) -> float: ...
+@overload
+def mmd2_exact(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str = "gaussian",
+    unbiased: bool = False,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: Literal[True],
+) -> MMDEstimate: ...
+@overload
+def mmd2_exact(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str = "gaussian",
+    unbiased: bool = False,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: bool = False,
+) -> float | MMDEstimate: ...
+
+
+def mmd2_exact(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str = "gaussian",
+    unbiased: bool = False,
+    sample_weight_x: ArrayLike | None = None,
+    sample_weight_y: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+    return_info: bool = False,
+) -> float | MMDEstimate:
     """Exact empirical MMD^2 between two samples, by streaming kernel sums.
 
     Biased (V-statistic): mean K_XX + mean K_YY - 2 mean K_XY. Unbiased
@@ -256,13 +371,14 @@ def mmd2_exact(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", unbiased: b
     nt = n_threads_arg(n_threads)
     wx = _normalised(sample_weight_x, sx.count_rows(), "sample_weight_x")
     wy = _normalised(sample_weight_y, sy.count_rows(), "sample_weight_y")
-    value = (_within(sx, wx, k, unbiased, nt) + _within(sy, wy, k, unbiased, nt)
-             - 2.0 * _cross(sx, wx, sy, wy, k, nt))
+    value = _within(sx, wx, k, unbiased, nt) + _within(sy, wy, k, unbiased, nt) - 2.0 * _cross(sx, wx, sy, wy, k, nt)
     value = float(value) if unbiased else max(float(value), 0.0)
     return MMDEstimate(value, k, None) if return_info else value
 
 
-def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_state: Any = None) -> float:
+def mmd2_linear(
+    X: ArrayLike, Y: ArrayLike, *, kernel: Kernel | str = "gaussian", random_state: RandomStateLike = None
+) -> float:
     """Linear-time unbiased MMD^2 estimator of Gretton et al. (2012, Lemma 14).
 
     With n = min(n1, n2) // 2 pairs: mean over i of
@@ -286,10 +402,14 @@ def mmd2_linear(X: Any, Y: Any, *, kernel: Kernel | str = "gaussian", random_sta
     core = resolve_kernel(kernel, [sx, sy], check_random_state(random_state)).to_core()
     if X.dtype != Y.dtype:
         X, Y = X.astype(np.float64), Y.astype(np.float64)
-    x0, x1 = np.ascontiguousarray(X[0:2 * n:2]), np.ascontiguousarray(X[1:2 * n:2])
-    y0, y1 = np.ascontiguousarray(Y[0:2 * n:2]), np.ascontiguousarray(Y[1:2 * n:2])
-    h = (_core.paired_kernel(x0, x1, core) + _core.paired_kernel(y0, y1, core)
-         - _core.paired_kernel(x0, y1, core) - _core.paired_kernel(x1, y0, core))
+    x0, x1 = np.ascontiguousarray(X[0 : 2 * n : 2]), np.ascontiguousarray(X[1 : 2 * n : 2])
+    y0, y1 = np.ascontiguousarray(Y[0 : 2 * n : 2]), np.ascontiguousarray(Y[1 : 2 * n : 2])
+    h = (
+        _core.paired_kernel(x0, x1, core)
+        + _core.paired_kernel(y0, y1, core)
+        - _core.paired_kernel(x0, y1, core)
+        - _core.paired_kernel(x1, y0, core)
+    )
     return float(h.mean())
 
 

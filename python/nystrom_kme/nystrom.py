@@ -12,14 +12,20 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import CompensatedSum, fsum_dot
 from ._estimator import ParamsMixin
+from ._landmark_count import resolve_n_landmarks
+from ._union import union_sums
 from ._validation import (
+    RandomStateLike,
+    Weights,
     check_not_sparse,
     check_positive_int,
     check_random_state,
@@ -29,14 +35,13 @@ from ._validation import (
     power_of_two_scale,
     scale_weights,
 )
-from .bounds import default_n_landmarks, suggest_n_landmarks
-from ._union import union_sums
+from .bounds import LandmarkSuggestion, default_n_landmarks, suggest_n_landmarks
 from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, resolve_kernel
-from .landmark_search import as_auto_spec, search_landmarks
+from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec, search_landmarks
 from .persistence import persistable
-from .sampling import FixedLandmarks, as_policy, describe_sampler, landmark_points, resolve_sampler
-from .sources import ArraySource, IterableSource, RowSource, as_source
+from .sampling import FixedLandmarks, Policy, SamplerLike, as_policy, describe_sampler, landmark_points, resolve_sampler
+from .sources import ArraySource, IterableSource, RowSource, SourceLike, as_source
 
 SOLVERS = ("auto", "cod", "cholesky")
 #: n_landmarks="bound" takes at most this many times the paper's sqrt(n) log sqrt(n).
@@ -134,9 +139,19 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     True
     """
 
-    def __init__(self, kernel: Kernel | str = "gaussian", *, n_landmarks: int | str | None = None,
-                 solver: str = "auto", rcond: float | None = None, sampler: Any = "uniform",
-                 random_state: Any = None, n_threads: int | None = None,
+    landmarks_: np.ndarray
+    landmark_indices_: np.ndarray | None
+    sampler_: Policy | None
+    solver_: str
+    rank_: int
+    s_sum_: np.ndarray
+    weight_sum_: float
+    n_landmarks_report_: LandmarkSearch | LandmarkSuggestion | None
+    _sums: CompensatedSum
+
+    def __init__(self, kernel: Kernel | str = "gaussian", *, n_landmarks: int | str | AutoLandmarks | None = None,
+                 solver: str = "auto", rcond: float | None = None, sampler: SamplerLike = "uniform",
+                 random_state: RandomStateLike = None, n_threads: int | None = None,
                  chunk_rows: int | None = None, passes: int = 2) -> None:
         self.kernel = kernel
         self.n_landmarks = n_landmarks
@@ -165,7 +180,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             check_positive_int(self.chunk_rows, "chunk_rows")
         return rcond, n_threads_arg(self.n_threads)
 
-    def _policy(self, X: np.ndarray | None, src: RowSource) -> tuple[np.ndarray | None, Any]:
+    def _policy(self, X: np.ndarray | None, src: RowSource) -> tuple[np.ndarray | None, Policy | None]:
         """(given landmark points or None, a private copy of the sampling policy or None);
         points take the dtype of the data (X, else a probe of src's shape and dtype)."""
         probe = X if X is not None else np.empty((0, src.n_features or 0), dtype=src.dtype or np.float64)
@@ -174,40 +189,22 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             return points, None
         policy = copy.deepcopy(resolve_sampler(self.sampler))
         params = policy.get_params() if hasattr(policy, "get_params") else {}
-        if "n_threads" in params and params["n_threads"] is None and self.n_threads is not None:
+        if ("n_threads" in params and params["n_threads"] is None and self.n_threads is not None
+                and hasattr(policy, "set_params")):
             policy.set_params(n_threads=self.n_threads)
         return None, policy
 
-    def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Any, *,
+    def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Policy | None, *,
                      streamed: str | None) -> int | None:
-        """m for n rows (None: "bound", resolved later on X). ``streamed`` names the
-        situation that cannot see all of X, where "bound" and "auto" are refused."""
+        """m for n rows (None: "bound"); see :func:`~nystrom_kme._landmark_count.resolve_n_landmarks`."""
         given = (points.shape[0] if points is not None
                  else np.asarray(policy.indices).size if isinstance(policy, FixedLandmarks) else None)
-        if given is not None:
-            if self.n_landmarks is not None and self.n_landmarks != given:
-                raise ValueError(f"n_landmarks={self.n_landmarks!r} but the sampler gives "
-                                 f"{given} landmarks; leave n_landmarks=None")
-            return given
-        if self.n_landmarks is None:
-            return default_n_landmarks(n)
-        if isinstance(self.n_landmarks, str) and self.n_landmarks == "bound":
-            if streamed is not None:
-                raise ValueError(f"n_landmarks='bound' needs all of X in memory; {streamed} "
-                                 "needs an integer n_landmarks, 'auto' (passes=2) or explicit landmarks")
-            return None
-        if as_auto_spec(self.n_landmarks) is not None:
-            raise ValueError(f"n_landmarks='auto' reads the data once per doubling step; {streamed or 'this call'} "
-                             "needs an integer n_landmarks (or explicit landmarks)")
-        m = check_positive_int(self.n_landmarks, "n_landmarks")
-        if m > n:
-            raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
-        return m
+        return resolve_n_landmarks(self.n_landmarks, n, given, streamed=streamed)
 
     # --- the one fitting path ---
-    def _choose_landmarks(self, src: RowSource, sample_weight: Any, rng: np.random.Generator,
+    def _choose_landmarks(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator,
                           *, streamed: str | None = None, n_total: int | None = None
-                          ) -> tuple[Kernel, Any, np.ndarray | None, np.ndarray]:
+                          ) -> tuple[Kernel, Policy | None, np.ndarray | None, np.ndarray]:
         """Resolve the kernel and pick the landmarks among the rows of ``src``, reading
         only the rows needed; m is sized for ``n_total`` rows (default: src's).
 
@@ -223,6 +220,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         kernel = resolve_kernel(self.kernel, [src], rng)
         self.n_landmarks_report_ = None
         if m is None:
+            assert X is not None  # "bound" is refused on streamed data (_n_landmarks)
             report = suggest_n_landmarks(X, kernel, random_state=rng, n_threads=self.n_threads,
                                          max_landmarks=AUTO_CAP_FACTOR * default_n_landmarks(n))
             self.n_landmarks_report_ = report
@@ -230,6 +228,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         if points is not None:
             src.check_features(points.shape[1], "the given landmarks")
             return kernel, None, None, points
+        assert policy is not None  # no points: _policy gave one
         drawer = as_policy(policy)
         if drawer.needs_data_in_memory and X is None:
             raise ValueError(f"sampler {policy!r} needs all of X in memory; with {streamed} use "
@@ -238,7 +237,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         indices = drawer.draw(src, kernel, m, rng, sample_weight=sample_weight)
         return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
 
-    def _solve(self, kernel: Kernel, policy: Any, indices: np.ndarray | None, landmarks: np.ndarray,
+    def _solve(self, kernel: Kernel, policy: Policy | None, indices: np.ndarray | None, landmarks: np.ndarray,
                acc: CompensatedSum, weight_sum: float, n: int,
                solved: tuple[np.ndarray, str, int] | None = None, scale: float = 1.0) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:
@@ -280,7 +279,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         self._publish()
         return self
 
-    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> NystromKME:
+    def fit(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> NystromKME:
         """Fit on X of shape (n_samples, n_features), float32 or float64.
 
         X may be an in-memory array, or a source that is read block by block (see
@@ -342,7 +341,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                                      n_threads=n_threads_arg(self.n_threads))
         return self._solve(kernel, policy, indices, landmarks, acc, total, n, scale=scale)
 
-    def _fit_auto(self, src: RowSource, sample_weight: Any, scale: float,
+    def _fit_auto(self, src: RowSource, sample_weight: Weights | None, scale: float,
                   rng: np.random.Generator) -> NystromKME:
         """n_landmarks="auto": the doubling search of :mod:`nystrom_kme.landmark_search`."""
         rcond, n_threads = self._check_params()
@@ -351,14 +350,16 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             raise ValueError("n_landmarks='auto' searches over landmark sets drawn by the sampler; "
                              "with given landmarks leave n_landmarks=None")
         kernel = resolve_kernel(self.kernel, [src], rng)
-        found = search_landmarks(src, kernel, policy, rng, spec=as_auto_spec(self.n_landmarks),
+        spec = as_auto_spec(self.n_landmarks)
+        assert policy is not None and spec is not None  # fit chose this path for "auto"
+        found = search_landmarks(src, kernel, policy, rng, spec=spec,
                                  sample_weight=sample_weight, solver=self.solver, rcond=rcond,
                                  n_threads=n_threads)
         self.n_landmarks_report_ = found.report
         return self._solve(kernel, policy, found.indices, found.landmarks, found.sums, found.weight_sum,
                            src.count_rows(), found.solution, scale=scale)
 
-    def _fit_one_pass(self, src: RowSource, sample_weight: Any, rng: np.random.Generator) -> NystromKME:
+    def _fit_one_pass(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported with passes=1; weight each chunk "
                              "with partial_fit(chunk, sample_weight=...)")
@@ -384,7 +385,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                                                                     n_total=n_total)
         del head
 
-        def replay() -> Any:
+        def replay() -> Iterator[np.ndarray]:
             while pool:
                 yield pool.pop(0)
             for _, block in chunks:
@@ -394,7 +395,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             landmarks, kernel, n_threads=n_threads_arg(self.n_threads))
         return self._solve(kernel, policy, indices, landmarks, acc, total, int(total))
 
-    def partial_fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> NystromKME:
+    def partial_fit(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> NystromKME:
         """Add the rows of X (n_chunk, n_features) to the embedding, landmarks fixed.
 
         The first call (on an unfitted estimator) chooses the landmarks among the rows
@@ -518,7 +519,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                                 n_threads_arg(self.n_threads))
         return out._solve(self.kernel_, self.sampler_, None, union, acc, total, n)
 
-    def score(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> float:
+    def score(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> float:
         """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2: higher is
         better. For one kernel, differences of scores on the same X are exactly
         differences of the squared RKHS distances ||mu - mu_hat_X||^2 between this

@@ -10,12 +10,12 @@ machine, thread count and SIMD level.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from . import _core
-from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed
+from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed
+from .kernels import Kernel
 
 #: Rows per call when labels are materialised (packed bits, replay).
 LABEL_BLOCK_ROWS = 1 << 18
@@ -69,7 +69,7 @@ class SplitSpec:
         return labels * (1.0 / self.n1 + 1.0 / self.n2) - 1.0 / self.n2
 
 
-def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Any = None) -> np.ndarray:
+def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: RandomStateLike = None) -> np.ndarray:
     """The splits a permutation test with these arguments uses, as booleans.
 
     Column 0 is the observed split (the first ``n1`` of the ``n1 + n2`` pooled rows
@@ -104,16 +104,18 @@ def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Any
     return SplitSpec(n1, n2, B, draw_seed(check_random_state(random_state), SPLIT_SEED_BOUND)).labels()
 
 
-def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int = 0) -> np.ndarray:
+def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0) -> np.ndarray:
     """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1): the squared distance
     between the two samples' mean features. The core's minimum-norm solve
     (deterministic, parallel; each s_b lies in the range of K_m)."""
     alpha, _, _ = _core.nystrom_weights(L, S, kernel.to_core(), "auto", 0.0, 1e-12, n_threads)
-    return np.einsum("ib,ib->b", S, alpha)
+    stats: np.ndarray = np.einsum("ib,ib->b", S, alpha)
+    return stats
 
 
-def nystrom_quadratic_forms(L: np.ndarray, S: np.ndarray, kernel: Any, n_threads: int = 0, *,
-                            t: np.ndarray | None = None) -> tuple[np.ndarray, Any, Any]:
+def nystrom_quadratic_forms(
+    L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0, *, t: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None, float | None]:
     """The quadratic forms of the Nyström features that the aggregated test needs, from
     S = K(L, Z) W (m, B + 1) and, optionally, t = K(L, Z) 1 (m,): T_b = w_b^T G w_b
     (B + 1,), w_b^T G 1 (B + 1,) or None, and 1^T G 1 or None, for G = Phi Phi^T the

@@ -8,9 +8,11 @@ rho; for f in the RKHS its error is at most ||f||_H times the worst-case error
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+import os
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
@@ -58,7 +60,7 @@ class QuadratureRule:
     0.5
     """
 
-    def __init__(self, nodes: Any, weights: Any, kernel: Kernel | str | None = None) -> None:
+    def __init__(self, nodes: ArrayLike, weights: ArrayLike, kernel: Kernel | str | None = None) -> None:
         self.nodes = as_data_matrix(nodes, "nodes")
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (self.nodes.shape[0],):
@@ -76,12 +78,13 @@ class QuadratureRule:
         support, weights, kernel = embedding.fitted()
         return cls(support, weights, kernel)
 
-    def integrate(self, f: Callable[[np.ndarray], Any]) -> Any:
+    def integrate(self, f: Callable[[np.ndarray], ArrayLike]) -> float | np.ndarray:
         """sum_j w_j f(x_j) for a vectorised f: (m, d) -> (m,) or (m, k) -> () or (k,)."""
         values = np.asarray(f(self.nodes), dtype=np.float64)
         if values.shape[:1] != (self.nodes.shape[0],):
-            raise ValueError(f"f must return one value (or row) per node: got shape {values.shape} "
-                             f"for {self.nodes.shape[0]} nodes")
+            raise ValueError(
+                f"f must return one value (or row) per node: got shape {values.shape} for {self.nodes.shape[0]} nodes"
+            )
         if not np.isfinite(values).all():
             raise ValueError("f returned NaN or inf")
         if values.ndim == 1:
@@ -90,8 +93,13 @@ class QuadratureRule:
         result = np.array([fsum_dot(self.weights, flat[:, c]) for c in range(flat.shape[1])])
         return result.reshape(values.shape[1:])
 
-    def worst_case_error(self, reference: Any, *, sample_weight: Any = None,
-                         n_threads: int | None = None) -> float:
+    def worst_case_error(
+        self,
+        reference: GaussianMixture | KernelMeanEmbedding | ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        n_threads: int | None = None,
+    ) -> float:
         """||mu_ref - sum_j w_j phi(x_j)||_H, the worst-case error over the unit ball.
 
         ``reference`` is a :class:`~nystrom_kme.datasets.GaussianMixture` (closed form,
@@ -107,16 +115,18 @@ class QuadratureRule:
         if isinstance(reference, GaussianMixture):
             if not isinstance(self.kernel, Gaussian):
                 raise ValueError("the closed form of a GaussianMixture needs a Gaussian kernel")
-            return reference.embedding_error(nodes, self.weights, float(self.kernel.bandwidth),
-                                             gram_quadratic=quad)
+            return reference.embedding_error(nodes, self.weights, float(self.kernel.bandwidth), gram_quadratic=quad)
         if isinstance(reference, KernelMeanEmbedding):
             Z, wz, ref_kernel = reference.fitted()
             if ref_kernel != self.kernel:
                 raise ValueError(f"the reference uses {ref_kernel!r}, the rule {self.kernel!r}")
         else:
             Z = as_data_matrix(reference, "reference")
-            wz = (np.full(len(Z), 1.0 / len(Z)) if sample_weight is None
-                  else normalised_weights(check_sample_weight(sample_weight, len(Z))))
+            wz = (
+                np.full(len(Z), 1.0 / len(Z))
+                if sample_weight is None
+                else normalised_weights(check_sample_weight(sample_weight, len(Z)))
+            )
         if Z.shape[1] != nodes.shape[1]:
             raise ValueError(f"the reference has {Z.shape[1]} features, the nodes {nodes.shape[1]}")
         Z, nodes_z = common_dtype(Z, nodes)
@@ -124,7 +134,7 @@ class QuadratureRule:
         cross = fsum_dot(self.weights, _core.kernel_sums(nodes_z, Z, wz.reshape(-1, 1), core, nt)[:, 0])
         return math.sqrt(max(ref2 + quad - 2.0 * cross, 0.0))
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the rule (nodes, weights, kernel) to ``path`` (a ``.npz`` file, no pickle);
         read it back with :func:`nystrom_kme.load` (see :mod:`nystrom_kme.persistence`)."""
         save(self, path)

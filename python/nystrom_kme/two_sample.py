@@ -6,22 +6,36 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Union, cast, overload
 
 import numpy as np
 
-from ._validation import SPLIT_SEED_BOUND, check_positive_int, check_random_state, draw_seed, n_threads_arg
 from ._progress import progress_bar
+from ._validation import (
+    SPLIT_SEED_BOUND,
+    RandomStateLike,
+    check_positive_int,
+    check_random_state,
+    draw_seed,
+    n_threads_arg,
+)
 from .aggregated import DEFAULT_MAX_BINS, AggregatedTestResult, aggregated_test
 from .bounds import default_n_landmarks
-from .kernel_collection import as_collection
+from .kernel_collection import KernelCollection, as_collection
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
 from .permutation import SplitSpec, nystrom_statistics
 from .persistence import persistable, result_from_json, result_to_json, save
 from .sampling import UniformSampling
-from .sources import as_source_pair, concatenate
+from .sources import SourceLike, as_source_pair, concatenate
+
+#: Several kernels given as a list or tuple (of kernels or names): the aggregated test.
+MultipleKernels = Union[list[Kernel], list[str], list[Union[Kernel, str]], tuple[Union[Kernel, str], ...]]
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
+    from typing import TypeGuard
 
 
 @persistable
@@ -77,7 +91,8 @@ class TwoSampleResult:
     def __post_init__(self) -> None:
         """Every field checked against what :func:`two_sample_test` returns (a result
         read from a file is built here too); ``null_distribution`` becomes float64."""
-        def integer(value: Any) -> bool:
+
+        def integer(value: object) -> TypeGuard[int]:
             return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
         if self.method not in ("nystrom", "exact"):
@@ -87,22 +102,28 @@ class TwoSampleResult:
         if self.method == "exact" and self.n_landmarks is not None:
             raise ValueError(f"n_landmarks must be None for method='exact', got {self.n_landmarks!r}")
         if self.method == "nystrom" and not (integer(self.n_landmarks) and self.n_landmarks >= 1):
-            raise ValueError(f"n_landmarks must be a positive integer for method='nystrom', "
-                             f"got {self.n_landmarks!r}")
+            raise ValueError(f"n_landmarks must be a positive integer for method='nystrom', got {self.n_landmarks!r}")
         if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
             raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {self.kernel!r}")
-        if (not isinstance(self.statistic, numbers.Real) or isinstance(self.statistic, (bool, np.bool_))
-                or not math.isfinite(self.statistic)):
+        if (
+            not isinstance(self.statistic, numbers.Real)
+            or isinstance(self.statistic, (bool, np.bool_))
+            or not math.isfinite(self.statistic)
+        ):
             raise ValueError(f"statistic must be a finite number, got {self.statistic!r}")
         null = np.asarray(self.null_distribution, dtype=np.float64)
         if null.shape != (self.n_permutations,) or not np.isfinite(null).all():
-            raise ValueError(f"null_distribution must hold n_permutations = {self.n_permutations} "
-                             f"finite numbers, got shape {null.shape}")
+            raise ValueError(
+                f"null_distribution must hold n_permutations = {self.n_permutations} "
+                f"finite numbers, got shape {null.shape}"
+            )
         object.__setattr__(self, "null_distribution", null)
         expected = (1.0 + int(np.count_nonzero(null >= self.statistic))) / (1.0 + self.n_permutations)
         if self.pvalue != expected:
-            raise ValueError(f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
-                             f"statistic and null distribution, got {self.pvalue!r}")
+            raise ValueError(
+                f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
+                f"statistic and null distribution, got {self.pvalue!r}"
+            )
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The result as JSON text, floats written exactly (round-trip repr)."""
@@ -111,20 +132,69 @@ class TwoSampleResult:
     @classmethod
     def from_json(cls, text: str | bytes) -> TwoSampleResult:
         """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
-        return result_from_json(text)
+        result: TwoSampleResult = result_from_json(text)  # the class the text names
+        return result
 
-    def save(self, path: Any) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
         save(self, path)
 
 
-def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "nystrom",
-                    n_landmarks: int | str | AutoLandmarks | None = None, n_permutations: int = 200,
-                    aggregation: str = "fuse", max_bins: int | None = DEFAULT_MAX_BINS,
-                    landmarks: str = "rpcholesky", temperature: float = 1.0,
-                    random_state: Any = None, progress: bool | None = None,
-                    n_threads: int | None = None, chunk_rows: int | None = None
-                    ) -> TwoSampleResult | AggregatedTestResult:
+@overload
+def two_sample_test(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str = "gaussian",
+    method: str = "nystrom",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    n_permutations: int = 200,
+    aggregation: str = "fuse",
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    landmarks: str = "rpcholesky",
+    temperature: float = 1.0,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> TwoSampleResult: ...
+@overload
+def two_sample_test(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: KernelCollection | MultipleKernels,
+    method: str = "nystrom",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    n_permutations: int = 200,
+    aggregation: str = "fuse",
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    landmarks: str = "rpcholesky",
+    temperature: float = 1.0,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> AggregatedTestResult: ...
+
+
+def two_sample_test(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str | KernelCollection | MultipleKernels = "gaussian",
+    method: str = "nystrom",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    n_permutations: int = 200,
+    aggregation: str = "fuse",
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    landmarks: str = "rpcholesky",
+    temperature: float = 1.0,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> TwoSampleResult | AggregatedTestResult:
     """Permutation test of H0: X and Y come from the same distribution, with one kernel or
     with a collection of kernels at once.
 
@@ -223,12 +293,25 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     collection = as_collection(kernel)
     if collection is not None:
         if as_auto_spec(n_landmarks) is not None:
-            raise ValueError("n_landmarks='auto' is for a single kernel; give the aggregated test an "
-                             "integer n_landmarks or None")
-        return aggregated_test(X, Y, collection, aggregation=aggregation, method=method,
-                               n_landmarks=n_landmarks, n_permutations=n_permutations, max_bins=max_bins,
-                               landmarks=landmarks, temperature=temperature, random_state=random_state, progress=progress,
-                               n_threads=n_threads, chunk_rows=chunk_rows)
+            raise ValueError(
+                "n_landmarks='auto' is for a single kernel; give the aggregated test an integer n_landmarks or None"
+            )
+        return aggregated_test(
+            X,
+            Y,
+            collection,
+            aggregation=aggregation,
+            method=method,
+            n_landmarks=n_landmarks,  # type: ignore[arg-type]  # a str is refused there
+            n_permutations=n_permutations,
+            max_bins=max_bins,
+            landmarks=landmarks,
+            temperature=temperature,
+            random_state=random_state,
+            progress=progress,
+            n_threads=n_threads,
+            chunk_rows=chunk_rows,
+        )
     sx, sy = as_source_pair(X, Y, chunk_rows=chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
     if n1 < 2 or n2 < 2:
@@ -240,8 +323,9 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     rng = check_random_state(random_state)
     n = n1 + n2
     spec = SplitSpec(n1, n2, B, draw_seed(rng, SPLIT_SEED_BOUND))  # first draw: see random_splits
-    k = resolve_kernel(kernel, [sx, sy], rng)
+    k = resolve_kernel(cast("Kernel | str", kernel), [sx, sy], rng)  # one kernel: as_collection said so
     auto = as_auto_spec(n_landmarks)
+    m: int | None
     if method == "nystrom" and auto is None:
         m = default_n_landmarks(n) if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
         if m > n:
@@ -251,8 +335,9 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
     Z = concatenate([sx, sy])
     policy = UniformSampling(replace=False)  # the landmarks, blind to the labels: the level is kept
     if method == "nystrom" and auto is not None:
-        L = search_landmarks(Z, k, policy, rng, spec=auto, sample_weight=None, solver="auto", rcond=0.0,
-                             n_threads=nt).landmarks
+        L = search_landmarks(
+            Z, k, policy, rng, spec=auto, sample_weight=None, solver="auto", rcond=0.0, n_threads=nt
+        ).landmarks
         m = L.shape[0]
     bar = progress_bar(n, progress, f"{method} permutation test")
     update = None if bar is None else bar.update
@@ -267,6 +352,7 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         m = None
     else:
         if auto is None:
+            assert m is not None  # set above for the Nystrom method
             L = np.ascontiguousarray(Z.take(np.sort(policy.draw(Z, k, m, rng))))
         S = Z.split_sums(L, k, spec, n_threads=nt, progress=update)
         stats = nystrom_statistics(L, S, k, nt)
@@ -274,8 +360,15 @@ def two_sample_test(X: Any, Y: Any, *, kernel: Any = "gaussian", method: str = "
         bar.close()
     observed, null = float(stats[0]), np.asarray(stats[1:])
     pvalue = (1.0 + np.count_nonzero(null >= observed)) / (1.0 + B)
-    return TwoSampleResult(statistic=observed, pvalue=float(pvalue), null_distribution=null,
-                           method=method, kernel=k, n_landmarks=m, n_permutations=B)
+    return TwoSampleResult(
+        statistic=observed,
+        pvalue=float(pvalue),
+        null_distribution=null,
+        method=method,
+        kernel=k,
+        n_landmarks=m,
+        n_permutations=B,
+    )
 
 
 __all__ = ["TwoSampleResult", "two_sample_test"]

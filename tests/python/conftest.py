@@ -20,6 +20,7 @@ def rng() -> np.random.Generator:
 def _gpu_present() -> bool:
     try:
         import cupy
+
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:  # no CuPy, no driver, no device
         return False

@@ -19,6 +19,7 @@ import types
 from typing import Any
 
 import numpy as np
+
 from nystrom_kme.cuda import program
 
 
@@ -134,19 +135,19 @@ class _Kernel:
                     if i0 >= i1 or c0 >= c1:
                         continue
                     vals = K[i0:i1] @ W[r0:r1, c0:c1]
-                    view = out[y * m * k:(y + 1) * m * k].reshape(m, k)
+                    view = out[y * m * k : (y + 1) * m * k].reshape(m, k)
                     view[i0:i1, c0:c1] = vals
 
     def _reduce(self, grid: tuple, block: tuple, args: tuple) -> None:
         partial, out = _ptr(args[0], np.float64, "partial"), _ptr(args[1], np.float64, "out")
         size, chunks = _exact(args[2], np.int64, "size"), _exact(args[3], np.int32, "n_chunks")
         assert grid[0] * block[0] >= size
-        out[:size] = partial[:chunks * size].reshape(chunks, size).sum(axis=0)
+        out[:size] = partial[: chunks * size].reshape(chunks, size).sum(axis=0)
 
     def _sum(self, grid: tuple, block: tuple, args: tuple) -> None:
         assert tuple(grid)[:1] == (1,) and tuple(block) == (program.REDUCE_THREADS,)
         x, out = _ptr(args[0], np.float64, "x"), _ptr(args[1], np.float64, "out")
-        out[0] = x[:_exact(args[2], np.int64, "size")].sum()
+        out[0] = x[: _exact(args[2], np.int64, "size")].sum()
 
     def _matrix(self, code: int, T: type, grid: tuple, block: tuple, args: tuple) -> None:
         m, n, d = _exact(args[3], np.int64, "m"), _exact(args[4], np.int64, "n"), _exact(args[5], np.int32, "d")
@@ -182,6 +183,5 @@ def make_module() -> types.ModuleType:
     cp.concatenate = lambda arrays: np.concatenate(arrays).view(DevArray)
     cp.from_dlpack = lambda x: np.from_dlpack(x).view(DevArray)
     cp.RawModule = RawModule
-    cp.cuda = types.SimpleNamespace(Device=_Device,
-                                    runtime=types.SimpleNamespace(getDeviceCount=lambda: 0))
+    cp.cuda = types.SimpleNamespace(Device=_Device, runtime=types.SimpleNamespace(getDeviceCount=lambda: 0))
     return cp

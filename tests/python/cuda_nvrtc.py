@@ -63,4 +63,5 @@ def _checker(nvrtc: ctypes.CDLL):
     def check(status: int) -> None:
         if status != 0:
             raise RuntimeError(f"NVRTC: {nvrtc.nvrtcGetErrorString(status).decode()}")
+
     return check

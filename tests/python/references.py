@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def dense_kernel(name: str, X: np.ndarray, Y: np.ndarray, sigma: float, *, degree: int = 2,
-                 offset: float = 1.0) -> np.ndarray:
+def dense_kernel(
+    name: str, X: np.ndarray, Y: np.ndarray, sigma: float, *, degree: int = 2, offset: float = 1.0
+) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     diff = X[:, None, :] - Y[None, :, :]

@@ -29,8 +29,11 @@ def dense_u_statistics(K, labels):
     for b in range(labels.shape[1]):
         X, Y = np.flatnonzero(labels[:, b]), np.flatnonzero(~labels[:, b])
         KXX, KYY = K[np.ix_(X, X)], K[np.ix_(Y, Y)]
-        out.append((KXX.sum() - np.trace(KXX)) / (X.size * (X.size - 1))
-                   + (KYY.sum() - np.trace(KYY)) / (Y.size * (Y.size - 1)) - 2 * K[np.ix_(X, Y)].mean())
+        out.append(
+            (KXX.sum() - np.trace(KXX)) / (X.size * (X.size - 1))
+            + (KYY.sum() - np.trace(KYY)) / (Y.size * (Y.size - 1))
+            - 2 * K[np.ix_(X, Y)].mean()
+        )
     return np.array(out)
 
 
@@ -59,8 +62,9 @@ def test_exact_method_equals_a_dense_reference_on_the_same_splits(aggregation, n
     rng = np.random.default_rng(n1 + n2)
     X = rng.normal(size=(n1, 2))
     Y = rng.normal(size=(n2, 2)) * 1.3
-    res = nk.two_sample_test(X, Y, kernel=KERNELS, method="exact", aggregation=aggregation,
-                             n_permutations=49, random_state=11)
+    res = nk.two_sample_test(
+        X, Y, kernel=KERNELS, method="exact", aggregation=aggregation, n_permutations=49, random_state=11
+    )
     stat, pvalue, marginal, u0 = dense_reference(X, Y, KERNELS, 49, 11, aggregation)
     assert res.statistic == pytest.approx(stat, rel=1e-9, abs=1e-12)
     assert res.pvalue == pvalue
@@ -75,10 +79,12 @@ def test_nystrom_with_every_point_a_landmark_ranks_the_splits_as_the_exact_test(
     differ from the exact ones only by the estimated diagonal, a constant: equal ranks."""
     rng = np.random.default_rng(5)
     X, Y = rng.normal(size=(n1, 2)), rng.normal(size=(n2, 2)) + 0.3
-    exact = nk.two_sample_test(X, Y, kernel=KERNELS, method="exact", aggregation="mmdagg",
-                               n_permutations=39, random_state=2)
-    ny = nk.two_sample_test(X, Y, kernel=KERNELS, n_landmarks=n1 + n2, aggregation="mmdagg",
-                            n_permutations=39, random_state=2)
+    exact = nk.two_sample_test(
+        X, Y, kernel=KERNELS, method="exact", aggregation="mmdagg", n_permutations=39, random_state=2
+    )
+    ny = nk.two_sample_test(
+        X, Y, kernel=KERNELS, n_landmarks=n1 + n2, aggregation="mmdagg", n_permutations=39, random_state=2
+    )
     np.testing.assert_array_equal(ny.kernel_pvalues, exact.kernel_pvalues)
     assert ny.pvalue == exact.pvalue and ny.n_landmarks == n1 + n2
 
@@ -122,8 +128,12 @@ def test_power_on_a_local_difference_the_median_bandwidth_misses():
 def test_reproducible_and_independent_of_the_thread_count():
     rng = np.random.default_rng(8)
     X, Y = rng.normal(size=(300, 3)), rng.normal(size=(250, 3))
-    runs = [nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=3), n_permutations=29,
-                               random_state=4, n_threads=t) for t in (1, 2, 1)]
+    runs = [
+        nk.two_sample_test(
+            X, Y, kernel=nk.KernelCollection(n_bandwidths=3), n_permutations=29, random_state=4, n_threads=t
+        )
+        for t in (1, 2, 1)
+    ]
     for other in runs[1:]:
         assert other.statistic == runs[0].statistic
         np.testing.assert_array_equal(other.null_distribution, runs[0].null_distribution)
@@ -160,17 +170,20 @@ def test_the_result_names_the_kernel_that_saw_the_difference():
     assert "not rejected" in res.explain(alpha=0.001)
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"aggregation": "max"}, "aggregation"),
-    ({"temperature": 0.0}, "temperature"),
-    ({"temperature": "hot"}, "temperature"),
-    ({"n_landmarks": 1}, "n_landmarks"),
-    ({"n_landmarks": 10_000}, "exceeds"),
-    ({"n_landmarks": "auto"}, "single kernel"),
-    ({"method": "exact", "n_landmarks": 10}, "nystrom"),
-    ({"method": "quadratic"}, "method"),
-    ({"n_permutations": 0}, "n_permutations"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"aggregation": "max"}, "aggregation"),
+        ({"temperature": 0.0}, "temperature"),
+        ({"temperature": "hot"}, "temperature"),
+        ({"n_landmarks": 1}, "n_landmarks"),
+        ({"n_landmarks": 10_000}, "exceeds"),
+        ({"n_landmarks": "auto"}, "single kernel"),
+        ({"method": "exact", "n_landmarks": 10}, "nystrom"),
+        ({"method": "quadratic"}, "method"),
+        ({"n_permutations": 0}, "n_permutations"),
+    ],
+)
 def test_bad_arguments_are_refused(kwargs, match):
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match=match):
@@ -179,6 +192,7 @@ def test_bad_arguments_are_refused(kwargs, match):
 
 def test_bins_are_equal_random_groups_within_each_sample():
     from nystrom_kme.aggregated import make_binning
+
     rng = np.random.default_rng(0)
     b = make_binning(1003, 2010, 256, rng)  # 3013 rows -> 12 rows per bin
     assert b.size == 12 and (b.n1, b.n2) == (1003 // 12, 2010 // 12)
@@ -197,6 +211,7 @@ def dense_binned_reference(X, Y, kernels, B, seed, max_bins, aggregation):
     """The aggregated test over the kept rows with bin-level splits, densely: the bins are
     redrawn as the test draws them (split seed, then the bins; the kernels are given)."""
     from nystrom_kme.aggregated import make_binning
+
     n1, n2 = len(X), len(Y)
     rng = np.random.default_rng(seed)
     rng.integers(0, 2**63)  # the splits' seed
@@ -224,8 +239,9 @@ def test_binned_exact_test_equals_a_dense_reference(aggregation):
     rng = np.random.default_rng(21)
     X, Y = rng.normal(size=(150, 2)), rng.normal(size=(170, 2)) * 1.2
     kernels = nk.KernelCollection([nk.Gaussian(0.5), nk.Laplacian(2.0), nk.Matern(1.0, nu=1.5)])
-    res = nk.two_sample_test(X, Y, kernel=kernels, method="exact", aggregation=aggregation, max_bins=64,
-                             n_permutations=39, random_state=3)
+    res = nk.two_sample_test(
+        X, Y, kernel=kernels, method="exact", aggregation=aggregation, max_bins=64, n_permutations=39, random_state=3
+    )
     stat, pvalue, marginal, size = dense_binned_reference(X, Y, kernels, 39, 3, 64, aggregation)
     assert res.bin_size == size == 4
     assert res.statistic == pytest.approx(stat, rel=1e-9)
@@ -254,8 +270,7 @@ def test_level_over_repetitions_with_bins():
         for r in range(reps):
             rng = np.random.default_rng(20_000 + r)
             X, Y = rng.normal(size=(128, 2)), rng.normal(size=(130, 2))
-            res = nk.two_sample_test(X, Y, kernel=kc, method=method, max_bins=64, n_permutations=39,
-                                     random_state=r)
+            res = nk.two_sample_test(X, Y, kernel=kc, method=method, max_bins=64, n_permutations=39, random_state=r)
             assert res.bin_size == 4
             rejections += res.pvalue <= alpha
         assert rejections <= limit, (method, rejections)
@@ -264,8 +279,9 @@ def test_level_over_repetitions_with_bins():
 def test_the_exact_test_refuses_single_rows_beyond_max_bins():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="max_bins"):
-        nk.two_sample_test(rng.normal(size=(40, 1)), rng.normal(size=(600, 1)), kernel=KERNELS,
-                           method="exact", max_bins=64)
+        nk.two_sample_test(
+            rng.normal(size=(40, 1)), rng.normal(size=(600, 1)), kernel=KERNELS, method="exact", max_bins=64
+        )
     with pytest.raises(ValueError, match="max_bins"):
         nk.two_sample_test(rng.normal(size=(40, 1)), rng.normal(size=(60, 1)), kernel=KERNELS, max_bins=10)
 
@@ -274,8 +290,9 @@ def test_results_round_trip_through_json_and_files(tmp_path):
     rng = np.random.default_rng(12)
     X, Y = rng.normal(size=(200, 2)), rng.normal(size=(150, 2))
     for kw in (dict(), dict(method="exact", aggregation="mmdagg"), dict(max_bins=64)):
-        res = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=3), n_permutations=19,
-                                 random_state=1, **kw)
+        res = nk.two_sample_test(
+            X, Y, kernel=nk.KernelCollection(n_bandwidths=3), n_permutations=19, random_state=1, **kw
+        )
         back = nk.AggregatedTestResult.from_json(res.to_json())
         path = tmp_path / "res.json"
         res.save(path)
@@ -286,22 +303,30 @@ def test_results_round_trip_through_json_and_files(tmp_path):
             np.testing.assert_array_equal(other.null_distribution, res.null_distribution)
 
 
-@pytest.mark.parametrize("field,value,match", [
-    ("pvalue", 0.5, "pvalue"),
-    ("kernel_pvalues", [0.01, 0.2, 0.3], "kernel_pvalues"),
-    ("kernel_scores", [np.nan, 1.0, 2.0], "kernel_scores"),
-    ("null_distribution", [1.0, 2.0], "null_distribution"),
-    ("aggregation", "max", "aggregation"),
-    ("n_landmarks", 1, "n_landmarks"),
-    ("bin_size", 0, "bin_size"),
-    ("temperature", -1.0, "temperature"),
-])
+@pytest.mark.parametrize(
+    "field,value,match",
+    [
+        ("pvalue", 0.5, "pvalue"),
+        ("kernel_pvalues", [0.01, 0.2, 0.3], "kernel_pvalues"),
+        ("kernel_scores", [np.nan, 1.0, 2.0], "kernel_scores"),
+        ("null_distribution", [1.0, 2.0], "null_distribution"),
+        ("aggregation", "max", "aggregation"),
+        ("n_landmarks", 1, "n_landmarks"),
+        ("bin_size", 0, "bin_size"),
+        ("temperature", -1.0, "temperature"),
+    ],
+)
 def test_an_inconsistent_result_is_refused(field, value, match):
     import dataclasses
+
     rng = np.random.default_rng(13)
-    res = nk.two_sample_test(rng.normal(size=(60, 1)), rng.normal(size=(60, 1)),
-                             kernel=nk.KernelCollection(["gaussian"], n_bandwidths=3),
-                             n_permutations=19, random_state=0)
+    res = nk.two_sample_test(
+        rng.normal(size=(60, 1)),
+        rng.normal(size=(60, 1)),
+        kernel=nk.KernelCollection(["gaussian"], n_bandwidths=3),
+        n_permutations=19,
+        random_state=0,
+    )
     if field == "pvalue" and value == res.pvalue:  # a p-value other than the right one
         value = 1.0 if res.pvalue != 1.0 else 0.5
     with pytest.raises(ValueError, match=match):
@@ -339,8 +364,10 @@ except KeyboardInterrupt:
 def test_ctrl_c_stops_a_long_aggregated_test_within_a_second(method, n):
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", _INTERRUPT, method, str(n)], capture_output=True,
-                         text=True, timeout=300, check=True).stdout.splitlines()
+
+    out = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT, method, str(n)], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.splitlines()
     assert out[0] != "not interrupted" and float(out[0]) < 2.0, out
 
 
@@ -350,9 +377,11 @@ def test_very_unequal_samples_stream_single_rows_and_match_the_exact_ranks():
     marginal p-values are those of the exact test over single rows (a large max_bins)."""
     rng = np.random.default_rng(31)
     X, Y = rng.normal(size=(40, 2)), rng.normal(size=(200, 2)) + 0.3
-    ny = nk.two_sample_test(X, Y, kernel=KERNELS, n_landmarks=240, max_bins=64, aggregation="mmdagg",
-                            n_permutations=39, random_state=4)
-    exact = nk.two_sample_test(X, Y, kernel=KERNELS, method="exact", max_bins=None, aggregation="mmdagg",
-                               n_permutations=39, random_state=4)
+    ny = nk.two_sample_test(
+        X, Y, kernel=KERNELS, n_landmarks=240, max_bins=64, aggregation="mmdagg", n_permutations=39, random_state=4
+    )
+    exact = nk.two_sample_test(
+        X, Y, kernel=KERNELS, method="exact", max_bins=None, aggregation="mmdagg", n_permutations=39, random_state=4
+    )
     assert ny.bin_size == exact.bin_size == 1
     np.testing.assert_array_equal(ny.kernel_pvalues, exact.kernel_pvalues)

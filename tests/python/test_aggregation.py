@@ -32,8 +32,11 @@ def direct_unbiased(G, first):
     X, Y = np.flatnonzero(first), np.flatnonzero(~first)
     n1, n2 = X.size, Y.size
     GXX, GYY = G[np.ix_(X, X)], G[np.ix_(Y, Y)]
-    return ((GXX.sum() - np.trace(GXX)) / (n1 * (n1 - 1)) + (GYY.sum() - np.trace(GYY)) / (n2 * (n2 - 1))
-            - 2 * G[np.ix_(X, Y)].mean())
+    return (
+        (GXX.sum() - np.trace(GXX)) / (n1 * (n1 - 1))
+        + (GYY.sum() - np.trace(GYY)) / (n2 * (n2 - 1))
+        - 2 * G[np.ix_(X, Y)].mean()
+    )
 
 
 def forms(G, labels, n1, n2):
@@ -94,9 +97,11 @@ def fuse_code_statistic(K, labels, m, n):
     V11 = np.where(labels, 1.0, -1.0)
     V10 = labels.astype(float)
     V01 = -(~labels).astype(float)
-    M = (np.sum(V10 * (K0 @ V10), 0) * (n - m + 1) * (n - 1) / (m * (m - 1))
-         + np.sum(V01 * (K0 @ V01), 0) * (m - n + 1) / m
-         + np.sum(V11 * (K0 @ V11), 0) * (n - 1) / m)
+    M = (
+        np.sum(V10 * (K0 @ V10), 0) * (n - m + 1) * (n - 1) / (m * (m - 1))
+        + np.sum(V01 * (K0 @ V01), 0) * (m - n + 1) / m
+        + np.sum(V11 * (K0 @ V11), 0) * (n - 1) / m
+    )
     return M / np.sqrt(np.sum(K0**2)) * np.sqrt(n * (n - 1))
 
 

@@ -11,9 +11,10 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from nystrom_kme import cli
 from nystrom_kme.cli import main
 from nystrom_kme.datasets import GaussianMixture
@@ -44,8 +45,9 @@ def test_demo_prints_exact_errors(capsys):
 
 
 def test_cli_version_prints_the_configuration():
-    out = subprocess.run([sys.executable, "-m", "nystrom_kme.cli", "--version"], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "nystrom_kme.cli", "--version"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert f"nystrom-kme {nk.__version__}" in out.stdout
     assert f"SIMD level      {nk.simd_level()}" in out.stdout
@@ -57,8 +59,14 @@ def test_cli_version_prints_the_configuration():
 def run(*args, cwd):
     """`python -m nystrom_kme ARGS` in cwd, with this checkout's package on the path."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    return subprocess.run([sys.executable, "-m", "nystrom_kme", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "nystrom_kme", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def ok_json(*args, cwd):
@@ -74,8 +82,7 @@ def files(tmp_path):
     A, B = rng.normal(size=(900, 3)), rng.normal(size=(700, 3)) + 0.4
     np.save(tmp_path / "A.npy", A)
     np.save(tmp_path / "B.npy", B)
-    np.savetxt(tmp_path / "A.csv", np.c_[A, A[:, 0] ** 2], delimiter=",", fmt="%.17g",
-               header="x,y,z,x2", comments="")
+    np.savetxt(tmp_path / "A.csv", np.c_[A, A[:, 0] ** 2], delimiter=",", fmt="%.17g", header="x,y,z,x2", comments="")
     return tmp_path, A, B
 
 
@@ -104,11 +111,26 @@ def test_fit_then_eval_and_info_match_the_python_api(files):
 
 def test_fit_on_csv_columns_with_options(files):
     tmp, A, _ = files
-    rec = ok_json("fit", "A.csv", "--columns", "z,x", "-o", "e.npz", "--kernel", "matern32",
-                  "--bandwidth", "1.5", "--n-landmarks", "40", "--sampler", "rpcholesky", "--threads", "1",
-                  cwd=tmp)
-    ref = nk.NystromKME(nk.Matern(1.5, nu=1.5), n_landmarks=40, sampler="rpcholesky",
-                        random_state=0).fit(A[:, [2, 0]])
+    rec = ok_json(
+        "fit",
+        "A.csv",
+        "--columns",
+        "z,x",
+        "-o",
+        "e.npz",
+        "--kernel",
+        "matern32",
+        "--bandwidth",
+        "1.5",
+        "--n-landmarks",
+        "40",
+        "--sampler",
+        "rpcholesky",
+        "--threads",
+        "1",
+        cwd=tmp,
+    )
+    ref = nk.NystromKME(nk.Matern(1.5, nu=1.5), n_landmarks=40, sampler="rpcholesky", random_state=0).fit(A[:, [2, 0]])
     kme = nk.load(tmp / "e.npz")
     assert rec["n_features"] == 2 and kme.kernel_ == ref.kernel_
     assert_array_equal(kme.landmarks_, ref.landmarks_)
@@ -157,10 +179,31 @@ def test_mmd_and_test_match_the_python_api(files):
 
 def test_aggregated_test_matches_the_python_api(files):
     tmp, A, B = files
-    res = nk.two_sample_test(A, B, kernel=nk.KernelCollection(("gaussian", "imq"), n_bandwidths=3),
-                             aggregation="mmdagg", n_permutations=40, random_state=0)
-    out = run("test", "A.npy", "B.npy", "--aggregate", "mmdagg", "--kernels", "gaussian,imq",
-              "--bandwidths", "3", "--permutations", "40", "--json", "-o", "agg.json", cwd=tmp)
+    res = nk.two_sample_test(
+        A,
+        B,
+        kernel=nk.KernelCollection(("gaussian", "imq"), n_bandwidths=3),
+        aggregation="mmdagg",
+        n_permutations=40,
+        random_state=0,
+    )
+    out = run(
+        "test",
+        "A.npy",
+        "B.npy",
+        "--aggregate",
+        "mmdagg",
+        "--kernels",
+        "gaussian,imq",
+        "--bandwidths",
+        "3",
+        "--permutations",
+        "40",
+        "--json",
+        "-o",
+        "agg.json",
+        cwd=tmp,
+    )
     rec = json.loads(out.stdout)
     assert out.returncode == 1 and rec["reject"] is True  # the samples differ
     assert rec["pvalue"] == res.pvalue and rec["aggregation"] == "mmdagg" and len(rec["kernels"]) == 6
@@ -174,13 +217,16 @@ def test_aggregated_test_matches_the_python_api(files):
     assert text.returncode == 1 and "MMD-FUSE" in text.stdout and "marginal p" in text.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--aggregate", "fuse", "--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
-    (["--aggregate", "fuse", "--kernels", "gaussian,nope"], "unknown kernel 'nope'"),
-    (["--aggregate", "fuse", "--kernels", "linear"], "radial"),
-    (["--bandwidths", "3"], "--bandwidths applies to the aggregated test"),
-    (["--max-bins", "100"], "--max-bins applies to the aggregated test"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--aggregate", "fuse", "--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
+        (["--aggregate", "fuse", "--kernels", "gaussian,nope"], "unknown kernel 'nope'"),
+        (["--aggregate", "fuse", "--kernels", "linear"], "radial"),
+        (["--bandwidths", "3"], "--bandwidths applies to the aggregated test"),
+        (["--max-bins", "100"], "--max-bins applies to the aggregated test"),
+    ],
+)
 def test_aggregated_options_are_checked(files, args, message):
     tmp, _, _ = files
     out = run("test", "A.npy", "B.npy", "--permutations", "9", *args, cwd=tmp)
@@ -194,19 +240,22 @@ def test_suggest_m_matches_the_bounds_module(files):
     assert rec["n_landmarks"] == rep.n_landmarks and rec["explanation"] == rep.explain()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["fit", "nope.npy", "-o", "x.npz"], "nope.npy: no such file"),
-    (["fit", "nan.csv", "-o", "x.npz", "--n-landmarks", "1"], "nan.csv: line 2, column index 1: NaN or inf"),
-    (["fit", "A.npy", "-o", "x.npz", "--n-landmarks", "5000"], "n_landmarks=5000 exceeds"),
-    (["fit", "A.npy", "-o", "x.npz", "--bandwidth", "-1"], "--bandwidth: .*positive number"),
-    (["mmd", "A.npy", "A.csv"], "A.npy has 3 columns but A.csv has 4"),
-    (["test", "A.csv", "B.npy"], "A.csv has 4 columns but B.npy has 3"),
-    (["eval", "emb.npz", "A.csv"], "A.csv has 4 features but the embedding has 3"),
-    (["eval", "A.npy", "B.npy"], "A.npy: not a nystrom-kme file"),
-    (["info", "cut.npz"], "cut.npz: truncated or corrupted"),
-    (["demo", "--n-landmarks", "0"], "--n-landmarks must lie in"),
-    ([], "a command is required"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["fit", "nope.npy", "-o", "x.npz"], "nope.npy: no such file"),
+        (["fit", "nan.csv", "-o", "x.npz", "--n-landmarks", "1"], "nan.csv: line 2, column index 1: NaN or inf"),
+        (["fit", "A.npy", "-o", "x.npz", "--n-landmarks", "5000"], "n_landmarks=5000 exceeds"),
+        (["fit", "A.npy", "-o", "x.npz", "--bandwidth", "-1"], "--bandwidth: .*positive number"),
+        (["mmd", "A.npy", "A.csv"], "A.npy has 3 columns but A.csv has 4"),
+        (["test", "A.csv", "B.npy"], "A.csv has 4 columns but B.npy has 3"),
+        (["eval", "emb.npz", "A.csv"], "A.csv has 4 features but the embedding has 3"),
+        (["eval", "A.npy", "B.npy"], "A.npy: not a nystrom-kme file"),
+        (["info", "cut.npz"], "cut.npz: truncated or corrupted"),
+        (["demo", "--n-landmarks", "0"], "--n-landmarks must lie in"),
+        ([], "a command is required"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_status_2(files, args, message):
     tmp, A, _ = files
     (tmp / "nan.csv").write_text("1,2\n3,nan\n")
@@ -219,11 +268,19 @@ def test_bad_input_is_one_line_and_exit_status_2(files, args, message):
 
 
 def test_help_documents_the_exit_status():
-    out = subprocess.run([sys.executable, "-m", "nystrom_kme", "--help"], capture_output=True, text=True,
-                         timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    out = subprocess.run(
+        [sys.executable, "-m", "nystrom_kme", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
     assert out.returncode == 0
-    for line in ("0    success", "1    'test' rejected H0 at level --alpha (the samples differ); nothing else",
-                 "2    any failure: usage error, bad input"):
+    for line in (
+        "0    success",
+        "1    'test' rejected H0 at level --alpha (the samples differ); nothing else",
+        "2    any failure: usage error, bad input",
+    ):
         assert line in out.stdout
     for command in ("fit", "eval", "mmd", "test", "suggest-m", "info", "demo"):
         assert command in out.stdout
@@ -251,11 +308,14 @@ def test_compress_writes_points_and_weights(tmp_path):
     assert info["object"] == "CompressionResult" and info["n_points"] == 20 and info["mmd"] is None
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["-m", "2000", "-o", "c.npz"], "n_points"),
-    (["-m", "5", "-o", "c.npz", "--ridge", "0.1"], "ridge"),
-    (["-m", "5", "-o", "c.txt"], ".npz"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "2000", "-o", "c.npz"], "n_points"),
+        (["-m", "5", "-o", "c.npz", "--ridge", "0.1"], "ridge"),
+        (["-m", "5", "-o", "c.txt"], ".npz"),
+    ],
+)
 def test_compress_bad_input_exits_2(tmp_path, args, message):
     np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(100, 2)))
     out = run("compress", "x.npy", *args, cwd=tmp_path)
@@ -274,20 +334,24 @@ def test_mmd_and_test_share_the_bandwidth_on_large_files(tmp_path):
     np.save(tmp_path / "B.npy", B)
     for seed in ("0", "5"):
         mmd = ok_json("mmd", "A.npy", "B.npy", "--seed", seed, cwd=tmp_path)
-        test = json.loads(run("test", "A.npy", "B.npy", "--permutations", "9", "--seed", seed, "--json",
-                              cwd=tmp_path).stdout)
+        test = json.loads(
+            run("test", "A.npy", "B.npy", "--permutations", "9", "--seed", seed, "--json", cwd=tmp_path).stdout
+        )
         want = resolve_kernel("gaussian", [as_source(A), as_source(B)], np.random.default_rng(int(seed)))
         assert mmd["kernel"] == test["kernel"] == kernel_spec(want)
         assert mmd["mmd2"] == nk.mmd2(A, B, random_state=int(seed))  # mmd's own draws unchanged
 
 
-@pytest.mark.parametrize("args", [
-    ["fit", "A.npy", "-o", "e.json"],
-    ["fit", "A.npy", "-o", "e"],
-    ["compress", "A.npy", "-m", "5", "-o", "c.csv"],
-    ["eval", "emb.npz", "B.npy", "-o", "v.json"],
-    ["test", "A.npy", "B.npy", "--permutations", "5", "-o", "r.npz"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fit", "A.npy", "-o", "e.json"],
+        ["fit", "A.npy", "-o", "e"],
+        ["compress", "A.npy", "-m", "5", "-o", "c.csv"],
+        ["eval", "emb.npz", "B.npy", "-o", "v.json"],
+        ["test", "A.npy", "B.npy", "--permutations", "5", "-o", "r.npz"],
+    ],
+)
 def test_the_output_suffix_names_the_format(files, monkeypatch, capsys, args):
     tmp, A, _ = files
     monkeypatch.chdir(tmp)
@@ -296,9 +360,12 @@ def test_the_output_suffix_names_the_format(files, monkeypatch, capsys, args):
     assert main(args) == 2
     out = capsys.readouterr()
     assert out.out == ""
-    assert re.fullmatch(rf"nystrom-kme {args[0]}: error: {re.escape(args[-1])}: the output of '{args[0]}' "
-                        r"must be named \*\.(npz|json|npy or \*\.csv or \*\.txt) \(the suffix names the "
-                        r"format\)\n", out.err), out.err
+    assert re.fullmatch(
+        rf"nystrom-kme {args[0]}: error: {re.escape(args[-1])}: the output of '{args[0]}' "
+        r"must be named \*\.(npz|json|npy or \*\.csv or \*\.txt) \(the suffix names the "
+        r"format\)\n",
+        out.err,
+    ), out.err
     assert sorted(os.listdir(tmp)) == before  # nothing written
 
 
@@ -316,11 +383,13 @@ def test_non_regular_inputs_are_refused_without_blocking(files):
     nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save(tmp / "emb.npz")
     os.mkfifo(tmp / "pipe.npz")
     os.mkfifo(tmp / "pipe.csv")
-    for args, message in [(["info", "pipe.npz"], "pipe.npz: not a regular file (a FIFO)"),
-                          (["eval", "pipe.npz", "A.npy"], "pipe.npz: not a regular file (a FIFO)"),
-                          (["eval", "emb.npz", "pipe.csv"], "pipe.csv: not a regular file (a FIFO)"),
-                          (["fit", "pipe.csv", "-o", "e.npz"], "pipe.csv: not a regular file (a FIFO)"),
-                          (["mmd", "A.npy", "pipe.csv"], "pipe.csv: not a regular file (a FIFO)")]:
+    for args, message in [
+        (["info", "pipe.npz"], "pipe.npz: not a regular file (a FIFO)"),
+        (["eval", "pipe.npz", "A.npy"], "pipe.npz: not a regular file (a FIFO)"),
+        (["eval", "emb.npz", "pipe.csv"], "pipe.csv: not a regular file (a FIFO)"),
+        (["fit", "pipe.csv", "-o", "e.npz"], "pipe.csv: not a regular file (a FIFO)"),
+        (["mmd", "A.npy", "pipe.csv"], "pipe.csv: not a regular file (a FIFO)"),
+    ]:
         out = run(*args, cwd=tmp)  # timeout=120: a regression fails instead of hanging
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
 
@@ -346,8 +415,10 @@ def test_eval_leaves_no_partial_output(files, monkeypatch, capsys, suffix):
     (tmp / "pts.csv").write_text("\n".join(lines) + "\n")
     (tmp / "wide.csv").write_text("1,2,3,4\n5,6,7,8\n")
     out = f"out{suffix}"
-    for points, message in [("pts.csv", "pts.csv: line 201, column index 1: NaN or inf in the data"),
-                            ("wide.csv", "wide.csv has 4 features but the embedding has 3")]:
+    for points, message in [
+        ("pts.csv", "pts.csv: line 201, column index 1: NaN or inf in the data"),
+        ("wide.csv", "wide.csv has 4 features but the embedding has 3"),
+    ]:
         assert main(["eval", "emb.npz", points, "-o", out]) == 2
         err = capsys.readouterr().err
         assert err == f"nystrom-kme eval: error: {message}\n"
@@ -362,7 +433,7 @@ def test_eval_leaves_no_partial_output(files, monkeypatch, capsys, suffix):
     capsys.readouterr()
     got = np.load(out) if suffix == ".npy" else np.loadtxt(out)
     Y, kme = np.loadtxt(tmp / "pts.csv", delimiter=","), nk.load("emb.npz")
-    assert_array_equal(got, np.concatenate([kme(Y[i:i + 64]) for i in range(0, len(Y), 64)]))  # as read
+    assert_array_equal(got, np.concatenate([kme(Y[i : i + 64]) for i in range(0, len(Y), 64)]))  # as read
     assert oct(os.stat(out).st_mode & 0o777) != oct(0o600)  # not the temporary file's mode
 
 
@@ -380,9 +451,17 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize("error", [MemoryError("Unable to allocate 74.5 GiB"), MemoryError(),
-                                   RuntimeError("boom"), KeyError("k"), TypeError("t"),
-                                   OSError(28, "No space left on device")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        MemoryError("Unable to allocate 74.5 GiB"),
+        MemoryError(),
+        RuntimeError("boom"),
+        KeyError("k"),
+        TypeError("t"),
+        OSError(28, "No space left on device"),
+    ],
+)
 @pytest.mark.parametrize("args, target", COMMANDS, ids=[c[0][0] for c in COMMANDS])
 def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
     tmp, A, _ = files
@@ -401,19 +480,22 @@ def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
         assert "out of memory" in captured.err
 
 
-@pytest.mark.parametrize("args", [
-    ["fit", "A.npy", "-o", "e.npz", "--n-landmarks", "0"],
-    ["eval", "A.npy", "B.npy"],
-    ["compress", "A.npy", "-m", "5000", "-o", "c.npz"],
-    ["mmd", "A.npy", "missing.npy"],
-    ["test", "A.npy", "B.csv"],
-    ["test", "A.npy", "B.npy", "--alpha", "1"],
-    ["suggest-m", "A.npy", "--delta", "2"],
-    ["info", "A.npy"],
-    ["demo", "--n-samples", "1"],
-    ["nonsense"],
-    [],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fit", "A.npy", "-o", "e.npz", "--n-landmarks", "0"],
+        ["eval", "A.npy", "B.npy"],
+        ["compress", "A.npy", "-m", "5000", "-o", "c.npz"],
+        ["mmd", "A.npy", "missing.npy"],
+        ["test", "A.npy", "B.csv"],
+        ["test", "A.npy", "B.npy", "--alpha", "1"],
+        ["suggest-m", "A.npy", "--delta", "2"],
+        ["info", "A.npy"],
+        ["demo", "--n-samples", "1"],
+        ["nonsense"],
+        [],
+    ],
+)
 def test_bad_input_to_every_command_exits_2(files, monkeypatch, capsys, args):
     tmp, A, B = files
     monkeypatch.chdir(tmp)
@@ -432,8 +514,10 @@ def test_huge_requests_are_out_of_memory_with_exit_2(files):
     before allocating when the core can size it (the test's split states), else the
     MemoryError reported as out of memory."""
     tmp, _, _ = files
-    for args, says in ((["test", "A.npy", "B.npy", "--permutations", str(10**11)], "too large"),
-                       (["demo", "--n-samples", str(10**11), "--n-landmarks", "2"], "out of memory")):
+    for args, says in (
+        (["test", "A.npy", "B.npy", "--permutations", str(10**11)], "too large"),
+        (["demo", "--n-samples", str(10**11), "--n-landmarks", "2"], "out of memory"),
+    ):
         out = run(*args, cwd=tmp)
         assert out.returncode == 2 and says in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
@@ -442,15 +526,19 @@ def test_huge_requests_are_out_of_memory_with_exit_2(files):
 def test_a_bad_simd_setting_exits_2_with_one_line(files):
     tmp, _, _ = files
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), NYSTROM_KME_SIMD="sse9")
-    for command in ([sys.executable, "-m", "nystrom_kme", "info", "x.npz"],
-                    [sys.executable, "-m", "nystrom_kme.cli", "--version"]):
+    for command in (
+        [sys.executable, "-m", "nystrom_kme", "info", "x.npz"],
+        [sys.executable, "-m", "nystrom_kme.cli", "--version"],
+    ):
         out = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 2
-        assert re.fullmatch(r"nystrom-kme: error: NYSTROM_KME_SIMD=sse9: unknown SIMD level 'sse9'.*\n",
-                            out.stderr), out.stderr
+        assert re.fullmatch(r"nystrom-kme: error: NYSTROM_KME_SIMD=sse9: unknown SIMD level 'sse9'.*\n", out.stderr), (
+            out.stderr
+        )
     # the library itself still fails at import, with the reason
-    out = subprocess.run([sys.executable, "-c", "import nystrom_kme"], cwd=tmp, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", "import nystrom_kme"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 1 and "ImportError: NYSTROM_KME_SIMD=sse9" in out.stderr
 
 
@@ -460,10 +548,15 @@ def test_demo_json_has_the_table_numbers(capsys):
     text = capsys.readouterr().out
     assert main([*args, "--json"]) == 0
     rec = json.loads(capsys.readouterr().out)
-    printed = {int(m): float(e) for m, e in
-               re.findall(r"^(?:empirical \(eq\. 2\)|Nystrom \(eq\. 5\))\s+(\d+)\s+([\d.]+)", text, re.M)}
+    printed = {
+        int(m): float(e)
+        for m, e in re.findall(r"^(?:empirical \(eq\. 2\)|Nystrom \(eq\. 5\))\s+(\d+)\s+([\d.]+)", text, re.M)
+    }
     assert [(r["estimator"], r["n_landmarks"]) for r in rec["rows"]] == [
-        ("empirical", 1500), ("nystrom", 20), ("nystrom", 200)]
+        ("empirical", 1500),
+        ("nystrom", 20),
+        ("nystrom", 200),
+    ]
     assert {r["n_landmarks"]: float(f"{r['error']:.6f}") for r in rec["rows"]} == printed
     assert rec["conclusion"] == text.strip().splitlines()[-1]
     X = GaussianMixture(n_components=8, dim=10, random_state=2).sample(1500)
@@ -507,7 +600,7 @@ def test_eval_streams_a_long_file_in_the_memory_of_a_block(tmp_path, monkeypatch
         tracemalloc.stop()
     assert capsys.readouterr().out == f"200000 values of the embedding emb.npz written to out{suffix}\n"
     got = np.load(f"out{suffix}") if suffix == ".npy" else np.loadtxt(f"out{suffix}")
-    assert_array_equal(got, np.concatenate([kme(Y[i:i + 2000]) for i in range(0, len(Y), 2000)]))
+    assert_array_equal(got, np.concatenate([kme(Y[i : i + 2000]) for i in range(0, len(Y), 2000)]))
     assert peak < 1 << 20, peak  # the values alone are 1.6 MB
 
 

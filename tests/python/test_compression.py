@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 scipy_optimize = pytest.importorskip("scipy.optimize")
@@ -18,8 +19,11 @@ def mixture(n, seed=0, d=2):
 
 def dense_mmd(X, P, w, sigma, a=None):
     a = np.full(len(X), 1 / len(X)) if a is None else a / a.sum()
-    v = (w @ dense_kernel("gaussian", P, P, sigma) @ w - 2 * w @ dense_kernel("gaussian", P, X, sigma) @ a
-         + a @ dense_kernel("gaussian", X, X, sigma) @ a)
+    v = (
+        w @ dense_kernel("gaussian", P, P, sigma) @ w
+        - 2 * w @ dense_kernel("gaussian", P, X, sigma) @ a
+        + a @ dense_kernel("gaussian", X, X, sigma) @ a
+    )
     return np.sqrt(max(v, 0.0))
 
 
@@ -27,10 +31,14 @@ def qp_reference(K, s):
     """min w^T K w - 2 w^T s on the simplex by SLSQP (dense, independent of the core)."""
     m = len(s)
     res = scipy_optimize.minimize(
-        lambda w: w @ K @ w - 2 * w @ s, np.full(m, 1 / m), jac=lambda w: 2 * (K @ w - s),
-        method="SLSQP", bounds=[(0, None)] * m,
+        lambda w: w @ K @ w - 2 * w @ s,
+        np.full(m, 1 / m),
+        jac=lambda w: 2 * (K @ w - s),
+        method="SLSQP",
+        bounds=[(0, None)] * m,
         constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(m)}],
-        options={"ftol": 1e-15, "maxiter": 1000})
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     return res.x, res.fun
 
 
@@ -46,11 +54,11 @@ def test_simplex_weights_feasible_kkt_and_optimal(seed, sampler):
     s = dense_kernel("gaussian", P, X, sigma).mean(axis=1)
     g = K @ w - s
     nu = w @ g
-    assert g.min() >= nu - 1e-8                      # no direction improves (dual feasibility)
-    assert np.abs(g[w > 0] - nu).max() < 1e-8         # complementary slackness
+    assert g.min() >= nu - 1e-8  # no direction improves (dual feasibility)
+    assert np.abs(g[w > 0] - nu).max() < 1e-8  # complementary slackness
     w_ref, f_ref = qp_reference(K, s)
     f = w @ K @ w - 2 * w @ s
-    assert f <= f_ref + 1e-10                          # at least as good as SLSQP
+    assert f <= f_ref + 1e-10  # at least as good as SLSQP
     assert f == pytest.approx(f_ref, abs=1e-7)
 
 
@@ -60,11 +68,11 @@ def test_core_simplex_weights_on_duplicates_and_projection():
     np.testing.assert_allclose(out["weights"], [0.7, 0.3, 0.0], atol=1e-14)
     assert out["converged"] and out["support_size"] == 2
     X = mixture(200, 3)
-    X[:50] = X[0]                                      # many duplicate rows
+    X[:50] = X[0]  # many duplicate rows
     res = nk.compress(X, 30, sampler="uniform", weights="simplex", random_state=0)
     assert res.weights.min() >= 0 and res.weights.sum() == pytest.approx(1.0)
     signed = nk.compress(X, 30, sampler="uniform", weights="signed", random_state=0)
-    assert res.mmd >= signed.mmd - 1e-12               # the constrained optimum is worse or equal
+    assert res.mmd >= signed.mmd - 1e-12  # the constrained optimum is worse or equal
 
 
 @pytest.mark.parametrize("weights", ["signed", "simplex", "uniform"])
@@ -126,18 +134,21 @@ def test_repr_and_save(tmp_path):
     assert nk.compress(X, 10, random_state=0, compute_mmd=False).mmd is None
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [
-    ({"n_points": 0}, "n_points"),
-    ({"n_points": 1000}, "n_points"),
-    ({"weights": "positive"}, "weights"),
-    ({"ridge": -1.0}, "ridge"),
-    ({"ridge": float("nan")}, "ridge"),
-    ({"ridge": 0.1, "weights": "simplex"}, "ridge"),
-    ({"n_threads": 0}, "n_threads"),
-    ({"sample_weight": np.ones(5)}, "sample_weight"),
-    ({"sampler": "nope"}, "sampler"),
-    ({"compute_mmd": "yes"}, "compute_mmd"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"n_points": 0}, "n_points"),
+        ({"n_points": 1000}, "n_points"),
+        ({"weights": "positive"}, "weights"),
+        ({"ridge": -1.0}, "ridge"),
+        ({"ridge": float("nan")}, "ridge"),
+        ({"ridge": 0.1, "weights": "simplex"}, "ridge"),
+        ({"n_threads": 0}, "n_threads"),
+        ({"sample_weight": np.ones(5)}, "sample_weight"),
+        ({"sampler": "nope"}, "sampler"),
+        ({"compute_mmd": "yes"}, "compute_mmd"),
+    ],
+)
 def test_errors_name_the_argument(kwargs, name):
     X = mixture(100, 0)
     args = {"n_points": 10, **kwargs}
@@ -158,20 +169,21 @@ def test_kernel_thinning_sampler():
     pytest.importorskip("goodpoints")
     X = mixture(1100, 10)
     res = nk.compress(X, 32, sampler="kernel-thinning", weights="simplex", random_state=0)
-    assert res.n_points == 32 and (X[res.indices] == res.points).all()   # Compress++ may repeat a row
+    assert res.n_points == 32 and (X[res.indices] == res.points).all()  # Compress++ may repeat a row
     assert res.weights.min() >= 0 and res.weights.sum() == pytest.approx(1.0)
     again = nk.compress(X, 32, sampler="kernel-thinning", weights="simplex", random_state=0)
     np.testing.assert_array_equal(again.indices, res.indices)
     with pytest.raises(ValueError, match="power of two"):
         nk.compress(X, 24, sampler="kernel-thinning")
     with pytest.raises(ValueError, match="power of two"):
-        nk.compress(X, 64, sampler="kernel-thinning")     # 64^2 > n
+        nk.compress(X, 64, sampler="kernel-thinning")  # 64^2 > n
     with pytest.raises(ValueError, match="Gaussian"):
         nk.compress(X, 32, sampler="kernel-thinning", kernel=nk.Laplacian(1.0))
 
 
 def test_kernel_thinning_without_goodpoints_names_the_extra(monkeypatch):
     import sys
+
     monkeypatch.setitem(sys.modules, "goodpoints", None)
     with pytest.raises(ImportError, match=r"nystrom-kme\[thinning\]"):
         nk.compress(mixture(300, 0), 16, sampler="kernel-thinning")
@@ -181,7 +193,7 @@ def test_subnormal_weights_compress_like_no_weights():
     """Uniform weights 5e-324 are no weights: same points, weights and MMD (the sums
     used to underflow: MMD 0.27 instead of 0.038 on this kind of sample)."""
     X = mixture(3000, 11)
-    plain = nk.compress(X, 20, random_state=0)                    # rpcholesky ignores weights
+    plain = nk.compress(X, 20, random_state=0)  # rpcholesky ignores weights
     tiny = nk.compress(X, 20, random_state=0, sample_weight=np.full(len(X), 5e-324))
     np.testing.assert_array_equal(tiny.indices, plain.indices)
     np.testing.assert_allclose(tiny.weights, plain.weights, rtol=1e-10, atol=1e-13)
@@ -215,12 +227,10 @@ def test_exact_mmd_only_where_it_costs_about_the_compression(monkeypatch):
     assert "mmd=not computed" in repr(big)
     small = nk.compress(X[:300], 10, random_state=0)
     assert small.mmd_kind == "exact" and calls == [300]
-    assert small.mmd == pytest.approx(dense_mmd(X[:300], small.points, small.weights,
-                                                small.kernel.bandwidth), rel=1e-9)
+    assert small.mmd == pytest.approx(dense_mmd(X[:300], small.points, small.weights, small.kernel.bandwidth), rel=1e-9)
     forced = nk.compress(X, 10, random_state=0, compute_mmd=True)
     assert forced.mmd_kind == "exact" and calls == [300, 400]
-    assert forced.mmd == pytest.approx(dense_mmd(X, forced.points, forced.weights, forced.kernel.bandwidth),
-                                       rel=1e-9)
+    assert forced.mmd == pytest.approx(dense_mmd(X, forced.points, forced.weights, forced.kernel.bandwidth), rel=1e-9)
     assert nk.compress(X[:50], 10, random_state=0, compute_mmd=False).mmd_kind is None and len(calls) == 2
     # rows of zero weight cost nothing: 250 positive weights among 400 rows count as 250
     w = np.zeros(400)
@@ -229,4 +239,3 @@ def test_exact_mmd_only_where_it_costs_about_the_compression(monkeypatch):
     assert weighted.mmd_kind == "exact" and calls[-1] == 250
     # whether the MMD is computed changes nothing else
     np.testing.assert_array_equal(big.weights, forced.weights)
-

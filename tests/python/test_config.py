@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 
 LEVELS = nk.show_config(mode="dicts")["simd"]["available"]
 
@@ -42,8 +43,9 @@ def test_every_level_matches_dense_numpy(level, dtype, tol, restore_level):
     exact = nk.mmd2_exact(X[:400], Y[:300], kernel=nk.Gaussian(1.5), unbiased=True)
     Kxx, Kyy, Kxy = (dense_gaussian(a, b, 1.5) for a, b in ((X[:400], X[:400]), (Y[:300], Y[:300]), (X[:400], Y[:300])))
     n, m = 400, 300
-    reference = ((Kxx.sum() - np.trace(Kxx)) / (n * (n - 1)) + (Kyy.sum() - np.trace(Kyy)) / (m * (m - 1))
-                 - 2 * Kxy.mean())
+    reference = (
+        (Kxx.sum() - np.trace(Kxx)) / (n * (n - 1)) + (Kyy.sum() - np.trace(Kyy)) / (m * (m - 1)) - 2 * Kxy.mean()
+    )
     assert exact == pytest.approx(reference, rel=1e-8 if dtype == np.float64 else 1e-4, abs=1e-12)
 
 
@@ -76,8 +78,9 @@ def test_set_simd_level_rejects_bad_levels():
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, timeout=120
+    )
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -142,8 +145,7 @@ def test_thread_counts_far_above_the_cpus_are_capped():
     many = nk.NystromKME(k, n_landmarks=60, random_state=0, n_threads=10**6).fit(X)
     np.testing.assert_array_equal(many.weights_, one.weights_)
     np.testing.assert_array_equal(many(Y), one(Y))
-    assert (nk.mmd2_exact(X, Y, kernel=k, n_threads=10**6)
-            == nk.mmd2_exact(X, Y, kernel=k, n_threads=1))
+    assert nk.mmd2_exact(X, Y, kernel=k, n_threads=10**6) == nk.mmd2_exact(X, Y, kernel=k, n_threads=1)
     np.testing.assert_array_equal(k(Y[:50], X[:70], n_threads=2**31 - 1), k(Y[:50], X[:70], n_threads=1))
 
 
@@ -177,11 +179,13 @@ def test_threadpoolctl_limits_the_core_threads():
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
 def test_default_threads_follow_the_cpu_affinity():
     cpu = min(os.sched_getaffinity(0))
-    code = ("import os, json, nystrom_kme as nk\n"
-            "before = nk.show_config('dicts')['openmp']\n"
-            f"os.sched_setaffinity(0, {{{cpu}}})\n"
-            "after = nk.show_config('dicts')['openmp']\n"
-            "print(json.dumps([before, after]))")
+    code = (
+        "import os, json, nystrom_kme as nk\n"
+        "before = nk.show_config('dicts')['openmp']\n"
+        f"os.sched_setaffinity(0, {{{cpu}}})\n"
+        "after = nk.show_config('dicts')['openmp']\n"
+        "print(json.dumps([before, after]))"
+    )
     out = run_python(code)
     assert out.returncode == 0, out.stderr
     before, after = json.loads(out.stdout)
@@ -189,10 +193,12 @@ def test_default_threads_follow_the_cpu_affinity():
     assert after["available_cpus"] == 1
     assert after["default_threads"] == 1
     # started on one CPU (as `taskset -c 0` does): OpenMP's own default is one thread too
-    out = run_python("import os, json\n"
-                     f"os.sched_setaffinity(0, {{{cpu}}})\n"
-                     "import nystrom_kme as nk\n"
-                     "print(json.dumps(nk.show_config('dicts')['openmp']))")
+    out = run_python(
+        "import os, json\n"
+        f"os.sched_setaffinity(0, {{{cpu}}})\n"
+        "import nystrom_kme as nk\n"
+        "print(json.dumps(nk.show_config('dicts')['openmp']))"
+    )
     assert out.returncode == 0, out.stderr
     omp = json.loads(out.stdout)
     assert omp["default_threads"] == 1
@@ -221,8 +227,13 @@ def libgomp_spin_count(stderr: str) -> str | None:
 
 def test_openmp_waits_passively_by_default():
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    out = subprocess.run([sys.executable, "-c", WAIT_CODE], capture_output=True, text=True, timeout=120,
-                         env={**env, "OMP_DISPLAY_ENV": "VERBOSE"})
+    out = subprocess.run(
+        [sys.executable, "-c", WAIT_CODE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "OMP_DISPLAY_ENV": "VERBOSE"},
+    )
     assert out.returncode == 0, out.stderr
     loaded_before, seen, omp = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen is None  # the user's environment is left as it was (child processes, other libraries)

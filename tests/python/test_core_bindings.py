@@ -2,8 +2,9 @@
 says what is expected and what came; misaligned arrays are refused, not read."""
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from references import dense_kernel
 
@@ -23,18 +24,25 @@ def data():
     return rng.normal(size=(40, 3)), rng.normal(size=(30, 3)), nk.Gaussian(1.5).to_core()
 
 
-@pytest.mark.parametrize("case, shown", [
-    ("fortran", "NOT C-contiguous"),
-    ("strided", "NOT C-contiguous"),
-    ("int64", "array int64"),
-    ("byteswapped", "NON-native byte order"),
-    ("mixed", "array float32"),
-])
+@pytest.mark.parametrize(
+    "case, shown",
+    [
+        ("fortran", "NOT C-contiguous"),
+        ("strided", "NOT C-contiguous"),
+        ("int64", "array int64"),
+        ("byteswapped", "NON-native byte order"),
+        ("mixed", "array float32"),
+    ],
+)
 def test_layout_errors_say_what_is_expected_and_what_came(data, case, shown):
     A, B, k = data
-    bad = {"fortran": np.asfortranarray(A), "strided": np.vstack([A, A])[::2],
-           "int64": A.astype(np.int64), "byteswapped": A.astype(">f8"),
-           "mixed": A.astype(np.float32)}[case]
+    bad = {
+        "fortran": np.asfortranarray(A),
+        "strided": np.vstack([A, A])[::2],
+        "int64": A.astype(np.int64),
+        "byteswapped": A.astype(">f8"),
+        "mixed": A.astype(np.float32),
+    }[case]
     with pytest.raises(TypeError) as err:
         _core.kernel_row_sums(bad, B, k)
     msg = str(err.value)
@@ -50,15 +58,19 @@ def test_an_integer_out_of_range_is_a_clear_error(data):
         _core.kernel_row_sums(A, B, k, n_threads=2**40)
 
 
-@pytest.mark.parametrize("call", ["kernel_row_sums", "kernel_sums", "nystrom_weights",
-                                  "pivoted_cholesky", "kernel_herding"])
+@pytest.mark.parametrize(
+    "call", ["kernel_row_sums", "kernel_sums", "nystrom_weights", "pivoted_cholesky", "kernel_herding"]
+)
 def test_misaligned_arrays_are_refused_by_the_core(data, call):
     A, B, k = data
     Am = misaligned(A)
-    args = {"kernel_row_sums": (Am, B, k), "kernel_sums": (Am, B, np.ones((30, 1)), k),
-            "nystrom_weights": (Am, np.ones((40, 1)), k),
-            "pivoted_cholesky": (Am, k, 3, "greedy"),
-            "kernel_herding": (Am, np.zeros(40), k, 3)}[call]
+    args = {
+        "kernel_row_sums": (Am, B, k),
+        "kernel_sums": (Am, B, np.ones((30, 1)), k),
+        "nystrom_weights": (Am, np.ones((40, 1)), k),
+        "pivoted_cholesky": (Am, k, 3, "greedy"),
+        "kernel_herding": (Am, np.zeros(40), k, 3),
+    }[call]
     with pytest.raises(ValueError, match="not aligned to its item size"):
         getattr(_core, call)(*args)
 
@@ -76,6 +88,7 @@ def test_the_public_api_realigns_misaligned_input(data):
 
 # The core's own preconditions, reached through _core (native applications call it the
 # same way): a clear ValueError, never a crash, an overflow or a silent wrong answer.
+
 
 def test_ridge_weights_do_not_overflow_near_the_float64_limit():
     """K + ridge I overflowed to inf (the weights came back as zeros): the solve now runs
@@ -102,8 +115,7 @@ def test_ridge_weights_in_range_are_unchanged_by_the_scaling():
     K, s = G @ G.T, rng.normal(size=8)
     for c in (1.0, 2.0**-600, 2.0**600):  # exact rescalings: the same bits, scaled
         assert np.array_equal(_core.ridge_weights(K * c, s * c, 0.1 * c), _core.ridge_weights(K, s, 0.1))
-    np.testing.assert_allclose(_core.ridge_weights(K, s, 0.1), np.linalg.solve(K + 0.1 * np.eye(8), s),
-                               rtol=1e-12)
+    np.testing.assert_allclose(_core.ridge_weights(K, s, 0.1), np.linalg.solve(K + 0.1 * np.eye(8), s), rtol=1e-12)
 
 
 def test_ridge_weights_that_overflow_are_a_clear_error():
@@ -120,14 +132,17 @@ def test_nystrom_weights_refuse_s_without_columns(data):
         _core.nystrom_weights(np.vstack([A, A]), np.zeros((80, 0)), k)
 
 
-@pytest.mark.parametrize(("n1", "n2", "b", "match"), [
-    (2**62, 2**62, 10, r"n1 \+ n2 must be at most 2\^53"),
-    (2**63 - 1, 1, 10, r"n1 \+ n2 must be at most 2\^53"),  # n1 + n2 overflows int64
-    (2**53, 1, 10, r"n1 \+ n2 must be at most 2\^53"),
-    (10, 10, 2**63 - 1, r"n_permutations = 9223372036854775807 is too large"),  # B + 1 overflows
-    (10, 10, 2**62, r"n_permutations = 4611686018427387904 is too large"),
-    (10, 10, 2**50, r"too large: its split states need 3\.6\d*e\+16 bytes"),  # beyond memory
-])
+@pytest.mark.parametrize(
+    ("n1", "n2", "b", "match"),
+    [
+        (2**62, 2**62, 10, r"n1 \+ n2 must be at most 2\^53"),
+        (2**63 - 1, 1, 10, r"n1 \+ n2 must be at most 2\^53"),  # n1 + n2 overflows int64
+        (2**53, 1, 10, r"n1 \+ n2 must be at most 2\^53"),
+        (10, 10, 2**63 - 1, r"n_permutations = 9223372036854775807 is too large"),  # B + 1 overflows
+        (10, 10, 2**62, r"n_permutations = 4611686018427387904 is too large"),
+        (10, 10, 2**50, r"too large: its split states need 3\.6\d*e\+16 bytes"),  # beyond memory
+    ],
+)
 def test_random_splits_refuse_sizes_that_overflow(n1, n2, b, match):
     with pytest.raises(ValueError, match=match):
         _core.RandomSplits(n1, n2, b, 0)

@@ -8,8 +8,9 @@ import threading
 import time
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from references import dense_kernel
 
@@ -87,7 +88,10 @@ def test_multi_chunks_compose_and_threads_agree():
     kernels = [_core.Kernel("gaussian", 0.7), _core.Kernel("laplacian", 2.0), _core.Kernel("matern52", 5.0)]
     whole = _core.split_kernel_sums_multi(L, Z, _core.RandomSplits(n1, n2, B, 2), kernels, 1)
     splits = _core.RandomSplits(n1, n2, B, 2)
-    parts = [_core.split_kernel_sums_multi(L, Z[a:b], splits, kernels, 2) for a, b in ((0, 999), (999, 1000), (1000, n1 + n2))]
+    parts = [
+        _core.split_kernel_sums_multi(L, Z[a:b], splits, kernels, 2)
+        for a, b in ((0, 999), (999, 1000), (1000, n1 + n2))
+    ]
     assert splits.position == n1 + n2
     assert rel_err(sum(parts), whole) < 1e-12  # another summation order
     for threads in (2, 3):
@@ -101,8 +105,9 @@ def test_multi_releases_the_gil():
     Z = rng.normal(size=(40_000, 5))
     L = Z[:300].copy()
     kernels = [_core.Kernel("gaussian", h) for h in (0.5, 1.0, 2.0, 4.0)]
-    worker = threading.Thread(target=_core.split_kernel_sums_multi,
-                              args=(L, Z, _core.RandomSplits(20_000, 20_000, 200, 1), kernels, 1))
+    worker = threading.Thread(
+        target=_core.split_kernel_sums_multi, args=(L, Z, _core.RandomSplits(20_000, 20_000, 200, 1), kernels, 1)
+    )
     ticks = 0
     worker.start()
     while worker.is_alive():
@@ -125,8 +130,9 @@ def test_multi_argument_errors():
     with pytest.raises(ValueError, match=r"kernels\[1\] is not radial"):
         _core.split_kernel_sums_multi(L, Z, splits(), [gauss, _core.Kernel("linear", 1.0)])
     with pytest.raises(ValueError, match="bandwidths span"):
-        _core.split_kernel_sums_multi(L.astype(np.float32), Z.astype(np.float32), splits(),
-                                      [gauss, _core.Kernel("laplacian", 1e-20)])
+        _core.split_kernel_sums_multi(
+            L.astype(np.float32), Z.astype(np.float32), splits(), [gauss, _core.Kernel("laplacian", 1e-20)]
+        )
     with pytest.raises(ValueError, match="51 rows but the splits have 50 left"):
         _core.split_kernel_sums_multi(L, rng.normal(size=(51, 3)), splits(), [gauss])
     with pytest.raises(ValueError, match="dimension mismatch"):

@@ -10,15 +10,21 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from cuda_nvrtc import compile_to_ptx, find_nvrtc
 from nystrom_kme import sources
 from nystrom_kme.cuda import arrays, cupy_available, is_cuda_array, program
 
 ROOT = Path(__file__).resolve().parents[2]
-RADIAL = [nk.Gaussian(1.3), nk.Laplacian(0.9), nk.Matern(1.1, nu=1.5), nk.Matern(0.8, nu=2.5),
-          nk.InverseMultiquadric(1.7)]
+RADIAL = [
+    nk.Gaussian(1.3),
+    nk.Laplacian(0.9),
+    nk.Matern(1.1, nu=1.5),
+    nk.Matern(0.8, nu=2.5),
+    nk.InverseMultiquadric(1.7),
+]
 
 
 class FakeCAI:
@@ -50,18 +56,31 @@ class FakeDLPack:
 
 # -- detection and dispatch ---------------------------------------------------
 
+
 def test_importing_the_package_imports_no_gpu_library() -> None:
-    code = ("import sys, nystrom_kme, nystrom_kme.cuda, nystrom_kme.sources; "
-            "print(sorted(m for m in ('cupy', 'torch') if m in sys.modules))")
+    code = (
+        "import sys, nystrom_kme, nystrom_kme.cuda, nystrom_kme.sources; "
+        "print(sorted(m for m in ('cupy', 'torch') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize(("obj", "expected"), [
-    (np.ones((2, 2)), False), ([[1.0]], False), (None, False), (FakeCAI, False), (FakeCAI(), True),
-    (FakeDLPack(2), True), (FakeDLPack(13), True), (FakeDLPack(1), False), (FakeDLPack(3), False),
-    (GradTensorLike(), True),
-])
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (np.ones((2, 2)), False),
+        ([[1.0]], False),
+        (None, False),
+        (FakeCAI, False),
+        (FakeCAI(), True),
+        (FakeDLPack(2), True),
+        (FakeDLPack(13), True),
+        (FakeDLPack(1), False),
+        (FakeDLPack(3), False),
+        (GradTensorLike(), True),
+    ],
+)
 def test_is_cuda_array(obj, expected) -> None:
     assert is_cuda_array(obj) is expected
 
@@ -95,6 +114,7 @@ def test_host_inputs_keep_their_sources() -> None:
 
 # -- the program: header, codes, names, plans ---------------------------------
 
+
 def test_header_is_found_installed_or_in_the_source_tree() -> None:
     path = program.header_path()
     assert path.name == "kernel_sums.cuh" and path.parent.name == "cuda"
@@ -121,8 +141,13 @@ def test_every_radial_kernel_has_a_code_and_the_others_are_refused() -> None:
     assert program.kernel_code(nk.Matern(1.0, nu=0.5).name) == program.KERNEL_CODES["laplacian"]
     text = program.source()
     for name, code in program.KERNEL_CODES.items():  # the header's enum agrees
-        enum = {"gaussian": "kGaussian", "laplacian": "kLaplacian", "matern32": "kMatern32",
-                "matern52": "kMatern52", "inverse_multiquadric": "kInverseMultiquadric"}[name]
+        enum = {
+            "gaussian": "kGaussian",
+            "laplacian": "kLaplacian",
+            "matern32": "kMatern32",
+            "matern52": "kMatern52",
+            "inverse_multiquadric": "kInverseMultiquadric",
+        }[name]
         assert re.search(rf"\b{enum} = {code},", text)
     for k in (nk.Linear(), nk.Polynomial()):
         with pytest.raises(ValueError, match="radial"):
@@ -142,8 +167,18 @@ def test_plan_mirrors_the_header() -> None:
     assert "long long chunks = 256;" in text and "(n + 2047) / 2048" in text
 
 
-@pytest.mark.parametrize(("m", "n", "k"), [(1, 1, 1), (1000, 10**6, 1), (1000, 10**7, 1), (4096, 10**6, 1),
-                                           (1000, 2 * 10**6, 201), (100_000, 10**5, 1), (7, 5000, 9)])
+@pytest.mark.parametrize(
+    ("m", "n", "k"),
+    [
+        (1, 1, 1),
+        (1000, 10**6, 1),
+        (1000, 10**7, 1),
+        (4096, 10**6, 1),
+        (1000, 2 * 10**6, 201),
+        (100_000, 10**5, 1),
+        (7, 5000, 9),
+    ],
+)
 def test_plan_covers_every_row_within_its_workspace(m, n, k) -> None:
     p = program.SumsPlan.of(m, n, k)
     assert p.n_chunks * p.chunk_rows >= n > (p.n_chunks - 1) * p.chunk_rows
@@ -176,8 +211,8 @@ NVRTC = find_nvrtc()
 def test_nvrtc_compiles_every_instantiation(dtype) -> None:
     for code in sorted(program.KERNEL_CODES.values()):
         names = list(program.name_expressions(code, dtype))
-        ptx, lowered = compile_to_ptx(NVRTC, program.source(), [*program.COMPILE_OPTIONS, "--gpu-architecture=compute_80"],
-                                      names)
+        options = [*program.COMPILE_OPTIONS, "--gpu-architecture=compute_80"]
+        ptx, lowered = compile_to_ptx(NVRTC, program.source(), options, names)
         assert set(lowered) == set(names)
         for name in names:
             assert f".entry {lowered[name]}(" in ptx
@@ -186,25 +221,28 @@ def test_nvrtc_compiles_every_instantiation(dtype) -> None:
 
 # -- the benchmark script without a GPU -----------------------------------------
 
+
 @pytest.mark.skipif(not (ROOT / "bench").is_dir(), reason="needs the source tree")
 def test_bench_fails_cleanly_without_a_gpu() -> None:
     if arrays.cupy_available():
         import cupy
+
         try:
             if cupy.cuda.runtime.getDeviceCount() > 0:
                 pytest.skip("a GPU is present")
         except Exception:
             pass
-    out = subprocess.run([sys.executable, "-m", "bench.gpu", "--quick"], capture_output=True, text=True,
-                         cwd=ROOT)
+    out = subprocess.run([sys.executable, "-m", "bench.gpu", "--quick"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2
     assert "no CUDA GPU" in out.stderr and "Traceback" not in out.stderr
 
 
 # -- on a GPU: against the CPU core ------------------------------------------------
 
+
 def _cp():
     import cupy
+
     return cupy
 
 
@@ -223,6 +261,7 @@ TOL = {np.float32: 1e-5, np.float64: 1e-12}
 def test_weighted_sums_match_the_core(dtype, kernel, k, rng) -> None:
     from nystrom_kme import _core
     from nystrom_kme.cuda import sums
+
     cp = _cp()
     X = rng.normal(size=(5003, 7)).astype(dtype)
     L = rng.normal(size=(131, 7)).astype(dtype)
@@ -241,12 +280,15 @@ def test_weighted_sums_match_the_core(dtype, kernel, k, rng) -> None:
 def test_row_sums_total_and_matrix_match_the_core(dtype, kernel, rng) -> None:
     from nystrom_kme import _core
     from nystrom_kme.cuda import sums
+
     cp = _cp()
     X = rng.normal(size=(3001, 40)).astype(dtype)
     L = rng.normal(size=(50, 40)).astype(dtype)
     core = kernel.to_core()
-    assert _rel(cp.asnumpy(sums.row_sums(cp.asarray(L), cp.asarray(X), kernel)),
-                _core.kernel_row_sums(L, X, core, 0)) <= TOL[dtype]
+    assert (
+        _rel(cp.asnumpy(sums.row_sums(cp.asarray(L), cp.asarray(X), kernel)), _core.kernel_row_sums(L, X, core, 0))
+        <= TOL[dtype]
+    )
     total = float(sums.total_kernel_sum(cp.asarray(X), kernel))
     assert _rel(total, _core.kernel_row_sums(X, X, core, 0).sum()) <= TOL[dtype]
     K = cp.asnumpy(sums.kernel_matrix(cp.asarray(L), cp.asarray(L), kernel))
@@ -267,10 +309,16 @@ def test_estimators_take_cupy_and_torch_arrays(rng) -> None:
     assert isinstance(values, cp.ndarray) and _rel(cp.asnumpy(values), host(Y)) <= 1e-9
     assert _rel(dev.score(cp.asarray(Y)), host.score(Y)) <= 1e-9
     assert _rel(nk.mmd2(cp.asarray(X), cp.asarray(Y), **kw), nk.mmd2(X, Y, **kw)) <= 1e-9
-    assert _rel(nk.mmd2_exact(cp.asarray(X[:800]), cp.asarray(Y[:700]), kernel=nk.Gaussian(1.0)),
-                nk.mmd2_exact(X[:800], Y[:700], kernel=nk.Gaussian(1.0))) <= 1e-12
-    a = nk.two_sample_test(cp.asarray(X), cp.asarray(Y), kernel=nk.Gaussian(1.0), n_landmarks=100,
-                           n_permutations=50, random_state=1)
+    assert (
+        _rel(
+            nk.mmd2_exact(cp.asarray(X[:800]), cp.asarray(Y[:700]), kernel=nk.Gaussian(1.0)),
+            nk.mmd2_exact(X[:800], Y[:700], kernel=nk.Gaussian(1.0)),
+        )
+        <= 1e-12
+    )
+    a = nk.two_sample_test(
+        cp.asarray(X), cp.asarray(Y), kernel=nk.Gaussian(1.0), n_landmarks=100, n_permutations=50, random_state=1
+    )
     b = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1.0), n_landmarks=100, n_permutations=50, random_state=1)
     assert a.pvalue == b.pvalue and _rel(a.null_distribution, b.null_distribution) <= 1e-9
     torch = pytest.importorskip("torch")

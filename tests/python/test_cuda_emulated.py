@@ -7,17 +7,23 @@ from __future__ import annotations
 
 import sys
 
-import cuda_fake
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import cuda_fake
+import nystrom_kme as nk
 from cuda_fake import DevArray, dev
 from nystrom_kme import sources
 from nystrom_kme.cuda import program, sums
 
 FAKE = cuda_fake.make_module()
-RADIAL = [nk.Gaussian(1.3), nk.Laplacian(0.9), nk.Matern(1.1, nu=1.5), nk.Matern(0.8, nu=2.5),
-          nk.InverseMultiquadric(1.7)]
+RADIAL = [
+    nk.Gaussian(1.3),
+    nk.Laplacian(0.9),
+    nk.Matern(1.1, nu=1.5),
+    nk.Matern(0.8, nu=2.5),
+    nk.InverseMultiquadric(1.7),
+]
 TOL = {np.float32: 2e-6, np.float64: 1e-12}
 
 
@@ -37,8 +43,9 @@ def rel(a, b) -> float:
 @pytest.mark.parametrize("k", [1, 5, 8, 9, 33])
 def test_weighted_sums_against_the_core(dtype, kernel, k, rng) -> None:
     from nystrom_kme import _core
+
     X = rng.normal(size=(4200, 3)).astype(dtype)  # 3 row chunks of pass 1
-    L = rng.normal(size=(130, 3)).astype(dtype)   # 2 landmark blocks
+    L = rng.normal(size=(130, 3)).astype(dtype)  # 2 landmark blocks
     W = rng.random((4200, k))
     got = sums.weighted_kernel_sums(dev(L), dev(X), dev(W), kernel)
     assert isinstance(got, DevArray) and got.shape == (130, k)
@@ -48,6 +55,7 @@ def test_weighted_sums_against_the_core(dtype, kernel, k, rng) -> None:
 
 def test_total_and_matrix(rng) -> None:
     from nystrom_kme import _core
+
     k = nk.Matern(1.0, nu=2.5)
     X = rng.normal(size=(300, 4))
     assert rel(float(sums.total_kernel_sum(dev(X), k)), _core.kernel_row_sums(X, X, k.to_core(), 0).sum()) <= 1e-12
@@ -106,18 +114,29 @@ def test_fit_evaluate_score_match_host(dtype, rng) -> None:
     assert isinstance(values, DevArray) and rel(values, host(Y)) <= TOL[dtype] * 10
     assert rel(gpu.score(dev(Y)), host.score(Y)) <= (1e-5 if dtype == np.float32 else 1e-10)
     median = nk.NystromKME(n_landmarks=50, random_state=0)
-    assert median.fit(dev(X)).kernel_.bandwidth == nk.NystromKME(n_landmarks=50, random_state=0).fit(X).kernel_.bandwidth
+    on_host = nk.NystromKME(n_landmarks=50, random_state=0).fit(X)
+    assert median.fit(dev(X)).kernel_.bandwidth == on_host.kernel_.bandwidth
 
 
 def test_mmds_and_tests_match_host(rng) -> None:
     X = rng.normal(size=(1200, 3))
     Y = rng.normal(size=(900, 3)) + 0.2
     kernel = nk.Gaussian(1.0)
-    assert rel(nk.mmd2(dev(X), dev(Y), kernel=kernel, n_landmarks=80, random_state=0),
-               nk.mmd2(X, Y, kernel=kernel, n_landmarks=80, random_state=0)) <= 1e-9
+    assert (
+        rel(
+            nk.mmd2(dev(X), dev(Y), kernel=kernel, n_landmarks=80, random_state=0),
+            nk.mmd2(X, Y, kernel=kernel, n_landmarks=80, random_state=0),
+        )
+        <= 1e-9
+    )
     for unbiased in (False, True):
-        assert rel(nk.mmd2_exact(dev(X), dev(Y), kernel=kernel, unbiased=unbiased),
-                   nk.mmd2_exact(X, Y, kernel=kernel, unbiased=unbiased)) <= 1e-12
+        assert (
+            rel(
+                nk.mmd2_exact(dev(X), dev(Y), kernel=kernel, unbiased=unbiased),
+                nk.mmd2_exact(X, Y, kernel=kernel, unbiased=unbiased),
+            )
+            <= 1e-12
+        )
     a = nk.two_sample_test(dev(X), dev(Y), kernel=kernel, n_landmarks=60, n_permutations=40, random_state=1)
     b = nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=60, n_permutations=40, random_state=1)
     assert a.pvalue == b.pvalue and rel(a.null_distribution, b.null_distribution) <= 1e-9
@@ -128,7 +147,6 @@ def test_split_sums_span_several_label_blocks(rng, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(sources.CudaSource, "block_rows", 257)
     X = rng.normal(size=(700, 2))
     Y = rng.normal(size=(600, 2))
-    a = nk.two_sample_test(dev(X), dev(Y), kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20,
-                           random_state=4)
+    a = nk.two_sample_test(dev(X), dev(Y), kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20, random_state=4)
     b = nk.two_sample_test(X, Y, kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20, random_state=4)
     assert a.pvalue == b.pvalue and rel(a.null_distribution, b.null_distribution) <= 1e-9

@@ -12,9 +12,10 @@ import tracemalloc
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from nystrom_kme.datafiles import DataFileError, read_data
 from nystrom_kme.sources import ArrayLikeSource
 
@@ -76,8 +77,9 @@ def test_text_blocks_are_streamed(tmp_path, X, monkeypatch):
     blocks = [b.shape[0] for _, b in src.chunks()]
     assert max(blocks) == 64 and sum(blocks) == 700 and seen == blocks
     kme = nk.NystromKME(n_landmarks=25, random_state=0)
-    np.testing.assert_allclose(kme.fit(src).weights_,
-                               nk.NystromKME(n_landmarks=25, random_state=0).fit(X).weights_, rtol=1e-10)
+    np.testing.assert_allclose(
+        kme.fit(src).weights_, nk.NystromKME(n_landmarks=25, random_state=0).fit(X).weights_, rtol=1e-10
+    )
 
 
 def test_hdf5_and_zarr(tmp_path, X):
@@ -103,8 +105,7 @@ def test_parquet(tmp_path, X):
     import pyarrow.parquet as pq
 
     pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "n": np.arange(700)}), tmp_path / "x.parquet")
-    assert_array_equal(_rows(read_data(tmp_path / "x.parquet", columns=["b", "n"])),
-                       np.c_[X[:, 1], np.arange(700.0)])
+    assert_array_equal(_rows(read_data(tmp_path / "x.parquet", columns=["b", "n"])), np.c_[X[:, 1], np.arange(700.0)])
     pq.write_table(pa.table({"a": X[:, 0], "s": ["x"] * 700}), tmp_path / "s.parquet")
     with pytest.raises(DataFileError, match="s.parquet: non-numeric column"):
         _rows(read_data(tmp_path / "s.parquet"))
@@ -151,17 +152,20 @@ def test_bad_files_name_the_file(tmp_path):
         nk.NystromKME(n_landmarks=1).fit(read_data(tmp_path / "nan.npy"))
 
 
-@pytest.mark.parametrize("text, message", [
-    # the file: the second row has three fields; it used to be read as 4 rows
-    ("1,2\n3,4,5\n6,7\n8,9\n", "line 2 has 3 fields but line 1 has 2 fields"),
-    ("1,2\n3\n", "line 2 has 1 field but line 1 has 2 fields"),
-    ("1,2\n3,4,\n", "line 2 has 3 fields but line 1 has 2 fields"),          # a trailing delimiter
-    # line numbers are the file's: header, comments and blank lines count
-    ("a,b\n# note\n\n1,2\n3,4 # fine\n5,6,7\n", "line 6 has 3 fields but the header \\(line 1\\) has 2"),
-    ("# c\n\n1 ,2\n3,4\n\n5,,6\n", "line 6 has 3 fields but line 3 has 2 fields"),
-    ("a,b\n1,2\n\n3,x\n", "line 4, column index 1: 'x' is not a number"),
-    ("a,b\n1,2\n\n# c\n3,inf\n", "line 5, column index 1: NaN or inf in the data"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # the file: the second row has three fields; it used to be read as 4 rows
+        ("1,2\n3,4,5\n6,7\n8,9\n", "line 2 has 3 fields but line 1 has 2 fields"),
+        ("1,2\n3\n", "line 2 has 1 field but line 1 has 2 fields"),
+        ("1,2\n3,4,\n", "line 2 has 3 fields but line 1 has 2 fields"),  # a trailing delimiter
+        # line numbers are the file's: header, comments and blank lines count
+        ("a,b\n# note\n\n1,2\n3,4 # fine\n5,6,7\n", "line 6 has 3 fields but the header \\(line 1\\) has 2"),
+        ("# c\n\n1 ,2\n3,4\n\n5,,6\n", "line 6 has 3 fields but line 3 has 2 fields"),
+        ("a,b\n1,2\n\n3,x\n", "line 4, column index 1: 'x' is not a number"),
+        ("a,b\n1,2\n\n# c\n3,inf\n", "line 5, column index 1: NaN or inf in the data"),
+    ],
+)
 def test_every_row_has_the_fields_of_the_first_and_errors_name_the_line(tmp_path, text, message):
     (tmp_path / "r.csv").write_text(text)
     with pytest.raises(DataFileError, match=f"r.csv: {message}"):
@@ -176,13 +180,15 @@ def test_bad_lines_are_named_in_later_blocks(tmp_path, monkeypatch, rng):
     monkeypatch.setattr("nystrom_kme.datafiles.TEXT_BLOCK_LINES", 100)
     X = rng.normal(size=(1000, 3))
     lines = ["x,y,z"] + [",".join(map(repr, row)) for row in X.tolist()]
-    lines[400:400] = ["# a comment", ""]           # file lines 401 and 402
+    lines[400:400] = ["# a comment", ""]  # file lines 401 and 402
     good = tmp_path / "good.csv"
     good.write_text("\n".join(lines) + "\n")
     assert_array_equal(_rows(read_data(good)), X)
-    for line, value, message in [(777, "1,2", "line 777 has 2 fields but the header \\(line 1\\) has 3"),
-                                 (778, "1,2,nan", "line 778, column index 2: NaN or inf in the data"),
-                                 (913, "1,b,3", "line 913, column index 1: 'b' is not a number")]:
+    for line, value, message in [
+        (777, "1,2", "line 777 has 2 fields but the header \\(line 1\\) has 3"),
+        (778, "1,2,nan", "line 778, column index 2: NaN or inf in the data"),
+        (913, "1,b,3", "line 913, column index 1: 'b' is not a number"),
+    ]:
         bad = lines.copy()
         bad[line - 1] = value
         (tmp_path / "bad.csv").write_text("\n".join(bad) + "\n")
@@ -193,27 +199,36 @@ def test_bad_lines_are_named_in_later_blocks(tmp_path, monkeypatch, rng):
 def test_a_wrong_column_name_gets_a_suggestion(tmp_path):
     (tmp_path / "n.csv").write_text("height,weight,age\n1,2,3\n")
     for wrong, hint in [("Weight", "'weight'"), ("heigth", "'height'"), ("ag", "'age'")]:
-        with pytest.raises(DataFileError, match=f"no column '{wrong}' \\(did you mean {hint}\\?\\); "
-                                                 "columns: height, weight, age"):
+        with pytest.raises(
+            DataFileError, match=f"no column '{wrong}' \\(did you mean {hint}\\?\\); columns: height, weight, age"
+        ):
             read_data(tmp_path / "n.csv", columns=[wrong])
     with pytest.raises(DataFileError, match="no column 'zzz'; columns"):
         read_data(tmp_path / "n.csv", columns=["zzz"])
-    with pytest.raises(DataFileError, match="column index 3 out of range: the file has 3 columns, "
-                                            "indices 0 to 2"):
+    with pytest.raises(DataFileError, match="column index 3 out of range: the file has 3 columns, indices 0 to 2"):
         read_data(tmp_path / "n.csv", columns=[3])
 
 
 def test_non_regular_files_are_refused_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "pipe.csv")
     (tmp_path / "dir.npy").mkdir()
-    code = ("import sys\nfrom nystrom_kme.datafiles import read_data, DataFileError\n"
-            "for p in sys.argv[1:]:\n    try:\n        read_data(p)\n"
-            "    except DataFileError as err:\n        print(err)\n")
-    out = subprocess.run([sys.executable, "-c", code, "pipe.csv", "dir.npy"], cwd=tmp_path, timeout=120,
-                         capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
-    assert out.stdout.splitlines() == ["pipe.csv: not a regular file (a FIFO)",
-                                       "dir.npy: not a regular file (a directory)"], out.stderr
+    code = (
+        "import sys\nfrom nystrom_kme.datafiles import read_data, DataFileError\n"
+        "for p in sys.argv[1:]:\n    try:\n        read_data(p)\n"
+        "    except DataFileError as err:\n        print(err)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "pipe.csv", "dir.npy"],
+        cwd=tmp_path,
+        timeout=120,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)),
+    )
+    assert out.stdout.splitlines() == [
+        "pipe.csv: not a regular file (a FIFO)",
+        "dir.npy: not a regular file (a directory)",
+    ], out.stderr
 
 
 def test_an_npz_member_is_checked_against_its_size_before_it_is_read(tmp_path, X):

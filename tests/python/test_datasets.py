@@ -13,8 +13,9 @@ import types
 
 import numpy as np
 import pytest
-from nystrom_kme.datasets import GaussianMixture
 from scipy import integrate
+
+from nystrom_kme.datasets import GaussianMixture
 
 N_SE = 5.0  # Monte Carlo tolerance, in standard errors
 
@@ -69,9 +70,11 @@ def test_mean_embedding_1d_quad():
     ys = np.array([-3.0, -1.0, 0.0, 0.7, 2.0, 5.5])
     ref = [
         integrate.quad(
-            lambda x, y=y: (mixture_pdf_1d(x, C1[:, 0], V1, W1)
-                            * np.exp(-((x - y) ** 2) / (2 * sigma**2))),
-            -np.inf, np.inf, epsabs=1e-13, epsrel=1e-12,
+            lambda x, y=y: mixture_pdf_1d(x, C1[:, 0], V1, W1) * np.exp(-((x - y) ** 2) / (2 * sigma**2)),
+            -np.inf,
+            np.inf,
+            epsabs=1e-13,
+            epsrel=1e-12,
         )[0]
         for y in ys
     ]
@@ -86,13 +89,12 @@ def test_mean_embedding_3d_by_coordinatewise_quad():
     Y = np.array([[0.0, 0.0, 0.0], [-1.0, 0.5, 2.0], [2.0, 1.0, -1.0]])
 
     def one_dim(c, v, y):
-        f = lambda x: normal_pdf(x, c, v) * np.exp(-((x - y) ** 2) / (2 * sigma**2))
+        def f(x):
+            return normal_pdf(x, c, v) * np.exp(-((x - y) ** 2) / (2 * sigma**2))
+
         return integrate.quad(f, -np.inf, np.inf, epsabs=1e-14, epsrel=1e-12)[0]
 
-    ref = [
-        sum(W3[i] * np.prod([one_dim(C3[i, k], V3[i], y[k]) for k in range(3)]) for i in range(2))
-        for y in Y
-    ]
+    ref = [sum(W3[i] * np.prod([one_dim(C3[i, k], V3[i], y[k]) for k in range(3)]) for i in range(2)) for y in Y]
     np.testing.assert_allclose(gm.mean_embedding(Y, sigma), ref, rtol=1e-9)
 
 
@@ -135,8 +137,14 @@ def test_embedding_norm2_matches_monte_carlo_pairs(sigma):
 def test_embedding_norm2_1d_dblquad():
     gm = GaussianMixture(2, 1, centers=C1, component_variance=V1, weights=W1)
     sigma = 0.8
-    f = lambda y, x: (mixture_pdf_1d(x, C1[:, 0], V1, W1) * mixture_pdf_1d(y, C1[:, 0], V1, W1)
-                      * np.exp(-((x - y) ** 2) / (2 * sigma**2)))
+
+    def f(y, x):
+        return (
+            mixture_pdf_1d(x, C1[:, 0], V1, W1)
+            * mixture_pdf_1d(y, C1[:, 0], V1, W1)
+            * np.exp(-((x - y) ** 2) / (2 * sigma**2))
+        )
+
     ref = integrate.dblquad(f, -16.0, 20.0, -16.0, 20.0, epsabs=1e-12, epsrel=1e-10)[0]
     assert gm.embedding_norm2(sigma) == pytest.approx(ref, rel=1e-8)
 
@@ -365,8 +373,7 @@ BAD = [
     (lambda: GM.embedding_error([[np.inf, 0.0]] * 4, W4, 1.0, gram_quadratic=0.1), "points"),
     (lambda: GM.embedding_error(PTS, np.full(3, 1 / 3), 1.0, gram_quadratic=0.1), "weights"),
     (lambda: GM.embedding_error(PTS, W4[:, None], 1.0, gram_quadratic=0.1), "weights"),
-    (lambda: GM.embedding_error(PTS, [0.25, np.nan, 0.25, 0.25], 1.0, gram_quadratic=0.1),
-     "weights"),
+    (lambda: GM.embedding_error(PTS, [0.25, np.nan, 0.25, 0.25], 1.0, gram_quadratic=0.1), "weights"),
     (lambda: GM.embedding_error(PTS, W4, 1.0, gram_quadratic=np.nan), "gram_quadratic"),
     (lambda: GM.embedding_error(PTS, W4, 1.0, gram_quadratic="a"), "gram_quadratic"),
 ]

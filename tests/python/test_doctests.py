@@ -13,8 +13,9 @@ import importlib
 import importlib.util
 import pkgutil
 
-import nystrom_kme
 import pytest
+
+import nystrom_kme
 
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -61,8 +62,13 @@ def test_every_public_name_has_examples() -> None:
     import inspect
 
     missing = []
-    for mod_name in ("nystrom_kme", "nystrom_kme.bounds", "nystrom_kme.sampling",
-                     "nystrom_kme.sources", "nystrom_kme.datasets"):
+    for mod_name in (
+        "nystrom_kme",
+        "nystrom_kme.bounds",
+        "nystrom_kme.sampling",
+        "nystrom_kme.sources",
+        "nystrom_kme.datasets",
+    ):
         module = importlib.import_module(mod_name)
         for name in module.__all__:
             obj = getattr(module, name)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 
@@ -28,8 +29,7 @@ def test_evaluation_and_inner_products_match_dense(rng):
     Kxy = dense_kernel("matern52", X, Y, 1.3)
     assert emp_x.inner(emp_y) == pytest.approx(Kxy.mean(), rel=1e-12)
     assert nys.inner(emp_y) == pytest.approx(a @ dense_kernel("matern52", L, Y, 1.3).mean(axis=1), rel=1e-12)
-    mmd2 = (dense_kernel("matern52", X, X, 1.3).mean() + dense_kernel("matern52", Y, Y, 1.3).mean()
-            - 2 * Kxy.mean())
+    mmd2 = dense_kernel("matern52", X, X, 1.3).mean() + dense_kernel("matern52", Y, Y, 1.3).mean() - 2 * Kxy.mean()
     assert emp_x.distance(emp_y) == pytest.approx(math.sqrt(mmd2), rel=1e-9)
     assert nk.rkhs_distance(nys, nys) == pytest.approx(0.0, abs=1e-6)
     assert nys.norm() == pytest.approx(rkhs_norm(dense_kernel("matern52", L, L, 1.3), a), rel=1e-12)
@@ -122,7 +122,7 @@ def test_empirical_embedding_with_subnormal_weights(rng):
     k = nk.Gaussian(1.0)
     tiny = nk.EmpiricalKME(k).fit(X, sample_weight=np.full(400, 5e-324))
     np.testing.assert_array_equal(tiny.weights_, np.full(400, 1 / 400))
-    mixed = np.where(np.arange(400) % 2 == 0, 5e-324, 1.5e-323)   # ratio 1 : 3, subnormal
+    mixed = np.where(np.arange(400) % 2 == 0, 5e-324, 1.5e-323)  # ratio 1 : 3, subnormal
     got = nk.EmpiricalKME(k).fit(X, sample_weight=mixed)
     np.testing.assert_allclose(got.weights_, np.where(np.arange(400) % 2 == 0, 1.0, 3.0) / 800, rtol=1e-15)
 
@@ -141,13 +141,13 @@ def test_evaluation_over_every_source_matches_its_blocks_and_dense(tmp_path, rng
     X, Y = rng.normal(size=(800, 3)), rng.normal(size=(1000, 3))
     kme = nk.NystromKME(nk.Gaussian(0.9), n_landmarks=50, random_state=0).fit(X)
     ref = dense_kernel("gaussian", Y, kme.landmarks_, 0.9) @ kme.weights_
-    blocks = [Y[i:i + 300] for i in range(0, 1000, 300)]
+    blocks = [Y[i : i + 300] for i in range(0, 1000, 300)]
     for name, source in {"list": blocks, "generator": iter(blocks), "callable": lambda: iter(blocks)}.items():
         got = list(kme.evaluate_chunks(source))
         assert [start for start, _ in got] == [0, 300, 600, 900], name
         for start, values in got:  # each block is the in-memory evaluation of its rows
             assert values.dtype == np.float64
-            np.testing.assert_array_equal(values, kme(Y[start:start + 300]), err_msg=name)
+            np.testing.assert_array_equal(values, kme(Y[start : start + 300]), err_msg=name)
         np.testing.assert_allclose(np.concatenate([v for _, v in got]), ref, rtol=1e-12, err_msg=name)
     # a memmap is read in blocks of chunk_rows (rounded to the core's superblock: 16384 rows here)
     big = rng.normal(size=(40_000, 3))
@@ -156,13 +156,12 @@ def test_evaluation_over_every_source_matches_its_blocks_and_dense(tmp_path, rng
     got = list(kme.evaluate_chunks(memmap, chunk_rows=10_000))
     assert [start for start, _ in got] == [0, 16384, 32768]
     for start, values in got:
-        np.testing.assert_array_equal(values, kme(big[start:start + len(values)]))
+        np.testing.assert_array_equal(values, kme(big[start : start + len(values)]))
     whole = kme(memmap)  # __call__ streams a source too: here one default block (~16 MiB)
     np.testing.assert_array_equal(whole, kme(big))
-    np.testing.assert_allclose(whole, dense_kernel("gaussian", big, kme.landmarks_, 0.9) @ kme.weights_,
-                               rtol=1e-12)
+    np.testing.assert_allclose(whole, dense_kernel("gaussian", big, kme.landmarks_, 0.9) @ kme.weights_, rtol=1e-12)
     # an in-memory array is one block: the same bits as __call__
-    (start, values), = kme.evaluate_chunks(Y)
+    ((start, values),) = kme.evaluate_chunks(Y)
     assert start == 0 and np.array_equal(values, kme(Y))
 
 

@@ -8,8 +8,9 @@ import sys
 import warnings
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme._estimator import ParamsMixin
 
 
@@ -37,6 +38,7 @@ def test_get_set_params_and_repr():
 
 
 def test_sklearn_clone_and_tags_of_the_estimators():
+    pytest.importorskip("sklearn")
     from sklearn.base import clone
     from sklearn.utils import get_tags
 
@@ -46,18 +48,23 @@ def test_sklearn_clone_and_tags_of_the_estimators():
         assert get_tags(est).target_tags.required is False
     X = np.random.default_rng(0).normal(size=(100, 2))
     fitted = nk.EmpiricalKME(nk.Gaussian(1.0)).fit(X)
-    assert repr(fitted) == "EmpiricalKME(kernel=Gaussian(bandwidth=1.0))  # fitted: 100 points in R^2, kernel=Gaussian(bandwidth=1.0)"
+    assert repr(fitted) == (
+        "EmpiricalKME(kernel=Gaussian(bandwidth=1.0))  # fitted: 100 points in R^2, kernel=Gaussian(bandwidth=1.0)"
+    )
 
 
 # --------------------------------------------------------------------------- #
 # scikit-learn's own estimator checks (issue 21)
 # --------------------------------------------------------------------------- #
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+try:  # scikit-learn is a test extra: without it, the tests below that use it are skipped
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:
+    parametrize_with_checks = None
 
 CHECKED = [
     nk.NystromKME(n_landmarks=5, random_state=0),
     nk.NystromKME(n_landmarks=5, sampler="rpcholesky", solver="cod", random_state=0),
-    nk.NystromKME(random_state=0),                 # the defaults: m = sqrt(n) log sqrt(n)
+    nk.NystromKME(random_state=0),  # the defaults: m = sqrt(n) log sqrt(n)
     nk.EmpiricalKME(random_state=0),
 ]
 
@@ -69,22 +76,26 @@ def expected_failed_checks(estimator):
         # n_landmarks=None; partial_fit then refuses to size m from its first chunk
         # (m for a stream of unknown length would be a guess) and asks for an integer.
         # With an integer n_landmarks (the first two estimators) the check passes.
-        return {"check_n_features_in_after_fitting":
-                "partial_fit needs an integer n_landmarks to choose landmarks from its first chunk"}
+        reason = "partial_fit needs an integer n_landmarks to choose landmarks from its first chunk"
+        return {"check_n_features_in_after_fitting": reason}
     if isinstance(estimator, nk.NystromKME) and estimator.sampler != "uniform":
         # A numpy.memmap is streamed block by block (O(chunk) memory, never loaded
         # whole); samplers other than uniform read all of X, so a memmapped X gets a
         # clear error asking for np.asarray(X) or passes=1. Uniform sampling passes.
-        return {"check_readonly_memmap_input":
-                "non-uniform samplers need X in memory; a memmap is streamed"}
+        return {"check_readonly_memmap_input": "non-uniform samplers need X in memory; a memmap is streamed"}
     return {}
 
 
-with warnings.catch_warnings():
-    # The estimators derive from ParamsMixin, not sklearn.base.BaseEstimator: scikit-learn
-    # is a test dependency only (get_params/set_params/clone/repr are tested above).
-    warnings.filterwarnings("ignore", message="Estimator .* does not inherit from", category=UserWarning)
-    SKLEARN_CHECKS = parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
+if parametrize_with_checks is None:
+    SKLEARN_CHECKS = pytest.mark.parametrize(
+        "estimator, check", [pytest.param(None, None, marks=pytest.mark.skip(reason="needs scikit-learn"))]
+    )
+else:
+    with warnings.catch_warnings():
+        # The estimators derive from ParamsMixin, not sklearn.base.BaseEstimator: scikit-learn
+        # is a test dependency only (get_params/set_params/clone/repr are tested above).
+        warnings.filterwarnings("ignore", message="Estimator .* does not inherit from", category=UserWarning)
+        SKLEARN_CHECKS = parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
 
 
 @SKLEARN_CHECKS
@@ -100,6 +111,7 @@ def test_scikit_learn_estimator_checks(estimator, check):
 def test_scikit_learn_array_api_check_with_numpy(tmp_path):
     """check_array_api_input (NumPy namespace, what estimators without array API support
     must pass) in a process started with SCIPY_ARRAY_API=1, which the check needs."""
+    pytest.importorskip("sklearn")
     code = (
         "import warnings; warnings.simplefilter('ignore')\n"
         "import nystrom_kme as nk\n"
@@ -107,10 +119,15 @@ def test_scikit_learn_array_api_check_with_numpy(tmp_path):
         "for est in (nk.NystromKME(n_landmarks=5, random_state=0), nk.EmpiricalKME(random_state=0)):\n"
         "    check_array_api_input(type(est).__name__, est, array_namespace='numpy',\n"
         "                          expect_only_array_outputs=False)\n"
-        "print('passed')\n")
-    env = {**os.environ, "SCIPY_ARRAY_API": "1",
-           "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(nk.__file__)),
-                                          os.environ.get("PYTHONPATH", "")])}
+        "print('passed')\n"
+    )
+    env = {
+        **os.environ,
+        "SCIPY_ARRAY_API": "1",
+        "PYTHONPATH": os.pathsep.join(
+            [os.path.dirname(os.path.dirname(nk.__file__)), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "passed", out.stderr[-2000:]
 
@@ -120,9 +137,10 @@ def test_scikit_learn_array_api_check_with_numpy(tmp_path):
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
 def digits():
+    pytest.importorskip("sklearn")
     from sklearn.datasets import load_digits
 
-    X, y = load_digits(return_X_y=True)      # bundled with scikit-learn; 178 labels are 0
+    X, y = load_digits(return_X_y=True)  # bundled with scikit-learn; 178 labels are 0
     assert (y == 0).sum() > 100
     return X, y
 
@@ -147,10 +165,11 @@ def test_fit_with_labels_equals_fit_without(digits):
     assert plain.score(X, y) == plain.score(X)
     np.testing.assert_array_equal(nk.EmpiricalKME(kernel).fit(X, y).weights_, np.full(len(X), 1 / len(X)))
     with pytest.raises(TypeError):
-        plain.fit(X, y, np.ones(len(X)))   # weights are keyword-only
+        plain.fit(X, y, np.ones(len(X)))  # weights are keyword-only
 
 
 def test_pipeline_and_grid_search_on_labelled_data(digits):
+    pytest.importorskip("sklearn")
     from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
@@ -179,9 +198,13 @@ def test_pipeline_and_grid_search_on_labelled_data(digits):
 def test_sparse_input_is_refused_by_name():
     sparse = pytest.importorskip("scipy.sparse")
     X = sparse.random(50, 3, density=0.5, format="csr", random_state=0)
-    for call in (lambda: nk.NystromKME(n_landmarks=5).fit(X), lambda: nk.EmpiricalKME().fit(X),
-                 lambda: nk.NystromKME(n_landmarks=5).partial_fit(X),
-                 lambda: nk.mmd2(X, X), lambda: nk.mmd2_exact(X, X)):
+    for call in (
+        lambda: nk.NystromKME(n_landmarks=5).fit(X),
+        lambda: nk.EmpiricalKME().fit(X),
+        lambda: nk.NystromKME(n_landmarks=5).partial_fit(X),
+        lambda: nk.mmd2(X, X),
+        lambda: nk.mmd2_exact(X, X),
+    ):
         with pytest.raises(ValueError, match="X is a scipy.sparse .*sparse input is not supported"):
             call()
     fitted = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5, random_state=0).fit(X.toarray())

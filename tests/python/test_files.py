@@ -13,6 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
+
 from nystrom_kme._files import NpzArchive, atomic_write, non_regular_kind, open_regular, write_npy_vector
 
 
@@ -48,9 +49,11 @@ def test_atomic_write_leaves_nothing_on_error(tmp_path):
     (tmp_path / "out.csv").write_bytes(b"old")
     os.chmod(path, 0o640)
     for error in (ValueError("x"), KeyboardInterrupt()):
+
         def fail(f, error=error):
             f.write(b"new")
             raise error
+
         with pytest.raises(type(error)):
             atomic_write(path, fail)
         assert (tmp_path / "out.csv").read_bytes() == b"old" and os.listdir(tmp_path) == ["out.csv"]
@@ -79,7 +82,8 @@ def test_atomic_write_errors_name_the_path_given(tmp_path):
     assert os.listdir(tmp_path) == []
 
     def input_missing(f):  # an input's error, raised while writing, keeps its own name
-        open(tmp_path / "input.csv")
+        with open(tmp_path / "input.csv"):
+            pass
 
     with pytest.raises(FileNotFoundError) as err:
         atomic_write(path, input_missing)
@@ -97,9 +101,14 @@ def test_atomic_write_errors_name_the_path_given(tmp_path):
 
 
 def test_npz_members_read_as_numpy_reads_them(tmp_path, rng):
-    arrays = {"c": rng.normal(size=(7, 3)), "f": np.asfortranarray(rng.normal(size=(4, 5))),
-              "big": rng.normal(size=6).astype(">f8"), "i": np.arange(5, dtype=np.int32),
-              "empty": np.zeros((0, 3)), "scalar": np.float32(2.5)}
+    arrays = {
+        "c": rng.normal(size=(7, 3)),
+        "f": np.asfortranarray(rng.normal(size=(4, 5))),
+        "big": rng.normal(size=6).astype(">f8"),
+        "i": np.arange(5, dtype=np.int32),
+        "empty": np.zeros((0, 3)),
+        "scalar": np.float32(2.5),
+    }
     for save in (np.savez, np.savez_compressed):
         save(tmp_path / "a.npz", **arrays)
         with NpzArchive(str(tmp_path / "a.npz")) as npz:

@@ -31,8 +31,8 @@ class Imports:
 
     modules: set[str]
     edges: dict[str, set[str]]
-    private_names: list[tuple[str, str]]     # (importer, "module.name")
-    private_modules: list[tuple[str, str]]   # (importer, private module outside its package)
+    private_names: list[tuple[str, str]]  # (importer, "module.name")
+    private_modules: list[tuple[str, str]]  # (importer, private module outside its package)
 
 
 def _private(part: str) -> bool:
@@ -57,7 +57,7 @@ def read_imports(root: pathlib.Path, compiled: set[str] = frozenset()) -> Import
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    parent = here[:len(here) - (node.level - 1)]
+                    parent = here[: len(here) - (node.level - 1)]
                     base = ".".join(parent + ([node.module] if node.module else []))
                 targets = [(base, a.name) for a in node.names]
             else:
@@ -125,8 +125,11 @@ def test_private_modules_are_imported_only_inside_their_package():
     # the rule is not vacuous: the package's own private modules are used across it
     users = {name for name, targets in imports.edges.items() if "nystrom_kme.sampling._common" in targets}
     assert users and all(name.startswith("nystrom_kme.sampling.") for name in users)
-    assert any("nystrom_kme._core" in targets for name, targets in imports.edges.items()
-               if name.startswith("nystrom_kme.sources."))
+    assert any(
+        "nystrom_kme._core" in targets
+        for name, targets in imports.edges.items()
+        if name.startswith("nystrom_kme.sources.")
+    )
 
 
 def test_no_import_circle():

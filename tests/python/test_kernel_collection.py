@@ -73,15 +73,18 @@ def test_one_bandwidth_sits_at_the_geometric_middle():
     assert kc[0].bandwidth == pytest.approx(np.sqrt(lo * hi))
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"kernels": ()}, "at least one"),
-    ({"kernels": ("linear",)}, "radial"),
-    ({"kernels": (nk.Polynomial(),)}, "radial"),
-    ({"kernels": ("nope",)}, "kernel must be"),
-    ({"grid": "log"}, "grid"),
-    ({"n_bandwidths": 0}, "n_bandwidths"),
-    ({"subset": 1}, "subset"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"kernels": ()}, "at least one"),
+        ({"kernels": ("linear",)}, "radial"),
+        ({"kernels": (nk.Polynomial(),)}, "radial"),
+        ({"kernels": ("nope",)}, "kernel must be"),
+        ({"grid": "log"}, "grid"),
+        ({"n_bandwidths": 0}, "n_bandwidths"),
+        ({"subset": 1}, "subset"),
+    ],
+)
 def test_bad_collections_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         KernelCollection(**kwargs)

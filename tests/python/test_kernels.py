@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from scipy.spatial.distance import pdist
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from references import dense_kernel
-from scipy.spatial.distance import pdist
 
 KERNELS = [
     ("gaussian", nk.Gaussian(1.7)),
@@ -135,8 +136,13 @@ def test_kernel_call_validates_inputs(rng):
 # --------------------------------------------------------------------------- #
 # the whole float64 range (issue 12)
 # --------------------------------------------------------------------------- #
-RADIAL = [nk.Gaussian, nk.Laplacian, nk.InverseMultiquadric,
-          lambda b: nk.Matern(b, nu=1.5), lambda b: nk.Matern(b, nu=2.5)]
+RADIAL = [
+    nk.Gaussian,
+    nk.Laplacian,
+    nk.InverseMultiquadric,
+    lambda b: nk.Matern(b, nu=1.5),
+    lambda b: nk.Matern(b, nu=2.5),
+]
 
 
 @pytest.mark.parametrize("make", RADIAL)
@@ -187,14 +193,22 @@ def _numpy_median_distance(X):
     largest = float(np.abs(Z).max())
     scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
     Z = Z / scale
-    d2 = np.concatenate([((Z[i + 1:] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
+    d2 = np.concatenate([((Z[i + 1 :] - Z[i]) ** 2).sum(axis=1) for i in range(Z.shape[0] - 1)])
     return float(np.median(np.sqrt(d2))) * scale
 
 
-@pytest.mark.parametrize(("dtype", "magnitude"), [
-    (np.float64, 1.0), (np.float64, 1e-160), (np.float64, 1e150), (np.float64, 1e-300),
-    (np.float32, 1.0), (np.float32, 1e-30), (np.float32, 1e30),
-])
+@pytest.mark.parametrize(
+    ("dtype", "magnitude"),
+    [
+        (np.float64, 1.0),
+        (np.float64, 1e-160),
+        (np.float64, 1e150),
+        (np.float64, 1e-300),
+        (np.float32, 1.0),
+        (np.float32, 1e-30),
+        (np.float32, 1e30),
+    ],
+)
 def test_median_distance_has_numpys_bits(dtype, magnitude):
     """Bit for bit numpy's result: widths that take every branch of numpy's pairwise
     sums (below 8, blocks of 8 up to 128, halving above), odd and even pair counts,

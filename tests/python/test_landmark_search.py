@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 import warnings
 
-import dask.array as da
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme.datasets import GaussianMixture
 
 MIX = GaussianMixture(8, 10, random_state=0)
@@ -73,8 +73,9 @@ def test_path_doubles_and_sets_nest(sampler, weighted):
     def fit(max_m):
         spec = nk.AutoLandmarks(tol=1e-9, initial=25, max_landmarks=max_m)
         with pytest.warns(RuntimeWarning, match="max_landmarks"):
-            return nk.NystromKME(nk.Gaussian(4.0), n_landmarks=spec, sampler=sampler,
-                                 random_state=5).fit(X, sample_weight=w)
+            return nk.NystromKME(nk.Gaussian(4.0), n_landmarks=spec, sampler=sampler, random_state=5).fit(
+                X, sample_weight=w
+            )
 
     small, large = fit(200), fit(300)
     assert small.n_landmarks_report_.path == (25, 50, 100, 200)
@@ -138,14 +139,23 @@ def test_auto_error_within_ten_percent_in_95_percent_of_trials(n):
 # --------------------------------------------------------------------------- #
 # samplers, sources, weights
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("sampler,nested", [
-    ("rpcholesky", True), ("greedy-cholesky", True), ("cortes-scott", True),
-    (nk.KernelHerding(n_candidates=500), True), ("block-rpcholesky", None), ("rls", None)])
+@pytest.mark.parametrize(
+    "sampler,nested",
+    [
+        ("rpcholesky", True),
+        ("greedy-cholesky", True),
+        ("cortes-scott", True),
+        (nk.KernelHerding(n_candidates=500), True),
+        ("block-rpcholesky", None),
+        ("rls", None),
+    ],
+)
 @pytest.mark.filterwarnings("ignore:n_landmarks='auto' stopped")
 def test_other_samplers(sampler, nested):
     X = MIX.sample(1500, random_state=2)
-    est = nk.NystromKME(nk.Gaussian(4.0), n_landmarks=nk.AutoLandmarks(initial=16, max_landmarks=500),
-                        sampler=sampler, random_state=0).fit(X)
+    est = nk.NystromKME(
+        nk.Gaussian(4.0), n_landmarks=nk.AutoLandmarks(initial=16, max_landmarks=500), sampler=sampler, random_state=0
+    ).fit(X)
     rep = est.n_landmarks_report_
     assert rep.n_landmarks == est.landmarks_.shape[0] == rep.path[-1]
     if nested is not None:
@@ -155,6 +165,7 @@ def test_other_samplers(sampler, nested):
 
 
 def test_memmap_and_dask_sources_match_memory(tmp_path):
+    da = pytest.importorskip("dask.array")  # the dask extra
     X = MIX.sample(6000, random_state=9)
     w = np.random.default_rng(1).uniform(0.5, 1.5, len(X))
     path = tmp_path / "x.npy"
@@ -162,13 +173,13 @@ def test_memmap_and_dask_sources_match_memory(tmp_path):
     mm = np.load(path, mmap_mode="r")
     for weights in (None, w):
         ref = nk.NystromKME(n_landmarks="auto", random_state=3).fit(X, sample_weight=weights)
-        on_disk = nk.NystromKME(n_landmarks="auto", random_state=3, chunk_rows=1024).fit(
-            mm, sample_weight=weights)
+        on_disk = nk.NystromKME(n_landmarks="auto", random_state=3, chunk_rows=1024).fit(mm, sample_weight=weights)
         np.testing.assert_array_equal(on_disk.landmark_indices_, ref.landmark_indices_)
         np.testing.assert_array_equal(on_disk.weights_, ref.weights_)  # bit-identical sums
         dk = nk.NystromKME(n_landmarks="auto", random_state=3).fit(
             da.from_array(X, chunks=(1500, 10)),
-            sample_weight=None if weights is None else da.from_array(weights, chunks=1500))
+            sample_weight=None if weights is None else da.from_array(weights, chunks=1500),
+        )
         np.testing.assert_array_equal(dk.landmark_indices_, ref.landmark_indices_)
         _same_function(dk, ref)
         assert ref.n_landmarks_report_.converged
@@ -185,8 +196,13 @@ def test_auto_can_continue_with_partial_fit():
 
 def test_errors_name_the_argument(tmp_path):
     X = MIX.sample(500, random_state=0)
-    for kwargs, name in [({"tol": 0}, "tol"), ({"tol": "x"}, "tol"), ({"initial": 0}, "initial"),
-                         ({"max_landmarks": 1.5}, "max_landmarks"), ({"stat_samples": 1}, "stat_samples")]:
+    for kwargs, name in [
+        ({"tol": 0}, "tol"),
+        ({"tol": "x"}, "tol"),
+        ({"initial": 0}, "initial"),
+        ({"max_landmarks": 1.5}, "max_landmarks"),
+        ({"stat_samples": 1}, "stat_samples"),
+    ]:
         with pytest.raises(ValueError, match=name):
             nk.AutoLandmarks(**kwargs)
     with pytest.raises(ValueError, match="max_landmarks"):
@@ -207,8 +223,12 @@ def test_errors_name_the_argument(tmp_path):
 
 def test_every_row_a_landmark_is_exact_and_cap_warns():
     X = MIX.sample(200, random_state=0)
-    est = nk.NystromKME(nk.Gaussian(4.0), n_landmarks=nk.AutoLandmarks(tol=1e-12, max_landmarks=200),
-                        sampler="uniform-without-replacement", random_state=0).fit(X)
+    est = nk.NystromKME(
+        nk.Gaussian(4.0),
+        n_landmarks=nk.AutoLandmarks(tol=1e-12, max_landmarks=200),
+        sampler="uniform-without-replacement",
+        random_state=0,
+    ).fit(X)
     rep = est.n_landmarks_report_
     assert rep.converged and rep.n_landmarks == 200 and rep.approximation_error == 0.0
     assert not rep.certified and "NOT certified below m = n" in str(rep)  # every row: nothing smaller
@@ -216,8 +236,9 @@ def test_every_row_a_landmark_is_exact_and_cap_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeWarning, match="max_landmarks=40"):
-            nk.NystromKME(nk.Gaussian(4.0), n_landmarks=nk.AutoLandmarks(tol=1e-12, max_landmarks=40),
-                          random_state=0).fit(X)
+            nk.NystromKME(
+                nk.Gaussian(4.0), n_landmarks=nk.AutoLandmarks(tol=1e-12, max_landmarks=40), random_state=0
+            ).fit(X)
 
 
 def test_clone_and_params_keep_the_settings():
@@ -237,13 +258,13 @@ def test_constant_data_stops_at_the_first_step(sampler):
     n = 20_000
     X = np.full((n, 3), 0.25)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")              # no "stopped at max_landmarks" warning
+        warnings.simplefilter("error")  # no "stopped at max_landmarks" warning
         est = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto", sampler=sampler, random_state=0).fit(X)
     rep = est.n_landmarks_report_
     assert rep.statistical_error.value == 0.0
     assert rep.converged and rep.certified and len(rep.path) <= 2
     assert rep.n_landmarks <= 2 * math.ceil(math.sqrt(n)) and rep.ratio == 0.0
-    if sampler == "rpcholesky":   # one pivot exhausts the kernel matrix: m = 1, no change to measure
+    if sampler == "rpcholesky":  # one pivot exhausts the kernel matrix: m = 1, no change to measure
         assert rep.n_landmarks == 1 and rep.approximation_error == 0.0 and rep.stop == "exhausted"
         assert "exact to the sampler's tolerance" in str(rep)
     else:
@@ -259,6 +280,7 @@ def test_constant_data_stops_at_the_first_step(sampler):
 def test_digits_meet_the_tolerance_only_at_m_equal_n_and_say_so():
     """On sklearn's digits (n = 1797) the search reaches m = n: the report must say that
     nothing smaller was certified (converged, but certified=False), in repr and text."""
+    pytest.importorskip("sklearn")  # a test extra
     from sklearn.datasets import load_digits
 
     X = load_digits().data
@@ -302,8 +324,17 @@ def test_search_returns_named_fields_that_the_fit_keeps():
     k = nk.Gaussian(1.0)
     est = nk.NystromKME(k, n_landmarks="auto", random_state=6).fit(X)
     assert est.n_landmarks_report_.converged
-    found = search_landmarks(as_source(X), k, nk.UniformSampling(), np.random.default_rng(6),
-                             spec=nk.AutoLandmarks(), sample_weight=None, solver="auto", rcond=0.0, n_threads=0)
+    found = search_landmarks(
+        as_source(X),
+        k,
+        nk.UniformSampling(),
+        np.random.default_rng(6),
+        spec=nk.AutoLandmarks(),
+        sample_weight=None,
+        solver="auto",
+        rcond=0.0,
+        n_threads=0,
+    )
     assert isinstance(found, SearchResult)
     np.testing.assert_array_equal(found.indices, est.landmark_indices_)
     np.testing.assert_array_equal(found.landmarks, X[est.landmark_indices_])

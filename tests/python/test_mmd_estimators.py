@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 
@@ -20,9 +21,11 @@ def dense_mmd2(X, Y, sigma, unbiased=False, wx=None, wy=None):
     wy = np.full(len(Y), 1 / len(Y)) if wy is None else wy / wy.sum()
     if not unbiased:
         return wx @ Kxx @ wx + wy @ Kyy @ wy - 2 * wx @ Kxy @ wy
+
     def within(K, w):
         off = w @ K @ w - (w * w) @ np.diag(K)
         return off / (1 - w @ w)
+
     return within(Kxx, wx) + within(Kyy, wy) - 2 * wx @ Kxy @ wy
 
 
@@ -55,8 +58,10 @@ def test_weighted_exact_mmd_matches_dense(samples, rng, unbiased):
 
 def test_unbiased_estimate_is_unbiased_under_h0(rng):
     # E[U-statistic] = 0 when P = Q: the mean over many draws is within 4 standard errors
-    vals = [nk.mmd2_exact(rng.normal(size=(30, 2)), rng.normal(size=(30, 2)), kernel=nk.Gaussian(1.0),
-                          unbiased=True) for _ in range(300)]
+    vals = [
+        nk.mmd2_exact(rng.normal(size=(30, 2)), rng.normal(size=(30, 2)), kernel=nk.Gaussian(1.0), unbiased=True)
+        for _ in range(300)
+    ]
     assert abs(np.mean(vals)) < 4 * np.std(vals) / math.sqrt(len(vals))
 
 
@@ -64,7 +69,7 @@ def test_linear_time_estimator(samples):
     X, Y = samples
     n = min(len(X), len(Y)) // 2
     K = lambda a, b: np.exp(-((a - b) ** 2).sum(1) / (2 * 1.1**2))  # noqa: E731
-    x0, x1, y0, y1 = X[0:2 * n:2], X[1:2 * n:2], Y[0:2 * n:2], Y[1:2 * n:2]
+    x0, x1, y0, y1 = X[0 : 2 * n : 2], X[1 : 2 * n : 2], Y[0 : 2 * n : 2], Y[1 : 2 * n : 2]
     ref = np.mean(K(x0, x1) + K(y0, y1) - K(x0, y1) - K(x1, y0))
     assert nk.mmd2_linear(X, Y, kernel=nk.Gaussian(1.1)) == pytest.approx(ref, rel=1e-12)
 
@@ -75,8 +80,11 @@ def test_nystrom_mmd_between_embeddings_matches_dense(samples):
     ex = nk.NystromKME(k, n_landmarks=60, random_state=0).fit(X)
     ey = nk.NystromKME(k, n_landmarks=35, random_state=1).fit(Y)  # m1 != m2
     La, a, Lb, b = ex.landmarks_, ex.weights_, ey.landmarks_, ey.weights_
-    ref = (a @ dense_kernel("gaussian", La, La, 1.1) @ a + b @ dense_kernel("gaussian", Lb, Lb, 1.1) @ b
-           - 2 * a @ dense_kernel("gaussian", La, Lb, 1.1) @ b)
+    ref = (
+        a @ dense_kernel("gaussian", La, La, 1.1) @ a
+        + b @ dense_kernel("gaussian", Lb, Lb, 1.1) @ b
+        - 2 * a @ dense_kernel("gaussian", La, Lb, 1.1) @ b
+    )
     assert nk.mmd2(ex, ey) == pytest.approx(ref, rel=1e-9)
     assert nk.mmd(ex, ey) == pytest.approx(math.sqrt(ref), rel=1e-9)
     # on raw arrays, with enough landmarks, the Nystrom MMD approaches the exact one
@@ -119,8 +127,9 @@ def test_every_source_gives_the_in_memory_mmd(samples, tmp_path, rng):
     for unbiased in (False, True):
         ref = nk.mmd2_exact(X, Y, kernel=k, unbiased=unbiased, sample_weight_x=wx)
         for src in streamed:
-            got = nk.mmd2_exact(src, [Y[:200], Y[200:]], kernel=k, unbiased=unbiased, sample_weight_x=wx,
-                                chunk_rows=256)
+            got = nk.mmd2_exact(
+                src, [Y[:200], Y[200:]], kernel=k, unbiased=unbiased, sample_weight_x=wx, chunk_rows=256
+            )
             assert abs(got - ref) < 1e-13
     ref = nk.mmd2(X, Y, kernel=k, n_landmarks=50, random_state=2, sample_weight_x=wx)
     for src in streamed:
@@ -185,8 +194,14 @@ def test_mmd_with_automatic_m_is_within_tol_of_the_empirical_mmd():
         rng = np.random.default_rng(t)
         X = mix.sample(2500, random_state=rng)
         Y = mix.sample(2000, random_state=rng) + np.array([0.3, 0.0, 0.0])
-        exact = math.sqrt(max(dense_kernel("gaussian", X, X, 1.0).mean() + dense_kernel("gaussian", Y, Y, 1.0).mean()
-                              - 2 * dense_kernel("gaussian", X, Y, 1.0).mean(), 0.0))
+        exact = math.sqrt(
+            max(
+                dense_kernel("gaussian", X, X, 1.0).mean()
+                + dense_kernel("gaussian", Y, Y, 1.0).mean()
+                - 2 * dense_kernel("gaussian", X, Y, 1.0).mean(),
+                0.0,
+            )
+        )
         est = nk.mmd(X, Y, kernel=k, n_landmarks="auto", random_state=t)
         sigma = sum(nk.estimate_statistical_error(Z, k, random_state=0).value for Z in (X, Y))
         ratios.append(abs(est - exact) / sigma)
@@ -230,13 +245,22 @@ def test_exact_mmd_is_bit_identical_for_one_and_two_blas_threads(dtype, unbiased
 def test_subnormal_weights_in_the_exact_mmd(samples):
     X, Y = samples
     k = nk.Gaussian(1.0)
-    tiny = nk.mmd2_exact(X, Y, kernel=k, unbiased=True, sample_weight_x=np.full(len(X), 5e-324),
-                         sample_weight_y=np.full(len(Y), 5e-324))
+    tiny = nk.mmd2_exact(
+        X, Y, kernel=k, unbiased=True, sample_weight_x=np.full(len(X), 5e-324), sample_weight_y=np.full(len(Y), 5e-324)
+    )
     assert tiny == pytest.approx(nk.mmd2_exact(X, Y, kernel=k, unbiased=True), rel=1e-12)
-    nys = nk.mmd2(X, Y, kernel=k, n_landmarks=30, random_state=0, sample_weight_x=np.full(len(X), 5e-324),
-                  sample_weight_y=np.full(len(Y), 5e-324))
-    ones = nk.mmd2(X, Y, kernel=k, n_landmarks=30, random_state=0, sample_weight_x=np.ones(len(X)),
-                   sample_weight_y=np.ones(len(Y)))
+    nys = nk.mmd2(
+        X,
+        Y,
+        kernel=k,
+        n_landmarks=30,
+        random_state=0,
+        sample_weight_x=np.full(len(X), 5e-324),
+        sample_weight_y=np.full(len(Y), 5e-324),
+    )
+    ones = nk.mmd2(
+        X, Y, kernel=k, n_landmarks=30, random_state=0, sample_weight_x=np.ones(len(X)), sample_weight_y=np.ones(len(Y))
+    )
     assert nys == ones
 
 

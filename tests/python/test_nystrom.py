@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from references import dense_kernel, eval_close
 
 
@@ -88,8 +89,9 @@ def test_duplicates_of_a_singular_gram_keep_the_minimum_norm_solution(rng, solve
 @pytest.mark.parametrize(("sigma", "rtol"), [(0.3, 1e-10), (3.0, 1e-9), (300.0, 1e-7)])
 def test_all_solvers_give_the_same_embedding(rng, sigma, rtol):
     X = rng.normal(size=(3000, 4))
-    ests = {s: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=200, solver=s, random_state=5).fit(X)
-            for s in ("auto", "cod")}
+    ests = {
+        s: nk.NystromKME(nk.Gaussian(sigma), n_landmarks=200, solver=s, random_state=5).fit(X) for s in ("auto", "cod")
+    }
     L = ests["cod"].landmarks_
     K = dense_kernel("gaussian", L, L, sigma)
     ref = ests["cod"].weights_
@@ -109,8 +111,9 @@ def test_solvers_on_rank_deficient_2d_data_differ_negligibly(seed):
     rng = np.random.default_rng(seed)
     n, m, sigma = 3000, 600, 1.0
     X = rng.uniform(-5, 5, size=(20, 2))[rng.integers(0, 20, n)] + rng.normal(scale=0.6, size=(n, 2))
-    auto, cod = (nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, solver=s, random_state=seed).fit(X)
-                 for s in ("auto", "cod"))
+    auto, cod = (
+        nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, solver=s, random_state=seed).fit(X) for s in ("auto", "cod")
+    )
     assert auto.rank_ == cod.rank_ < 0.95 * m
     L = X[cod.landmark_indices_]
     assert np.array_equal(L, X[auto.landmark_indices_])
@@ -172,8 +175,11 @@ def test_weights_bit_identical_for_any_thread_count():
     outs = []
     for threads in ("1", "2"):
         env = {**os.environ, "OMP_NUM_THREADS": threads}
-        outs.append(subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, check=True,
-                                   capture_output=True, text=True).stdout)
+        outs.append(
+            subprocess.run(
+                [sys.executable, "-c", _THREAD_SCRIPT], env=env, check=True, capture_output=True, text=True
+            ).stdout
+        )
     assert outs[0] == outs[1]
 
 
@@ -219,7 +225,7 @@ def test_partial_fit_equals_fit(data):
     k = nk.Gaussian(1.0)
     est = nk.NystromKME(k, n_landmarks=60, random_state=5)
     for i in range(0, len(data), 7000):
-        est.partial_fit(data[i:i + 7000])
+        est.partial_fit(data[i : i + 7000])
     # landmarks from the first chunk, then fixed
     assert est.landmark_indices_.max() < 7000 and est.n_samples_ == len(data)
     ref = nk.NystromKME(k, sampler=est.landmarks_).fit(data)
@@ -229,7 +235,7 @@ def test_partial_fit_equals_fit(data):
     w = np.random.default_rng(0).uniform(size=len(data))
     wst = nk.NystromKME(k, sampler=est.landmarks_)
     for i in range(0, len(data), 9000):
-        wst.partial_fit(data[i:i + 9000], sample_weight=w[i:i + 9000])
+        wst.partial_fit(data[i : i + 9000], sample_weight=w[i : i + 9000])
     wref = nk.NystromKME(k, sampler=est.landmarks_).fit(data, sample_weight=w)
     np.testing.assert_allclose(wst.weight_sum_, w.sum(), rtol=1e-13)
     np.testing.assert_allclose(wst.weights_, wref.weights_, rtol=1e-12, atol=1e-12 * np.abs(wref.weights_).max())
@@ -248,8 +254,7 @@ def test_merge_same_landmarks_equals_union(data):
     ref = nk.NystromKME(k, sampler=L).fit(data)
     assert merged.n_samples_ == len(data) and merged.weight_sum_ == len(data)
     np.testing.assert_allclose(merged.s_sum_, ref.s_sum_, rtol=1e-14)
-    np.testing.assert_allclose(merged.weights_, ref.weights_, rtol=1e-12,
-                               atol=1e-12 * np.abs(ref.weights_).max())
+    np.testing.assert_allclose(merged.weights_, ref.weights_, rtol=1e-12, atol=1e-12 * np.abs(ref.weights_).max())
     assert eval_close(merged, ref, data[:300]) < 1e-12
     # inputs unchanged; merge then partial_fit continues exactly
     np.testing.assert_array_equal(fits[0].weights_, nk.NystromKME(k, sampler=L).fit(shards[0]).weights_)
@@ -276,8 +281,9 @@ def test_merge_different_landmarks_is_projection(data):
     assert np.abs(merged(Y) - dense_kernel("gaussian", Y, Lu, 1.5) @ alpha).max() < 1e-9 * np.abs(combined).max()
     # the documented bound: ||merged - P_u mu_hat|| <= sum_e (W_e/W) ||mu_e - P_u mu_hat_e||
     union = nk.NystromKME(k, sampler=Lu).fit(data)
-    bound = (2 / 3 * a.distance(nk.NystromKME(k, sampler=Lu).fit(data[:20_000]))
-             + 1 / 3 * b.distance(nk.NystromKME(k, sampler=Lu).fit(data[20_000:])))
+    bound = 2 / 3 * a.distance(nk.NystromKME(k, sampler=Lu).fit(data[:20_000])) + 1 / 3 * b.distance(
+        nk.NystromKME(k, sampler=Lu).fit(data[20_000:])
+    )
     assert merged.distance(union) <= bound * (1 + 1e-6)
     with pytest.raises(ValueError, match="different kernels"):
         a.merge(nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5).fit(data[:100]))
@@ -297,6 +303,7 @@ def test_in_memory_fit_unchanged_and_statistics(data):
 # scikit-learn conventions
 # --------------------------------------------------------------------------- #
 def test_get_set_params_clone_and_repr(rng):
+    pytest.importorskip("sklearn")  # a test extra
     from sklearn.base import clone
 
     policy = nk.RPCholeskySampling(tolerance=1e-10)
@@ -306,8 +313,9 @@ def test_get_set_params_clone_and_repr(rng):
     assert params["sampler__tolerance"] == 1e-10  # nested parameters of the policy
     twin = clone(est)
     assert twin is not est and twin.sampler is not policy and repr(twin) == repr(est)
-    assert repr(est) == ("NystromKME(kernel=Gaussian(bandwidth=1.5), n_landmarks=40, "
-                         f"sampler={policy!r}, random_state=3)")  # only what differs from the defaults
+    assert repr(est) == (
+        f"NystromKME(kernel=Gaussian(bandwidth=1.5), n_landmarks=40, sampler={policy!r}, random_state=3)"
+    )  # only what differs from the defaults
     assert est.set_params(n_landmarks=30, sampler__tolerance=1e-8) is est
     assert est.n_landmarks == 30 and policy.tolerance == 1e-8
     with pytest.raises(ValueError, match="invalid parameter 'bandwith'"):
@@ -316,8 +324,7 @@ def test_get_set_params_clone_and_repr(rng):
     est.fit(X)
     # a fitted estimator says what it holds
     assert repr(est).startswith("NystromKME(") and "# fitted: 30 landmarks in R^2, n_samples=500" in repr(est)
-    assert (f"kernel=Gaussian(bandwidth=1.5), sampler='RPCholeskySampling', solver={est.solver_!r}"
-            in repr(est))
+    assert f"kernel=Gaussian(bandwidth=1.5), sampler='RPCholeskySampling', solver={est.solver_!r}" in repr(est)
     assert "sampler='uniform'" in repr(nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5).fit(X))
     assert "fitted" not in repr(clone(est))  # clone drops the fitted state
 
@@ -330,8 +337,9 @@ def test_sampler_object_is_copied_never_mutated_and_gets_n_threads(rng):
     assert (repr(policy), sorted(vars(policy))) == before  # nothing computed is stored on the user's object
     assert est.sampler_ is not policy and hasattr(est.sampler_, "scores_")
     assert est.sampler_.n_threads == 1  # the estimator's threads reach the copy
-    explicit = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=25, random_state=0, n_threads=1,
-                             sampler=nk.RidgeLeverageSampling(n_threads=2)).fit(X)
+    explicit = nk.NystromKME(
+        nk.Gaussian(1.0), n_landmarks=25, random_state=0, n_threads=1, sampler=nk.RidgeLeverageSampling(n_threads=2)
+    ).fit(X)
     assert explicit.sampler_.n_threads == 2  # an explicit choice is kept
     # the result does not depend on the thread count
     np.testing.assert_array_equal(explicit.landmark_indices_, est.landmark_indices_)
@@ -346,9 +354,11 @@ def test_score_ranks_by_distance_to_the_held_out_embedding(rng):
 
     def dist2(e: nk.NystromKME) -> float:
         L, a = e.landmarks_, e.weights_
-        return float(a @ dense_kernel("gaussian", L, L, 0.8) @ a
-                     - 2 * a @ dense_kernel("gaussian", L, X_test, 0.8).mean(axis=1)
-                     + dense_kernel("gaussian", X_test, X_test, 0.8).mean())
+        return float(
+            a @ dense_kernel("gaussian", L, L, 0.8) @ a
+            - 2 * a @ dense_kernel("gaussian", L, X_test, 0.8).mean(axis=1)
+            + dense_kernel("gaussian", X_test, X_test, 0.8).mean()
+        )
 
     diff = large.score(X_test) - small.score(X_test)
     # 200 landmarks at this bandwidth: large cancelling weights, a^T K a good to ~1e-8
@@ -359,12 +369,15 @@ def test_score_ranks_by_distance_to_the_held_out_embedding(rng):
 
 
 def test_grid_search_over_landmarks_and_sampler(rng):
+    pytest.importorskip("sklearn")  # a test extra
     from sklearn.model_selection import GridSearchCV, KFold
 
     X = rng.normal(size=(2000, 2))
-    grid = GridSearchCV(nk.NystromKME(nk.Gaussian(0.7), random_state=0),
-                        {"n_landmarks": [2, 50], "sampler": ["uniform", "rpcholesky"]},
-                        cv=KFold(3, shuffle=True, random_state=0))
+    grid = GridSearchCV(
+        nk.NystromKME(nk.Gaussian(0.7), random_state=0),
+        {"n_landmarks": [2, 50], "sampler": ["uniform", "rpcholesky"]},
+        cv=KFold(3, shuffle=True, random_state=0),
+    )
     grid.fit(X)
     assert grid.best_params_["n_landmarks"] == 50  # 2 landmarks are far from any fold's embedding
     assert grid.best_estimator_.weights_.shape == (50,)
@@ -414,8 +427,8 @@ def test_uniform_subnormal_weights_give_the_unweighted_embedding(weighted_case):
     plain = nk.NystromKME(k, sampler=idx).fit(X)
     got = nk.NystromKME(k, sampler=idx).fit(X, sample_weight=tiny)
     np.testing.assert_allclose(got.weights_, plain.weights_, rtol=1e-12, atol=1e-14)
-    assert nk.rkhs_distance(got, plain) < 1e-12          # was ~1e0 before the weights were scaled
-    assert got.weight_sum_ == len(X) * TINY               # the statistics keep the weights' units
+    assert nk.rkhs_distance(got, plain) < 1e-12  # was ~1e0 before the weights were scaled
+    assert got.weight_sum_ == len(X) * TINY  # the statistics keep the weights' units
     # any constant gives the same bits: the weights are divided by a power of two
     ones = nk.NystromKME(k, sampler=idx).fit(X, sample_weight=np.ones(len(X)))
     np.testing.assert_array_equal(got.weights_, ones.weights_)
@@ -455,7 +468,7 @@ def test_mixed_scale_weights_against_dense_numpy(weighted_case):
         "1e-300 .. 1e-290": 10.0 ** rng.uniform(-300, -290, len(X)),
     }
     for name, w in cases.items():
-        p = w / w.sum()          # exact enough in numpy: the sums of subnormals are exact
+        p = w / w.sum()  # exact enough in numpy: the sums of subnormals are exact
         alpha = np.linalg.pinv(K_L, rcond=1e-12) @ (K_LX @ p)
         est = nk.NystromKME(k, sampler=idx, solver="cod").fit(X, sample_weight=w)
         err = rkhs_norm(K_L, est.weights_ - alpha) / rkhs_norm(K_L, alpha)

@@ -3,11 +3,10 @@ generators) against the in-memory fit: the same landmarks and sums."""
 
 from __future__ import annotations
 
-import h5py
 import numpy as np
-import nystrom_kme as nk
 import pytest
-import zarr
+
+import nystrom_kme as nk
 from references import eval_close
 
 
@@ -39,8 +38,7 @@ def _same_fit(a: nk.NystromKME, b: nk.NystromKME) -> None:
 @pytest.mark.parametrize("sampler", ["uniform", "uniform-without-replacement"])
 def test_memmap_fit_is_bit_identical(data, memmap, chunk_rows, sampler):
     ref = nk.NystromKME(n_landmarks=150, sampler=sampler, random_state=7).fit(data)
-    got = nk.NystromKME(n_landmarks=150, sampler=sampler, random_state=7,
-                        chunk_rows=chunk_rows).fit(memmap)
+    got = nk.NystromKME(n_landmarks=150, sampler=sampler, random_state=7, chunk_rows=chunk_rows).fit(memmap)
     _same_fit(got, ref)
 
 
@@ -55,13 +53,13 @@ def test_float32_memmap_and_default_m(data, tmp_path):
 
 
 def test_hdf5_and_zarr_fit_are_bit_identical(data, tmp_path):
+    h5py, zarr = pytest.importorskip("h5py"), pytest.importorskip("zarr")  # the hdf5 and zarr extras
     ref = nk.NystromKME(n_landmarks=120, random_state=3).fit(data)
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f.create_dataset("X", data=data, chunks=(2048, data.shape[1]))
     with h5py.File(tmp_path / "x.h5", "r") as f:
         _same_fit(nk.NystromKME(n_landmarks=120, random_state=3, chunk_rows=4000).fit(f["X"]), ref)
-    z = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=data.shape, chunks=(3000, 4),
-                          dtype="f8")
+    z = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=data.shape, chunks=(3000, 4), dtype="f8")
     z[:] = data
     _same_fit(nk.NystromKME(n_landmarks=120, random_state=3).fit(zarr.open_array(str(tmp_path / "x.zarr"))), ref)
 
@@ -77,7 +75,7 @@ def test_given_landmark_indices_and_points(data, memmap):
 
 
 def test_iterables_two_pass(data):
-    chunks = [data[i:i + 3000] for i in range(0, len(data), 3000)]
+    chunks = [data[i : i + 3000] for i in range(0, len(data), 3000)]
     ref = nk.NystromKME(n_landmarks=100, random_state=4).fit(data)
     Y = data[:500] * 1.1
     for source in (chunks, tuple(chunks), lambda: iter(chunks)):
@@ -93,7 +91,7 @@ def test_iterables_two_pass(data):
 
 def test_one_pass_generator(data):
     k = nk.Gaussian(2.0)
-    gen = (data[i:i + 2500] for i in range(0, len(data), 2500))
+    gen = (data[i : i + 2500] for i in range(0, len(data), 2500))
     got = nk.NystromKME(k, n_landmarks=3000, passes=1, random_state=0).fit(gen)
     # landmarks come from the pooled first chunks (>= m rows), sums from all rows
     assert got.n_samples_ == len(data)
@@ -102,7 +100,8 @@ def test_one_pass_generator(data):
     np.testing.assert_allclose(got.s_sum_, ref.s_sum_, rtol=1e-14)
     # any sampler works on the pool
     got = nk.NystromKME(k, n_landmarks=50, passes=1, sampler="greedy-cholesky").fit(
-        data[i:i + 2500] for i in range(0, len(data), 2500))
+        data[i : i + 2500] for i in range(0, len(data), 2500)
+    )
     assert got.landmarks_.shape == (50, 4)
     with pytest.raises(ValueError, match="integer n_landmarks"):
         nk.NystromKME(k, passes=1).fit(iter([data]))
@@ -141,7 +140,7 @@ def test_weighted_fit_on_every_source(data, memmap, tmp_path, chunk_rows):
     for weights in (w, w_map):
         got = nk.NystromKME(n_landmarks=90, random_state=6, chunk_rows=chunk_rows).fit(memmap, sample_weight=weights)
         _same_fit(got, ref)
-    chunks = [data[i:i + 4000] for i in range(0, len(data), 4000)]
+    chunks = [data[i : i + 4000] for i in range(0, len(data), 4000)]
     got = nk.NystromKME(n_landmarks=90, random_state=6).fit(chunks, sample_weight=w)
     np.testing.assert_array_equal(got.landmarks_, ref.landmarks_)  # draws proportional to w
     np.testing.assert_allclose(got.s_sum_, ref.s_sum_, rtol=1e-14)

@@ -4,10 +4,11 @@ independence from chunking, threads and SIMD levels."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
-from nystrom_kme.permutation import SplitSpec
 from scipy import stats
+
+import nystrom_kme as nk
+from nystrom_kme.permutation import SplitSpec
 
 
 def test_random_splits_are_uniform_over_subsets():

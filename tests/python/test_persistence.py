@@ -18,9 +18,10 @@ import tracemalloc
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from nystrom_kme.persistence import FORMAT_VERSION
 from references import dense_kernel
 
@@ -83,11 +84,15 @@ def test_sampler_parameters_round_trip(tmp_path, X):
         ("rls", "rls"),
         (nk.RPCholeskySampling(tolerance=1e-9), nk.RPCholeskySampling(tolerance=1e-9)),
         (np.array([3, 1, 4, 1, 5]), np.array([3, 1, 4, 1, 5])),  # given indices
-        (X[:7].copy(), X[:7]),                                   # given points
+        (X[:7].copy(), X[:7]),  # given points
     ]
     for sampler, expected in cases:
-        kme = nk.NystromKME(nk.Gaussian(1.0), sampler=sampler, random_state=0,
-                            n_landmarks=None if isinstance(sampler, np.ndarray) else 12).fit(X)
+        kme = nk.NystromKME(
+            nk.Gaussian(1.0),
+            sampler=sampler,
+            random_state=0,
+            n_landmarks=None if isinstance(sampler, np.ndarray) else 12,
+        ).fit(X)
         kme.save(path)
         back = nk.load(path)
         if isinstance(expected, np.ndarray):
@@ -103,9 +108,12 @@ def test_sampler_parameters_round_trip(tmp_path, X):
 def test_code_is_never_stored(tmp_path, X):
     """A function sampler or a Generator seed cannot be written as data: the file records
     that; the loaded estimator evaluates identically and asks for a sampler to refit."""
-    kme = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10,
-                        sampler=lambda X, kernel, m, rng: np.arange(m),
-                        random_state=np.random.default_rng(0)).fit(X)
+    kme = nk.NystromKME(
+        nk.Gaussian(1.0),
+        n_landmarks=10,
+        sampler=lambda X, kernel, m, rng: np.arange(m),
+        random_state=np.random.default_rng(0),
+    ).fit(X)
     kme.save(tmp_path / "f.npz")
     back = nk.load(tmp_path / "f.npz")
     assert back.sampler is None and back.random_state is None
@@ -178,8 +186,7 @@ def test_the_file_is_portable(tmp_path, X):
     assert header["package_version"] == nk.__version__ and header["object"] == "NystromKME"
     big = {k: v.astype(v.dtype.newbyteorder(">")) for k, v in members.items()}
     for k, v in big.items():
-        header["arrays"][k].update(dtype=v.dtype.str,
-                                   sha256=__import__("hashlib").sha256(v.tobytes()).hexdigest())
+        header["arrays"][k].update(dtype=v.dtype.str, sha256=__import__("hashlib").sha256(v.tobytes()).hexdigest())
     _write(tmp_path / "big.npz", header, big)
     _same_nystrom(kme, nk.load(tmp_path / "big.npz"), X[:10])
 
@@ -239,26 +246,28 @@ def test_newer_format_version_is_refused(saved, tmp_path):
     _write(tmp_path / "new.npz", header, members)
     with pytest.raises(nk.FileFormatError, match=r"new\.npz: written in format version 2 .*99\.0\.0.*upgrade"):
         nk.load(tmp_path / "new.npz")
-    res_text = json.loads(nk.two_sample_test(np.eye(4), np.eye(4) + 1, n_permutations=5,
-                                             random_state=0).to_json())
+    res_text = json.loads(nk.two_sample_test(np.eye(4), np.eye(4) + 1, n_permutations=5, random_state=0).to_json())
     res_text["format_version"] = FORMAT_VERSION + 1
     (tmp_path / "new.json").write_text(json.dumps(res_text))
     with pytest.raises(nk.FileFormatError, match="new.json: written in format version 2"):
         nk.load(tmp_path / "new.json")
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda h, m: h.pop("state"), "key 'state' is missing"),
-    (lambda h, m: h["state"].pop("weight_sum"), "key 'weight_sum' is missing"),
-    (lambda h, m: h.pop("arrays"), "key 'arrays' is missing"),
-    (lambda h, m: m.pop("weights"), "member 'weights' is missing"),
-    (lambda h, m: h["arrays"].pop("s_comp") and m.pop("s_comp"), "member 's_comp' is missing"),
-    (lambda h, m: h.update(format="other"), "not a nystrom-kme file"),
-    (lambda h, m: h.update(object="Pipeline"), "unknown object type 'Pipeline'"),
-    (lambda h, m: h["state"].update(n_features_in=7), "n_features_in=7"),
-    (lambda h, m: m.update(weights=m["weights"][:-1]), "member 'weights' has dtype"),
-    (lambda h, m: h["state"]["kernel"].update(bandwidth=-1.0), "bandwidth"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda h, m: h.pop("state"), "key 'state' is missing"),
+        (lambda h, m: h["state"].pop("weight_sum"), "key 'weight_sum' is missing"),
+        (lambda h, m: h.pop("arrays"), "key 'arrays' is missing"),
+        (lambda h, m: m.pop("weights"), "member 'weights' is missing"),
+        (lambda h, m: h["arrays"].pop("s_comp") and m.pop("s_comp"), "member 's_comp' is missing"),
+        (lambda h, m: h.update(format="other"), "not a nystrom-kme file"),
+        (lambda h, m: h.update(object="Pipeline"), "unknown object type 'Pipeline'"),
+        (lambda h, m: h["state"].update(n_features_in=7), "n_features_in=7"),
+        (lambda h, m: m.update(weights=m["weights"][:-1]), "member 'weights' has dtype"),
+        (lambda h, m: h["state"]["kernel"].update(bandwidth=-1.0), "bandwidth"),
+    ],
+)
 def test_incomplete_or_inconsistent_files_are_refused(saved, tmp_path, change, message):
     path, _ = saved
     header, members = _read(path)
@@ -278,9 +287,13 @@ def test_other_files_are_refused_without_running_code(tmp_path):
     (tmp_path / "obj.npz").write_bytes(buf.getvalue())
     with zipfile.ZipFile(tmp_path / "zip.npz", "w") as z:
         z.writestr("readme.txt", "hello")
-    for name, message in [("empty.npz", "empty"), ("plain.npy", "not a nystrom-kme file"),
-                          ("text.csv", "not a nystrom-kme file"), ("obj.npz", "holds dtype object, not numbers"),
-                          ("zip.npz", "no 'header' member")]:
+    for name, message in [
+        ("empty.npz", "empty"),
+        ("plain.npy", "not a nystrom-kme file"),
+        ("text.csv", "not a nystrom-kme file"),
+        ("obj.npz", "holds dtype object, not numbers"),
+        ("zip.npz", "no 'header' member"),
+    ]:
         with pytest.raises(nk.FileFormatError, match=message):
             nk.load(tmp_path / name)
     with pytest.raises(FileNotFoundError):
@@ -305,40 +318,50 @@ def test_what_cannot_be_saved(tmp_path, X):
 # --------------------------------------------------------------------------- #
 def _rehash(header, members):
     for k, v in members.items():
-        header["arrays"][k].update(dtype=v.dtype.str, shape=list(v.shape),
-                                   sha256=hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest())
+        header["arrays"][k].update(
+            dtype=v.dtype.str, shape=list(v.shape), sha256=hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
+        )
 
 
 def _set_member(key, value):
     def change(h, m):
         m[key] = value(m[key])
         _rehash(h, m)
+
     return change
 
 
-@pytest.mark.parametrize("change, field", [
-    (lambda h, m: h["state"].update(n_samples=-5), "n_samples=-5"),
-    (lambda h, m: h["state"].update(n_samples=0), "n_samples=0"),
-    (lambda h, m: h["state"].update(weight_sum=float("nan")), "weight_sum=nan"),
-    (lambda h, m: h["state"].update(weight_sum=0), "weight_sum=0"),
-    (lambda h, m: h["state"].update(weight_sum=-3.0), "weight_sum=-3.0"),
-    (lambda h, m: h["state"].update(rank=10**9), "rank=1000000000"),
-    (lambda h, m: h["state"].update(rank=-1), "rank=-1"),
-    (lambda h, m: h["state"].update(solver="magic"), "solver='magic'"),
-    (lambda h, m: h["params"].update(solver="magic"), "solver must be one of"),
-    (lambda h, m: h["params"].update(n_landmarks=-3), "n_landmarks must be"),
-    (lambda h, m: h["params"].update(n_landmarks="many"), "n_landmarks must be"),
-    (lambda h, m: h["params"].update(random_state=-1), "random_state"),
-    (lambda h, m: h["params"].update(n_threads=0), "n_threads"),
-    (lambda h, m: h["params"].update(rcond=2.0), "rcond"),
-    (lambda h, m: h["params"].update(sampler={"policy": "Nope", "params": {}}), "not a sampling policy"),
-    (_set_member("landmark_indices", lambda a: -a - 1), "'landmark_indices' holds indices outside"),
-    (_set_member("landmark_indices", lambda a: a + 600), "'landmark_indices' holds indices outside"),
-    (_set_member("weights", lambda a: np.full_like(a, np.inf)), "'weights' must be a finite"),
-    (lambda h, m: _set_member("s_sum", lambda a: np.full_like(a, 1.7e308))(h, m)
-     or _set_member("s_comp", lambda a: np.full_like(a, 1.7e308))(h, m), "s_sum \\+ s_comp overflows"),
-    (_set_member("landmarks", lambda a: a[:0]), "'landmarks' has shape"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda h, m: h["state"].update(n_samples=-5), "n_samples=-5"),
+        (lambda h, m: h["state"].update(n_samples=0), "n_samples=0"),
+        (lambda h, m: h["state"].update(weight_sum=float("nan")), "weight_sum=nan"),
+        (lambda h, m: h["state"].update(weight_sum=0), "weight_sum=0"),
+        (lambda h, m: h["state"].update(weight_sum=-3.0), "weight_sum=-3.0"),
+        (lambda h, m: h["state"].update(rank=10**9), "rank=1000000000"),
+        (lambda h, m: h["state"].update(rank=-1), "rank=-1"),
+        (lambda h, m: h["state"].update(solver="magic"), "solver='magic'"),
+        (lambda h, m: h["params"].update(solver="magic"), "solver must be one of"),
+        (lambda h, m: h["params"].update(n_landmarks=-3), "n_landmarks must be"),
+        (lambda h, m: h["params"].update(n_landmarks="many"), "n_landmarks must be"),
+        (lambda h, m: h["params"].update(random_state=-1), "random_state"),
+        (lambda h, m: h["params"].update(n_threads=0), "n_threads"),
+        (lambda h, m: h["params"].update(rcond=2.0), "rcond"),
+        (lambda h, m: h["params"].update(sampler={"policy": "Nope", "params": {}}), "not a sampling policy"),
+        (_set_member("landmark_indices", lambda a: -a - 1), "'landmark_indices' holds indices outside"),
+        (_set_member("landmark_indices", lambda a: a + 600), "'landmark_indices' holds indices outside"),
+        (_set_member("weights", lambda a: np.full_like(a, np.inf)), "'weights' must be a finite"),
+        (
+            lambda h, m: (
+                _set_member("s_sum", lambda a: np.full_like(a, 1.7e308))(h, m)
+                or _set_member("s_comp", lambda a: np.full_like(a, 1.7e308))(h, m)
+            ),
+            "s_sum \\+ s_comp overflows",
+        ),
+        (_set_member("landmarks", lambda a: a[:0]), "'landmarks' has shape"),
+    ],
+)
 def test_each_bad_field_of_an_embedding_is_named(saved, tmp_path, change, field):
     path, _ = saved
     header, members = _read(path)
@@ -385,20 +408,23 @@ def result_dict(X, rng):
     return json.loads(res.to_json())
 
 
-@pytest.mark.parametrize("change, field", [
-    (dict(pvalue=float("nan")), "pvalue"),
-    (dict(pvalue=5.0), "pvalue"),
-    (dict(pvalue=0.5), "pvalue must be .* = 0.05"),       # not the p-value of this null distribution
-    (dict(statistic=float("inf")), "statistic must be a finite number"),
-    (dict(statistic=float("nan")), "statistic must be a finite number"),
-    (dict(null_distribution=[0.1] * 5), "null_distribution must hold n_permutations = 19"),
-    (dict(null_distribution=[float("nan")] * 19), "null_distribution must hold"),
-    (dict(method="bogus"), "method must be 'nystrom' or 'exact'"),
-    (dict(n_permutations=0), "n_permutations must be a positive integer"),
-    (dict(n_landmarks=None), "n_landmarks must be a positive integer"),
-    (dict(n_landmarks=-2), "n_landmarks must be a positive integer"),
-    (dict(method="exact"), "n_landmarks must be None for method='exact'"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (dict(pvalue=float("nan")), "pvalue"),
+        (dict(pvalue=5.0), "pvalue"),
+        (dict(pvalue=0.5), "pvalue must be .* = 0.05"),  # not the p-value of this null distribution
+        (dict(statistic=float("inf")), "statistic must be a finite number"),
+        (dict(statistic=float("nan")), "statistic must be a finite number"),
+        (dict(null_distribution=[0.1] * 5), "null_distribution must hold n_permutations = 19"),
+        (dict(null_distribution=[float("nan")] * 19), "null_distribution must hold"),
+        (dict(method="bogus"), "method must be 'nystrom' or 'exact'"),
+        (dict(n_permutations=0), "n_permutations must be a positive integer"),
+        (dict(n_landmarks=None), "n_landmarks must be a positive integer"),
+        (dict(n_landmarks=-2), "n_landmarks must be a positive integer"),
+        (dict(method="exact"), "n_landmarks must be None for method='exact'"),
+    ],
+)
 def test_each_bad_field_of_a_test_result_is_named(tmp_path, result_dict, change, field):
     bad = dict(result_dict, **change)
     path = tmp_path / "r.json"
@@ -415,12 +441,18 @@ def test_each_bad_field_of_a_test_result_is_named(tmp_path, result_dict, change,
 
 def test_cli_info_refuses_a_result_with_a_nan_pvalue(tmp_path, result_dict):
     (tmp_path / "r.json").write_text(json.dumps(dict(result_dict, pvalue=float("nan"))))
-    out = subprocess.run([sys.executable, "-m", "nystrom_kme", "info", "r.json"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    out = subprocess.run(
+        [sys.executable, "-m", "nystrom_kme", "info", "r.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)),
+    )
     assert out.returncode == 2 and out.stdout == ""
-    assert re.fullmatch(r"nystrom-kme info: error: r\.json: not a valid two-sample result: pvalue .*\n",
-                        out.stderr), out.stderr
+    assert re.fullmatch(r"nystrom-kme info: error: r\.json: not a valid two-sample result: pvalue .*\n", out.stderr), (
+        out.stderr
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -452,7 +484,7 @@ def _bomb(path, header, members, key, shape, *, nbytes=None, compress=True):
             left = int(np.prod(shape)) * 8 if nbytes is None else nbytes
             zeros = bytes(1 << 20)
             while left > 0:
-                f.write(zeros[:min(left, len(zeros))])
+                f.write(zeros[: min(left, len(zeros))])
                 left -= len(zeros)
 
 
@@ -466,18 +498,20 @@ def _peak_bytes(call):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("shape, manifest_too, compress, nbytes, message", [
-    # the issue's bomb: the header says (20, 3); the member declares and holds 100 MB of zeros
-    ((4_166_667, 3), False, True, None, "'landmarks' has dtype <f8 and shape \\(4166667, 3\\), the header says"),
-    # manifest and member agree on 100 MB, deflated to ~100 KB: compressed members are refused
-    ((20, 655_360), True, True, None, "'landmarks' is compressed"),
-    # the member declares (20, 3) but its zip entry holds 100 MB
-    ((20, 3), False, True, 100 << 20, "declares shape \\(20, 3\\) .* but holds"),
-    # the member declares 400 GB it does not hold (uncompressed, a few bytes on disk)
-    ((50_000_000_000, 1), True, False, 16, "declares shape \\(50000000000, 1\\)"),
-])
-def test_a_zip_bomb_is_refused_before_its_data_is_read(saved, tmp_path, shape, manifest_too, compress,
-                                                        nbytes, message):
+@pytest.mark.parametrize(
+    "shape, manifest_too, compress, nbytes, message",
+    [
+        # the issue's bomb: the header says (20, 3); the member declares and holds 100 MB of zeros
+        ((4_166_667, 3), False, True, None, "'landmarks' has dtype <f8 and shape \\(4166667, 3\\), the header says"),
+        # manifest and member agree on 100 MB, deflated to ~100 KB: compressed members are refused
+        ((20, 655_360), True, True, None, "'landmarks' is compressed"),
+        # the member declares (20, 3) but its zip entry holds 100 MB
+        ((20, 3), False, True, 100 << 20, "declares shape \\(20, 3\\) .* but holds"),
+        # the member declares 400 GB it does not hold (uncompressed, a few bytes on disk)
+        ((50_000_000_000, 1), True, False, 16, "declares shape \\(50000000000, 1\\)"),
+    ],
+)
+def test_a_zip_bomb_is_refused_before_its_data_is_read(saved, tmp_path, shape, manifest_too, compress, nbytes, message):
     path, _ = saved
     header, members = _read(path)
     if manifest_too:
@@ -508,10 +542,17 @@ def test_a_load_takes_about_the_file_size_in_memory(tmp_path, rng):
 def test_non_regular_files_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "pipe.npz"
     os.mkfifo(fifo)
-    code = ("import nystrom_kme as nk, sys\n"
-            "try:\n    nk.load(sys.argv[1])\nexcept nk.FileFormatError as err:\n    print(err)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True,
-                         timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    code = (
+        "import nystrom_kme as nk, sys\n"
+        "try:\n    nk.load(sys.argv[1])\nexcept nk.FileFormatError as err:\n    print(err)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)),
+    )
     assert out.stdout.strip() == f"{fifo}: not a regular file (a FIFO)", out.stderr
     with pytest.raises(nk.FileFormatError, match="not a regular file \\(a directory\\)"):
         nk.load(tmp_path)
@@ -536,8 +577,7 @@ def test_persistence_modules_touch_no_private_state():
 
     root = pathlib.Path(P.__file__).parent
     modules = sorted(root.glob("*.py"))
-    assert {p.stem for p in modules} == {"__init__", "codecs", "container", "fields", "registry", "results",
-                                         "specs"}
+    assert {p.stem for p in modules} == {"__init__", "codecs", "container", "fields", "registry", "results", "specs"}
     hooks = {"_state", "_from_state"}
     for path in modules:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -560,8 +600,19 @@ def test_persistence_modules_touch_no_private_state():
 def test_the_package_keeps_its_public_names():
     import nystrom_kme.persistence as P
 
-    assert set(P.__all__) == {"FORMAT_VERSION", "FileFormatError", "kernel_from_spec", "kernel_spec", "load",
-                              "persistable", "read_header", "result_from_dict", "result_from_json",
-                              "result_to_dict", "result_to_json", "save"}
+    assert set(P.__all__) == {
+        "FORMAT_VERSION",
+        "FileFormatError",
+        "kernel_from_spec",
+        "kernel_spec",
+        "load",
+        "persistable",
+        "read_header",
+        "result_from_dict",
+        "result_from_json",
+        "result_to_dict",
+        "result_to_json",
+        "save",
+    }
     assert all(hasattr(P, name) for name in P.__all__)
     assert nk.load is P.load and nk.FileFormatError is P.FileFormatError

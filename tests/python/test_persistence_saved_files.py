@@ -11,9 +11,10 @@ import re
 import zipfile
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from numpy.testing import assert_array_equal
+
+import nystrom_kme as nk
 from references import dense_kernel
 
 SAVED = pathlib.Path(__file__).parents[1] / "data" / "saved"
@@ -34,8 +35,7 @@ def _points(name: str) -> tuple[np.ndarray, np.ndarray]:
 def _plain(text: str) -> str:
     """A repr with numpy arrays written as lists: a loaded FixedLandmarks holds its indices
     as an array where the writer's held a list."""
-    return re.sub(r"array\(\[([^\]]*)\]\)", lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]",
-                  text)
+    return re.sub(r"array\(\[([^\]]*)\]\)", lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]", text)
 
 
 def test_every_saved_file_has_its_expectations():
@@ -66,7 +66,7 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
         indices = None if est.landmark_indices_ is None else est.landmark_indices_.tolist()
         assert indices == record["landmark_indices"]
         # the saved compensated sums continue as the writer's estimator continued
-        weights = (np.array(EXPECTED["more_weights"]["values"]) if name == "nystrom_uniform.npz" else None)
+        weights = np.array(EXPECTED["more_weights"]["values"]) if name == "nystrom_uniform.npz" else None
         assert_array_equal(est.partial_fit(more, sample_weight=weights)(Y), record["after_partial_fit"])
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme.datasets import GaussianMixture
 from references import dense_kernel
 
@@ -57,8 +58,11 @@ def test_worst_case_error_against_dataset_and_embedding(setting, rng):
     emp = nk.EmpiricalKME(k).fit(Xs)
     assert rule.worst_case_error(emp) == pytest.approx(ref, rel=1e-9)
     sw = rng.uniform(0, 1, len(Xs))
-    ref_w = math.sqrt(sw @ K(Xs, Xs) @ sw / sw.sum() ** 2 + w @ K(rule.nodes, rule.nodes) @ w
-                      - 2 * w @ K(rule.nodes, Xs) @ sw / sw.sum())
+    ref_w = math.sqrt(
+        sw @ K(Xs, Xs) @ sw / sw.sum() ** 2
+        + w @ K(rule.nodes, rule.nodes) @ w
+        - 2 * w @ K(rule.nodes, Xs) @ sw / sw.sum()
+    )
     assert rule.worst_case_error(Xs, sample_weight=sw) == pytest.approx(ref_w, rel=1e-9)
     # the Nystrom rule is at least as good as uniform weights on its own nodes
     uniform = nk.QuadratureRule(rule.nodes, np.full(len(w), 1 / len(w)), k)

@@ -76,7 +76,7 @@ def matches(shown: str, actual: str) -> bool:
     if strip(_NUMBER.sub("#", shown)) != strip(_NUMBER.sub("#", actual)):
         return False
     for s, a in zip(s_nums, a_nums):
-        if _SECONDS.match(shown[s.end():]):
+        if _SECONDS.match(shown[s.end() :]):
             continue
         want, got = float(s.group()), float(a.group())
         if not math.isclose(got, want, rel_tol=1e-12, abs_tol=_digits_unit(s.group()) * (1 + 1e-9)):
@@ -123,7 +123,10 @@ def test_readme_snippets_print_what_their_comments_show(tmp_path, monkeypatch):
         for block in blocks:
             checked += run_block(block, namespace)
     assert len(checked) >= 8, checked
-    wrong = [f"line {line} of its snippet shows {shown!r} but gives {actual!r}"
-             for line, shown, actual in checked if not matches(shown, actual)]
+    wrong = [
+        f"line {line} of its snippet shows {shown!r} but gives {actual!r}"
+        for line, shown, actual in checked
+        if not matches(shown, actual)
+    ]
     assert not wrong, "\n".join(wrong)
     assert isinstance(namespace["X"], np.ndarray) and namespace["X"].shape[0] == 10_000

@@ -7,9 +7,10 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from scipy import stats
+
+import nystrom_kme as nk
 
 
 def test_nystrom_with_all_points_is_the_exact_biased_mmd(rng):
@@ -101,8 +102,7 @@ def test_streamed_samples_give_the_in_memory_test(rng, tmp_path, method):
     if method == "nystrom":
         kwargs["n_landmarks"] = 60
     ref = nk.two_sample_test(X, Y, **kwargs)
-    got = nk.two_sample_test(np.load(tmp_path / "x.npy", mmap_mode="r"), [Y[:250], Y[250:]],
-                             chunk_rows=256, **kwargs)
+    got = nk.two_sample_test(np.load(tmp_path / "x.npy", mmap_mode="r"), [Y[:250], Y[250:]], chunk_rows=256, **kwargs)
     scale = max(abs(ref.statistic), np.abs(ref.null_distribution).max())
     assert abs(got.statistic - ref.statistic) < 1e-12 * scale
     np.testing.assert_allclose(got.null_distribution, ref.null_distribution, rtol=0, atol=1e-12 * scale)
@@ -115,8 +115,9 @@ def test_tiny_bandwidth_gives_the_exact_statistic(rng):
     X, Y = rng.normal(size=(30, 2)), rng.normal(size=(20, 2))
     for method in ("nystrom", "exact"):
         kwargs = {"n_landmarks": 50} if method == "nystrom" else {}
-        res = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1e-200), method=method, n_permutations=20,
-                                 random_state=0, **kwargs)
+        res = nk.two_sample_test(
+            X, Y, kernel=nk.Gaussian(1e-200), method=method, n_permutations=20, random_state=0, **kwargs
+        )
         assert res.statistic == pytest.approx(1 / 30 + 1 / 20, rel=1e-12)
         np.testing.assert_allclose(res.null_distribution, 1 / 30 + 1 / 20, rtol=1e-12)
 
@@ -139,8 +140,9 @@ def test_statistics_do_not_depend_on_blas_threads():
 
 def run_env(threads: str) -> str:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads}
-    return subprocess.run([sys.executable, "-c", _BLAS_THREADS], env=env, capture_output=True, text=True,
-                          timeout=300, check=True).stdout
+    return subprocess.run(
+        [sys.executable, "-c", _BLAS_THREADS], env=env, capture_output=True, text=True, timeout=300, check=True
+    ).stdout
 
 
 _INTERRUPT = """
@@ -163,8 +165,9 @@ print(nk.mmd2_exact(X[:500], Y[:500], kernel=nk.Gaussian(1.0)) >= 0)  # the core
 
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 def test_ctrl_c_stops_a_long_test_within_a_second(method):
-    out = subprocess.run([sys.executable, "-c", _INTERRUPT, method], capture_output=True, text=True,
-                         timeout=300, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT, method], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.splitlines()
     if out[0] == "not interrupted":  # the Nystrom test may finish first on a fast machine
         assert method == "nystrom"
     else:
@@ -192,8 +195,7 @@ def test_auto_landmarks_keep_the_level():
 def test_auto_landmarks_have_power_and_check_arguments():
     rng = np.random.default_rng(0)
     X, Y = rng.normal(size=(1500, 2)), rng.normal(size=(1500, 2)) + 0.25
-    res = nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(tol=0.2), n_permutations=49,
-                             random_state=0)
+    res = nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(tol=0.2), n_permutations=49, random_state=0)
     assert res.pvalue == pytest.approx(0.02) and 1 <= res.n_landmarks <= 3000
     with pytest.raises(ValueError, match="n_landmarks"):
         nk.two_sample_test(X, Y, method="exact", n_landmarks="auto", n_permutations=9)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme._validation import (
     GOODPOINTS_SEED_BOUND,
     SAMPLER_SEED_BOUND,
@@ -26,7 +27,8 @@ def test_one_seed_rule_everywhere():
     a, b = check_random_state(3), check_random_state(3)
     assert a.integers(1 << 30) == b.integers(1 << 30)
     seq = np.random.SeedSequence(9)
-    assert check_random_state(seq).integers(1 << 30) == np.random.default_rng(np.random.SeedSequence(9)).integers(1 << 30)
+    fresh = np.random.default_rng(np.random.SeedSequence(9))
+    assert check_random_state(seq).integers(1 << 30) == fresh.integers(1 << 30)
     legacy = check_random_state(np.random.RandomState(0))  # scikit-learn users pass these
     assert isinstance(legacy, np.random.Generator)
     assert check_random_state(None) is not check_random_state(None)
@@ -64,8 +66,12 @@ def test_sample_weight_checks():
     w = check_sample_weight([1, 2, 3], 3)
     assert w.dtype == np.float64 and w.tolist() == [1.0, 2.0, 3.0]
     assert check_sample_weight(None, 3) is None
-    for bad, match in (([1, 2], "must have shape \\(3,\\)"), ([1, np.nan, 1], "contains NaN"),
-                       ([1, -1, 1], "must be non-negative"), ([0, 0, 0], "must have a positive sum")):
+    for bad, match in (
+        ([1, 2], "must have shape \\(3,\\)"),
+        ([1, np.nan, 1], "contains NaN"),
+        ([1, -1, 1], "must be non-negative"),
+        ([0, 0, 0], "must have a positive sum"),
+    ):
         with pytest.raises(ValueError, match="sample_weight " + match):
             check_sample_weight(bad, 3)
     assert check_sample_weight([0, 0, 0], 3, normalisable=False).sum() == 0  # partial_fit allows it
@@ -98,16 +104,16 @@ def test_scale_weights_is_a_power_of_two_near_the_maximum():
 
     for top in (5e-324, 1e-310, 2.2250738585072014e-308, 1e-300, 0.3, 1.0, 1.999, 2.0, 3.0, 1e300, 1.7e308):
         unit, c = scale_weights(np.array([top, top / 3, 0.0]))
-        assert np.frexp(c)[0] == 0.5                  # a power of two ...
+        assert np.frexp(c)[0] == 0.5  # a power of two ...
         assert 1.0 <= unit[0] < 2.0 and unit[2] == 0.0  # ... bringing the maximum to [1, 2)
-        assert unit[0] * c == top                     # exactly
+        assert unit[0] * c == top  # exactly
         assert power_of_two_scale(top) == c
     assert scale_weights(None) == (None, 1.0)
-    assert scale_weights(np.zeros(3))[1] == 1.0        # nothing to scale (partial_fit allows it)
+    assert scale_weights(np.zeros(3))[1] == 1.0  # nothing to scale (partial_fit allows it)
     w = np.array([1.0, 3.0, 4.0])
     assert scale_weights(w)[1] == 4.0 and scale_weights(w)[0].tolist() == [0.25, 0.75, 1.0]
     unchanged = np.array([1.5, 0.2])
-    assert scale_weights(unchanged)[0] is unchanged     # already in [1, 2): not even copied
+    assert scale_weights(unchanged)[0] is unchanged  # already in [1, 2): not even copied
     np.testing.assert_array_equal(normalised_weights(w * 5e-324), np.array([1.0, 3.0, 4.0]) / 8.0)
     np.testing.assert_allclose(normalised_weights(w * 1e307), w / 8.0, rtol=1e-15)
 
@@ -123,7 +129,7 @@ def test_messages_scikit_learn_expects():
     bad[0, 0] = {"a": 1}
     with pytest.raises(TypeError, match="X must be a numeric array: float.. argument must be a string or a"):
         as_data_matrix(bad)
-    with pytest.raises(ValueError, match="X must be a numeric array"):   # also a ValueError
+    with pytest.raises(ValueError, match="X must be a numeric array"):  # also a ValueError
         as_data_matrix(bad)
     with pytest.raises(ValueError, match="sample_weight must have a positive sum \\(all weights are zero\\)"):
         check_sample_weight([0.0, 0.0], 2)

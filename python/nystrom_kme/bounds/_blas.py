@@ -12,12 +12,12 @@ kernel sums, ``n_threads``) are not affected.
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import AbstractContextManager
 
 from threadpoolctl import threadpool_limits
 
 
-def one_blas_thread() -> Any:
+def one_blas_thread() -> AbstractContextManager[object]:
     """A context manager under which numpy's BLAS/LAPACK use one thread.
 
     Examples
@@ -29,7 +29,8 @@ def one_blas_thread() -> Any:
     >>> w.tolist()
     [1.0, 1.0, 1.0]
     """
-    return threadpool_limits(limits=1, user_api="blas")
+    limits: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
+    return limits
 
 
 __all__ = ["one_blas_thread"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,20 +34,20 @@ def lambda_at_dimension(ev: np.ndarray, target: float, lo: float, hi: float, rto
     return hi
 
 
-def real(value: Any, name: str) -> float:
+def real(value: object, name: str) -> float:
     """``value`` as a float; a ValueError for bools, non-numbers and nan."""
-    is_scalar_array = (isinstance(value, np.ndarray) and value.ndim == 0
-                       and value.dtype.kind in "fiu")
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)) \
-            and not is_scalar_array:
+    if (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu") or (
+        isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    ):
+        out = float(value)
+    else:
         raise ValueError(f"{name} must be a real number, got {value!r}")
-    out = float(value)
     if math.isnan(out):
         raise ValueError(f"{name} must be a real number, got nan")
     return out
 
 
-def positive(value: Any, name: str, *, finite: bool = True) -> float:
+def positive(value: object, name: str, *, finite: bool = True) -> float:
     """A real number > 0 (and finite unless ``finite=False``)."""
     out = real(value, name)
     if not out > 0.0 or (finite and not math.isfinite(out)):
@@ -55,7 +55,7 @@ def positive(value: Any, name: str, *, finite: bool = True) -> float:
     return out
 
 
-def nonnegative(value: Any, name: str) -> float:
+def nonnegative(value: object, name: str) -> float:
     """A finite real number >= 0."""
     out = real(value, name)
     if not (out >= 0.0 and math.isfinite(out)):
@@ -63,7 +63,7 @@ def nonnegative(value: Any, name: str) -> float:
     return out
 
 
-def probability(value: Any, name: str = "delta") -> float:
+def probability(value: object, name: str = "delta") -> float:
     """A real number in the open interval (0, 1)."""
     out = real(value, name)
     if not 0.0 < out < 1.0:
@@ -71,17 +71,24 @@ def probability(value: Any, name: str = "delta") -> float:
     return out
 
 
-def count(value: Any, name: str) -> int:
+def count(value: object, name: str) -> int:
     """A positive integer; integral floats (``5.0``) are accepted, bools are not."""
-    is_integer = isinstance(value, numbers.Integral) or (
-        isinstance(value, numbers.Real) and math.isfinite(float(value))
-        and float(value).is_integer())
-    if isinstance(value, (bool, np.bool_)) or not is_integer or int(value) < 1:
+    number = None
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        number = int(value)
+    elif (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(float(value))
+        and float(value).is_integer()
+    ):
+        number = int(float(value))
+    if number is None or number < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return number
 
 
-def boolean(value: Any, name: str) -> bool:
+def boolean(value: object, name: str) -> bool:
     """A Python or numpy bool (not a number or a string)."""
     if not isinstance(value, (bool, np.bool_)):
         # a ValueError like every other argument error here, not the TypeError TRY004 asks
@@ -89,23 +96,22 @@ def boolean(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def pair(value: Any, name: str) -> tuple:
+def pair(value: object, name: str) -> tuple[Any, Any]:
     """``(value[0], value[1])`` for a sequence or array of length 2 (one per distribution)."""
-    is_pair = (isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-               and len(value) == 2) or (isinstance(value, np.ndarray) and value.shape == (2,))
-    if not is_pair:
-        raise ValueError(f"{name} must be a pair (one value per distribution), got {value!r}")
-    return (value[0], value[1])
+    if isinstance(value, np.ndarray) and value.shape == (2,):
+        return (value[0], value[1])
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) == 2:
+        return (value[0], value[1])
+    raise ValueError(f"{name} must be a pair (one value per distribution), got {value!r}")
 
 
 def check_m_le_n(m: int, n: int, m_name: str = "m", n_name: str = "n") -> None:
     """A ValueError unless ``m <= n`` (sub-samples are drawn from the data)."""
     if m > n:
-        raise ValueError(f"{m_name}={m} must be <= {n_name}={n} "
-                         "(sub-samples are drawn from the data)")
+        raise ValueError(f"{m_name}={m} must be <= {n_name}={n} (sub-samples are drawn from the data)")
 
 
-def eff_dim_at(eff_dim: Any, lam: float, name: str = "eff_dim") -> float:
+def eff_dim_at(eff_dim: float | Callable[[float], float], lam: float, name: str = "eff_dim") -> float:
     """N(lam) from a number or a callable of lambda (a CovarianceSpectrum is one), >= 0."""
     value = eff_dim(lam) if callable(eff_dim) else eff_dim
     return nonnegative(value, name)

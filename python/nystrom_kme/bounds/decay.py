@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, count, lambda_at_dimension, positive
@@ -63,7 +63,7 @@ class DecayFit:
     """
 
     model: str | None
-    params: dict = field(default_factory=dict)
+    params: dict[str, float] = field(default_factory=dict)
     r2_polynomial: float = float("nan")
     r2_exponential: float = float("nan")
     n_fit: int = 0
@@ -84,7 +84,8 @@ class DecayFit:
         """
         lam = positive(lam, "lam")
         if self.model == "polynomial":
-            return self.params["c"] * lam ** (-self.params["gamma"])
+            bound: float = self.params["c"] * lam ** (-self.params["gamma"])
+            return bound
         if self.model == "logarithmic":
             return math.log1p(self.params["c"] / lam) / self.params["beta"]
         return float("nan")
@@ -100,7 +101,7 @@ def _r2(y: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
     return float(coef[0]), float(coef[1]), (1.0 - float(r @ r) / ss) if ss > 0 else float("nan")
 
 
-def fit_spectral_decay(eigenvalues: Any, n_used: int | None = None) -> DecayFit:
+def fit_spectral_decay(eigenvalues: ArrayLike, n_used: int | None = None) -> DecayFit:
     r"""Fit polynomial vs exponential decay to covariance eigenvalues (for Corollary 4.1).
 
     Fits :math:`\log\hat\sigma_i = a - \alpha\log i` (polynomial decay,
@@ -172,19 +173,28 @@ def fit_spectral_decay(eigenvalues: Any, n_used: int | None = None) -> DecayFit:
     if r2p >= r2e and slope_p < 0:
         alpha = -slope_p
         gamma = float(min(1.0, 1.0 / alpha))
-        c = float(np.max(N_hat * grid ** gamma))
-        fit = DecayFit(model="polynomial", params={"gamma": gamma, "c": c, "alpha": alpha},
-                       r2_polynomial=r2_p, r2_exponential=r2_e, n_fit=int(i.size),
-                       reliable=bool(i.size >= _MIN_FIT_POINTS and r2p >= _MIN_R2),
-                       lambda_range=(float(lam_lo), top))
+        c = float(np.max(N_hat * grid**gamma))
+        fit = DecayFit(
+            model="polynomial",
+            params={"gamma": gamma, "c": c, "alpha": alpha},
+            r2_polynomial=r2_p,
+            r2_exponential=r2_e,
+            n_fit=int(i.size),
+            reliable=bool(i.size >= _MIN_FIT_POINTS and r2p >= _MIN_R2),
+            lambda_range=(float(lam_lo), top),
+        )
     elif slope_e < 0:
         beta = -slope_e
         c = float(np.max(grid * np.expm1(np.minimum(beta * N_hat, 700.0))))
-        fit = DecayFit(model="logarithmic", params={"beta": beta, "c": c, "A": math.exp(a_e)},
-                       r2_polynomial=r2_p, r2_exponential=r2_e, n_fit=int(i.size),
-                       reliable=bool(i.size >= _MIN_FIT_POINTS and r2e >= _MIN_R2),
-                       lambda_range=(float(lam_lo), top))
+        fit = DecayFit(
+            model="logarithmic",
+            params={"beta": beta, "c": c, "A": math.exp(a_e)},
+            r2_polynomial=r2_p,
+            r2_exponential=r2_e,
+            n_fit=int(i.size),
+            reliable=bool(i.size >= _MIN_FIT_POINTS and r2e >= _MIN_R2),
+            lambda_range=(float(lam_lo), top),
+        )
     else:
         fit = DecayFit(model=None, r2_polynomial=r2_p, r2_exponential=r2_e, n_fit=int(i.size))
     return fit
-

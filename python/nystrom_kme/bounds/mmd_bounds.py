@@ -32,7 +32,7 @@ from ._checks import (
     pair,
     positive,
 )
-from .theorems import EffDim, lemma_c1_bound, theorem_4_1_bound, theorem_4_1_lambda
+from .theorems import EffDim, LemmaC1Bound, Theorem41Bound, lemma_c1_bound, theorem_4_1_bound, theorem_4_1_lambda
 
 __all__ = ["MMDBound", "theorem_5_1_bound", "theorem_d1_bound"]
 
@@ -60,7 +60,7 @@ class MMDBound:
     """
 
     value: float
-    parts: tuple
+    parts: tuple[LemmaC1Bound | Theorem41Bound, ...]
     confidence: float
 
     @property
@@ -72,9 +72,15 @@ class MMDBound:
         return float(self.value)
 
 
-def theorem_5_1_bound(n: Sequence[int], m: Sequence[int], delta: float,
-                      eff_dim: Sequence[EffDim], K: float = 1.0, *,
-                      op_norm: Sequence[float] | None = None) -> MMDBound:
+def theorem_5_1_bound(
+    n: Sequence[int],
+    m: Sequence[int],
+    delta: float,
+    eff_dim: Sequence[EffDim],
+    K: float = 1.0,
+    *,
+    op_norm: Sequence[float] | None = None,
+) -> MMDBound:
     r"""MMD error bound of Theorem 5.1 (Nyström MMD estimator, Section 5).
 
     With probability at least :math:`1-2\delta`,
@@ -129,13 +135,21 @@ def theorem_5_1_bound(n: Sequence[int], m: Sequence[int], delta: float,
         Nk = eff_dim_at(eff_dim[k], lam, f"eff_dim[{k}]")
         opk = None if ops[k] is None else positive(ops[k], f"op_norm[{k}]")
         parts.append(theorem_4_1_bound(nk, mk, delta, Nk, K, op_norm=opk))
-    return MMDBound(value=parts[0].value + parts[1].value, parts=tuple(parts),
-                    confidence=1.0 - 2.0 * parts[0].delta)
+    return MMDBound(value=parts[0].value + parts[1].value, parts=tuple(parts), confidence=1.0 - 2.0 * parts[0].delta)
 
 
-def theorem_d1_bound(lam: Sequence[float], eff_dim: Sequence[float], eff_dim_inf: Sequence[float],
-                     K: float, n: Sequence[int], m: Sequence[int], delta: float, *,
-                     op_norm: Sequence[float] | None = None, corrected: bool = False) -> MMDBound:
+def theorem_d1_bound(
+    lam: Sequence[float],
+    eff_dim: Sequence[float],
+    eff_dim_inf: Sequence[float],
+    K: float,
+    n: Sequence[int],
+    m: Sequence[int],
+    delta: float,
+    *,
+    op_norm: Sequence[float] | None = None,
+    corrected: bool = False,
+) -> MMDBound:
     r"""Generic MMD error bound of Theorem D.1 (Appendix D): Lemma C.1 for each distribution.
 
     With probability at least :math:`1-2\delta`, :math:`|\mathrm{MMD}(\rho_1,\rho_2)
@@ -179,18 +193,28 @@ def theorem_d1_bound(lam: Sequence[float], eff_dim: Sequence[float], eff_dim_inf
     >>> round(b.value, 3), len(b.parts)
     (0.281, 2)
     """
-    lam, eff_dim, eff_dim_inf = pair(lam, "lam"), pair(eff_dim, "eff_dim"), pair(eff_dim_inf,
-                                                                                     "eff_dim_inf")
+    lam, eff_dim, eff_dim_inf = pair(lam, "lam"), pair(eff_dim, "eff_dim"), pair(eff_dim_inf, "eff_dim_inf")
     n, m = pair(n, "n"), pair(m, "m")
     ops = (None, None) if op_norm is None else pair(op_norm, "op_norm")
     parts = []
     for k in range(2):
-        args = {"lam": positive(lam[k], f"lam[{k}]"),
-                "eff_dim": nonnegative(eff_dim[k], f"eff_dim[{k}]"),
-                "eff_dim_inf": nonnegative(eff_dim_inf[k], f"eff_dim_inf[{k}]"),
-                "n": count(n[k], f"n[{k}]"), "m": count(m[k], f"m[{k}]")}
-        check_m_le_n(args["m"], args["n"], f"m[{k}]", f"n[{k}]")
+        lam_k = positive(lam[k], f"lam[{k}]")
+        eff_dim_k = nonnegative(eff_dim[k], f"eff_dim[{k}]")
+        eff_dim_inf_k = nonnegative(eff_dim_inf[k], f"eff_dim_inf[{k}]")
+        n_k, m_k = count(n[k], f"n[{k}]"), count(m[k], f"m[{k}]")
+        check_m_le_n(m_k, n_k, f"m[{k}]", f"n[{k}]")
         opk = None if ops[k] is None else positive(ops[k], f"op_norm[{k}]")
-        parts.append(lemma_c1_bound(K=K, delta=delta, op_norm=opk, corrected=corrected, **args))
-    return MMDBound(value=parts[0].value + parts[1].value, parts=tuple(parts),
-                    confidence=1.0 - 2.0 * parts[0].delta)
+        parts.append(
+            lemma_c1_bound(
+                K=K,
+                delta=delta,
+                op_norm=opk,
+                corrected=corrected,
+                lam=lam_k,
+                eff_dim=eff_dim_k,
+                eff_dim_inf=eff_dim_inf_k,
+                n=n_k,
+                m=m_k,
+            )
+        )
+    return MMDBound(value=parts[0].value + parts[1].value, parts=tuple(parts), confidence=1.0 - 2.0 * parts[0].delta)

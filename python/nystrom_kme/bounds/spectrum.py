@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._validation import as_data_matrix, check_random_state, n_threads_arg
+from .._validation import RandomStateLike, as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
 from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, lambda_at_dimension, positive
@@ -52,12 +53,13 @@ def _kernel_diag(kernel: Kernel, X: np.ndarray) -> np.ndarray:
     if kernel.radial:
         return np.ones(X.shape[0])
     name = getattr(kernel, "name", "")
-    sq = np.einsum("ij,ij->i", X, X) / float(kernel.bandwidth) ** 2
+    sq: np.ndarray = np.einsum("ij,ij->i", X, X) / float(kernel.bandwidth) ** 2
     if name == "linear":
         return sq
     if name == "polynomial":
-        return (sq + kernel.offset) ** kernel.degree  # type: ignore[attr-defined]
-    return np.array([kernel(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])])
+        powered: np.ndarray = (sq + kernel.offset) ** kernel.degree  # type: ignore[attr-defined]
+        return powered
+    return np.array([kernel(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
 
 
 class CovarianceSpectrum:
@@ -103,10 +105,23 @@ class CovarianceSpectrum:
     True
     """
 
-    def __init__(self, *, eigenvalues: np.ndarray, n_samples: int, n_used: int, method: str,
-                 kernel: Kernel, K: float, K_is_plugin: bool, basis_points: np.ndarray,
-                 basis: np.ndarray, cov_vectors: np.ndarray | None, cov_values: np.ndarray,
-                 eval_points: np.ndarray, n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        eigenvalues: np.ndarray,
+        n_samples: int,
+        n_used: int,
+        method: str,
+        kernel: Kernel,
+        K: float,
+        K_is_plugin: bool,
+        basis_points: np.ndarray,
+        basis: np.ndarray,
+        cov_vectors: np.ndarray | None,
+        cov_values: np.ndarray,
+        eval_points: np.ndarray,
+        n_threads: int | None = None,
+    ) -> None:
         self.eigenvalues = eigenvalues
         self.n_threads = n_threads
         self.n_samples = n_samples
@@ -116,14 +131,16 @@ class CovarianceSpectrum:
         self.K = K
         self.K_is_plugin = K_is_plugin
         self._Z = basis_points
-        self._B = basis                 # (s, r): coordinates c(x) = B^T k_Z(x)
-        self._V = cov_vectors           # (r, r) or None (identity)
-        self._sigma = cov_values        # (r,): covariance eigenvalues in those coordinates
+        self._B = basis  # (s, r): coordinates c(x) = B^T k_Z(x)
+        self._V = cov_vectors  # (r, r) or None (identity)
+        self._sigma = cov_values  # (r,): covariance eigenvalues in those coordinates
         self._eval = eval_points
 
     def __repr__(self) -> str:
-        return (f"CovarianceSpectrum(method={self.method!r}, n_samples={self.n_samples}, "
-                f"n_used={self.n_used}, op_norm={self.op_norm:.4g}, trace={self.trace:.4g})")
+        return (
+            f"CovarianceSpectrum(method={self.method!r}, n_samples={self.n_samples}, "
+            f"n_used={self.n_used}, op_norm={self.op_norm:.4g}, trace={self.trace:.4g})"
+        )
 
     @property
     def op_norm(self) -> float:
@@ -135,7 +152,12 @@ class CovarianceSpectrum:
         r""":math:`\mathrm{tr}(C) = E\,k(x,x)` estimated by the sum of the eigenvalues."""
         return float(self.eigenvalues.sum())
 
-    def effective_dimension(self, lam: Any) -> Any:
+    @overload
+    def effective_dimension(self, lam: float) -> float: ...
+    @overload
+    def effective_dimension(self, lam: ArrayLike) -> float | np.ndarray: ...
+
+    def effective_dimension(self, lam: ArrayLike) -> float | np.ndarray:
         r"""Effective dimension :math:`\mathcal N(\lambda) = \mathrm{tr}(CC_\lambda^{-1})` (eq. 6b).
 
         Evaluated as :math:`\sum_i \hat\sigma_i/(\hat\sigma_i+\lambda)` over the
@@ -161,11 +183,16 @@ class CovarianceSpectrum:
         out = np.array([np.sum(ev / (ev + x)) for x in flat])
         return out.reshape(arr.shape)
 
-    def __call__(self, lam: Any) -> Any:
+    @overload
+    def __call__(self, lam: float) -> float: ...
+    @overload
+    def __call__(self, lam: ArrayLike) -> float | np.ndarray: ...
+
+    def __call__(self, lam: ArrayLike) -> float | np.ndarray:
         """Alias of :meth:`effective_dimension`."""
         return self.effective_dimension(lam)
 
-    def leverage(self, Y: Any, lam: float) -> np.ndarray:
+    def leverage(self, Y: ArrayLike, lam: float) -> np.ndarray:
         r""":math:`\mathcal N_x(\lambda)=\langle\phi(x), C_\lambda^{-1}\phi(x)\rangle` (eq. 6a) at rows of Y.
 
         With :math:`C` replaced by its estimate :math:`\hat C` (diagonal in the
@@ -187,22 +214,21 @@ class CovarianceSpectrum:
         lam = positive(lam, "lam")
         Y = as_data_matrix(Y, "Y")
         if Y.shape[1] != self._Z.shape[1]:
-            raise ValueError(f"Y has {Y.shape[1]} features but the spectrum was fitted on "
-                             f"{self._Z.shape[1]}")
+            raise ValueError(f"Y has {Y.shape[1]} features but the spectrum was fitted on {self._Z.shape[1]}")
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         out = np.empty(Y.shape[0])
         for start in range(0, Y.shape[0], _CHUNK):
-            Yc = Y[start:start + _CHUNK]
+            Yc = Y[start : start + _CHUNK]
             with one_blas_thread():
                 coords = self._B.T @ self.kernel(self._Z, Yc, n_threads=self.n_threads)  # (r, b)
                 if self._V is not None:
                     coords = self._V.T @ coords
             sq = coords * coords
             resid = np.maximum(_kernel_diag(self.kernel, Yc) - sq.sum(axis=0), 0.0)
-            out[start:start + _CHUNK] = resid / lam + (sq / (self._sigma[:, None] + lam)).sum(axis=0)
+            out[start : start + _CHUNK] = resid / lam + (sq / (self._sigma[:, None] + lam)).sum(axis=0)
         return out
 
-    def max_leverage(self, lam: float, Y: Any = None) -> float:
+    def max_leverage(self, lam: float, Y: ArrayLike | None = None) -> float:
         r""":math:`\mathcal N_\infty(\lambda) = \sup_x\mathcal N_x(\lambda)` (eq. 6c), estimated.
 
         The supremum is taken over the rows of ``Y``, by default the subsample and
@@ -222,7 +248,7 @@ class CovarianceSpectrum:
         """
         lam = positive(lam, "lam")
         pts = self._eval if Y is None else Y
-        return float(min(self.leverage(pts, lam).max(), self.K ** 2 / lam))
+        return float(min(self.leverage(pts, lam).max(), self.K**2 / lam))
 
     @property
     def reliable_lambda(self) -> float:
@@ -255,13 +281,19 @@ def _sup_norm(kernel: Kernel, X: np.ndarray) -> tuple[float, bool]:
     K = float(kernel.sup_norm)
     if math.isfinite(K):
         return K, False
-    diag = np.concatenate([_kernel_diag(kernel, X[i:i + _CHUNK])
-                           for i in range(0, X.shape[0], _CHUNK)])
+    diag = np.concatenate([_kernel_diag(kernel, X[i : i + _CHUNK]) for i in range(0, X.shape[0], _CHUNK)])
     return float(math.sqrt(max(float(diag.max()), np.finfo(float).tiny))), True
 
 
-def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: str = "subsample",
-                      random_state: Any = None, n_threads: int | None = None) -> CovarianceSpectrum:
+def estimate_spectrum(
+    X: ArrayLike,
+    kernel: Kernel | str,
+    *,
+    max_samples: int = 1000,
+    method: str = "subsample",
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+) -> CovarianceSpectrum:
     r"""Estimate the spectrum of the covariance operator :math:`C` from data (Section 4.1).
 
     ``method="subsample"`` (default): draw ``s = min(n, max_samples)`` rows without
@@ -311,8 +343,7 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
     (True, True)
     """
     X = as_data_matrix(X, "X")
-    if isinstance(max_samples, (bool, np.bool_)) or not isinstance(max_samples, numbers.Integral) \
-            or max_samples < 1:
+    if isinstance(max_samples, (bool, np.bool_)) or not isinstance(max_samples, numbers.Integral) or max_samples < 1:
         raise ValueError(f"max_samples must be a positive integer, got {max_samples!r}")
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
@@ -328,7 +359,7 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
     s = int(min(n, max_samples))
     perm = rng.permutation(n) if s < n else np.arange(n)
     Z = X[perm[:s]]
-    held_out = X[perm[s:2 * s]]
+    held_out = X[perm[s : 2 * s]]
     K, plugin = _sup_norm(kern, X)
 
     Ks = kern(Z, n_threads=n_threads)
@@ -339,14 +370,14 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
     top = max(float(w[0]), 0.0)
     keep = w > max(top * s * np.finfo(float).eps * 10.0, np.finfo(float).tiny)
     wr, Ur = w[keep], U[:, keep]
-    B = Ur / np.sqrt(wr)                                   # c(x) = B^T k_Z(x)
+    B = Ur / np.sqrt(wr)  # c(x) = B^T k_Z(x)
     if method == "subsample":
         eigenvalues = np.maximum(w, 0.0) / s
         V, sigma = None, wr / s
     else:
         G = np.zeros((wr.size, wr.size))
         for start in range(0, n, _CHUNK):
-            block = kern(Z, X[start:start + _CHUNK], n_threads=n_threads)
+            block = kern(Z, X[start : start + _CHUNK], n_threads=n_threads)
             with one_blas_thread():
                 Cc = B.T @ block
                 G += Cc @ Cc.T
@@ -356,13 +387,30 @@ def estimate_spectrum(X: Any, kernel: Any, *, max_samples: int = 1000, method: s
         sig, V = np.maximum(sig[::-1], 0.0), V[:, ::-1]
         eigenvalues, sigma = sig.copy(), sig
     eval_points = np.concatenate([Z, held_out]) if held_out.size else Z
-    return CovarianceSpectrum(eigenvalues=np.ascontiguousarray(eigenvalues), n_samples=n, n_used=s,
-                              method=method, kernel=kern, K=K, K_is_plugin=plugin, basis_points=Z,
-                              basis=B, cov_vectors=V, cov_values=sigma, eval_points=eval_points,
-                              n_threads=n_threads)
+    return CovarianceSpectrum(
+        eigenvalues=np.ascontiguousarray(eigenvalues),
+        n_samples=n,
+        n_used=s,
+        method=method,
+        kernel=kern,
+        K=K,
+        K_is_plugin=plugin,
+        basis_points=Z,
+        basis=B,
+        cov_vectors=V,
+        cov_values=sigma,
+        eval_points=eval_points,
+        n_threads=n_threads,
+    )
 
 
-def effective_dimension(X: Any, kernel: Any, lam: Any, **kwargs: Any) -> Any:
+@overload
+def effective_dimension(X: ArrayLike, kernel: Kernel | str, lam: float, **kwargs: Any) -> float: ...
+@overload
+def effective_dimension(X: ArrayLike, kernel: Kernel | str, lam: ArrayLike, **kwargs: Any) -> float | np.ndarray: ...
+
+
+def effective_dimension(X: ArrayLike, kernel: Kernel | str, lam: ArrayLike, **kwargs: Any) -> float | np.ndarray:
     r"""Estimated effective dimension :math:`\mathcal N(\lambda) = \mathrm{tr}(CC_\lambda^{-1})` (eq. 6b).
 
     Shortcut for ``estimate_spectrum(X, kernel, **kwargs).effective_dimension(lam)``.
@@ -395,7 +443,7 @@ def effective_dimension(X: Any, kernel: Any, lam: Any, **kwargs: Any) -> Any:
     return estimate_spectrum(X, kernel, **kwargs).effective_dimension(lam)
 
 
-def max_leverage(X: Any, kernel: Any, lam: float, **kwargs: Any) -> float:
+def max_leverage(X: ArrayLike, kernel: Kernel | str, lam: float, **kwargs: Any) -> float:
     r"""Estimated :math:`\mathcal N_\infty(\lambda) = \sup_x \mathcal N_x(\lambda)` (eq. 6c).
 
     Shortcut for ``estimate_spectrum(X, kernel, **kwargs).max_leverage(lam)``: the
@@ -431,7 +479,7 @@ def max_leverage(X: Any, kernel: Any, lam: float, **kwargs: Any) -> float:
     return estimate_spectrum(X, kernel, **kwargs).max_leverage(lam)
 
 
-def covariance_norm(X: Any, kernel: Any, **kwargs: Any) -> float:
+def covariance_norm(X: ArrayLike, kernel: Kernel | str, **kwargs: Any) -> float:
     r"""Estimated :math:`\|C\|_{\mathcal L(\mathcal H)}`, the top eigenvalue of the covariance (Sec. 4.1).
 
     Shortcut for ``estimate_spectrum(X, kernel, **kwargs).op_norm``.
@@ -460,4 +508,3 @@ def covariance_norm(X: Any, kernel: Any, **kwargs: Any) -> float:
     True
     """
     return estimate_spectrum(X, kernel, **kwargs).op_norm
-

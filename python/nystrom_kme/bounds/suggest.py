@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from .._validation import as_data_matrix
+from numpy.typing import ArrayLike
+
+from .._validation import RandomStateLike, as_data_matrix
+from ..kernels import Kernel
 from ._checks import count, positive, probability, real
 from .decay import DecayFit, fit_spectral_decay
 from .spectrum import CovarianceSpectrum, estimate_spectrum
@@ -52,8 +54,16 @@ def default_n_landmarks(n_samples: int) -> int:
 _DECAYS = ("polynomial", "logarithmic")
 
 
-def corollary_4_1_n_landmarks(n: int, delta: float, decay: str, *, gamma: float | None = None,
-                              c: float | None = None, K: float = 1.0, cap: bool = True) -> int:
+def corollary_4_1_n_landmarks(
+    n: int,
+    delta: float,
+    decay: str,
+    *,
+    gamma: float | None = None,
+    c: float | None = None,
+    K: float = 1.0,
+    cap: bool = True,
+) -> int:
     r"""Subsample size of Corollary 4.1 for an assumed decay of the effective dimension.
 
     * ``decay="polynomial"``, :math:`\mathcal N(\lambda) \le c\lambda^{-\gamma}`,
@@ -191,11 +201,11 @@ class LandmarkSuggestion:
     n_landmarks = ... for n = 2000 points: Corollary 4.1, logarithmic case: m = sqrt(n) log(...).
     Spectrum: exponential decay: eigenvalues ~ exp(-... i), so N(lambda) <= log(1 + .../lambda)/... (R^2 = ...); ||C|| ~ ..., K = 1.
     Theorem 4.1 bound at delta = 0.05: ||mu - mu_hat_m|| <= ... (lambda_m = ..., N(lambda_m) ~ ...), but m < ..., the size the theorem needs for a guarantee.
-    """
+    """  # noqa: E501  (the doctest's expected output)
 
     n_landmarks: int
     decay: str
-    params: dict
+    params: dict[str, float]
     bound: float
     bound_valid: bool
     min_landmarks: int
@@ -218,20 +228,29 @@ class LandmarkSuggestion:
         """
         p = self.params
         if self.decay == "polynomial":
-            model = (f"polynomial decay: eigenvalues ~ i^(-{p['alpha']:.3g}), so N(lambda) <= "
-                     f"{p['c']:.3g} lambda^(-{p['gamma']:.3g}) (R^2 = {p['r2']:.3f})")
+            model = (
+                f"polynomial decay: eigenvalues ~ i^(-{p['alpha']:.3g}), so N(lambda) <= "
+                f"{p['c']:.3g} lambda^(-{p['gamma']:.3g}) (R^2 = {p['r2']:.3f})"
+            )
         elif self.decay == "logarithmic":
-            model = (f"exponential decay: eigenvalues ~ exp(-{p['beta']:.3g} i), so N(lambda) <= "
-                     f"log(1 + {p['c']:.3g}/lambda)/{p['beta']:.3g} (R^2 = {p['r2']:.3f})")
+            model = (
+                f"exponential decay: eigenvalues ~ exp(-{p['beta']:.3g} i), so N(lambda) <= "
+                f"log(1 + {p['c']:.3g}/lambda)/{p['beta']:.3g} (R^2 = {p['r2']:.3f})"
+            )
         else:
             model = "no reliable decay fit"
         lines = [
             f"n_landmarks = {self.n_landmarks} for n = {self.n_samples} points: {self.reason}",
             f"Spectrum: {model}; ||C|| ~ {self.op_norm:.4g}, K = {self.K:.4g}.",
-            (f"Theorem 4.1 bound at delta = {self.delta:g}: ||mu - mu_hat_m|| <= {self.bound:.4g} "
-             f"(lambda_m = {self.lam:.4g}, N(lambda_m) ~ {self.eff_dim:.4g})"
-             + ("." if self.bound_valid else
-                f", but m < {self.min_landmarks}, the size the theorem needs for a guarantee.")),
+            (
+                f"Theorem 4.1 bound at delta = {self.delta:g}: ||mu - mu_hat_m|| <= {self.bound:.4g} "
+                f"(lambda_m = {self.lam:.4g}, N(lambda_m) ~ {self.eff_dim:.4g})"
+                + (
+                    "."
+                    if self.bound_valid
+                    else f", but m < {self.min_landmarks}, the size the theorem needs for a guarantee."
+                )
+            ),
         ]
         if self.target_error is not None:
             lines.append(f"Target error: {self.target_error:g}.")
@@ -242,26 +261,36 @@ class LandmarkSuggestion:
 
     def __repr__(self) -> str:
         # The generated dataclass repr would spell out all fifteen fields and the DecayFit.
-        return (f"LandmarkSuggestion(n_landmarks={self.n_landmarks}, decay={self.decay!r}, "
-                f"bound={self.bound:.4g}, bound_valid={self.bound_valid}, "
-                f"n_samples={self.n_samples}, delta={self.delta:g})")
+        return (
+            f"LandmarkSuggestion(n_landmarks={self.n_landmarks}, decay={self.decay!r}, "
+            f"bound={self.bound:.4g}, bound_valid={self.bound_valid}, "
+            f"n_samples={self.n_samples}, delta={self.delta:g})"
+        )
 
 
-def _bound_at(m: int, n: int, delta: float, K: float, spectrum: CovarianceSpectrum,
-              fit: DecayFit) -> tuple[float, float, float]:
+def _bound_at(
+    m: int, n: int, delta: float, K: float, spectrum: CovarianceSpectrum, fit: DecayFit
+) -> tuple[float, float, float]:
     lam = theorem_4_1_lambda(m, delta, K)
     N = spectrum.effective_dimension(lam)
     if lam < spectrum.reliable_lambda and fit.reliable:
-        N = max(N, fit.effective_dimension(lam))   # extrapolate below the resolved range
+        N = max(N, fit.effective_dimension(lam))  # extrapolate below the resolved range
     b = theorem_4_1_bound(n, m, delta, N, K)
     return b.value, lam, N
 
 
-def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
-                        target_error: float | None = None, *, max_samples: int = 1000,
-                        max_landmarks: int | None = None, method: str = "subsample",
-                        random_state: Any = None, n_threads: int | None = None
-                        ) -> LandmarkSuggestion:
+def suggest_n_landmarks(
+    X: ArrayLike,
+    kernel: Kernel | str = "gaussian",
+    delta: float = 0.05,
+    target_error: float | None = None,
+    *,
+    max_samples: int = 1000,
+    max_landmarks: int | None = None,
+    method: str = "subsample",
+    random_state: RandomStateLike = None,
+    n_threads: int | None = None,
+) -> LandmarkSuggestion:
     r"""Suggest the number of landmarks from the spectrum's decay (Corollary 4.1).
 
     1. Estimate the covariance spectrum on at most ``max_samples`` points
@@ -331,8 +360,9 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
     if target_error is not None:
         target_error = positive(target_error, "target_error")
     cap = n if max_landmarks is None else min(n, count(max_landmarks, "max_landmarks"))
-    spectrum = estimate_spectrum(X, kernel, max_samples=max_samples, method=method,
-                                 random_state=random_state, n_threads=n_threads)
+    spectrum = estimate_spectrum(
+        X, kernel, max_samples=max_samples, method=method, random_state=random_state, n_threads=n_threads
+    )
     K = spectrum.K
     op_norm = spectrum.op_norm
     fit = fit_spectral_decay(spectrum.eigenvalues, spectrum.n_used)
@@ -348,15 +378,15 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
     if target_error is None:
         if decay == "polynomial":
             m = corollary_4_1_n_landmarks(n, delta, "polynomial", gamma=params["gamma"])
-            reason = (f"Corollary 4.1, polynomial case: m = n^(1/(2-gamma)) log(n/delta) with "
-                      f"gamma = {params['gamma']:.3g}")
+            reason = (
+                f"Corollary 4.1, polynomial case: m = n^(1/(2-gamma)) log(n/delta) with gamma = {params['gamma']:.3g}"
+            )
         elif decay == "logarithmic":
             m = corollary_4_1_n_landmarks(n, delta, "logarithmic", c=params["c"], K=K)
             reason = "Corollary 4.1, logarithmic case: m = sqrt(n) log(sqrt(n) max(1/delta, c/(6K^2)))"
         else:
             m = default_n_landmarks(n)
-            reason = ("the decay fit was unreliable, so the paper's default "
-                      "m = sqrt(n) log sqrt(n) is used")
+            reason = "the decay fit was unreliable, so the paper's default m = sqrt(n) log sqrt(n) is used"
     else:
         c1 = theorem_4_1_constants(K, delta)[0]
         floor = c1 / math.sqrt(n)
@@ -366,10 +396,12 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
 
         if floor >= target_error or bound(n) > target_error:
             m = n
-            reason = (f"target_error {target_error:g} is out of reach of the Theorem 4.1 bound "
-                      f"(its m-free part alone is c1/sqrt(n) = {floor:.4g}); m = n")
+            reason = (
+                f"target_error {target_error:g} is out of reach of the Theorem 4.1 bound "
+                f"(its m-free part alone is c1/sqrt(n) = {floor:.4g}); m = n"
+            )
         else:
-            lo, hi = 0, n            # bound(hi) <= target; bisection (bound decreases with m)
+            lo, hi = 0, n  # bound(hi) <= target; bisection (bound decreases with m)
             while hi - lo > 1:
                 mid = (lo + hi) // 2
                 if bound(mid) <= target_error:
@@ -377,9 +409,9 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
                 else:
                     lo = mid
             m = max(hi, min(m_min, n))
-            reason = (f"smallest m whose Theorem 4.1 bound is <= {target_error:g}"
-                      + (f", raised to the theorem's minimal m = {m_min}" if m_min > hi and m_min <= n
-                         else ""))
+            reason = f"smallest m whose Theorem 4.1 bound is <= {target_error:g}" + (
+                f", raised to the theorem's minimal m = {m_min}" if m_min > hi and m_min <= n else ""
+            )
     if m > cap:
         m = cap
         reason += f"; capped at {cap}"
@@ -388,7 +420,20 @@ def suggest_n_landmarks(X: Any, kernel: Any = "gaussian", delta: float = 0.05,
     valid = bool(4 <= m <= n and m >= m_min)
     if spectrum.K_is_plugin:
         reason += " (unbounded kernel: K is the plug-in max_i sqrt(k(x_i, x_i)))"
-    return LandmarkSuggestion(n_landmarks=m, decay=decay, params=params, bound=value,
-                              bound_valid=valid, min_landmarks=int(m_min), lam=lam, eff_dim=float(N),
-                              op_norm=op_norm, K=K, n_samples=n, delta=delta,
-                              target_error=target_error, reason=reason + ".", fit=fit)
+    return LandmarkSuggestion(
+        n_landmarks=m,
+        decay=decay,
+        params=params,
+        bound=value,
+        bound_valid=valid,
+        min_landmarks=int(m_min),
+        lam=lam,
+        eff_dim=float(N),
+        op_norm=op_norm,
+        K=K,
+        n_samples=n,
+        delta=delta,
+        target_error=target_error,
+        reason=reason + ".",
+        fit=fit,
+    )

@@ -111,7 +111,7 @@ class LemmaC1Bound:
     delta: float
 
     @property
-    def conditions(self) -> dict:
+    def conditions(self) -> dict[str, bool | None]:
         """``{"m": ..., "n": ..., "lambda": ...}``: whether each condition holds."""
         return {"m": self.m_condition, "n": self.n_condition, "lambda": self.lambda_condition}
 
@@ -124,9 +124,18 @@ class LemmaC1Bound:
         return float(self.value)
 
 
-def lemma_c1_bound(lam: float, eff_dim: float, eff_dim_inf: float, K: float, n: int, m: int,
-                   delta: float, *, op_norm: float | None = None,
-                   corrected: bool = False) -> LemmaC1Bound:
+def lemma_c1_bound(
+    lam: float,
+    eff_dim: float,
+    eff_dim_inf: float,
+    K: float,
+    n: int,
+    m: int,
+    delta: float,
+    *,
+    op_norm: float | None = None,
+    corrected: bool = False,
+) -> LemmaC1Bound:
     r"""Generic error bound of Lemma C.1 (Appendix C.1), with its conditions.
 
     With probability at least :math:`1-\delta`,
@@ -451,8 +460,9 @@ class Theorem41Bound:
         return float(self.value)
 
 
-def theorem_4_1_bound(n: int, m: int, delta: float, eff_dim: EffDim, K: float = 1.0,
-                      *, op_norm: float | None = None) -> Theorem41Bound:
+def theorem_4_1_bound(
+    n: int, m: int, delta: float, eff_dim: EffDim, K: float = 1.0, *, op_norm: float | None = None
+) -> Theorem41Bound:
     r"""Error bound of Theorem 4.1 with the constants of its proof (App. C.2).
 
     With probability at least :math:`1-\delta`,
@@ -515,5 +525,13 @@ def theorem_4_1_bound(n: int, m: int, delta: float, eff_dim: EffDim, K: float = 
     t3 = c3 * math.sqrt(max(math.log(m / delta), 0.0)) * math.sqrt(N) / m
     m_min = None if op_norm is None else theorem_4_1_min_landmarks(op_norm, delta, K)
     cond = None if op_norm is None else bool(m >= 4 and theorem_4_1_condition(m, op_norm, delta, K))
-    return Theorem41Bound(value=t1 + t2 + t3, terms=(t1, t2, t3), constants=(c1, c2, c3), lam=lam,
-                          eff_dim=N, m_condition=cond, m_min=m_min, delta=delta)
+    return Theorem41Bound(
+        value=t1 + t2 + t3,
+        terms=(t1, t2, t3),
+        constants=(c1, c2, c3),
+        lam=lam,
+        eff_dim=N,
+        m_condition=cond,
+        m_min=m_min,
+        delta=delta,
+    )

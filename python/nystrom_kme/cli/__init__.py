@@ -35,26 +35,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             show_config()
             return EXIT_OK
         if args.command is None:
-            parser.error("a command is required (fit, eval, compress, mmd, test, suggest-m, info, demo), "
-                         "or --version")
+            parser.error("a command is required (fit, eval, compress, mmd, test, suggest-m, info, demo), or --version")
         if getattr(args, "output", None) is not None:
             check_output(args.command, args.output)
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError as err:
         detail = f" ({_one_line(err)})" if str(err) else ""
-        print(f"{prog}: error: out of memory{detail}; use a smaller input or smaller options "
-              "(e.g. --permutations, --n-landmarks, --n-samples)", file=sys.stderr)
+        print(
+            f"{prog}: error: out of memory{detail}; use a smaller input or smaller options "
+            "(e.g. --permutations, --n-landmarks, --n-samples)",
+            file=sys.stderr,
+        )
     except OSError as err:
         where = f"{err.filename}: " if getattr(err, "filename", None) else ""
         print(f"{prog}: error: {where}{_one_line(err) if not err.strerror else err.strerror}", file=sys.stderr)
     except (BadInput, DataFileError, FileFormatError, ValueError) as err:
         print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
     except Exception as err:  # exit status 1 would read as "H0 rejected": every failure is 2
-        print(f"{prog}: error: unexpected {type(err).__name__}: {_one_line(err)} (please report it)",
-              file=sys.stderr)
+        print(f"{prog}: error: unexpected {type(err).__name__}: {_one_line(err)} (please report it)", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

@@ -27,7 +27,7 @@ from ..mmd_estimators import mmd2, mmd2_exact
 from ..nystrom import NystromKME
 from ..persistence import kernel_spec, load, read_header
 from ..quadrature import QuadratureRule
-from ..sampling import resolve_sampler
+from ..sampling import as_policy, resolve_sampler
 from ..sources import RowSource
 from ..two_sample import TwoSampleResult, two_sample_test
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit, fmt, report_record
@@ -113,7 +113,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         # the policies that say so, and m = "bound", look at all rows at once
-        data: Any = (_in_memory(src) if (resolve_sampler(args.sampler).needs_data_in_memory or args.n_landmarks == "bound")
+        in_memory = as_policy(resolve_sampler(args.sampler)).needs_data_in_memory or args.n_landmarks == "bound"
+        data: np.ndarray | RowSource = (_in_memory(src) if in_memory
                      else src)
         est.fit(data)
     finally:
@@ -200,7 +201,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_lines(blocks: Iterator[np.ndarray], write: Callable[[str], Any]) -> int:
+def _write_lines(blocks: Iterator[np.ndarray], write: Callable[[str], object]) -> int:
     """Each value exactly (round-trip repr) on a line of its own, block by block; their number."""
     n = 0
     for values in blocks:
@@ -397,7 +398,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _describe_sampler(spec: Any) -> str:
+def _describe_sampler(spec: object) -> str:
     if not isinstance(spec, dict):
         return "none"
     if "name" in spec:

@@ -47,14 +47,14 @@ def emit(args: argparse.Namespace, record: dict[str, Any], lines: Sequence[str])
         print("\n".join(lines))
 
 
-def _json_scalar(value: Any) -> Any:
+def _json_scalar(value: object) -> object:
     """numpy scalars (e.g. in a report's parameters) as Python numbers."""
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A report's value as JSON data: dataclasses as objects, arrays as lists, numpy
     scalars as numbers, NaN and infinities as None (strict JSON has none)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -72,13 +72,15 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def report_record(report: Any) -> dict[str, Any]:
+def report_record(report: object) -> dict[str, Any]:
     """How m was chosen (``n_landmarks_report_``: a LandmarkSearch or LandmarkSuggestion)
     as JSON: its type, one-line summary, explanation and fields."""
     record = {"type": type(report).__name__, "summary": repr(report)}
     if hasattr(report, "explain"):
         record["explanation"] = str(report.explain())
-    record.update(_plain(report) if dataclasses.is_dataclass(report) else {})
+    fields = _plain(report) if dataclasses.is_dataclass(report) else {}
+    if isinstance(fields, dict):  # a dataclass's fields
+        record.update(fields)
     return record
 
 
@@ -86,5 +88,15 @@ def fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REJECTED", "OUTPUTS", "BadInput", "check_output",
-           "emit", "fmt", "report_record"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REJECTED",
+    "OUTPUTS",
+    "BadInput",
+    "check_output",
+    "emit",
+    "fmt",
+    "report_record",
+]

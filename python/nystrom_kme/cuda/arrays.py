@@ -10,16 +10,21 @@ pinned host memory and is not one).
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Any
+
+#: A cupy.ndarray: CuPy is an optional extra that the type checker does not follow (Any).
+CupyArray = Any
 
 #: DLPack device types of memory a CUDA kernel reads: kDLCUDA, kDLCUDAManaged.
 DLPACK_CUDA_DEVICES = (2, 13)
 
-GPU_EXTRA_HINT = ("the GPU path needs CuPy: pip install 'nystrom-kme[gpu]' "
-                  "(or cupy-cuda12x / cupy-cuda13x matching your CUDA driver)")
+GPU_EXTRA_HINT = (
+    "the GPU path needs CuPy: pip install 'nystrom-kme[gpu]' (or cupy-cuda12x / cupy-cuda13x matching your CUDA driver)"
+)
 
 
-def is_cuda_array(x: Any) -> bool:
+def is_cuda_array(x: object) -> bool:
     """Whether ``x`` lives in CUDA device memory (no GPU library is imported).
 
     Examples
@@ -47,7 +52,7 @@ def is_cuda_array(x: Any) -> bool:
     return int(kind) in DLPACK_CUDA_DEVICES
 
 
-def _has_interface(x: Any) -> bool:
+def _has_interface(x: object) -> bool:
     """hasattr(x, "__cuda_array_interface__"), where reading it may raise more than
     AttributeError (torch raises RuntimeError for tensors that require grad: those
     go through DLPack, whose error says to detach them)."""
@@ -73,7 +78,7 @@ def cupy_available() -> bool:
     return True
 
 
-def require_cupy() -> Any:
+def require_cupy() -> ModuleType:
     """The cupy module, or an ImportError that says how to get it."""
     try:
         return importlib.import_module("cupy")
@@ -81,7 +86,7 @@ def require_cupy() -> Any:
         raise ImportError(f"CUDA array given but {GPU_EXTRA_HINT} ({err})") from None
 
 
-def as_cupy(x: Any) -> Any:
+def as_cupy(x: object) -> CupyArray:
     """``x`` as a cupy.ndarray on its device, without a copy: CuPy arrays as they are,
     ``__cuda_array_interface__`` through ``cupy.asarray``, the rest through
     ``cupy.from_dlpack``."""
@@ -93,7 +98,7 @@ def as_cupy(x: Any) -> Any:
     return cp.from_dlpack(x)
 
 
-def as_device_matrix(x: Any, name: str = "X") -> Any:
+def as_device_matrix(x: object, name: str = "X") -> CupyArray:
     """``x`` as a validated C-contiguous (n, d) float32/float64 cupy array: the
     dtype is kept when it is float32/float64, anything else becomes float64; a copy
     only when the layout or the dtype requires one. Raises ValueError as
@@ -116,5 +121,13 @@ def as_device_matrix(x: Any, name: str = "X") -> Any:
     return arr
 
 
-__all__ = ["DLPACK_CUDA_DEVICES", "GPU_EXTRA_HINT", "as_cupy", "as_device_matrix", "cupy_available",
-           "is_cuda_array", "require_cupy"]
+__all__ = [
+    "CupyArray",
+    "DLPACK_CUDA_DEVICES",
+    "GPU_EXTRA_HINT",
+    "as_cupy",
+    "as_device_matrix",
+    "cupy_available",
+    "is_cuda_array",
+    "require_cupy",
+]

@@ -47,11 +47,13 @@ def header_path() -> Path:
         path = root / HEADER
         if path.is_file():
             return path
-    raise FileNotFoundError(f"{HEADER} is neither in the installed package ({_PACKAGE / 'include'}) nor "
-                            "in a source checkout; reinstall nystrom-kme")
+    raise FileNotFoundError(
+        f"{HEADER} is neither in the installed package ({_PACKAGE / 'include'}) nor "
+        "in a source checkout; reinstall nystrom-kme"
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def source() -> str:
     """The CUDA source NVRTC compiles: the header's text (it includes nothing under
     NVRTC)."""
@@ -70,8 +72,10 @@ def kernel_code(name: str) -> int:
     try:
         return KERNEL_CODES[name]
     except KeyError:
-        raise ValueError(f"the GPU path computes the radial kernels {sorted(KERNEL_CODES)}, "
-                         f"not {name!r}; pass host (numpy) arrays for it") from None
+        raise ValueError(
+            f"the GPU path computes the radial kernels {sorted(KERNEL_CODES)}, "
+            f"not {name!r}; pass host (numpy) arrays for it"
+        ) from None
 
 
 def ctype(dtype: np.dtype) -> str:
@@ -120,8 +124,7 @@ def name_expressions(code: int, dtype: np.dtype) -> tuple[str, ...]:
     >>> name_expressions(0, np.float32)[0]
     'nystrom_kme::cuda::weighted_sums_partial<0, float, 1>'
     """
-    return (*(partial_name(code, dtype, kc) for kc in COLUMN_GROUPS), matrix_name(code, dtype),
-            REDUCE_NAME, SUM_NAME)
+    return (*(partial_name(code, dtype, kc) for kc in COLUMN_GROUPS), matrix_name(code, dtype), REDUCE_NAME, SUM_NAME)
 
 
 #: NVRTC options: C++17, no fast-math (exp and sqrt as accurate as the CPU core's).
@@ -167,6 +170,21 @@ class SumsPlan:
         return (math.ceil(self.m * self.k / REDUCE_THREADS),)
 
 
-__all__ = ["COLUMN_GROUPS", "COMPILE_OPTIONS", "HEADER", "KERNEL_CODES", "REDUCE_NAME", "SUM_NAME",
-           "SumsPlan", "columns_per_thread", "ctype", "header_path", "kernel_code", "matrix_name",
-           "n_row_chunks", "name_expressions", "partial_name", "source"]
+__all__ = [
+    "COLUMN_GROUPS",
+    "COMPILE_OPTIONS",
+    "HEADER",
+    "KERNEL_CODES",
+    "REDUCE_NAME",
+    "SUM_NAME",
+    "SumsPlan",
+    "columns_per_thread",
+    "ctype",
+    "header_path",
+    "kernel_code",
+    "matrix_name",
+    "n_row_chunks",
+    "name_expressions",
+    "partial_name",
+    "source",
+]

@@ -99,7 +99,7 @@ from .results import JSON_RESULTS, result_from_dict, result_from_json, result_to
 from .specs import kernel_from_spec, kernel_spec
 
 
-def save(obj: Any, path: str | os.PathLike[str]) -> None:
+def save(obj: object, path: str | os.PathLike[str]) -> None:
     """Write ``obj`` to ``path`` in the format of this module (no pickle).
 
     Parameters
@@ -178,9 +178,11 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     >>> read_header("embedding.npz")["object"]  # doctest: +SKIP
     'NystromKME'
     """
+
     def from_json(text: bytes) -> dict[str, Any]:
         result_from_json(text)  # validates
-        return json.loads(text)
+        header: dict[str, Any] = json.loads(text)
+        return header
 
     return open_saved(path, lambda f: guarded(_read_npz, f)[0], from_json)
 
@@ -202,6 +204,17 @@ def _load_npz(f: IO[bytes]) -> Any:
         raise FileFormatError(f"inconsistent {name} file: {err}") from None
 
 
-__all__ = ["FORMAT_VERSION", "FileFormatError", "kernel_from_spec", "kernel_spec", "load",
-           "persistable", "read_header", "result_from_dict", "result_from_json", "result_to_dict",
-           "result_to_json", "save"]
+__all__ = [
+    "FORMAT_VERSION",
+    "FileFormatError",
+    "kernel_from_spec",
+    "kernel_spec",
+    "load",
+    "persistable",
+    "read_header",
+    "result_from_dict",
+    "result_from_json",
+    "result_to_dict",
+    "result_to_json",
+    "save",
+]

@@ -55,8 +55,9 @@ class Codec:
     """How one type is saved: ``encode(obj) -> (fields, arrays)``,
     ``decode(cls, header, arrays) -> obj`` and the layout of its array members."""
 
+    # Any: the objects are of the registered classes, which this package does not import
     encode: Callable[[Any], tuple[dict[str, Any], Arrays]]
-    decode: Callable[[type, dict[str, Any], Arrays], Any]
+    decode: Callable[[type[Any], dict[str, Any], Arrays], object]
     layout: Layout
 
 
@@ -81,27 +82,38 @@ def _features(state: dict[str, Any], support: np.ndarray) -> int:
 # --------------------------------------------------------------------------- #
 def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
     st = est._state()  # one fit's state, read at once (NotFittedError before a fit)
-    arrays: Arrays = {"landmarks": st["landmarks"], "weights": st["weights"],
-                      "s_sum": st["s_sum"], "s_comp": st["s_comp"]}
+    arrays: Arrays = {
+        "landmarks": st["landmarks"],
+        "weights": st["weights"],
+        "s_sum": st["s_sum"],
+        "s_comp": st["s_comp"],
+    }
     if st["landmark_indices"] is not None:
         arrays["landmark_indices"] = np.asarray(st["landmark_indices"], dtype=np.int64)
     params = params_spec(est, arrays)
-    state = {"kernel": kernel_spec(st["kernel"]), "n_samples": int(st["n_samples"]),
-             "n_features_in": int(st["landmarks"].shape[1]), "solver": str(st["solver"]),
-             "rank": int(st["rank"]), "weight_sum": float(st["weight_sum"]),
-             "sampler": policy_spec(st["sampler"], arrays)}
+    state = {
+        "kernel": kernel_spec(st["kernel"]),
+        "n_samples": int(st["n_samples"]),
+        "n_features_in": int(st["landmarks"].shape[1]),
+        "solver": str(st["solver"]),
+        "rank": int(st["rank"]),
+        "weight_sum": float(st["weight_sum"]),
+        "sampler": policy_spec(st["sampler"], arrays),
+    }
     return {"params": params, "state": state}, arrays
 
 
-def _decode_nystrom(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     """The estimator, every field checked against what a fit can produce."""
     state = header["state"]
     params = _shared_params(header["params"], arrays)
     n_landmarks = params.get("n_landmarks")
-    if not (n_landmarks is None or n_landmarks in ("auto", "bound")
-            or (isinstance(n_landmarks, int) and not isinstance(n_landmarks, bool) and n_landmarks >= 1)):
-        raise ValueError(f"n_landmarks must be a positive integer, 'auto', 'bound' or None, "
-                         f"got {n_landmarks!r}")
+    if not (
+        n_landmarks is None
+        or n_landmarks in ("auto", "bound")
+        or (isinstance(n_landmarks, int) and not isinstance(n_landmarks, bool) and n_landmarks >= 1)
+    ):
+        raise ValueError(f"n_landmarks must be a positive integer, 'auto', 'bound' or None, got {n_landmarks!r}")
     L = matrix_member(arrays, "landmarks")
     m = L.shape[0]
     weights = vector_member(arrays, "weights", np.float64, m)
@@ -123,10 +135,22 @@ def _decode_nystrom(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
     kernel = resolved_kernel(state)
     sampler = policy_from_spec(get_field(state, "sampler", (dict, type(None))), arrays)
     _features(state, L)
-    return cls._from_state(params, {
-        "kernel": kernel, "landmark_indices": indices, "sampler": sampler, "landmarks": L, "weights": weights,
-        "n_samples": n, "solver": solver, "rank": rank, "s_sum": s_sum, "s_comp": s_comp,
-        "weight_sum": positive_field(state, "weight_sum")})
+    return cls._from_state(
+        params,
+        {
+            "kernel": kernel,
+            "landmark_indices": indices,
+            "sampler": sampler,
+            "landmarks": L,
+            "weights": weights,
+            "n_samples": n,
+            "solver": solver,
+            "rank": rank,
+            "s_sum": s_sum,
+            "s_comp": s_comp,
+            "weight_sum": positive_field(state, "weight_sum"),
+        },
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -135,12 +159,15 @@ def _decode_nystrom(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
 def _encode_empirical(est: Any) -> tuple[dict[str, Any], Arrays]:
     st = est._state()
     arrays: Arrays = {"support": st["support"], "weights": st["weights"]}
-    state = {"kernel": kernel_spec(st["kernel"]), "n_samples": int(st["n_samples"]),
-             "n_features_in": int(st["support"].shape[1])}
+    state = {
+        "kernel": kernel_spec(st["kernel"]),
+        "n_samples": int(st["n_samples"]),
+        "n_features_in": int(st["support"].shape[1]),
+    }
     return {"params": params_spec(est, arrays), "state": state}, arrays
 
 
-def _decode_empirical(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_empirical(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     """The estimator, every field checked against what a fit can produce."""
     state = header["state"]
     params = _shared_params(header["params"], arrays)
@@ -162,7 +189,7 @@ def _encode_rule(rule: Any) -> tuple[dict[str, Any], Arrays]:
     return {"params": {}, "state": state}, {"nodes": rule.nodes, "weights": rule.weights}
 
 
-def _decode_rule(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_rule(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     spec = get_field(header["state"], "kernel", (dict, type(None)))
     nodes, w = matrix_member(arrays, "nodes"), vector_member(arrays, "weights", np.float64)
     check_length(w, nodes.shape[0], "weights")
@@ -170,13 +197,20 @@ def _decode_rule(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
 
 
 def _encode_compression(res: Any) -> tuple[dict[str, Any], Arrays]:
-    state = {"kernel": kernel_spec(res.kernel), "mmd": None if res.mmd is None else float(res.mmd),
-             "method": str(res.method), "ridge": float(res.ridge)}
-    return {"params": {}, "state": state}, {"points": res.points, "weights": res.weights,
-                                            "indices": np.asarray(res.indices, dtype=np.int64)}
+    state = {
+        "kernel": kernel_spec(res.kernel),
+        "mmd": None if res.mmd is None else float(res.mmd),
+        "method": str(res.method),
+        "ridge": float(res.ridge),
+    }
+    return {"params": {}, "state": state}, {
+        "points": res.points,
+        "weights": res.weights,
+        "indices": np.asarray(res.indices, dtype=np.int64),
+    }
 
 
-def _decode_compression(cls: type, header: dict[str, Any], arrays: Arrays) -> Any:
+def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
     """The result, every field checked against what :func:`~nystrom_kme.compress` returns."""
     state = header["state"]
     points = matrix_member(arrays, "points")
@@ -184,10 +218,14 @@ def _decode_compression(cls: type, header: dict[str, Any], arrays: Arrays) -> An
     method = get_field(state, "method", str)
     sampler, _, weights = method.rpartition("/")
     if not sampler or weights not in _COMPRESSION_WEIGHTS:
-        raise FileFormatError(f"method={method!r} is not '<sampler>/<weights>' with weights one of "
-                              f"{', '.join(_COMPRESSION_WEIGHTS)}")
-    w = (vector_member(arrays, "weights", np.float64, m) if weights == "signed"
-         else probabilities_member(arrays, "weights", m))
+        raise FileFormatError(
+            f"method={method!r} is not '<sampler>/<weights>' with weights one of {', '.join(_COMPRESSION_WEIGHTS)}"
+        )
+    w = (
+        vector_member(arrays, "weights", np.float64, m)
+        if weights == "signed"
+        else probabilities_member(arrays, "weights", m)
+    )
     mmd = get_field(state, "mmd", (int, float, type(None)))
     if mmd is not None and not (math.isfinite(mmd) and mmd >= 0):
         raise FileFormatError(f"mmd={mmd!r} is not a non-negative number")
@@ -195,23 +233,43 @@ def _decode_compression(cls: type, header: dict[str, Any], arrays: Arrays) -> An
     if not (math.isfinite(ridge) and ridge >= 0) or (ridge and weights != "signed"):
         raise FileFormatError(f"ridge={ridge!r}: a non-negative number, 0 unless the weights are signed")
     kernel = resolved_kernel(state)
-    return cls(points=points, weights=w, indices=indices_member(arrays, "indices", m), mmd=mmd,
-               kernel=kernel, method=method, ridge=float(ridge))
+    return cls(
+        points=points,
+        weights=w,
+        indices=indices_member(arrays, "indices", m),
+        mmd=mmd,
+        kernel=kernel,
+        method=method,
+        ridge=float(ridge),
+    )
 
 
 #: The codec of each type saved as an archive, by class name.
 CODECS: dict[str, Codec] = {
-    "NystromKME": Codec(_encode_nystrom, _decode_nystrom, {
-        "landmarks": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)),
-        "s_sum": (_F8, (("m",),)), "s_comp": (_F8, (("m",),)),
-        "landmark_indices": (_I8, (("m",),)), "policy_indices": (_I8, (("k",),)),
-        "sampler_array": (None, (("j",), ("j", "e")))}),
-    "EmpiricalKME": Codec(_encode_empirical, _decode_empirical, {
-        "support": (_FLOATS, (("n", "d"),)), "weights": (_F8, (("n",),))}),
-    "QuadratureRule": Codec(_encode_rule, _decode_rule, {
-        "nodes": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),))}),
-    "CompressionResult": Codec(_encode_compression, _decode_compression, {
-        "points": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)), "indices": (_I8, (("m",),))}),
+    "NystromKME": Codec(
+        _encode_nystrom,
+        _decode_nystrom,
+        {
+            "landmarks": (_FLOATS, (("m", "d"),)),
+            "weights": (_F8, (("m",),)),
+            "s_sum": (_F8, (("m",),)),
+            "s_comp": (_F8, (("m",),)),
+            "landmark_indices": (_I8, (("m",),)),
+            "policy_indices": (_I8, (("k",),)),
+            "sampler_array": (None, (("j",), ("j", "e"))),
+        },
+    ),
+    "EmpiricalKME": Codec(
+        _encode_empirical, _decode_empirical, {"support": (_FLOATS, (("n", "d"),)), "weights": (_F8, (("n",),))}
+    ),
+    "QuadratureRule": Codec(
+        _encode_rule, _decode_rule, {"nodes": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),))}
+    ),
+    "CompressionResult": Codec(
+        _encode_compression,
+        _decode_compression,
+        {"points": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)), "indices": (_I8, (("m",),))},
+    ),
 }
 
 __all__ = ["CODECS", "Codec"]

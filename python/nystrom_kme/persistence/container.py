@@ -13,13 +13,16 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
 from .. import _core
 from .._files import Member, NpzArchive, atomic_write, open_regular
 from .fields import FileFormatError, get_field
+
+#: What a reader of a saved file returns.
+_Read = TypeVar("_Read")
 
 #: The format this version writes (and the newest it reads).
 FORMAT_VERSION = 1
@@ -35,8 +38,12 @@ Layout = Mapping[str, tuple[tuple[np.dtype, ...] | None, tuple[tuple[str, ...], 
 
 def preamble(name: str) -> dict[str, Any]:
     """The keys every file starts with: format, format version, writer's version, object type."""
-    return {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-            "package_version": _core.__version__, "object": name}
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "package_version": _core.__version__,
+        "object": name,
+    }
 
 
 def check_preamble(header: dict[str, Any], expected: str | None) -> str:
@@ -51,7 +58,8 @@ def check_preamble(header: dict[str, Any], expected: str | None) -> str:
         raise FileFormatError(
             f"written in format version {version} (nystrom-kme "
             f"{header.get('package_version', '?')}); this nystrom-kme {_core.__version__} reads "
-            f"versions up to {FORMAT_VERSION}: upgrade nystrom-kme to read it")
+            f"versions up to {FORMAT_VERSION}: upgrade nystrom-kme to read it"
+        )
     name = header.get("object")
     if not isinstance(name, str) or (expected is not None and name != expected):
         raise FileFormatError(f"holds {name!r}, expected {expected or 'an object type'}")
@@ -69,7 +77,7 @@ def _little_endian(a: np.ndarray) -> np.ndarray:
 
 
 def _digest(a: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1)).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data).hexdigest()
 
 
 def write_archive(path: str, name: str, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
@@ -79,11 +87,12 @@ def write_archive(path: str, name: str, fields: dict[str, Any], arrays: dict[str
     arrays = {k: _little_endian(v) for k, v in arrays.items()}
     header = preamble(name)
     header.update(fields)
-    header["arrays"] = {k: {"dtype": v.dtype.str, "shape": list(v.shape), "sha256": _digest(v)}
-                        for k, v in arrays.items()}
+    header["arrays"] = {
+        k: {"dtype": v.dtype.str, "shape": list(v.shape), "sha256": _digest(v)} for k, v in arrays.items()
+    }
     blob = json.dumps(header, allow_nan=False, sort_keys=True).encode("ascii")
     members = {"header": np.frombuffer(blob, dtype=np.uint8), **arrays}
-    atomic_write(path, lambda f: np.savez(f, **members))
+    atomic_write(path, lambda f: np.savez(f, **members))  # type: ignore[arg-type]  # no member is "allow_pickle"
 
 
 def write_text(path: str, text: str) -> None:
@@ -95,8 +104,9 @@ def write_text(path: str, text: str) -> None:
 # --------------------------------------------------------------------------- #
 # reading
 # --------------------------------------------------------------------------- #
-def open_saved(path: str | os.PathLike[str], npz: Callable[[IO[bytes]], Any],
-               text: Callable[[bytes], Any]) -> Any:
+def open_saved(
+    path: str | os.PathLike[str], npz: Callable[[IO[bytes]], _Read], text: Callable[[bytes], _Read]
+) -> _Read:
     """npz(file) for a zip archive, text(bytes) for a JSON document; FileFormatErrors
     get the path in front. Only regular files are opened (a FIFO would block)."""
     path = os.fspath(path)
@@ -112,13 +122,16 @@ def open_saved(path: str | os.PathLike[str], npz: Callable[[IO[bytes]], Any],
                 return npz(f)
             if data.lstrip()[:1] == b"{":
                 return text(data + f.read())
-            raise FileFormatError("the file is empty" if not data else
-                                  "not a nystrom-kme file (neither a .npz archive nor a JSON document)")
+            raise FileFormatError(
+                "the file is empty"
+                if not data
+                else "not a nystrom-kme file (neither a .npz archive nor a JSON document)"
+            )
         except FileFormatError as err:
             raise FileFormatError(f"{path}: {err}") from None
 
 
-def guarded(read: Callable[[IO[bytes]], Any], f: IO[bytes]) -> Any:
+def guarded(read: Callable[[IO[bytes]], _Read], f: IO[bytes]) -> _Read:
     """read(f), any failure but a FileFormatError (or running out of memory, or Ctrl-C)
     reported as corruption."""
     try:
@@ -126,7 +139,8 @@ def guarded(read: Callable[[IO[bytes]], Any], f: IO[bytes]) -> Any:
     except (FileFormatError, MemoryError):
         raise
     except Exception as err:  # any failure while parsing the archive's bytes is corruption
-        raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {' '.join(str(err).split())})") from None
+        detail = " ".join(str(err).split())
+        raise FileFormatError(f"truncated or corrupted file ({type(err).__name__}: {detail})") from None
 
 
 def read_archive(f: IO[bytes], layouts: Mapping[str, Layout]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -144,8 +158,9 @@ def read_archive(f: IO[bytes], layouts: Mapping[str, Layout]) -> tuple[dict[str,
         if meta.dtype != np.uint8 or len(meta.shape) != 1:
             raise FileFormatError("the 'header' member is not JSON bytes")
         if meta.nbytes > MAX_HEADER_BYTES:
-            raise FileFormatError(f"the 'header' member declares {meta.nbytes} bytes, more than "
-                                  f"a header may hold ({MAX_HEADER_BYTES})")
+            raise FileFormatError(
+                f"the 'header' member declares {meta.nbytes} bytes, more than a header may hold ({MAX_HEADER_BYTES})"
+            )
         try:
             header = json.loads(_read(npz, meta).tobytes().decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as err:
@@ -167,8 +182,9 @@ def read_archive(f: IO[bytes], layouts: Mapping[str, Layout]) -> tuple[dict[str,
     return header, arrays
 
 
-def _plan_members(npz: NpzArchive, manifest: dict[str, Any], name: str,
-                  layout: Layout) -> dict[str, tuple[Member, Any]]:
+def _plan_members(
+    npz: NpzArchive, manifest: dict[str, Any], name: str, layout: Layout
+) -> dict[str, tuple[Member, Any]]:
     """{key: (member, sha256)} for each member of the manifest, after checking its
     dtype, shape and size against the layout of ``name``, the manifest and the zip."""
     sizes: dict[str, int] = {}
@@ -181,24 +197,33 @@ def _plan_members(npz: NpzArchive, manifest: dict[str, Any], name: str,
         dtype, shape = get_field(meta, "dtype", str), get_field(meta, "shape", list)
         member = _described(npz, key)
         if member.dtype.str != dtype or list(member.shape) != shape:
-            raise FileFormatError(f"the member {key!r} has dtype {member.dtype.str} and shape "
-                                  f"{member.shape}, the header says {dtype} and {tuple(shape)}")
+            raise FileFormatError(
+                f"the member {key!r} has dtype {member.dtype.str} and shape "
+                f"{member.shape}, the header says {dtype} and {tuple(shape)}"
+            )
         dtypes, patterns = layout[key]
         native = member.dtype.newbyteorder("=")
         if (native not in dtypes) if dtypes is not None else (native.kind not in "iuf"):
-            raise FileFormatError(f"the member {key!r} has dtype {member.dtype}, expected "
-                                  f"{' or '.join(d.name for d in dtypes) if dtypes else 'numbers'}")
+            raise FileFormatError(
+                f"the member {key!r} has dtype {member.dtype}, expected "
+                f"{' or '.join(d.name for d in dtypes) if dtypes else 'numbers'}"
+            )
         pattern = next((p for p in patterns if len(p) == len(member.shape)), None)
         if pattern is None:
-            raise FileFormatError(f"the member {key!r} has shape {member.shape}, expected "
-                                  f"{' or '.join(str(p) for p in patterns)}")
+            raise FileFormatError(
+                f"the member {key!r} has shape {member.shape}, expected {' or '.join(str(p) for p in patterns)}"
+            )
         for dim, size in zip(pattern, member.shape):
             if sizes.setdefault(dim, size) != size:
-                raise FileFormatError(f"the member {key!r} has shape {member.shape}: {dim} = {size} "
-                                      f"where another member has {dim} = {sizes[dim]}")
+                raise FileFormatError(
+                    f"the member {key!r} has shape {member.shape}: {dim} = {size} "
+                    f"where another member has {dim} = {sizes[dim]}"
+                )
         if member.compressed:
-            raise FileFormatError(f"the member {key!r} is compressed; nystrom-kme files are "
-                                  "uncompressed archives (so that a file's size bounds its load's memory)")
+            raise FileFormatError(
+                f"the member {key!r} is compressed; nystrom-kme files are "
+                "uncompressed archives (so that a file's size bounds its load's memory)"
+            )
         planned[key] = (member, meta.get("sha256"))
     return planned
 
@@ -217,5 +242,16 @@ def _read(npz: NpzArchive, member: Member) -> np.ndarray:
         raise FileFormatError(str(err)) from None
 
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MAX_HEADER_BYTES", "Layout", "check_preamble", "guarded",
-           "open_saved", "preamble", "read_archive", "write_archive", "write_text"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MAX_HEADER_BYTES",
+    "Layout",
+    "check_preamble",
+    "guarded",
+    "open_saved",
+    "preamble",
+    "read_archive",
+    "write_archive",
+    "write_text",
+]

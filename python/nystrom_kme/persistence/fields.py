@@ -4,9 +4,10 @@ members, each refused with a :class:`FileFormatError` that names the field."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 
 class FileFormatError(ValueError):
@@ -27,7 +28,16 @@ class FileFormatError(ValueError):
     """
 
 
-def get_field(d: Any, key: str, types: Any) -> Any:
+_Value = TypeVar("_Value")
+
+
+@overload
+def get_field(d: object, key: str, types: type[_Value]) -> _Value: ...
+@overload
+def get_field(d: object, key: str, types: tuple[type[_Value], ...]) -> _Value: ...
+
+
+def get_field(d: object, key: str, types: type[_Value] | tuple[type[_Value], ...]) -> _Value:
     """``d[key]``, which must be an instance of ``types`` (a bool only where bool is named)."""
     if not isinstance(d, dict) or key not in d:
         raise FileFormatError(f"the key {key!r} is missing")
@@ -71,7 +81,7 @@ def matrix_member(arrays: dict[str, np.ndarray], key: str) -> np.ndarray:
     return a
 
 
-def vector_member(arrays: dict[str, np.ndarray], key: str, dtype: Any, length: int | None = None) -> np.ndarray:
+def vector_member(arrays: dict[str, np.ndarray], key: str, dtype: DTypeLike, length: int | None = None) -> np.ndarray:
     """A 1-D array of ``dtype`` (finite when floating), of ``length`` entries when given."""
     a = member(arrays, key)
     if a.ndim != 1 or a.dtype != dtype or (a.dtype.kind == "f" and not np.isfinite(a).all()):
@@ -86,14 +96,14 @@ def check_length(a: np.ndarray, n: int, key: str) -> None:
         raise FileFormatError(f"the member {key!r} has shape {a.shape}, expected ({n},)")
 
 
-def indices_member(arrays: dict[str, np.ndarray], key: str, length: int | None = None,
-                   bound: int | None = None, bound_name: str = "") -> np.ndarray:
+def indices_member(
+    arrays: dict[str, np.ndarray], key: str, length: int | None = None, bound: int | None = None, bound_name: str = ""
+) -> np.ndarray:
     """Row indices: int64, >= 0 and (``bound``) below ``bound``."""
     a = vector_member(arrays, key, np.int64, length)
     if a.size and (a.min() < 0 or (bound is not None and a.max() >= bound)):
         where = f"[0, {bound_name}={bound})" if bound is not None else "[0, inf)"
-        raise FileFormatError(f"the member {key!r} holds indices outside {where}: "
-                              f"{int(a.min())} to {int(a.max())}")
+        raise FileFormatError(f"the member {key!r} holds indices outside {where}: {int(a.min())} to {int(a.max())}")
     return a
 
 
@@ -102,10 +112,19 @@ def probabilities_member(arrays: dict[str, np.ndarray], key: str, length: int) -
     w = vector_member(arrays, key, np.float64, length)
     total = float(w.sum())
     if (w < 0).any() or abs(total - 1.0) > 1e-6:
-        raise FileFormatError(f"the member {key!r} is not a probability vector (min {w.min():g}, "
-                              f"sum {total!r})")
+        raise FileFormatError(f"the member {key!r} is not a probability vector (min {w.min():g}, sum {total!r})")
     return w
 
 
-__all__ = ["FileFormatError", "check_length", "count_field", "get_field", "indices_member", "matrix_member",
-           "member", "positive_field", "probabilities_member", "vector_member"]
+__all__ = [
+    "FileFormatError",
+    "check_length",
+    "count_field",
+    "get_field",
+    "indices_member",
+    "matrix_member",
+    "member",
+    "positive_field",
+    "probabilities_member",
+    "vector_member",
+]

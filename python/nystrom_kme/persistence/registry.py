@@ -3,12 +3,13 @@ as its module loads, so the persistence package imports none of them."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 _CLASSES: dict[str, type] = {}
+_Class = TypeVar("_Class", bound=type)
 
 
-def persistable(cls: type) -> type:
+def persistable(cls: _Class) -> _Class:
     """Class decorator: register ``cls`` (by name) as a type :func:`nystrom_kme.load` can return."""
     _CLASSES[cls.__name__] = cls
     return cls
@@ -18,12 +19,13 @@ def is_registered(name: str) -> bool:
     return name in _CLASSES
 
 
-def registered_class(name: str) -> type:
-    """The saveable class of that name (KeyError if none registered)."""
+def registered_class(name: str) -> type[Any]:
+    """The saveable class of that name (KeyError if none registered); any class the
+    package registers, none of which this package imports (hence ``type[Any]``)."""
     return _CLASSES[name]
 
 
-def registered_name(obj: Any) -> str:
+def registered_name(obj: object) -> str:
     """The name ``obj``'s saveable class registered under; ValueError for other objects."""
     for name, cls in _CLASSES.items():
         if isinstance(obj, cls):

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .container import check_preamble, preamble
 from .fields import FileFormatError, get_field
@@ -16,14 +17,25 @@ from .specs import kernel_from_spec, kernel_spec
 
 #: The types saved as JSON documents.
 JSON_RESULTS = ("TwoSampleResult", "AggregatedTestResult")
-_RESULT_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "kernel", "n_landmarks",
-                  "n_permutations")
-_AGGREGATED_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "aggregation", "kernels",
-                      "kernel_statistics", "kernel_scores", "kernel_pvalues", "n_landmarks",
-                      "n_permutations", "bin_size", "temperature")
+_RESULT_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "kernel", "n_landmarks", "n_permutations")
+_AGGREGATED_FIELDS = (
+    "statistic",
+    "pvalue",
+    "null_distribution",
+    "method",
+    "aggregation",
+    "kernels",
+    "kernel_statistics",
+    "kernel_scores",
+    "kernel_pvalues",
+    "n_landmarks",
+    "n_permutations",
+    "bin_size",
+    "temperature",
+)
 
 
-def _floats(values: Any) -> list[float]:
+def _floats(values: ArrayLike) -> list[float]:
     return [float(v) for v in np.asarray(values, dtype=np.float64)]
 
 
@@ -42,14 +54,21 @@ def _missing(data: dict[str, Any], fields: tuple[str, ...]) -> None:
 
 def _aggregated_to_dict(result: Any) -> dict[str, Any]:
     out = preamble("AggregatedTestResult")
-    out.update(statistic=float(result.statistic), pvalue=float(result.pvalue),
-               null_distribution=_floats(result.null_distribution), method=str(result.method),
-               aggregation=str(result.aggregation), kernels=[kernel_spec(k) for k in result.kernels],
-               kernel_statistics=_floats(result.kernel_statistics),
-               kernel_scores=_floats(result.kernel_scores), kernel_pvalues=_floats(result.kernel_pvalues),
-               n_landmarks=None if result.n_landmarks is None else int(result.n_landmarks),
-               n_permutations=int(result.n_permutations), bin_size=int(result.bin_size),
-               temperature=float(result.temperature))
+    out.update(
+        statistic=float(result.statistic),
+        pvalue=float(result.pvalue),
+        null_distribution=_floats(result.null_distribution),
+        method=str(result.method),
+        aggregation=str(result.aggregation),
+        kernels=[kernel_spec(k) for k in result.kernels],
+        kernel_statistics=_floats(result.kernel_statistics),
+        kernel_scores=_floats(result.kernel_scores),
+        kernel_pvalues=_floats(result.kernel_pvalues),
+        n_landmarks=None if result.n_landmarks is None else int(result.n_landmarks),
+        n_permutations=int(result.n_permutations),
+        bin_size=int(result.bin_size),
+        temperature=float(result.temperature),
+    )
     return out
 
 
@@ -61,30 +80,41 @@ def _aggregated_from_dict(data: dict[str, Any]) -> Any:
     return registered_class("AggregatedTestResult")(
         statistic=float(get_field(data, "statistic", (int, float))),
         pvalue=float(get_field(data, "pvalue", (int, float))),
-        null_distribution=_float_list(data, "null_distribution"), method=get_field(data, "method", str),
-        aggregation=get_field(data, "aggregation", str), kernels=kernels,
+        null_distribution=_float_list(data, "null_distribution"),
+        method=get_field(data, "method", str),
+        aggregation=get_field(data, "aggregation", str),
+        kernels=kernels,
         kernel_statistics=_float_list(data, "kernel_statistics"),
-        kernel_scores=_float_list(data, "kernel_scores"), kernel_pvalues=_float_list(data, "kernel_pvalues"),
+        kernel_scores=_float_list(data, "kernel_scores"),
+        kernel_pvalues=_float_list(data, "kernel_pvalues"),
         n_landmarks=get_field(data, "n_landmarks", (int, type(None))),
         n_permutations=get_field(data, "n_permutations", int),
-        bin_size=get_field(data, "bin_size", int), temperature=float(get_field(data, "temperature", (int, float))))
+        bin_size=get_field(data, "bin_size", int),
+        temperature=float(get_field(data, "temperature", (int, float))),
+    )
 
 
-def result_to_dict(result: Any) -> dict[str, Any]:
+def result_to_dict(result: object) -> dict[str, Any]:
     """A :class:`~nystrom_kme.TwoSampleResult` or :class:`~nystrom_kme.AggregatedTestResult`
     as a JSON-ready dict (with the preamble)."""
-    if registered_name(result) == "AggregatedTestResult":
-        return _aggregated_to_dict(result)
+    name = registered_name(result)
+    fields: Any = result  # a registered result class, which this package does not import
+    if name == "AggregatedTestResult":
+        return _aggregated_to_dict(fields)
     out = preamble("TwoSampleResult")
-    out.update(statistic=float(result.statistic), pvalue=float(result.pvalue),
-               null_distribution=[float(v) for v in np.asarray(result.null_distribution)],
-               method=str(result.method), kernel=kernel_spec(result.kernel),
-               n_landmarks=None if result.n_landmarks is None else int(result.n_landmarks),
-               n_permutations=int(result.n_permutations))
+    out.update(
+        statistic=float(fields.statistic),
+        pvalue=float(fields.pvalue),
+        null_distribution=[float(v) for v in np.asarray(fields.null_distribution)],
+        method=str(fields.method),
+        kernel=kernel_spec(fields.kernel),
+        n_landmarks=None if fields.n_landmarks is None else int(fields.n_landmarks),
+        n_permutations=int(fields.n_permutations),
+    )
     return out
 
 
-def result_from_dict(data: Any) -> Any:
+def result_from_dict(data: object) -> Any:
     """The two-sample result of :func:`result_to_dict`'s output."""
     try:
         if not isinstance(data, dict):
@@ -99,17 +129,20 @@ def result_from_dict(data: Any) -> Any:
             raise ValueError("null_distribution must be a list of numbers")
         return registered_class("TwoSampleResult")(
             statistic=float(get_field(data, "statistic", (int, float))),
-            pvalue=float(get_field(data, "pvalue", (int, float))), null_distribution=null,
-            method=get_field(data, "method", str), kernel=kernel_from_spec(data["kernel"]),
+            pvalue=float(get_field(data, "pvalue", (int, float))),
+            null_distribution=null,
+            method=get_field(data, "method", str),
+            kernel=kernel_from_spec(data["kernel"]),
             n_landmarks=get_field(data, "n_landmarks", (int, type(None))),
-            n_permutations=get_field(data, "n_permutations", int))
+            n_permutations=get_field(data, "n_permutations", int),
+        )
     except FileFormatError:
         raise
     except (ValueError, TypeError) as err:
         raise FileFormatError(f"not a valid two-sample result: {err}") from None
 
 
-def result_to_json(result: Any, *, indent: int | None = None) -> str:
+def result_to_json(result: object, *, indent: int | None = None) -> str:
     """The JSON text of a two-sample result (floats exact).
 
     Examples

@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from .._estimator import ParamsMixin
 from ..kernels import KERNEL_CLASSES, Kernel, Matern, Polynomial
-from ..sampling import POLICY_CLASSES, FixedLandmarks
+from ..sampling import POLICY_CLASSES, FixedLandmarks, SamplingPolicy
 from .fields import FileFormatError, get_field, indices_member, member
 
 _KERNELS: dict[str, type[Kernel]] = {cls.__name__: cls for cls in KERNEL_CLASSES}
-_POLICIES: dict[str, type] = {cls.__name__: cls for cls in POLICY_CLASSES}
+_POLICIES: dict[str, type[SamplingPolicy]] = {cls.__name__: cls for cls in POLICY_CLASSES}
 
 
 # --------------------------------------------------------------------------- #
@@ -34,8 +35,9 @@ def kernel_spec(kernel: Kernel) -> dict[str, Any]:
     """
     name = type(kernel).__name__
     if _KERNELS.get(name) is not type(kernel):
-        raise ValueError(f"cannot save a kernel of type {type(kernel).__qualname__}: only "
-                         f"{sorted(_KERNELS)} are stored")
+        raise ValueError(
+            f"cannot save a kernel of type {type(kernel).__qualname__}: only {sorted(_KERNELS)} are stored"
+        )
     spec: dict[str, Any] = {"type": name, "bandwidth": kernel.bandwidth}
     if isinstance(kernel, Matern):
         spec["nu"] = kernel.nu
@@ -44,7 +46,7 @@ def kernel_spec(kernel: Kernel) -> dict[str, Any]:
     return spec
 
 
-def kernel_from_spec(spec: Any) -> Kernel:
+def kernel_from_spec(spec: object) -> Kernel:
     """The kernel described by :func:`kernel_spec`'s output (validated by its constructor)."""
     if not isinstance(spec, dict) or spec.get("type") not in _KERNELS:
         raise ValueError(f"not a kernel spec: {spec!r}")
@@ -63,7 +65,7 @@ def resolved_kernel(state: dict[str, Any]) -> Kernel:
 # --------------------------------------------------------------------------- #
 # sampling policies
 # --------------------------------------------------------------------------- #
-def policy_spec(policy: Any, arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
+def policy_spec(policy: object, arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
     """A sampling policy of the package as {"policy", "params"}, given indices as
     {"indices": member} (written into ``arrays``), anything else as {"unsaved": repr}."""
     if policy is None:
@@ -72,7 +74,7 @@ def policy_spec(policy: Any, arrays: dict[str, np.ndarray]) -> dict[str, Any] | 
         arrays["policy_indices"] = np.asarray(policy.indices, dtype=np.int64)
         return {"indices": "policy_indices"}
     name = type(policy).__name__
-    if _POLICIES.get(name) is type(policy):
+    if isinstance(policy, SamplingPolicy) and _POLICIES.get(name) is type(policy):
         try:
             params = {k: _scalar(v, k) for k, v in policy.get_params(deep=False).items()}
             return {"policy": name, "params": params}
@@ -81,7 +83,7 @@ def policy_spec(policy: Any, arrays: dict[str, np.ndarray]) -> dict[str, Any] | 
     return {"unsaved": repr(policy)[:200]}
 
 
-def policy_from_spec(value: Any, arrays: dict[str, np.ndarray]) -> Any:
+def policy_from_spec(value: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> SamplingPolicy | None:
     """The policy of :func:`policy_spec`'s output; None for none or an unsaved one."""
     if value is None or "unsaved" in value:
         return None
@@ -116,7 +118,7 @@ def _scalar(value: Any, name: str) -> Any:
     raise ValueError(f"cannot save parameter {name}={value!r}: not a number, string or None")
 
 
-def params_spec(obj: Any, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def params_spec(obj: ParamsMixin, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """An estimator's constructor arguments (``get_params``) as JSON: a kernel by name or
     spec, a Generator seed as None, a sampler by name, as an array member
     (``sampler_array``), as a policy spec; every other parameter a JSON scalar."""
@@ -125,8 +127,9 @@ def params_spec(obj: Any, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         if name == "kernel":
             out[name] = {"name": value} if isinstance(value, str) else kernel_spec(value)
         elif name == "random_state":
-            out[name] = int(value) if isinstance(value, numbers.Integral) and not isinstance(
-                value, (bool, np.bool_)) else None
+            out[name] = (
+                int(value) if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) else None
+            )
         elif name == "sampler":
             if isinstance(value, str):
                 out[name] = {"name": value}
@@ -158,5 +161,12 @@ def params_from_spec(params: dict[str, Any], arrays: dict[str, np.ndarray]) -> d
     return out
 
 
-__all__ = ["kernel_from_spec", "kernel_spec", "params_from_spec", "params_spec", "policy_from_spec",
-           "policy_spec", "resolved_kernel"]
+__all__ = [
+    "kernel_from_spec",
+    "kernel_spec",
+    "params_from_spec",
+    "params_spec",
+    "policy_from_spec",
+    "policy_spec",
+    "resolved_kernel",
+]

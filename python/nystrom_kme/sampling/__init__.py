@@ -31,11 +31,29 @@ from .cholesky import (
 )
 from .greedy import CortesScottSampling, KernelHerding
 from .leverage import RidgeLeverageSampling, ridge_leverage_scores
-from .registry import POLICY_CLASSES, SAMPLER_NAMES, describe_sampler, resolve_sampler
+from .registry import POLICY_CLASSES, SAMPLER_NAMES, Policy, SamplerLike, describe_sampler, resolve_sampler
 
 __all__ = [
-    "POLICY_CLASSES", "SAMPLER_NAMES", "describe_sampler", "BlockRPCholeskySampling", "CallableSampling", "CortesScottSampling",
-    "DPPGreedySampling", "FixedLandmarks", "GreedyCholeskySampling", "KernelHerding", "NestedDraws",
-    "RPCholeskySampling", "RidgeLeverageSampling", "SamplingPolicy", "UniformSampling",
-    "as_policy", "landmark_points", "resolve_sampler", "ridge_leverage_scores", "validate_indices",
+    "POLICY_CLASSES",
+    "SAMPLER_NAMES",
+    "Policy",
+    "SamplerLike",
+    "describe_sampler",
+    "BlockRPCholeskySampling",
+    "CallableSampling",
+    "CortesScottSampling",
+    "DPPGreedySampling",
+    "FixedLandmarks",
+    "GreedyCholeskySampling",
+    "KernelHerding",
+    "NestedDraws",
+    "RPCholeskySampling",
+    "RidgeLeverageSampling",
+    "SamplingPolicy",
+    "UniformSampling",
+    "as_policy",
+    "landmark_points",
+    "resolve_sampler",
+    "ridge_leverage_scores",
+    "validate_indices",
 ]

@@ -15,9 +15,10 @@ from __future__ import annotations
 import abc
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import (
     SAMPLER_SEED_BOUND,
@@ -31,11 +32,24 @@ from ..kernels import Kernel
 from ..sources import RowSource
 from ._common import check_bool
 
+
+class SelectsIndices(Protocol):
+    """Any object with a :meth:`SamplingPolicy.select_indices` method: what
+    :func:`as_policy` wraps and ``sampler=`` accepts as it is."""
+
+    def select_indices(
+        self, X: np.ndarray, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> ArrayLike: ...
+
+
+#: A function ``f(X, kernel, n_landmarks, rng) -> indices`` (see :class:`CallableSampling`).
+IndexFunction = Callable[[np.ndarray, "Kernel | str", int, "np.random.Generator | int | None"], ArrayLike]
+
 #: How checked indices name what the policy returned.
 _RETURNED_INDICES = "the indices returned by the sampler"
 
 
-def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
+def validate_indices(indices: ArrayLike, n: int, name: str = "indices") -> np.ndarray:
     """``indices`` as a non-empty 1-D int64 array of rows of an n-row X, or ValueError.
 
     Examples
@@ -54,7 +68,7 @@ def validate_indices(indices: Any, n: int, name: str = "indices") -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def landmark_points(sampler: Any, X: np.ndarray) -> np.ndarray | None:
+def landmark_points(sampler: object, X: np.ndarray) -> np.ndarray | None:
     """User-supplied landmark *points* (a 2-D array-like) as an array of X's dtype,
     or None when ``sampler`` is anything else (a name, a policy, indices).
 
@@ -117,8 +131,9 @@ class SamplingPolicy(abc.ABC):
     """
 
     @abc.abstractmethod
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         """Return landmark row indices of X.
 
         Parameters
@@ -145,8 +160,15 @@ class SamplingPolicy(abc.ABC):
     #: source, streamed or not. Callers refuse a streamed source up front when True.
     needs_data_in_memory: bool = True
 
-    def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int,
-             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+    def draw(
+        self,
+        source: RowSource,
+        kernel: Kernel | None,
+        n_landmarks: int,
+        rng: np.random.Generator | int | None = None,
+        *,
+        sample_weight: ArrayLike | None = None,
+    ) -> np.ndarray:
         """Landmark rows of ``source``: how every estimator and test of the package gets them.
 
         This default runs :meth:`select_indices` on the rows in memory and checks what
@@ -173,11 +195,20 @@ class SamplingPolicy(abc.ABC):
         ValueError
             When the policy needs the data in memory and ``source`` is streamed.
         """
-        return validate_indices(self.select_indices(_rows_in_memory(self, source), kernel, n_landmarks, rng),
-                                source.count_rows(), _RETURNED_INDICES)
+        # kernel None goes through: a policy that needs a kernel refuses it (ValueError),
+        # one that looks at none (a user's select_indices) ignores it
+        picked = self.select_indices(_rows_in_memory(self, source), kernel, n_landmarks, rng)  # type: ignore[arg-type]
+        return validate_indices(picked, source.count_rows(), _RETURNED_INDICES)
 
-    def nested_draws(self, source: RowSource, kernel: Kernel, rng: np.random.Generator, *,
-                     sample_weight: Any = None, max_landmarks: int) -> NestedDraws:
+    def nested_draws(
+        self,
+        source: RowSource,
+        kernel: Kernel,
+        rng: np.random.Generator,
+        *,
+        sample_weight: ArrayLike | None = None,
+        max_landmarks: int,
+    ) -> NestedDraws:
         """Landmark sets of growing size for the doubling search of ``n_landmarks="auto"``
         (:mod:`nystrom_kme.landmark_search`).
 
@@ -202,8 +233,9 @@ class SamplingPolicy(abc.ABC):
         names = []
         for p in inspect.signature(cls.__init__).parameters.values():
             if p.kind is p.VAR_POSITIONAL:
-                raise RuntimeError(f"{cls.__name__}.__init__ takes *{p.name}; a policy's "
-                                   "parameters must be named in its signature")
+                raise RuntimeError(
+                    f"{cls.__name__}.__init__ takes *{p.name}; a policy's parameters must be named in its signature"
+                )
             if p.name != "self" and p.kind is not p.VAR_KEYWORD:
                 names.append(p.name)
         return names
@@ -237,8 +269,10 @@ class SamplingPolicy(abc.ABC):
         for key, value in params.items():
             name, nest, sub = key.partition("__")
             if name not in own or (nest and not hasattr(own[name], "set_params")):
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; valid "
-                                 f"parameters are {sorted(self.get_params(deep=True))}")
+                raise ValueError(
+                    f"invalid parameter {key!r} for {type(self).__name__}; valid "
+                    f"parameters are {sorted(self.get_params(deep=True))}"
+                )
             if nest:
                 nested.setdefault(name, {})[sub] = value
             else:
@@ -282,14 +316,22 @@ class UniformSampling(SamplingPolicy):
         check_bool(replace, "replace")
         self.replace = replace
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         X = as_data_matrix(X, "X")
         m = check_positive_int(n_landmarks, "n_landmarks")
         return self._unweighted(X.shape[0], m, check_random_state(rng)).astype(np.int64)
 
-    def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int,
-             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+    def draw(
+        self,
+        source: RowSource,
+        kernel: Kernel | None,
+        n_landmarks: int,
+        rng: np.random.Generator | int | None = None,
+        *,
+        sample_weight: ArrayLike | None = None,
+    ) -> np.ndarray:
         """m rows of ``source`` (only its row count is read), drawn proportionally to
         ``sample_weight`` when given. See :meth:`SamplingPolicy.draw`."""
         n = source.count_rows()
@@ -299,8 +341,10 @@ class UniformSampling(SamplingPolicy):
             return validate_indices(self._unweighted(n, m, rng), n, _RETURNED_INDICES)
         p = normalised_weights(np.asarray(sample_weight, dtype=np.float64))
         if not self.replace and np.count_nonzero(p) < m:
-            raise ValueError(f"n_landmarks={m} exceeds the {np.count_nonzero(p)} rows with a "
-                             "positive sample_weight (sampling without replacement)")
+            raise ValueError(
+                f"n_landmarks={m} exceeds the {np.count_nonzero(p)} rows with a "
+                "positive sample_weight (sampling without replacement)"
+            )
         return validate_indices(rng.choice(n, size=m, replace=self.replace, p=p), n, _RETURNED_INDICES)
 
     def _unweighted(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -310,8 +354,15 @@ class UniformSampling(SamplingPolicy):
             raise ValueError(f"n_landmarks={m} exceeds n_samples={n} (sampling without replacement)")
         return rng.choice(n, size=m, replace=False)
 
-    def nested_draws(self, source: RowSource, kernel: Kernel, rng: np.random.Generator, *,
-                     sample_weight: Any = None, max_landmarks: int) -> NestedDraws:
+    def nested_draws(
+        self,
+        source: RowSource,
+        kernel: Kernel,
+        rng: np.random.Generator,
+        *,
+        sample_weight: ArrayLike | None = None,
+        max_landmarks: int,
+    ) -> NestedDraws:
         """One stream of draws whose prefixes are the sets (only the row count is read):
         i.i.d. draws appended at each size with replacement; without replacement the
         order of E_i / w_i, E_i ~ Exp(1) (successive sampling: a uniform random
@@ -342,20 +393,33 @@ class FixedLandmarks(SamplingPolicy):
 
     needs_data_in_memory = False
 
-    def __init__(self, indices: Any) -> None:
+    def __init__(self, indices: ArrayLike) -> None:
         arr = np.asarray(indices)
         if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError("indices must be a non-empty 1-D array of integers, got "
-                             f"shape {arr.shape} and dtype {arr.dtype}")
+            raise ValueError(
+                f"indices must be a non-empty 1-D array of integers, got shape {arr.shape} and dtype {arr.dtype}"
+            )
         self.indices = indices
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int | None = None,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self,
+        X: ArrayLike,
+        kernel: Kernel | str,
+        n_landmarks: int | None = None,
+        rng: np.random.Generator | int | None = None,
+    ) -> np.ndarray:
         X = as_data_matrix(X, "X")
         return validate_indices(self.indices, X.shape[0])
 
-    def draw(self, source: RowSource, kernel: Kernel | None, n_landmarks: int | None = None,
-             rng: np.random.Generator | int | None = None, *, sample_weight: Any = None) -> np.ndarray:
+    def draw(
+        self,
+        source: RowSource,
+        kernel: Kernel | None,
+        n_landmarks: int | None = None,
+        rng: np.random.Generator | int | None = None,
+        *,
+        sample_weight: ArrayLike | None = None,
+    ) -> np.ndarray:
         """``indices``, checked against the rows of ``source`` (only counted)."""
         return validate_indices(self.indices, source.count_rows(), _RETURNED_INDICES)
 
@@ -375,19 +439,21 @@ class CallableSampling(SamplingPolicy):
     (4, 2)
     """
 
-    def __init__(self, function: Callable[..., Any]) -> None:
+    def __init__(self, function: IndexFunction) -> None:
         if not callable(function):
             raise ValueError(f"function must be callable, got {function!r}")  # noqa: TRY004
         self.function = function
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         X = as_data_matrix(X, "X")
-        return validate_indices(self.function(X, kernel, n_landmarks, rng), X.shape[0],
-                                "the indices returned by the sampler")
+        return validate_indices(
+            self.function(X, kernel, n_landmarks, rng), X.shape[0], "the indices returned by the sampler"
+        )
 
 
-def as_policy(sampler: Any) -> SamplingPolicy:
+def as_policy(sampler: SamplingPolicy | SelectsIndices) -> SamplingPolicy:
     """A policy to ask for draws: ``sampler`` itself when it is a :class:`SamplingPolicy`;
     any other object with ``select_indices`` (what :func:`~nystrom_kme.sampling.resolve_sampler`
     accepts as it is) wrapped in a :class:`CallableSampling` of that method.
@@ -408,11 +474,10 @@ def as_policy(sampler: Any) -> SamplingPolicy:
     return CallableSampling(sampler.select_indices)
 
 
-def _rows_in_memory(policy: Any, source: RowSource) -> np.ndarray:
+def _rows_in_memory(policy: object, source: RowSource) -> np.ndarray:
     X = source.to_array()
     if X is None:
-        raise ValueError(f"sampler {policy!r} needs all of the rows of {source.name} in memory; "
-                         f"{source!r} is streamed")
+        raise ValueError(f"sampler {policy!r} needs all of the rows of {source.name} in memory; {source!r} is streamed")
     return X
 
 
@@ -452,8 +517,9 @@ class NestedDraws(abc.ABC):
 class _UniformStream(NestedDraws):
     """Prefixes of one stream of uniform draws (see UniformSampling.nested_draws)."""
 
-    def __init__(self, n: int, weights: np.ndarray | None, replace: bool, rng: np.random.Generator,
-                 max_landmarks: int) -> None:
+    def __init__(
+        self, n: int, weights: np.ndarray | None, replace: bool, rng: np.random.Generator, max_landmarks: int
+    ) -> None:
         self.n, self.replace, self.rng = n, replace, rng
         self.p = None if weights is None else normalised_weights(weights)
         self.exhaustive = not replace
@@ -475,8 +541,11 @@ class _UniformStream(NestedDraws):
                 self.drawn = top[np.argsort(keys[top], kind="stable")].astype(np.int64)
         extra = m - self.drawn.size
         if self.replace and extra > 0:  # i.i.d. draws appended to the stream
-            new = (self.rng.integers(0, self.n, size=extra) if self.p is None
-                   else self.rng.choice(self.n, size=extra, p=self.p))
+            new = (
+                self.rng.integers(0, self.n, size=extra)
+                if self.p is None
+                else self.rng.choice(self.n, size=extra, p=self.p)
+            )
             self.drawn = np.concatenate([self.drawn, new.astype(np.int64)])
         return self.drawn[:m]
 
@@ -484,8 +553,9 @@ class _UniformStream(NestedDraws):
 class _RerunDraws(NestedDraws):
     """select_indices rerun at each size from one seed (see SamplingPolicy.nested_draws)."""
 
-    def __init__(self, policy: SamplingPolicy, X: np.ndarray, kernel: Kernel, rng: np.random.Generator,
-                 max_landmarks: int) -> None:
+    def __init__(
+        self, policy: SamplingPolicy, X: np.ndarray, kernel: Kernel, rng: np.random.Generator, max_landmarks: int
+    ) -> None:
         self.policy, self.X, self.kernel, self.rng = policy, X, kernel, rng
         self.max_landmarks = max_landmarks
         self.seed: int | None = None

@@ -8,9 +8,8 @@ times the largest kernel diagonal) and the fitted traces.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import SAMPLER_SEED_BOUND, draw_seed, n_threads_arg
@@ -54,7 +53,8 @@ class _PivotedCholesky(SamplingPolicy):
                 f"{type(self).__name__}: the kernel matrix of X is zero (k(x_i, x_i) = 0 for "
                 "every row: numerical rank 0), so the pivoted Cholesky finds no pivot and no "
                 "landmark can be chosen; use another kernel or bandwidth (e.g. the linear kernel "
-                "vanishes on all-zero data)")
+                "vanishes on all-zero data)"
+            )
         return pivots
 
 
@@ -108,18 +108,29 @@ class GreedyCholeskySampling(_PivotedCholesky):
 
     _rule = "greedy"
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         if self._rule == "random":
             # the accelerated block form: the same law as one pivot at a time, at the speed
             # of matrix products (see BlockRPCholeskySampling)
-            return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, _default_block(m),
-                                                      draw_seed(rng, SAMPLER_SEED_BOUND),
-                                                      float(self.tolerance), n_threads_arg(self.n_threads)))
-        return self._store(_core.pivoted_cholesky(X, kernel.to_core(), m, self._rule, 0,
-                                                  float(self.tolerance),
-                                                  n_threads_arg(self.n_threads)))
+            return self._store(
+                _core.block_rpcholesky(
+                    X,
+                    kernel.to_core(),
+                    m,
+                    _default_block(m),
+                    draw_seed(rng, SAMPLER_SEED_BOUND),
+                    float(self.tolerance),
+                    n_threads_arg(self.n_threads),
+                )
+            )
+        return self._store(
+            _core.pivoted_cholesky(
+                X, kernel.to_core(), m, self._rule, 0, float(self.tolerance), n_threads_arg(self.n_threads)
+            )
+        )
 
 
 class DPPGreedySampling(GreedyCholeskySampling):
@@ -227,15 +238,26 @@ class BlockRPCholeskySampling(_PivotedCholesky):
     (20, 2)
     """
 
-    def __init__(self, block_size: int | None = None, *, tolerance: float = 1e-12,
-                 n_threads: int | None = None) -> None:
+    def __init__(
+        self, block_size: int | None = None, *, tolerance: float = 1e-12, n_threads: int | None = None
+    ) -> None:
         super().__init__(tolerance=tolerance, n_threads=n_threads)
         check_optional_positive_int(block_size, "block_size")
         self.block_size = block_size
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         b = _default_block(m) if self.block_size is None else int(self.block_size)
-        return self._store(_core.block_rpcholesky(X, kernel.to_core(), m, b, draw_seed(rng, SAMPLER_SEED_BOUND),
-                                                  float(self.tolerance), n_threads_arg(self.n_threads)))
+        return self._store(
+            _core.block_rpcholesky(
+                X,
+                kernel.to_core(),
+                m,
+                b,
+                draw_seed(rng, SAMPLER_SEED_BOUND),
+                float(self.tolerance),
+                n_threads_arg(self.n_threads),
+            )
+        )

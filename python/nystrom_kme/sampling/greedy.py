@@ -6,9 +6,8 @@ the compiled core; neither stores more than O(n) numbers.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import n_threads_arg
@@ -22,7 +21,6 @@ from ._common import (
     prepare_input,
 )
 from .base import SamplingPolicy
-
 
 #: Largest n_candidates * n for which target_landmarks="auto" computes the exact mean
 #: embedding on the candidates (~0.1 s at d = 10 on 2 cores).
@@ -82,8 +80,14 @@ class KernelHerding(SamplingPolicy):
     (20, 2)
     """
 
-    def __init__(self, *, allow_repeats: bool = False, n_candidates: int | None = None,
-                 n_threads: int | None = None, target_landmarks: int | str | None = "auto") -> None:
+    def __init__(
+        self,
+        *,
+        allow_repeats: bool = False,
+        n_candidates: int | None = None,
+        n_threads: int | None = None,
+        target_landmarks: int | str | None = "auto",
+    ) -> None:
         check_bool(allow_repeats, "allow_repeats")
         check_optional_positive_int(n_candidates, "n_candidates")
         check_n_threads(n_threads)
@@ -94,8 +98,9 @@ class KernelHerding(SamplingPolicy):
         self.n_threads = n_threads
         self.target_landmarks = target_landmarks
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=False)
         n = X.shape[0]
         nt = n_threads_arg(self.n_threads)
@@ -109,8 +114,9 @@ class KernelHerding(SamplingPolicy):
             cand = np.sort(draw).astype(np.int64)
             C = np.ascontiguousarray(X[cand])
         if not allow_repeats and m > cand.size:
-            raise ValueError(f"n_landmarks={m} exceeds the {cand.size} candidates; "
-                             "set allow_repeats=True or use more candidates")
+            raise ValueError(
+                f"n_landmarks={m} exceeds the {cand.size} candidates; set allow_repeats=True or use more candidates"
+            )
         p = self.target_landmarks
         if isinstance(p, str):  # "auto"
             p = None if cand.size * n <= EXACT_TARGET_EVALUATIONS else default_n_landmarks(n)
@@ -122,8 +128,7 @@ class KernelHerding(SamplingPolicy):
             s = np.asarray(_core.kernel_row_sums(L, X, core_kernel, nt), dtype=np.float64) / n
             alpha = _core.nystrom_weights(L, s.reshape(-1, 1), core_kernel, "auto", 0.0, 1e-12, nt)[0]
             target = _core.kernel_sums(C, L, np.ascontiguousarray(alpha), core_kernel, nt)[:, 0]
-        chosen = _core.kernel_herding(C, np.ascontiguousarray(target), core_kernel, m,
-                                      allow_repeats, nt)
+        chosen = _core.kernel_herding(C, np.ascontiguousarray(target), core_kernel, m, allow_repeats, nt)
         self.candidates_ = cand
         return cand[np.asarray(chosen, dtype=np.int64)]
 
@@ -173,10 +178,10 @@ class CortesScottSampling(SamplingPolicy):
         self.tolerance = tolerance
         self.n_threads = n_threads
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=True)
         first = int(rng.integers(0, X.shape[0]))
-        out = _core.farthest_point(X, kernel.to_core(), m, first, float(self.tolerance),
-                                   n_threads_arg(self.n_threads))
+        out = _core.farthest_point(X, kernel.to_core(), m, first, float(self.tolerance), n_threads_arg(self.n_threads))
         return np.asarray(out, dtype=np.int64)

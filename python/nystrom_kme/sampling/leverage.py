@@ -10,12 +10,13 @@ O(|D|^2 + n) for a dictionary of |D| <= n rows (about q2 d_eff), never more.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
-from .._validation import as_data_matrix, check_random_state, n_threads_arg
+from .._validation import RandomStateLike, as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
 from ._common import (
     check_bool,
@@ -34,21 +35,27 @@ _MAX_DRAWS = 2**62
 _MIN_KERNEL_SCALE = 1e-280
 
 
-def _kernel_scale(X: np.ndarray, core_kernel: Any, n_threads: int) -> float:
+def _kernel_scale(X: np.ndarray, core_kernel: _core.Kernel, n_threads: int) -> float:
     """kappa^2 = max_i k(x_i, x_i), or ValueError when it is 0 or not finite."""
     kappa2 = float(np.max(_core.kernel_diagonal(X, core_kernel, n_threads)))
     if not math.isfinite(kappa2):
-        raise ValueError("the kernel values of X are not finite (they overflow float64); "
-                         "ridge leverage scores are undefined: rescale the data or use another "
-                         "kernel or bandwidth")
+        raise ValueError(
+            "the kernel values of X are not finite (they overflow float64); "
+            "ridge leverage scores are undefined: rescale the data or use another "
+            "kernel or bandwidth"
+        )
     if not kappa2 > 0:
-        raise ValueError("the kernel matrix of X is zero (max_i k(x_i, x_i) = 0, numerical rank "
-                         "0), so ridge leverage scores are undefined and no landmark can be "
-                         "chosen by them; use another kernel or bandwidth")
+        raise ValueError(
+            "the kernel matrix of X is zero (max_i k(x_i, x_i) = 0, numerical rank "
+            "0), so ridge leverage scores are undefined and no landmark can be "
+            "chosen by them; use another kernel or bandwidth"
+        )
     if kappa2 < _MIN_KERNEL_SCALE:
-        raise ValueError(f"the kernel values of X are too small (max_i k(x_i, x_i) = {kappa2:.3g} "
-                         "underflows the leverage score arithmetic); rescale the data or use "
-                         "another kernel or bandwidth")
+        raise ValueError(
+            f"the kernel values of X are too small (max_i k(x_i, x_i) = {kappa2:.3g} "
+            "underflows the leverage score arithmetic); rescale the data or use "
+            "another kernel or bandwidth"
+        )
     return kappa2
 
 
@@ -60,7 +67,7 @@ def _lambda_floor(X: np.ndarray, kappa2: float) -> float:
     float32 kernel values carry float32 round-off). At ``lambda n >= sqrt(eps) kappa^2``
     that is at most about ``sqrt(eps)``; far below, the estimates are round-off.
     """
-    return math.sqrt(float(np.finfo(X.dtype).eps)) * kappa2 / X.shape[0]
+    return math.sqrt(float(np.finfo(X.dtype).eps)) * kappa2 / int(X.shape[0])
 
 
 def _check_lambda(lam: float, X: np.ndarray, kappa2: float) -> None:
@@ -72,7 +79,8 @@ def _check_lambda(lam: float, X: np.ndarray, kappa2: float) -> None:
             f"lam={lam!r} is too small to resolve ridge leverage scores on this data: they "
             f"need lam * n_samples >= sqrt(eps) * max_i k(x_i, x_i), i.e. lam >= {floor:.3g} "
             f"here (n_samples={n}, max_i k(x_i, x_i)={kappa2:.3g}, {X.dtype} eps); below it "
-            f"the estimates are round-off. Use a larger lam{hint}")
+            f"the estimates are round-off. Use a larger lam{hint}"
+        )
     if not math.isfinite(lam * n * n):
         raise ValueError(f"lam={lam!r} is too large: lam * n_samples^2 overflows float64")
 
@@ -82,9 +90,29 @@ def _n_draws(q2: float, deff: float) -> int:
     return max(1, math.ceil(min(q2 * deff, float(_MAX_DRAWS))))
 
 
-def _bless(X: np.ndarray, core_kernel: Any, rng: np.random.Generator, *, lam: float | None,
-           target_deff: float | None, q: float, q1: float, q2: float, n_threads: int,
-           max_levels: int = 64) -> dict[str, Any]:
+class _Dictionary(TypedDict):
+    """BLESS's last level: lambda, the estimated d_eff, the dictionary's rows and weights."""
+
+    lam: float
+    deff: float
+    D_idx: np.ndarray
+    D_w: np.ndarray
+    levels: int
+
+
+def _bless(
+    X: np.ndarray,
+    core_kernel: _core.Kernel,
+    rng: np.random.Generator,
+    *,
+    lam: float | None,
+    target_deff: float | None,
+    q: float,
+    q1: float,
+    q2: float,
+    n_threads: int,
+    max_levels: int = 64,
+) -> _Dictionary:
     """BLESS (Rudi, Calandriello, Carratino, Rosasco 2018, Alg. 1), with-replacement
     dictionaries. Walks lambda_h = kappa^2 / q^h down to ``lam`` (or, with
     ``lam=None``, until the estimated effective dimension reaches ``target_deff`` or
@@ -137,8 +165,16 @@ def _bless(X: np.ndarray, core_kernel: Any, rng: np.random.Generator, *, lam: fl
             return {"lam": lam_h, "deff": deff, "D_idx": D_idx, "D_w": D_w, "levels": levels}
 
 
-def _estimates(XE: np.ndarray, X: np.ndarray, D_idx: np.ndarray, D_w: np.ndarray, lam: float,
-               n: int, core_kernel: Any, n_threads: int) -> np.ndarray:
+def _estimates(
+    XE: np.ndarray,
+    X: np.ndarray,
+    D_idx: np.ndarray,
+    D_w: np.ndarray,
+    lam: float,
+    n: int,
+    core_kernel: _core.Kernel,
+    n_threads: int,
+) -> np.ndarray:
     """The estimator of [1] eq. (5) for the rows of XE, capped at 1.
 
     The exact scores are in [0, 1]; the estimator is not: a point the dictionary
@@ -159,9 +195,17 @@ def _estimates(XE: np.ndarray, X: np.ndarray, D_idx: np.ndarray, D_w: np.ndarray
     return np.minimum(est, 1.0)
 
 
-def ridge_leverage_scores(X: Any, kernel: Kernel | str, lam: float, *, random_state: Any = None,
-                          q: float = 2.0, q1: float = 4.0, q2: float = 4.0,
-                          n_threads: int | None = None) -> np.ndarray:
+def ridge_leverage_scores(
+    X: ArrayLike,
+    kernel: Kernel | str,
+    lam: float,
+    *,
+    random_state: RandomStateLike = None,
+    q: float = 2.0,
+    q1: float = 4.0,
+    q2: float = 4.0,
+    n_threads: int | None = None,
+) -> np.ndarray:
     """Approximate ridge leverage scores ``l_i(lam) = (K (K + lam n I)^{-1})_ii`` by BLESS.
 
     Their sum is the effective dimension d_eff(lam) of the paper's Section 4.
@@ -226,8 +270,9 @@ def ridge_leverage_scores(X: Any, kernel: Kernel | str, lam: float, *, random_st
     return policy.scores_
 
 
-def _check_params(lam: Any, deff_fraction: Any, replace: Any, q: Any, q1: Any, q2: Any,
-                  n_threads: Any) -> None:
+def _check_params(
+    lam: object, deff_fraction: object, replace: object, q: object, q1: object, q2: object, n_threads: int | None
+) -> None:
     if lam is not None:
         check_positive_real(lam, "lam")
     check_positive_real(deff_fraction, "deff_fraction")
@@ -296,9 +341,17 @@ class RidgeLeverageSampling(SamplingPolicy):
     (20, 2)
     """
 
-    def __init__(self, lam: float | None = None, *, deff_fraction: float = 0.5,
-                 replace: bool = True, q: float = 2.0, q1: float = 4.0, q2: float = 4.0,
-                 n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        lam: float | None = None,
+        *,
+        deff_fraction: float = 0.5,
+        replace: bool = True,
+        q: float = 2.0,
+        q1: float = 4.0,
+        q2: float = 4.0,
+        n_threads: int | None = None,
+    ) -> None:
         _check_params(lam, deff_fraction, replace, q, q1, q2, n_threads)
         self.lam = lam
         self.deff_fraction = deff_fraction
@@ -308,34 +361,45 @@ class RidgeLeverageSampling(SamplingPolicy):
         self.q2 = q2
         self.n_threads = n_threads
 
-    def _fit_scores(self, X: np.ndarray, kernel: Kernel, m: int | None,
-                    rng: np.random.Generator) -> None:
+    def _fit_scores(self, X: np.ndarray, kernel: Kernel, m: int | None, rng: np.random.Generator) -> None:
         # attributes may have been assigned directly since __init__
-        _check_params(self.lam, self.deff_fraction, self.replace, self.q, self.q1, self.q2,
-                      self.n_threads)
+        _check_params(self.lam, self.deff_fraction, self.replace, self.q, self.q1, self.q2, self.n_threads)
         nt = n_threads_arg(self.n_threads)
         core_kernel = kernel.to_core()
         lam = None if self.lam is None else float(self.lam)
         target = None if m is None else float(self.deff_fraction) * m
-        path = _bless(X, core_kernel, rng, lam=lam, target_deff=target, q=float(self.q),
-                      q1=float(self.q1), q2=float(self.q2), n_threads=nt)
+        path = _bless(
+            X,
+            core_kernel,
+            rng,
+            lam=lam,
+            target_deff=target,
+            q=float(self.q),
+            q1=float(self.q1),
+            q2=float(self.q2),
+            n_threads=nt,
+        )
         self.lam_ = float(path["lam"])
         self.dictionary_ = path["D_idx"]
-        self.scores_ = _estimates(X, X, path["D_idx"], path["D_w"], self.lam_, X.shape[0],
-                                  core_kernel, nt)
+        self.scores_ = _estimates(X, X, path["D_idx"], path["D_w"], self.lam_, X.shape[0], core_kernel, nt)
         self.effective_dimension_ = float(self.scores_.sum())
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         replace = bool(self.replace)
         X, kernel, m, rng = prepare_input(X, kernel, n_landmarks, rng, distinct=not replace)
         self._fit_scores(X, kernel, m, rng)
         total = self.scores_.sum()
         if not total > 0:  # kappa^2 > 0 and lam_ >= the floor make this unreachable
-            raise ValueError("every ridge leverage score estimate is 0; no landmark can be "
-                             "drawn by them: use another kernel or bandwidth")
+            raise ValueError(
+                "every ridge leverage score estimate is 0; no landmark can be "
+                "drawn by them: use another kernel or bandwidth"
+            )
         p = self.scores_ / total
         if not replace and np.count_nonzero(p) < m:
-            raise ValueError(f"only {np.count_nonzero(p)} rows have a positive score; "
-                             f"cannot draw n_landmarks={m} without replacement")
+            raise ValueError(
+                f"only {np.count_nonzero(p)} rows have a positive score; "
+                f"cannot draw n_landmarks={m} without replacement"
+            )
         return rng.choice(X.shape[0], size=m, replace=replace, p=p).astype(np.int64)

@@ -16,11 +16,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Union, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .base import CallableSampling, FixedLandmarks, SamplingPolicy, UniformSampling
+from .base import (
+    CallableSampling,
+    FixedLandmarks,
+    IndexFunction,
+    SamplingPolicy,
+    SelectsIndices,
+    UniformSampling,
+)
 from .cholesky import (
     BlockRPCholeskySampling,
     DPPGreedySampling,
@@ -29,6 +37,13 @@ from .cholesky import (
 )
 from .greedy import CortesScottSampling, KernelHerding
 from .leverage import RidgeLeverageSampling
+
+#: What ``sampler=`` takes (see :func:`resolve_sampler`): a name of SAMPLER_NAMES, a
+#: policy, an object with ``select_indices``, a function ``f(X, kernel, n_landmarks, rng)``,
+#: landmark row indices (1-D ints) or, where the estimator allows it, points (2-D).
+SamplerLike = Union[str, SamplingPolicy, SelectsIndices, IndexFunction, ArrayLike]
+#: What :func:`resolve_sampler` returns: a policy, or an object with ``select_indices``.
+Policy = Union[SamplingPolicy, SelectsIndices]
 
 _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
     "uniform": UniformSampling,
@@ -46,12 +61,19 @@ _NAMES: dict[str, Callable[[], SamplingPolicy]] = {
 #: The accepted sampler names.
 SAMPLER_NAMES: tuple[str, ...] = tuple(_NAMES)
 #: The policy classes of the package (what a saved estimator may name).
-POLICY_CLASSES: tuple[type, ...] = (UniformSampling, RidgeLeverageSampling, RPCholeskySampling,
-                                    BlockRPCholeskySampling, GreedyCholeskySampling, KernelHerding,
-                                    CortesScottSampling, DPPGreedySampling)
+POLICY_CLASSES: tuple[type[SamplingPolicy], ...] = (
+    UniformSampling,
+    RidgeLeverageSampling,
+    RPCholeskySampling,
+    BlockRPCholeskySampling,
+    GreedyCholeskySampling,
+    KernelHerding,
+    CortesScottSampling,
+    DPPGreedySampling,
+)
 
 
-def describe_sampler(sampler: Any, policy: Any) -> str:
+def describe_sampler(sampler: SamplerLike, policy: object) -> str:
     """A short name for how landmarks were chosen from the ``sampler`` argument and the
     policy that ran: the sampler's name, the policy's class, or "given points" /
     "given indices".
@@ -71,7 +93,7 @@ def describe_sampler(sampler: Any, policy: Any) -> str:
     return type(policy).__name__
 
 
-def resolve_sampler(sampler: Any) -> Any:
+def resolve_sampler(sampler: SamplerLike) -> Policy:
     """A policy object from a name, a policy, an object with ``select_indices``, a
     function ``f(X, kernel, n_landmarks, rng)`` or an integer index array.
 
@@ -96,15 +118,19 @@ def resolve_sampler(sampler: Any) -> Any:
         try:
             return _NAMES[sampler]()
         except KeyError:
-            raise ValueError(f"unknown sampler {sampler!r}; expected one of {sorted(_NAMES)}, "
-                             "a SamplingPolicy, or landmark indices / points") from None
+            raise ValueError(
+                f"unknown sampler {sampler!r}; expected one of {sorted(_NAMES)}, "
+                "a SamplingPolicy, or landmark indices / points"
+            ) from None
     if isinstance(sampler, SamplingPolicy):
         return sampler
     if callable(getattr(sampler, "select_indices", None)):
-        return sampler
+        return cast(SelectsIndices, sampler)
     if isinstance(sampler, (np.ndarray, list, tuple)):
         return FixedLandmarks(np.asarray(sampler))
     if callable(sampler):
         return CallableSampling(sampler)
-    raise ValueError(f"sampler must be a name in {sorted(_NAMES)}, a SamplingPolicy, an object "
-                     f"with select_indices, a function or landmark indices; got {sampler!r}")
+    raise ValueError(
+        f"sampler must be a name in {sorted(_NAMES)}, a SamplingPolicy, an object "
+        f"with select_indices, a function or landmark indices; got {sampler!r}"
+    )

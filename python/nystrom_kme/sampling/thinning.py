@@ -8,22 +8,26 @@ Used by :func:`nystrom_kme.compress` for ``sampler="kernel-thinning"``; any
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from types import ModuleType
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import GOODPOINTS_SEED_BOUND, check_random_state, draw_seed
 from ..kernels import Gaussian, Kernel
 from .base import SamplingPolicy
 
 
-def _goodpoints_compress() -> Any:
+def _goodpoints_compress() -> ModuleType:
     try:
         from goodpoints import compress
     except ImportError as err:
-        raise ImportError("sampler='kernel-thinning' needs the optional goodpoints package: "
-                          "pip install 'nystrom-kme[thinning]' (or pip install goodpoints)") from err
-    return compress
+        raise ImportError(
+            "sampler='kernel-thinning' needs the optional goodpoints package: "
+            "pip install 'nystrom-kme[thinning]' (or pip install goodpoints)"
+        ) from err
+    module: ModuleType = compress
+    return module
 
 
 class KernelThinning(SamplingPolicy):
@@ -67,22 +71,24 @@ class KernelThinning(SamplingPolicy):
         self.g = g
         self.delta = delta
 
-    def select_indices(self, X: Any, kernel: Kernel | str, n_landmarks: int,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def select_indices(
+        self, X: ArrayLike, kernel: Kernel | str, n_landmarks: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
         compress = _goodpoints_compress()
         X = np.asarray(X)
         n, m = X.shape[0], int(n_landmarks)
         if m < 1 or m & (m - 1) or m * m > n:
-            raise ValueError(f"n_points / n_landmarks must be a power of two with m^2 <= n for "
-                             f"kernel thinning, got m={m} with n={n}")
+            raise ValueError(
+                f"n_points / n_landmarks must be a power of two with m^2 <= n for kernel thinning, got m={m} with n={n}"
+            )
         if not isinstance(kernel, Gaussian) or not isinstance(kernel.bandwidth, numbers.Real):
-            raise ValueError(f"kernel thinning supports the Gaussian kernel with a numeric bandwidth, "
-                             f"got {kernel!r}")
+            raise ValueError(f"kernel thinning supports the Gaussian kernel with a numeric bandwidth, got {kernel!r}")
         rng = check_random_state(rng)
         rows = rng.permutation(n)[: m * m]
         seed = draw_seed(rng, GOODPOINTS_SEED_BOUND)
         sub = np.ascontiguousarray(X[rows], dtype=np.float64)
         params = np.array([2.0 * float(kernel.bandwidth) ** 2])
-        picked = compress.compresspp_kt(sub, b"gaussian", k_params=params, g=int(self.g),
-                                        delta=float(self.delta), seed=seed)
+        picked = compress.compresspp_kt(
+            sub, b"gaussian", k_params=params, g=int(self.g), delta=float(self.delta), seed=seed
+        )
         return np.asarray(rows[np.asarray(picked, dtype=np.int64)], dtype=np.int64)

@@ -21,22 +21,28 @@ everywhere; results agree with the in-memory ones bit for bit (array-likes) or t
 from __future__ import annotations
 
 import collections.abc
-from typing import Any
+from typing import Union, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_not_sparse
 from ..cuda.arrays import is_cuda_array
 from .base import RowSource, core_block_rows
-from .chunked import ArrayLikeSource, IterableSource, is_array_like
+from .chunked import ArrayLikeSource, Chunks, Dataset, IterableSource, is_array_like
 from .concat import ConcatSource
 from .dask import DaskSource, is_dask_array
 from .dask import concatenate as _concatenate_dask
 from .device import CudaSource
 from .memory import ArraySource
 
+#: What the estimators, MMDs and tests take as a sample, each becoming a source by
+#: :func:`as_source`: a source; an array-like (numpy arrays and lists, memmaps, dask
+#: and CUDA arrays); a sliceable 2-D dataset (h5py, zarr); chunks of rows.
+SourceLike = Union[RowSource, ArrayLike, Dataset, Chunks]
 
-def _kind(X: Any) -> str:
+
+def _kind(X: object) -> str:
     """Which source ``X`` becomes: "cuda", "dask", "array-like", "chunks" or "memory"
     (the one place that asks; the order of the questions matters)."""
     if is_cuda_array(X):  # first: device arrays may subclass numpy's or look array-like
@@ -57,7 +63,7 @@ def _kind(X: Any) -> str:
     return "memory"
 
 
-def is_streamed(X: Any) -> bool:
+def is_streamed(X: object) -> bool:
     """True when ``X`` is read block by block rather than converted in memory: a
     memmap, a non-numpy array-like (h5py, zarr, ...), an iterator, a callable, a
     non-empty list/tuple of 2-D numpy arrays, or a dask array.
@@ -72,7 +78,7 @@ def is_streamed(X: Any) -> bool:
     return _kind(X) in ("dask", "array-like", "chunks")
 
 
-def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowSource:
+def as_source(X: SourceLike, name: str = "X", *, chunk_rows: int | None = None) -> RowSource:
     """The row source for ``X`` (a source is returned as is). See the module docstring.
 
     Examples
@@ -93,19 +99,23 @@ def as_source(X: Any, name: str = "X", *, chunk_rows: int | None = None) -> RowS
     if kind == "cuda":
         return CudaSource(X, name)
     shape = getattr(X, "shape", None)
-    if (isinstance(X, np.memmap) or (shape is not None and getattr(X, "dtype", None) is not None
-                                     and not isinstance(X, np.ndarray))) and len(shape) != 2:
+    if (
+        shape is not None
+        and (isinstance(X, np.memmap) or (getattr(X, "dtype", None) is not None and not isinstance(X, np.ndarray)))
+        and len(shape) != 2
+    ):
         raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {tuple(shape)}")
     if kind == "dask":
         return DaskSource(X, name)
+    # _kind has told which of the alias's members X is
     if kind == "array-like":
-        return ArrayLikeSource(X, name, chunk_rows)
+        return ArrayLikeSource(cast(Dataset, X), name, chunk_rows)
     if kind == "chunks":
-        return IterableSource(X, name)
-    return ArraySource(X, name)
+        return IterableSource(cast(Chunks, X), name)
+    return ArraySource(cast(ArrayLike, X), name)
 
 
-def as_source_pair(X: Any, Y: Any, *, chunk_rows: int | None = None) -> tuple[RowSource, RowSource]:
+def as_source_pair(X: SourceLike, Y: SourceLike, *, chunk_rows: int | None = None) -> tuple[RowSource, RowSource]:
     """Sources for two samples of the same width.
 
     Examples
@@ -122,6 +132,10 @@ def as_source_pair(X: Any, Y: Any, *, chunk_rows: int | None = None) -> tuple[Ro
     return sx, sy
 
 
+def _to_cluster(part: DaskSource | ArraySource) -> DaskSource:
+    return part if isinstance(part, DaskSource) else DaskSource.from_array(part.array, part.name)
+
+
 def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
     """The rows of ``parts`` one after the other (the pooled sample of a test).
 
@@ -133,23 +147,36 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
     >>> type(Z).__name__, Z.count_rows()
     ('ConcatSource', 8)
     """
-    if all(isinstance(p, DaskSource) for p in parts):
-        return _concatenate_dask(parts, name)  # type: ignore[arg-type]
-    if any(isinstance(p, DaskSource) for p in parts) and all(
-            isinstance(p, (DaskSource, ArraySource)) for p in parts):
+    on_cluster = [p for p in parts if isinstance(p, DaskSource)]
+    if len(on_cluster) == len(parts):
+        return _concatenate_dask(on_cluster, name)
+    if on_cluster and all(isinstance(p, (DaskSource, ArraySource)) for p in parts):
         # an in-memory sample beside a dask one joins it on the cluster
-        return _concatenate_dask([p if isinstance(p, DaskSource) else DaskSource.from_array(p.array, p.name)
-                                  for p in parts], name)
-    if all(isinstance(p, CudaSource) for p in parts):
-        return CudaSource.concatenate(parts, name)  # type: ignore[arg-type]
-    if all(isinstance(p, ArraySource) for p in parts):
-        arrays = [p.array for p in parts]
+        return _concatenate_dask([_to_cluster(p) for p in parts if isinstance(p, (DaskSource, ArraySource))], name)
+    on_device = [p for p in parts if isinstance(p, CudaSource)]
+    if len(on_device) == len(parts):
+        return CudaSource.concatenate(on_device, name)
+    arrays = [p.array for p in parts if isinstance(p, ArraySource)]
+    if len(arrays) == len(parts):
         if len({a.dtype for a in arrays}) > 1:
             arrays = [a.astype(np.float64) for a in arrays]
         return ArraySource(np.concatenate(arrays), name)
     return ConcatSource(parts, name)
 
 
-__all__ = ["ArrayLikeSource", "ArraySource", "ConcatSource", "CudaSource", "DaskSource", "IterableSource",
-           "RowSource", "as_source", "as_source_pair", "concatenate", "core_block_rows",
-           "is_dask_array", "is_streamed"]
+__all__ = [
+    "ArrayLikeSource",
+    "ArraySource",
+    "ConcatSource",
+    "CudaSource",
+    "DaskSource",
+    "IterableSource",
+    "RowSource",
+    "SourceLike",
+    "as_source",
+    "as_source_pair",
+    "concatenate",
+    "core_block_rows",
+    "is_dask_array",
+    "is_streamed",
+]

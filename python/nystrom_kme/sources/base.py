@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import common_dtype, core_array
+from .._validation import Weights, common_dtype, core_array
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 
@@ -57,7 +57,7 @@ def core_block_rows(n_features: int, itemsize: int) -> int:
     return min(r, 64 * _PACK_CHUNK)
 
 
-def weight_block(weights: Any, start: int, stop: int, name: str = "sample_weight") -> np.ndarray:
+def weight_block(weights: Weights, start: int, stop: int, name: str = "sample_weight") -> np.ndarray:
     """weights[start:stop] as validated float64: finite and non-negative."""
     w = core_array(np.asarray(weights[start:stop]), np.float64)
     if w.shape != (stop - start,):
@@ -78,8 +78,14 @@ def weight_total(w: np.ndarray) -> float:
         return math.inf
 
 
-def add_block_sums(acc: CompensatedSum, L: np.ndarray, block: np.ndarray, core_kernel: _core.Kernel,
-                   n_threads: int, weights: np.ndarray | None = None) -> None:
+def add_block_sums(
+    acc: CompensatedSum,
+    L: np.ndarray,
+    block: np.ndarray,
+    core_kernel: _core.Kernel,
+    n_threads: int,
+    weights: np.ndarray | None = None,
+) -> None:
     """acc += K(L, block) 1 (or K(L, block) w), one core call per core superblock so
     that the compensated total matches a single call over all rows bit for bit."""
     L, block = common_dtype(L, block)
@@ -87,11 +93,11 @@ def add_block_sums(acc: CompensatedSum, L: np.ndarray, block: np.ndarray, core_k
         weights = core_array(weights, np.float64)
     step = core_block_rows(block.shape[1], block.dtype.itemsize)
     for start in range(0, block.shape[0], step):
-        part = block[start:start + step]
+        part = block[start : start + step]
         if weights is None:
             acc.add(_core.kernel_row_sums(L, part, core_kernel, n_threads))
         else:
-            w = weights[start:start + step].reshape(-1, 1)
+            w = weights[start : start + step].reshape(-1, 1)
             acc.add(_core.kernel_sums(L, part, w, core_kernel, n_threads)[:, 0])
 
 
@@ -158,7 +164,7 @@ class RowSource(abc.ABC):
         float32/float64 arrays of shape (rows, n_features)."""
 
     @abc.abstractmethod
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         """Rows at ``indices`` (any order, repeats allowed), (len(indices), d)."""
 
     def check_features(self, n_features: int, what: str = "the landmarks") -> None:
@@ -166,8 +172,15 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {self.n_features} features but {what} {n_features}")
 
     # -- sums computed next to the data -------------------------------------
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         """(sum_i w_i k(L, x_i) as a CompensatedSum of shape (m,), sum_i w_i).
 
         ``weights``: None (w_i = 1), or a 1-D array-like with one non-negative
@@ -185,8 +198,9 @@ class RowSource(abc.ABC):
                 progress(block.shape[0])
         return acc, weight_total(np.asarray(total))
 
-    def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0, progress: Progress | None = None
+    ) -> np.ndarray:
         """K(L, X) W, (m, B + 1), for the label weights W of the random splits `spec`
         (the rows of this source in order are the pooled sample), W never stored."""
         if self.n_rows is not None and self.n_rows != spec.n_rows:
@@ -204,8 +218,15 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
         return acc.value()
 
-    def split_sums_multi(self, L: np.ndarray, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
-                         progress: Progress | None = None) -> np.ndarray:
+    def split_sums_multi(
+        self,
+        L: np.ndarray,
+        kernels: Iterable[Kernel],
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         """K_j(L, X) W for every kernel j of ``kernels`` (radial), (K, m, B + 1): the sums of
         :meth:`split_sums` for several kernels with the same splits, in one pass over the
         rows (``_core.split_kernel_sums_multi``: the labels drawn once, the distances of
@@ -225,8 +246,17 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
         return acc.value()
 
-    def bin_sums(self, L: np.ndarray, kernels: Any, bins: np.ndarray, n_bins: int, *, n_threads: int = 0,
-                 progress: Progress | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    def bin_sums(
+        self,
+        L: np.ndarray,
+        kernels: Iterable[Kernel],
+        bins: np.ndarray,
+        n_bins: int,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
         """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial) and the one-hot matrix A
         of ``bins`` (one int64 per row, in [-1, n_bins); -1 skips the row): (K, m, n_bins),
         E_j[r, g] = sum of k_j(l_r, x_i) over the rows i in bin g, added into ``out`` when
@@ -239,12 +269,12 @@ class RowSource(abc.ABC):
         for start, block in self.chunks():
             self.check_features(L.shape[1])
             L2, block2 = common_dtype(L, block)
-            _core.kernel_bin_sums(L2, block2, bins[start:start + block.shape[0]], n_bins, cores, n_threads, out)
+            _core.kernel_bin_sums(L2, block2, bins[start : start + block.shape[0]], n_bins, cores, n_threads, out)
             if progress is not None:
                 progress(block.shape[0])
         return out
 
-    def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
+    def diagonal_sum(self, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0) -> float:
         """sum_i w_i^2 k(x_i, x_i) (w_i = 1 when ``weights`` is None): the diagonal
         of the unbiased MMD. O(n d)."""
         core = kernel.to_core()

@@ -10,10 +10,11 @@ what is computed from it, independent of n.
 from __future__ import annotations
 
 import collections.abc
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._validation import as_data_matrix, check_positive_int
 from .base import RowSource, core_block_rows
@@ -24,22 +25,45 @@ DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024
 GATHER_BATCH = 4096
 
 
-def is_array_like(X: Any) -> bool:
+class Dataset(Protocol):
+    """A 2-D array read by row slices: a memmap, an h5py or zarr dataset, ..."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def dtype(self) -> DTypeLike: ...
+
+    def __getitem__(self, rows: slice) -> Any: ...
+
+
+#: Chunks of rows (2-D arrays of one width): a list or tuple of numpy arrays, a
+#: callable returning a fresh iterator of them (both re-iterable), or a one-shot iterator.
+Chunks = Union[Sequence[np.ndarray], Callable[[], Iterable[ArrayLike]], Iterator[ArrayLike]]
+
+
+def is_array_like(X: object) -> bool:
     """A 2-D object with ``shape``, ``dtype`` and slicing that is not an iterator."""
     shape = getattr(X, "shape", None)
-    return (shape is not None and getattr(X, "dtype", None) is not None and hasattr(X, "__getitem__")
-            and len(shape) == 2 and not isinstance(X, collections.abc.Iterator))
+    return (
+        shape is not None
+        and getattr(X, "dtype", None) is not None
+        and hasattr(X, "__getitem__")
+        and len(shape) == 2
+        and not isinstance(X, collections.abc.Iterator)
+    )
 
 
-def _take_sorted(X: Any, idx: np.ndarray) -> np.ndarray:
+def _take_sorted(X: Dataset, idx: np.ndarray) -> np.ndarray:
     """X[idx] for increasing unique idx, on a non-numpy source."""
     if hasattr(X, "oindex"):  # zarr: reads only the storage chunks holding these rows
         return np.asarray(X.oindex[idx])
     try:
-        return np.concatenate([np.asarray(X[idx[i:i + GATHER_BATCH].tolist()])
-                               for i in range(0, idx.size, GATHER_BATCH)])
+        return np.concatenate(
+            [np.asarray(X[idx[i : i + GATHER_BATCH].tolist()]) for i in range(0, idx.size, GATHER_BATCH)]
+        )
     except (TypeError, ValueError, IndexError, NotImplementedError):
-        return np.concatenate([np.asarray(X[int(i):int(i) + 1]) for i in idx])
+        return np.concatenate([np.asarray(X[int(i) : int(i) + 1]) for i in idx])
 
 
 class ArrayLikeSource(RowSource):
@@ -60,7 +84,10 @@ class ArrayLikeSource(RowSource):
     True
     """
 
-    def __init__(self, X: Any, name: str = "X", chunk_rows: int | None = None) -> None:
+    n_features: int
+    dtype: np.dtype
+
+    def __init__(self, X: Dataset, name: str = "X", chunk_rows: int | None = None) -> None:
         self.array = X
         self.name = name
         n, d = int(X.shape[0]), int(X.shape[1])
@@ -86,9 +113,9 @@ class ArrayLikeSource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         step = self.block_rows()
         for start in range(0, self.n_rows, step):
-            yield start, as_data_matrix(self.array[start:min(self.n_rows, start + step)], self.name)
+            yield start, as_data_matrix(self.array[start : min(self.n_rows, start + step)], self.name)
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         """Rows at ``indices`` in O(len(indices) d) memory: window by window of about
         DEFAULT_CHUNK_BYTES (whole storage chunks), so that at most one window's
         storage chunks are decompressed at a time."""
@@ -126,10 +153,10 @@ class IterableSource(RowSource):
     (30,)
     """
 
-    def __init__(self, X: Any, name: str = "X") -> None:
+    def __init__(self, X: Chunks, name: str = "X") -> None:
         self.name = name
-        self._factory: Callable[[], Iterator[Any]] | None = None
-        self._one_shot: Iterator[Any] | None = None
+        self._factory: Callable[[], Iterable[ArrayLike]] | None = None
+        self._one_shot: Iterator[ArrayLike] | None = None
         if isinstance(X, (list, tuple)):
             items = list(X)
             self._factory = lambda: iter(items)
@@ -157,10 +184,12 @@ class IterableSource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         if self._one_shot is not None:
             if self._used:
-                raise ValueError(f"{self.name}: this iterator of chunks was already consumed; pass a "
-                                 "list of chunks or a callable returning a fresh iterator")
+                raise ValueError(
+                    f"{self.name}: this iterator of chunks was already consumed; pass a "
+                    "list of chunks or a callable returning a fresh iterator"
+                )
             self._used = True
-            it: Iterator[Any] = self._one_shot
+            it: Iterable[ArrayLike] = self._one_shot
         else:
             it = iter(self._factory())  # type: ignore[misc]
         start = 0
@@ -171,8 +200,7 @@ class IterableSource(RowSource):
             if self.n_features is None:
                 self.n_features, self.dtype = arr.shape[1], arr.dtype
             elif arr.shape[1] != self.n_features:
-                raise ValueError(f"a chunk of {self.name} has {arr.shape[1]} features, earlier ones "
-                                 f"{self.n_features}")
+                raise ValueError(f"a chunk of {self.name} has {arr.shape[1]} features, earlier ones {self.n_features}")
             yield start, arr
             start += arr.shape[0]
         if self._n_rows is None:
@@ -186,7 +214,7 @@ class IterableSource(RowSource):
                 pass
         return self._n_rows  # type: ignore[return-value]
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         """Rows at ``indices`` (in that order), by one pass over the chunks."""
         indices = np.asarray(indices, dtype=np.int64)
         order = np.argsort(indices, kind="stable")

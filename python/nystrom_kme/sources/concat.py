@@ -4,11 +4,12 @@ without copying either."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._compensated import CompensatedSum
+from .._validation import Weights
 from ..kernels import Kernel
 from .base import Progress, RowSource
 
@@ -31,12 +32,14 @@ class ConcatSource(RowSource):
         for p in parts:
             if p.n_features is None:  # an iterable not read yet: its first pass tells
                 p.count_rows()
-        widths = {p.n_features for p in parts}
+        widths = {p.n_features for p in parts if p.n_features is not None}  # all, once read
         if len(widths) > 1:
             raise ValueError(f"{name}: the parts have {sorted(widths)} features")
-        self.n_features = parts[0].n_features
+        width = parts[0].n_features
+        assert width is not None  # every part was read above
+        self.n_features: int = width
         dtypes = {p.dtype for p in parts}
-        self.dtype = np.dtype(np.float32) if dtypes == {np.dtype(np.float32)} else np.dtype(np.float64)
+        self.dtype: np.dtype = np.dtype(np.float32) if dtypes == {np.dtype(np.float32)} else np.dtype(np.float64)
 
     @property
     def n_rows(self) -> int | None:
@@ -63,7 +66,7 @@ class ConcatSource(RowSource):
                 end = offset + start + block.shape[0]
             offset = end
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         indices = np.asarray(indices, dtype=np.int64)
         out = np.empty((indices.size, self.n_features), dtype=self.dtype)
         offset = 0
@@ -77,16 +80,22 @@ class ConcatSource(RowSource):
             raise ValueError(f"indices must lie in [0, {offset})")
         return out
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         acc = CompensatedSum((L.shape[0],))
         total = 0.0
         offset = 0
         for part in self.parts:
             n = part.count_rows()
-            w = None if weights is None else weights[offset:offset + n]
-            part_acc, part_total = part.kernel_sums(L, kernel, weights=w, n_threads=n_threads,
-                                                    progress=progress)
+            w = None if weights is None else weights[offset : offset + n]
+            part_acc, part_total = part.kernel_sums(L, kernel, weights=w, n_threads=n_threads, progress=progress)
             acc.merge(part_acc)
             total += part_total
             offset += n

@@ -11,23 +11,26 @@ one is set up, else dask's local scheduler.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from types import ModuleType
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import as_data_matrix, common_dtype
+from .._validation import DaskArray, Weights, as_data_matrix, common_dtype
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 from .base import Progress, RowSource, add_block_sums, weight_block, weight_total
 
+#: A dask.delayed object (dask is not followed by the type checker: Any).
+DaskDelayed = DaskArray
 #: Partial sums combined per node of the reduction tree.
 SPLIT_EVERY = 8
 
 
-def is_dask_array(X: Any) -> bool:
+def is_dask_array(X: object) -> bool:
     """True for a dask array (checked without importing dask).
 
     Examples
@@ -40,25 +43,28 @@ def is_dask_array(X: Any) -> bool:
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "to_delayed")
 
 
-def _dask() -> Any:
+def _dask() -> ModuleType:
     try:
         import dask
         import dask.array  # noqa: F401
     except ImportError as err:  # pragma: no cover - only without the extra
         raise ImportError("dask arrays need the optional extra: pip install 'nystrom-kme[dask]'") from err
-    return dask
+    module: ModuleType = dask
+    return module
 
 
-def _block_sums(block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int,
-                weights: np.ndarray | None) -> CompensatedSum:
+def _block_sums(
+    block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int, weights: np.ndarray | None
+) -> CompensatedSum:
     """On a worker: K(L, block) 1 or K(L, block) w, compensated."""
     acc = CompensatedSum((L.shape[0],))
     add_block_sums(acc, L, as_data_matrix(block, "X"), kernel.to_core(), n_threads, weights)
     return acc
 
 
-def _block_split_sums(block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int,
-                      spec: SplitSpec, packed: np.ndarray) -> CompensatedSum:
+def _block_split_sums(
+    block: np.ndarray, L: np.ndarray, kernel: Kernel, n_threads: int, spec: SplitSpec, packed: np.ndarray
+) -> CompensatedSum:
     """On a worker: K(L, block) W for this block's label weights (from packed bits)."""
     L, block = common_dtype(L, as_data_matrix(block, "X"))
     W = spec.weights_from_packed(packed)
@@ -89,7 +95,7 @@ class DaskSource(RowSource):
     True
     """
 
-    def __init__(self, X: Any, name: str = "X") -> None:
+    def __init__(self, X: DaskArray, name: str = "X") -> None:
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {X.shape}")
         if any(np.isnan(c) for c in X.chunks[0]):
@@ -121,42 +127,51 @@ class DaskSource(RowSource):
         for i, block in enumerate(self.array.to_delayed().ravel()):
             yield int(self.starts[i]), as_data_matrix(np.asarray(block.compute()), self.name)
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         uniq, inverse = np.unique(np.asarray(indices, dtype=np.int64), return_inverse=True)
         if uniq.size and (uniq[0] < 0 or uniq[-1] >= self.n_rows):
             raise ValueError(f"indices must lie in [0, {self.n_rows})")
         rows = np.asarray(self.array[uniq].compute())
         return as_data_matrix(rows[inverse.reshape(-1)], self.name, min_rows=0)
 
-    def _weight_blocks(self, weights: Any) -> list[Any]:
+    def _weight_blocks(self, weights: Weights | None) -> list[DaskDelayed | np.ndarray | None]:
         if weights is None:
             return [None] * (len(self.starts) - 1)
         if is_dask_array(weights):
-            if weights.shape != (self.n_rows,):
-                raise ValueError(f"sample_weight must have shape ({self.n_rows},), got {weights.shape}")
-            return list(weights.rechunk((self.array.chunks[0],)).to_delayed().ravel())
+            lazy: DaskArray = weights
+            if lazy.shape != (self.n_rows,):
+                raise ValueError(f"sample_weight must have shape ({self.n_rows},), got {lazy.shape}")
+            return list(lazy.rechunk((self.array.chunks[0],)).to_delayed().ravel())
         return [weight_block(weights, int(a), int(b)) for a, b in zip(self.starts[:-1], self.starts[1:])]
 
-    def _reduce(self, parts: list[Any]) -> CompensatedSum:
+    def _reduce(self, parts: list[DaskDelayed]) -> CompensatedSum:
         dask = _dask()
         from dask import delayed
 
         while len(parts) > 1:
-            parts = [delayed(_merge, pure=True)(*parts[i:i + SPLIT_EVERY])
-                     for i in range(0, len(parts), SPLIT_EVERY)]
-        (total,) = dask.compute(parts[0])
-        return total
+            parts = [delayed(_merge, pure=True)(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        total: tuple[CompensatedSum] = dask.compute(parts[0])
+        return total[0]
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         _dask()
         from dask import delayed
 
         self.check_features(L.shape[1])
         L_d, kernel_d = delayed(L, pure=True), delayed(kernel, pure=True)  # shipped once per worker
         wblocks = self._weight_blocks(weights)
-        parts = [delayed(_block_sums, pure=True)(b, L_d, kernel_d, n_threads, w)
-                 for b, w in zip(self.array.to_delayed().ravel(), wblocks)]
+        parts = [
+            delayed(_block_sums, pure=True)(b, L_d, kernel_d, n_threads, w)
+            for b, w in zip(self.array.to_delayed().ravel(), wblocks)
+        ]
         acc = self._reduce(parts)
         if weights is None:
             total = float(self.n_rows)
@@ -168,14 +183,21 @@ class DaskSource(RowSource):
             progress(self.n_rows)
         return acc, total
 
-    def split_sums_multi(self, L: Any, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
-                         progress: Progress | None = None) -> np.ndarray:
+    def split_sums_multi(
+        self,
+        L: np.ndarray,
+        kernels: Iterable[Kernel],
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
-        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
-                         for k in kernels])
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress) for k in kernels])
 
-    def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0, progress: Progress | None = None
+    ) -> np.ndarray:
         """The labels are generated on the client in row order (packed, n (B + 1) / 8
         bytes) and travel with their blocks; the sums run on the workers."""
         _dask()
@@ -186,9 +208,12 @@ class DaskSource(RowSource):
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
         packed = spec.packed_labels()
         L_d, kernel_d = delayed(L, pure=True), delayed(kernel, pure=True)
-        parts = [delayed(_block_split_sums, pure=True)(b, L_d, kernel_d, n_threads, spec,
-                                                        packed[self.starts[i]:self.starts[i + 1]])
-                 for i, b in enumerate(self.array.to_delayed().ravel())]
+        parts = [
+            delayed(_block_split_sums, pure=True)(
+                b, L_d, kernel_d, n_threads, spec, packed[self.starts[i] : self.starts[i + 1]]
+            )
+            for i, b in enumerate(self.array.to_delayed().ravel())
+        ]
         out = self._reduce(parts).value()
         if progress is not None:
             progress(self.n_rows)

@@ -7,13 +7,15 @@ CuPy is imported when a source is built, never at import time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._compensated import CompensatedSum
-from ..cuda.arrays import as_cupy, as_device_matrix, require_cupy
+from .._validation import Weights
+from ..cuda.arrays import CupyArray, as_cupy, as_device_matrix, require_cupy
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 from .base import Progress, RowSource, weight_total
@@ -43,7 +45,7 @@ class CudaSource(RowSource):
     #: Rows per block of ``chunks()`` and of the uploaded split labels.
     block_rows = 1 << 17
 
-    def __init__(self, X: Any, name: str = "X") -> None:
+    def __init__(self, X: object, name: str = "X") -> None:
         self.array = as_device_matrix(X, name)
         self.name = name
         self.n_features = int(self.array.shape[1])
@@ -64,17 +66,18 @@ class CudaSource(RowSource):
     def n_rows(self) -> int:
         return int(self.array.shape[0])
 
-    def _on_device(self) -> Any:
+    def _on_device(self) -> AbstractContextManager[object]:
         """The context that makes the data's GPU current (landmarks, weights and
         launches then go to the device the data lives on)."""
-        return require_cupy().cuda.Device(self.array.device.id)
+        device: AbstractContextManager[object] = require_cupy().cuda.Device(self.array.device.id)
+        return device
 
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         cp = require_cupy()
         for start in range(0, self.n_rows, self.block_rows):
-            yield start, cp.asnumpy(self.array[start:start + self.block_rows])
+            yield start, cp.asnumpy(self.array[start : start + self.block_rows])
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         cp = require_cupy()
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= self.n_rows):
@@ -82,7 +85,7 @@ class CudaSource(RowSource):
         with self._on_device():
             return np.ascontiguousarray(cp.asnumpy(self.array[cp.asarray(indices)]))
 
-    def _landmarks(self, L: Any) -> Any:
+    def _landmarks(self, L: np.ndarray | CupyArray) -> tuple[CupyArray, CupyArray]:
         """L on this source's device, in the common dtype of L and the data."""
         cp = require_cupy()
         L = as_cupy(L) if not isinstance(L, np.ndarray) else cp.asarray(L)
@@ -90,10 +93,9 @@ class CudaSource(RowSource):
             raise ValueError(f"the landmarks must be 2-D, got shape {L.shape}")
         self.check_features(int(L.shape[1]))
         dtype = np.result_type(L.dtype.name, self.dtype)
-        return cp.ascontiguousarray(L, dtype=dtype), (self.array if self.dtype == dtype
-                                                      else self.array.astype(dtype))
+        return cp.ascontiguousarray(L, dtype=dtype), (self.array if self.dtype == dtype else self.array.astype(dtype))
 
-    def _weights(self, weights: Any) -> Any:
+    def _weights(self, weights: Weights | CupyArray) -> CupyArray:
         cp = require_cupy()
         w = (cp.asarray(weights) if isinstance(weights, np.ndarray) else as_cupy(weights)).astype(cp.float64)
         if w.shape != (self.n_rows,):
@@ -104,9 +106,17 @@ class CudaSource(RowSource):
             raise ValueError("sample_weight must be non-negative")
         return cp.ascontiguousarray(w)
 
-    def kernel_sums(self, L: Any, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray | CupyArray,
+        kernel: Kernel,
+        *,
+        weights: Weights | CupyArray | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         from ..cuda import sums
+
         cp = require_cupy()
         with self._on_device():
             L, X = self._landmarks(L)
@@ -122,15 +132,29 @@ class CudaSource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(out), total
 
-    def split_sums_multi(self, L: Any, kernels: Any, spec: SplitSpec, *, n_threads: int = 0,
-                         progress: Progress | None = None) -> np.ndarray:
+    def split_sums_multi(
+        self,
+        L: np.ndarray | CupyArray,
+        kernels: Iterable[Kernel],
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
-        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress)
-                         for k in kernels])
+        return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress) for k in kernels])
 
-    def split_sums(self, L: Any, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self,
+        L: np.ndarray | CupyArray,
+        kernel: Kernel,
+        spec: SplitSpec,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
         from ..cuda import sums
+
         cp = require_cupy()
         if self.n_rows != spec.n_rows:
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
@@ -139,14 +163,14 @@ class CudaSource(RowSource):
             L, X = self._landmarks(L)
             acc = CompensatedSum((L.shape[0], spec.n_columns))
             for start in range(0, self.n_rows, self.block_rows):
-                block = X[start:start + self.block_rows]
+                block = X[start : start + self.block_rows]
                 W = cp.asarray(splits.next_weights(block.shape[0]))  # labels from the core, uploaded
                 acc.add(cp.asnumpy(sums.weighted_kernel_sums(L, block, W, kernel)))
                 if progress is not None:
                     progress(block.shape[0])
         return acc.value()
 
-    def diagonal_sum(self, kernel: Kernel, *, weights: Any = None, n_threads: int = 0) -> float:
+    def diagonal_sum(self, kernel: Kernel, *, weights: Weights | CupyArray | None = None, n_threads: int = 0) -> float:
         cp = require_cupy()
         if not kernel.radial:  # pragma: no cover - the GPU path refuses them earlier
             raise ValueError("the GPU path computes the radial kernels only")

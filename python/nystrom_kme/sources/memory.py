@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._compensated import CompensatedSum
-from .._validation import as_data_matrix, common_dtype
+from .._validation import Weights, as_data_matrix, common_dtype
 from ..kernels import Kernel
 from ..permutation import SplitSpec
 from .base import Progress, RowSource, weight_block, weight_total
@@ -27,7 +27,7 @@ class ArraySource(RowSource):
     (dtype('float64'), [[4.0, 5.0], [0.0, 1.0]])
     """
 
-    def __init__(self, X: Any, name: str = "X") -> None:
+    def __init__(self, X: ArrayLike, name: str = "X") -> None:
         self.array = as_data_matrix(X, name)
         self.name = name
         self.n_features = self.array.shape[1]
@@ -35,7 +35,7 @@ class ArraySource(RowSource):
 
     @property
     def n_rows(self) -> int:
-        return self.array.shape[0]
+        return int(self.array.shape[0])
 
     def to_array(self) -> np.ndarray:
         return self.array
@@ -43,14 +43,21 @@ class ArraySource(RowSource):
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         yield 0, self.array
 
-    def take(self, indices: Any) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> np.ndarray:
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= self.n_rows):
             raise ValueError(f"indices must lie in [0, {self.n_rows})")
         return np.ascontiguousarray(self.array[indices])
 
-    def kernel_sums(self, L: np.ndarray, kernel: Kernel, *, weights: Any = None, n_threads: int = 0,
-                    progress: Progress | None = None) -> tuple[CompensatedSum, float]:
+    def kernel_sums(
+        self,
+        L: np.ndarray,
+        kernel: Kernel,
+        *,
+        weights: Weights | None = None,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+    ) -> tuple[CompensatedSum, float]:
         self.check_features(L.shape[1])
         L, X = common_dtype(L, self.array)
         if weights is None:
@@ -64,8 +71,9 @@ class ArraySource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(sums), total
 
-    def split_sums(self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0,
-                   progress: Progress | None = None) -> np.ndarray:
+    def split_sums(
+        self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0, progress: Progress | None = None
+    ) -> np.ndarray:
         # Blocks of 2^18 rows: progress and Ctrl-C between core calls.
         self.check_features(L.shape[1])
         if self.n_rows != spec.n_rows:
@@ -75,7 +83,7 @@ class ArraySource(RowSource):
         splits = spec.new()
         acc = CompensatedSum((L.shape[0], spec.n_columns))
         for start in range(0, self.n_rows, BLOCK_ROWS):
-            block = X[start:start + BLOCK_ROWS]
+            block = X[start : start + BLOCK_ROWS]
             acc.add(_core.split_kernel_sums(L, block, splits, core, n_threads))
             if progress is not None:
                 progress(block.shape[0])

@@ -7,6 +7,7 @@ which a second conftest module on sys.path would shadow.
 from __future__ import annotations
 
 import numpy as np
+
 import nystrom_kme as nk
 from nystrom_kme.datasets import GaussianMixture
 

@@ -10,13 +10,30 @@ import nystrom_kme.bounds as B
 
 #: The names the package re-exports (one per public function, class or alias).
 PUBLIC = {
-    "CovarianceSpectrum", "DecayFit", "EffDim", "Explanation", "LandmarkSuggestion", "LemmaC1Bound",
+    "CovarianceSpectrum",
+    "DecayFit",
+    "EffDim",
+    "Explanation",
+    "LandmarkSuggestion",
+    "LemmaC1Bound",
     "MMDBound",
-    "Theorem41Bound", "corollary_4_1_n_landmarks", "covariance_norm", "default_n_landmarks",
-    "effective_dimension", "estimate_spectrum", "fit_spectral_decay", "lemma_c1_bound",
-    "max_leverage", "suggest_n_landmarks", "theorem_4_1_bound", "theorem_4_1_condition",
-    "theorem_4_1_constants", "theorem_4_1_lambda", "theorem_4_1_min_landmarks",
-    "theorem_5_1_bound", "theorem_d1_bound",
+    "Theorem41Bound",
+    "corollary_4_1_n_landmarks",
+    "covariance_norm",
+    "default_n_landmarks",
+    "effective_dimension",
+    "estimate_spectrum",
+    "fit_spectral_decay",
+    "lemma_c1_bound",
+    "max_leverage",
+    "suggest_n_landmarks",
+    "theorem_4_1_bound",
+    "theorem_4_1_condition",
+    "theorem_4_1_constants",
+    "theorem_4_1_lambda",
+    "theorem_4_1_min_landmarks",
+    "theorem_5_1_bound",
+    "theorem_d1_bound",
 }
 #: The public modules of the package, one topic each; their __all__ together are PUBLIC.
 MODULES = ("theorems", "mmd_bounds", "spectrum", "decay", "suggest")
@@ -68,7 +85,7 @@ def test_bounds_imports_only_validation_kernels_and_core_from_the_package():
     for path in sorted(root.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                if node.level == 2:       # from ..x import y: the rest of nystrom_kme
+                if node.level == 2:  # from ..x import y: the rest of nystrom_kme
                     assert node.module in ALLOWED_OUTSIDE, (path.name, node.module)
                 else:
                     assert node.level in (0, 1), (path.name, node.module)

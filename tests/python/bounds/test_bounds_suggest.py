@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from bounds_data import section_6_1_mixture
+
+import nystrom_kme as nk
 from nystrom_kme import bounds as B
 
 
@@ -36,19 +37,18 @@ def test_default_n_landmarks_is_the_closed_form(n, expected):
 def test_corollary_4_1_sizes():
     n, delta = 10**4, 0.05
     # logarithmic case: sqrt(n) log(sqrt(n) max(1/delta, c/(6K^2)))
-    assert B.corollary_4_1_n_landmarks(n, delta, "logarithmic", c=1.0) == \
-        math.ceil(100 * math.log(100 * 20))
-    assert B.corollary_4_1_n_landmarks(n, delta, "logarithmic", c=600.0) == \
-        math.ceil(100 * math.log(100 * 100))
+    assert B.corollary_4_1_n_landmarks(n, delta, "logarithmic", c=1.0) == math.ceil(100 * math.log(100 * 20))
+    assert B.corollary_4_1_n_landmarks(n, delta, "logarithmic", c=600.0) == math.ceil(100 * math.log(100 * 100))
     # polynomial case: n^(1/(2-gamma)) log(n/delta), capped at n
-    assert B.corollary_4_1_n_landmarks(n, delta, "polynomial", gamma=0.2) == \
-        math.ceil(n ** (1 / 1.8) * math.log(n / delta))
+    assert B.corollary_4_1_n_landmarks(n, delta, "polynomial", gamma=0.2) == math.ceil(
+        n ** (1 / 1.8) * math.log(n / delta)
+    )
     assert B.corollary_4_1_n_landmarks(n, delta, "polynomial", gamma=1.0) == n
-    assert B.corollary_4_1_n_landmarks(n, delta, "polynomial", gamma=1.0, cap=False) == \
-        math.ceil(n * math.log(n / delta))
+    assert B.corollary_4_1_n_landmarks(n, delta, "polynomial", gamma=1.0, cap=False) == math.ceil(
+        n * math.log(n / delta)
+    )
     for decay, kw in [("polynomial", {"gamma": 0.3}), ("logarithmic", {"c": 1.0})]:
-        ms = [B.corollary_4_1_n_landmarks(k, delta, decay, cap=False, **kw)
-              for k in [10**3, 10**4, 10**6]]
+        ms = [B.corollary_4_1_n_landmarks(k, delta, decay, cap=False, **kw) for k in [10**3, 10**4, 10**6]]
         assert ms == sorted(ms)
         ms = [B.corollary_4_1_n_landmarks(n, d, decay, cap=False, **kw) for d in [1e-4, 1e-2, 0.3]]
         assert ms == sorted(ms, reverse=True)
@@ -75,11 +75,9 @@ def test_suggest_n_landmarks_polynomial_case(rng):
     X = rng.uniform(-1, 1, size=(3000, 1))
     rep = B.suggest_n_landmarks(X, nk.Laplacian(0.5), max_samples=800, random_state=1)
     assert rep.decay == "polynomial"
-    assert 0.35 <= rep.params["gamma"] <= 0.65         # Laplacian in 1-D: sigma_i ~ i^-2
-    assert rep.n_landmarks == B.corollary_4_1_n_landmarks(3000, 0.05, "polynomial",
-                                                          gamma=rep.params["gamma"])
-    capped = B.suggest_n_landmarks(X, nk.Laplacian(0.5), max_samples=800, max_landmarks=100,
-                                   random_state=1)
+    assert 0.35 <= rep.params["gamma"] <= 0.65  # Laplacian in 1-D: sigma_i ~ i^-2
+    assert rep.n_landmarks == B.corollary_4_1_n_landmarks(3000, 0.05, "polynomial", gamma=rep.params["gamma"])
+    capped = B.suggest_n_landmarks(X, nk.Laplacian(0.5), max_samples=800, max_landmarks=100, random_state=1)
     assert capped.n_landmarks == 100 and "capped" in capped.reason
 
 
@@ -107,26 +105,28 @@ def test_suggest_n_landmarks_target_error(mixture_problem):
     assert rep.n_landmarks >= rep.min_landmarks
     sp = B.estimate_spectrum(X, kernel, max_samples=500, random_state=0)  # the same spectrum
     assert B.theorem_4_1_bound(20000, rep.n_landmarks, 0.05, sp).value == pytest.approx(rep.bound)
-    if rep.n_landmarks > rep.min_landmarks:   # then one landmark fewer misses the target
+    if rep.n_landmarks > rep.min_landmarks:  # then one landmark fewer misses the target
         assert B.theorem_4_1_bound(20000, rep.n_landmarks - 1, 0.05, sp).value > 0.25
-    out_of_reach = B.suggest_n_landmarks(X, kernel, target_error=0.01, max_samples=300,
-                                         random_state=0)
+    out_of_reach = B.suggest_n_landmarks(X, kernel, target_error=0.01, max_samples=300, random_state=0)
     assert out_of_reach.n_landmarks == 20000 and "out of reach" in out_of_reach.reason
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: B.suggest_n_landmarks(np.eye(5), nk.Gaussian(1.0), delta=0), "delta"),
-    (lambda: B.suggest_n_landmarks(np.eye(5), nk.Gaussian(1.0), target_error=0), "target_error"),
-    (lambda: B.suggest_n_landmarks(np.eye(5), nk.Gaussian(1.0), max_landmarks=0), "max_landmarks"),
-    (lambda: B.suggest_n_landmarks([[np.nan]], nk.Gaussian(1.0)), "X"),
-    (lambda: B.corollary_4_1_n_landmarks(0, 0.05, "polynomial", gamma=0.5), "n"),
-    (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "cubic"), "decay"),
-    (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "polynomial"), "gamma"),
-    (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "polynomial", gamma=1.5), "gamma"),
-    (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "logarithmic"), "c"),
-    (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "logarithmic", c=-1.0), "c"),
-    (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "logarithmic", c=1.0, K=0), "K"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: B.suggest_n_landmarks(np.eye(5), nk.Gaussian(1.0), delta=0), "delta"),
+        (lambda: B.suggest_n_landmarks(np.eye(5), nk.Gaussian(1.0), target_error=0), "target_error"),
+        (lambda: B.suggest_n_landmarks(np.eye(5), nk.Gaussian(1.0), max_landmarks=0), "max_landmarks"),
+        (lambda: B.suggest_n_landmarks([[np.nan]], nk.Gaussian(1.0)), "X"),
+        (lambda: B.corollary_4_1_n_landmarks(0, 0.05, "polynomial", gamma=0.5), "n"),
+        (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "cubic"), "decay"),
+        (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "polynomial"), "gamma"),
+        (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "polynomial", gamma=1.5), "gamma"),
+        (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "logarithmic"), "c"),
+        (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "logarithmic", c=-1.0), "c"),
+        (lambda: B.corollary_4_1_n_landmarks(100, 0.05, "logarithmic", c=1.0, K=0), "K"),
+    ],
+)
 def test_bad_arguments_raise_value_error_naming_them(call, name):
     with pytest.raises(ValueError, match=name):
         call()
@@ -137,7 +137,7 @@ def test_explain_reads_as_lines_and_repr_is_one_line(rng):
     rep = B.suggest_n_landmarks(X, nk.Gaussian(0.5), max_samples=300, random_state=0)
     text = rep.explain()
     assert isinstance(text, str) and isinstance(text, B.Explanation)
-    assert repr(text) == str(text) == str(rep) and text.count("\n") >= 2   # no quoted "\n"
+    assert repr(text) == str(text) == str(rep) and text.count("\n") >= 2  # no quoted "\n"
     assert "\n" not in repr(rep) and repr(rep).startswith("LandmarkSuggestion(n_landmarks=")
     assert f"n_landmarks={rep.n_landmarks}" in repr(rep)
 
@@ -154,9 +154,11 @@ def test_linear_algebra_of_the_bounds_runs_on_one_blas_thread(monkeypatch, mixtu
 
     def spy(name, real):
         def wrapped(*args, **kwargs):
-            seen.append((name, max(i["num_threads"] for i in threadpoolctl.threadpool_info()
-                                   if i["user_api"] == "blas")))
+            seen.append(
+                (name, max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"))
+            )
             return real(*args, **kwargs)
+
         return wrapped
 
     monkeypatch.setattr(np.linalg, "eigh", spy("eigh", np.linalg.eigh))

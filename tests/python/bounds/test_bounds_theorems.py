@@ -14,9 +14,10 @@ import math
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
 from bounds_data import decreasing, poly_eff_dim, section_6_1_mixture
+
+import nystrom_kme as nk
 from nystrom_kme import bounds as B
 
 
@@ -68,14 +69,14 @@ def test_min_landmarks_matches_lambert_closed_form_and_fallback(monkeypatch):
 def test_min_landmarks_monotone():
     deltas = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5]
     ms = [B.theorem_4_1_min_landmarks(0.1, d) for d in deltas]
-    assert ms == sorted(ms, reverse=True)          # larger delta, smaller m
+    assert ms == sorted(ms, reverse=True)  # larger delta, smaller m
     norms = [1e-3, 1e-2, 0.1, 0.5, 1.0]
     ms = [B.theorem_4_1_min_landmarks(o, 0.05) for o in norms]
-    assert ms == sorted(ms, reverse=True)          # larger ||C||, smaller m
-    assert ms[-1] == ms[-2]                        # both at c = 67
+    assert ms == sorted(ms, reverse=True)  # larger ||C||, smaller m
+    assert ms[-1] == ms[-2]  # both at c = 67
     Ks = [0.1, 1.0, 2.0, 5.0]
     ms = [B.theorem_4_1_min_landmarks(0.1, 0.05, K) for K in Ks]
-    assert ms == sorted(ms)                        # larger K, larger m
+    assert ms == sorted(ms)  # larger K, larger m
 
 
 # --------------------------------------------------------------------------- #
@@ -91,8 +92,9 @@ def test_theorem_4_1_constants_are_the_proofs():
     assert c3 / (6 * K * math.sqrt(math.log(12 / delta))) == pytest.approx(2 * math.sqrt(3))
 
 
-@pytest.mark.parametrize("m,n,delta,K,N", [(700, 2000, 0.05, 1.0, 2.4), (50, 50, 0.3, 2.0, 11.0),
-                                           (4, 10, 1e-4, 0.5, 0.7)])
+@pytest.mark.parametrize(
+    "m,n,delta,K,N", [(700, 2000, 0.05, 1.0, 2.4), (50, 50, 0.3, 2.0, 11.0), (4, 10, 1e-4, 0.5, 0.7)]
+)
 def test_theorem_4_1_is_lemma_c1_at_its_lambda_with_ninf_bounded(m, n, delta, K, N):
     thm = B.theorem_4_1_bound(n, m, delta, N, K)
     lam = 12 * K * K * math.log(m / delta) / m
@@ -137,18 +139,13 @@ def test_theorem_4_1_monotone_in_n_m_delta(alpha):
 
 def test_lemma_c1_monotone_in_n_m_delta():
     args = {"lam": 0.05, "eff_dim": 6.0, "eff_dim_inf": 15.0, "K": 1.0}
-    assert decreasing([B.lemma_c1_bound(n=n, m=500, delta=0.05, **args).value
-                       for n in [600, 1000, 10**4, 10**6]])
-    assert decreasing([B.lemma_c1_bound(n=10**4, m=m, delta=0.05, **args).value
-                       for m in [10, 100, 1000, 5000]])
-    assert decreasing([B.lemma_c1_bound(n=10**4, m=500, delta=d, **args).value
-                       for d in [1e-4, 1e-2, 0.05, 0.5]])
+    assert decreasing([B.lemma_c1_bound(n=n, m=500, delta=0.05, **args).value for n in [600, 1000, 10**4, 10**6]])
+    assert decreasing([B.lemma_c1_bound(n=10**4, m=m, delta=0.05, **args).value for m in [10, 100, 1000, 5000]])
+    assert decreasing([B.lemma_c1_bound(n=10**4, m=500, delta=d, **args).value for d in [1e-4, 1e-2, 0.05, 0.5]])
     # conditions: once true, they stay true as m (resp. n) grows
-    conds_m = [B.lemma_c1_bound(n=10**5, m=m, delta=0.05, **args).m_condition
-               for m in range(400, 800, 10)]
+    conds_m = [B.lemma_c1_bound(n=10**5, m=m, delta=0.05, **args).m_condition for m in range(400, 800, 10)]
     assert conds_m == sorted(conds_m) and conds_m[0] is False and conds_m[-1] is True
-    conds_n = [B.lemma_c1_bound(n=n, m=500, delta=0.05, **args).n_condition
-               for n in range(500, 2000, 50)]
+    conds_n = [B.lemma_c1_bound(n=n, m=500, delta=0.05, **args).n_condition for n in range(500, 2000, 50)]
     assert conds_n == sorted(conds_n) and conds_n[0] is False and conds_n[-1] is True
 
 
@@ -191,8 +188,9 @@ def test_lemma_c1_conditions_hand_made():
     assert unknown.conditions == {"m": True, "n": True, "lambda": None}
     # value by hand
     l12 = math.log(12 / delta)
-    expect = (2 * math.sqrt(2 * math.log(6 / delta)) / 100
-              + math.sqrt(lam) * (4 * math.sqrt(30) * l12 / 600 + 6 * math.sqrt(4 * l12 / 600)))
+    expect = 2 * math.sqrt(2 * math.log(6 / delta)) / 100 + math.sqrt(lam) * (
+        4 * math.sqrt(30) * l12 / 600 + 6 * math.sqrt(4 * l12 / 600)
+    )
     assert unknown.value == pytest.approx(expect, rel=1e-12)
 
 
@@ -205,8 +203,7 @@ def test_theorem_4_1_bound_covers_exact_error_in_95_percent_of_trials(mixture_pr
     gm, kernel = mixture_problem
     sigma = float(kernel.bandwidth)
     n, delta, trials = 2000, 0.05, 100
-    pilot = B.estimate_spectrum(gm.sample(n, random_state=99), kernel, max_samples=1000,
-                                random_state=0)
+    pilot = B.estimate_spectrum(gm.sample(n, random_state=99), kernel, max_samples=1000, random_state=0)
     m = B.theorem_4_1_min_landmarks(pilot.op_norm, delta, 1.0)
     assert 4 <= m <= n
     lam = B.theorem_4_1_lambda(m, delta)
@@ -219,12 +216,13 @@ def test_theorem_4_1_bound_covers_exact_error_in_95_percent_of_trials(mixture_pr
         est = nk.NystromKME(kernel, n_landmarks=m, random_state=rng, n_threads=1).fit(X)
         L, w = est.landmarks_, est.weights_
         quad = float(w @ kernel(L, L, n_threads=1) @ w)
-        err = gm.embedding_error(L, w, sigma, gram_quadratic=quad)     # exact (Appendix G)
+        err = gm.embedding_error(L, w, sigma, gram_quadratic=quad)  # exact (Appendix G)
         sp = B.estimate_spectrum(X, kernel, max_samples=200, random_state=rng, n_threads=1)
         thm = B.theorem_4_1_bound(n, m, delta, sp, op_norm=sp.op_norm)
         assert thm.holds
-        lem = B.lemma_c1_bound(lam, sp.effective_dimension(lam), sp.max_leverage(lam), 1.0, n, m,
-                               delta, op_norm=sp.op_norm)
+        lem = B.lemma_c1_bound(
+            lam, sp.effective_dimension(lam), sp.max_leverage(lam), 1.0, n, m, delta, op_norm=sp.op_norm
+        )
         assert lem.holds
         covered += err <= thm.value
         covered_lemma += err <= lem.value
@@ -238,17 +236,33 @@ def test_theorem_4_1_bound_covers_exact_error_in_95_percent_of_trials(mixture_pr
 # --------------------------------------------------------------------------- #
 # argument validation: ValueError naming the argument
 # --------------------------------------------------------------------------- #
-GOOD_C1 = {"lam": 0.1, "eff_dim": 3.0, "eff_dim_inf": 5.0, "K": 1.0, "n": 1000, "m": 600,
-           "delta": 0.05}
+GOOD_C1 = {"lam": 0.1, "eff_dim": 3.0, "eff_dim_inf": 5.0, "K": 1.0, "n": 1000, "m": 600, "delta": 0.05}
 
 
-@pytest.mark.parametrize("name,bad", [
-    ("lam", 0.0), ("lam", -1.0), ("lam", float("nan")), ("lam", "x"),
-    ("eff_dim", -1.0), ("eff_dim", float("inf")), ("eff_dim_inf", -0.5),
-    ("K", 0.0), ("K", float("inf")), ("n", 0), ("n", 2.5), ("n", True),
-    ("m", 0), ("m", 1001), ("delta", 0.0), ("delta", 1.0), ("delta", 1.5), ("op_norm", -1.0),
-    ("corrected", "yes"),
-])
+@pytest.mark.parametrize(
+    "name,bad",
+    [
+        ("lam", 0.0),
+        ("lam", -1.0),
+        ("lam", float("nan")),
+        ("lam", "x"),
+        ("eff_dim", -1.0),
+        ("eff_dim", float("inf")),
+        ("eff_dim_inf", -0.5),
+        ("K", 0.0),
+        ("K", float("inf")),
+        ("n", 0),
+        ("n", 2.5),
+        ("n", True),
+        ("m", 0),
+        ("m", 1001),
+        ("delta", 0.0),
+        ("delta", 1.0),
+        ("delta", 1.5),
+        ("op_norm", -1.0),
+        ("corrected", "yes"),
+    ],
+)
 def test_lemma_c1_rejects_bad_arguments(name, bad):
     kwargs = dict(GOOD_C1)
     kwargs[name] = bad
@@ -256,22 +270,25 @@ def test_lemma_c1_rejects_bad_arguments(name, bad):
         B.lemma_c1_bound(**kwargs)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: B.theorem_4_1_bound(0, 1, 0.05, 1.0), "n"),
-    (lambda: B.theorem_4_1_bound(10, 11, 0.05, 1.0), "m"),
-    (lambda: B.theorem_4_1_bound(10, 5, 2.0, 1.0), "delta"),
-    (lambda: B.theorem_4_1_bound(10, 5, 0.05, -1.0), "eff_dim"),
-    (lambda: B.theorem_4_1_bound(10, 5, 0.05, lambda lam: float("nan")), "eff_dim"),
-    (lambda: B.theorem_4_1_bound(10, 5, 0.05, 1.0, K=-1.0), "K"),
-    (lambda: B.theorem_4_1_bound(10, 5, 0.05, 1.0, op_norm=0.0), "op_norm"),
-    (lambda: B.theorem_4_1_constants(0.0, 0.05), "K"),
-    (lambda: B.theorem_4_1_constants(1.0, 0.0), "delta"),
-    (lambda: B.theorem_4_1_lambda(0, 0.05), "m"),
-    (lambda: B.theorem_4_1_condition(10, -1.0, 0.05), "op_norm"),
-    (lambda: B.theorem_4_1_min_landmarks(0.0, 0.05), "op_norm"),
-    (lambda: B.theorem_4_1_min_landmarks(0.5, 1.0), "delta"),
-    (lambda: B.theorem_4_1_min_landmarks(0.5, 0.05, K=float("nan")), "K"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: B.theorem_4_1_bound(0, 1, 0.05, 1.0), "n"),
+        (lambda: B.theorem_4_1_bound(10, 11, 0.05, 1.0), "m"),
+        (lambda: B.theorem_4_1_bound(10, 5, 2.0, 1.0), "delta"),
+        (lambda: B.theorem_4_1_bound(10, 5, 0.05, -1.0), "eff_dim"),
+        (lambda: B.theorem_4_1_bound(10, 5, 0.05, lambda lam: float("nan")), "eff_dim"),
+        (lambda: B.theorem_4_1_bound(10, 5, 0.05, 1.0, K=-1.0), "K"),
+        (lambda: B.theorem_4_1_bound(10, 5, 0.05, 1.0, op_norm=0.0), "op_norm"),
+        (lambda: B.theorem_4_1_constants(0.0, 0.05), "K"),
+        (lambda: B.theorem_4_1_constants(1.0, 0.0), "delta"),
+        (lambda: B.theorem_4_1_lambda(0, 0.05), "m"),
+        (lambda: B.theorem_4_1_condition(10, -1.0, 0.05), "op_norm"),
+        (lambda: B.theorem_4_1_min_landmarks(0.0, 0.05), "op_norm"),
+        (lambda: B.theorem_4_1_min_landmarks(0.5, 1.0), "delta"),
+        (lambda: B.theorem_4_1_min_landmarks(0.5, 0.05, K=float("nan")), "K"),
+    ],
+)
 def test_bad_arguments_raise_value_error_naming_them(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -4,8 +4,9 @@ index and landmark-point checks, and their use by NystromKME."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
 
@@ -166,8 +167,12 @@ def test_nested_draws_draw_nothing_until_asked_and_nest(rng):
     src = as_source(X)
     w = np.ones(400)
     w[:390] = 0.0
-    for policy, weights in ((S.UniformSampling(), None), (S.UniformSampling(replace=False), None),
-                            (S.UniformSampling(replace=False), w), (S.RPCholeskySampling(), None)):
+    for policy, weights in (
+        (S.UniformSampling(), None),
+        (S.UniformSampling(replace=False), None),
+        (S.UniformSampling(replace=False), w),
+        (S.RPCholeskySampling(), None),
+    ):
         g = np.random.default_rng(1)
         draws = policy.nested_draws(src, nk.Gaussian(1.0), g, sample_weight=weights, max_landmarks=40)
         assert g.integers(1 << 62) == np.random.default_rng(1).integers(1 << 62)  # nothing drawn yet
@@ -176,7 +181,7 @@ def test_nested_draws_draw_nothing_until_asked_and_nest(rng):
         assert draws.exhaustive is (isinstance(policy, S.UniformSampling) and not policy.replace)
         small, large = draws.get(cap // 2), draws.get(cap)
         assert small.dtype == np.int64 and large.size == cap
-        np.testing.assert_array_equal(large[:small.size], small)
+        np.testing.assert_array_equal(large[: small.size], small)
         if weights is not None:
             assert sorted(large.tolist()) == list(range(390, 400))  # every row of positive weight
     g = np.random.default_rng(2)

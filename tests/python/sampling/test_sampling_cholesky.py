@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
-from sampling_data import blobs
 
 
 def test_pivoted_policies_stop_at_the_numerical_rank(rng):
@@ -34,8 +35,9 @@ def dense_residual_trace(K, S_):
     return np.trace(K) - np.trace(KS @ np.linalg.solve(K[np.ix_(S_, S_)], KS.T))
 
 
-@pytest.mark.parametrize("cls", [S.GreedyCholeskySampling, S.RPCholeskySampling,
-                                 S.BlockRPCholeskySampling, S.DPPGreedySampling])
+@pytest.mark.parametrize(
+    "cls", [S.GreedyCholeskySampling, S.RPCholeskySampling, S.BlockRPCholeskySampling, S.DPPGreedySampling]
+)
 def test_residual_trace_is_non_increasing_and_exact(rng, cls):
     X = blobs(rng, n=300)
     K = dense_kernel("gaussian", X, X, 1.2)
@@ -88,8 +90,7 @@ def test_input_validation(rng):
         S.GreedyCholeskySampling(n_threads=0)
 
 
-@pytest.mark.parametrize("name", ["greedy-cholesky", "rpcholesky", "block-rpcholesky",
-                                  "dpp-greedy"])
+@pytest.mark.parametrize("name", ["greedy-cholesky", "rpcholesky", "block-rpcholesky", "dpp-greedy"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_zero_kernel_matrix_says_why_no_landmark_is_chosen(name, dtype):
     """All-zero data under the linear kernel: every k(x_i, x_i) is 0, so there is no
@@ -154,7 +155,6 @@ def test_rpcholesky_pivot_pairs_follow_the_sequential_law():
 
 def test_leverage_scores_do_not_depend_on_the_thread_count(rng):
     X = blobs(rng, n=3000)
-    scores = [S.ridge_leverage_scores(X, nk.Gaussian(1.0), 1e-3, random_state=2, n_threads=nt)
-              for nt in (1, 2, 3)]
+    scores = [S.ridge_leverage_scores(X, nk.Gaussian(1.0), 1e-3, random_state=2, n_threads=nt) for nt in (1, 2, 3)]
     np.testing.assert_array_equal(scores[0], scores[1])
     np.testing.assert_array_equal(scores[0], scores[2])

@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 
 N, M = 1500, 8
 
@@ -146,8 +147,12 @@ def test_weighted_fit_draws_are_pinned(data, key):
 def test_uniform_fit_draws_are_numpy_draws_in_the_documented_order(data, seed):
     """Independent of the package: the median's 1000 rows, then the m landmarks."""
     X, w, _ = data
-    for name, weighted in (("uniform", False), ("uniform-without-replacement", False),
-                           ("uniform", True), ("uniform-without-replacement", True)):
+    for name, weighted in (
+        ("uniform", False),
+        ("uniform-without-replacement", False),
+        ("uniform", True),
+        ("uniform-without-replacement", True),
+    ):
         ref = np.random.default_rng(seed)
         ref.choice(N, size=1000, replace=False)
         replace = name == "uniform"
@@ -156,7 +161,8 @@ def test_uniform_fit_draws_are_numpy_draws_in_the_documented_order(data, seed):
         else:
             expected = ref.integers(0, N, size=M) if replace else ref.choice(N, size=M, replace=False)
         est = nk.NystromKME("gaussian", n_landmarks=M, sampler=name, random_state=seed).fit(
-            X, sample_weight=w if weighted else None)
+            X, sample_weight=w if weighted else None
+        )
         np.testing.assert_array_equal(est.landmark_indices_, expected)
         assert est.landmark_indices_.tolist() == (FIT_WEIGHTED if weighted else FIT)[f"{name}/{seed}"]
 
@@ -165,8 +171,9 @@ def test_uniform_fit_draws_are_numpy_draws_in_the_documented_order(data, seed):
 def test_streamed_draws_are_pinned(data, key):
     X, w, _ = data
     how, name, seed = key.split("/")
-    make = nk.NystromKME("gaussian", n_landmarks=M, sampler=name, random_state=int(seed),
-                         passes=1 if how == "one-pass" else 2)
+    make = nk.NystromKME(
+        "gaussian", n_landmarks=M, sampler=name, random_state=int(seed), passes=1 if how == "one-pass" else 2
+    )
     if how == "two-pass":
         est = make.fit([X[:700], X[700:]], sample_weight=w)
     elif how == "one-pass":
@@ -180,8 +187,9 @@ def test_streamed_draws_are_pinned(data, key):
 def test_search_draws_are_pinned(data, key):
     X, w, _ = data
     name, weighting, seed = key.split("/")
-    est = nk.NystromKME("gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name,
-                        random_state=int(seed)).fit(X, sample_weight=w if weighting == "w" else None)
+    est = nk.NystromKME(
+        "gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name, random_state=int(seed)
+    ).fit(X, sample_weight=w if weighting == "w" else None)
     assert [list(est.n_landmarks_report_.path), digest(est.landmark_indices_)] == AUTO[key]
 
 
@@ -193,15 +201,16 @@ def test_uniform_search_draws_are_numpy_streams(data, seed):
     (without replacement)."""
     X, _, _ = data
     for name in ("uniform", "uniform-without-replacement"):
-        est = nk.NystromKME("gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name,
-                            random_state=seed).fit(X)
+        est = nk.NystromKME(
+            "gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name, random_state=seed
+        ).fit(X)
         path = est.n_landmarks_report_.path
         ref = np.random.default_rng(seed)
         ref.choice(N, size=1000, replace=False)
         if name == "uniform":
             expected = np.concatenate([ref.integers(0, N, size=b - a) for a, b in zip((0, *path), path)])
         else:
-            expected = np.argsort(ref.standard_exponential(N), kind="stable")[:path[-1]]
+            expected = np.argsort(ref.standard_exponential(N), kind="stable")[: path[-1]]
         np.testing.assert_array_equal(est.landmark_indices_, expected)
 
 
@@ -224,6 +233,7 @@ def test_two_sample_draws_are_pinned(data, seed, monkeypatch):
         def call(L, *args, **kwargs):
             seen.append(np.array(L))
             return original(L, *args, **kwargs)
+
         return call
 
     monkeypatch.setattr(two_sample, "nystrom_statistics", spy(two_sample.nystrom_statistics))
@@ -233,8 +243,16 @@ def test_two_sample_draws_are_pinned(data, seed, monkeypatch):
     nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(max_landmarks=300), n_permutations=9, random_state=seed)
     assert digest(_pooled_rows(Z, seen.pop())) == TESTS[f"auto/{seed}"]
     for landmarks in ("uniform", "rpcholesky"):
-        nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=2), n_landmarks=10, n_permutations=9,
-                           max_bins=None, landmarks=landmarks, random_state=seed)
+        nk.two_sample_test(
+            X,
+            Y,
+            kernel=nk.KernelCollection(n_bandwidths=2),
+            n_landmarks=10,
+            n_permutations=9,
+            max_bins=None,
+            landmarks=landmarks,
+            random_state=seed,
+        )
         assert seen and all(np.array_equal(L, seen[0]) for L in seen)
         assert _pooled_rows(Z, seen[0]) == TESTS[f"aggregated-{landmarks}/{seed}"]
         seen.clear()

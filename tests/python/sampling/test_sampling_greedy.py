@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
-from sampling_data import blobs
 
 
 def test_herding_matches_its_definition(rng):
@@ -62,8 +63,10 @@ def test_herding_auto_target_rule(rng, monkeypatch):
     k = nk.Gaussian(2.0)
     X = blobs(rng, n=300)
     assert S.KernelHerding().target_landmarks == "auto"
-    np.testing.assert_array_equal(S.KernelHerding().select_indices(X, k, 12, 3),
-                                  S.KernelHerding(target_landmarks=None).select_indices(X, k, 12, 3))
+    np.testing.assert_array_equal(
+        S.KernelHerding().select_indices(X, k, 12, 3),
+        S.KernelHerding(target_landmarks=None).select_indices(X, k, 12, 3),
+    )
     assert rows == [300, 300]
     X = rng.normal(size=(10_001, 2))  # 10_001^2 > 10^8 candidate-row evaluations
     p = nk.bounds.default_n_landmarks(len(X))
@@ -72,9 +75,10 @@ def test_herding_auto_target_rule(rng, monkeypatch):
     assert rows == [p]
     np.testing.assert_array_equal(auto, S.KernelHerding(target_landmarks=p).select_indices(X, k, 12, 3))
     # with fewer candidates the product is small again: exact target
-    np.testing.assert_array_equal(S.KernelHerding(n_candidates=5000).select_indices(X, k, 12, 3),
-                                  S.KernelHerding(n_candidates=5000, target_landmarks=None)
-                                  .select_indices(X, k, 12, 3))
+    np.testing.assert_array_equal(
+        S.KernelHerding(n_candidates=5000).select_indices(X, k, 12, 3),
+        S.KernelHerding(n_candidates=5000, target_landmarks=None).select_indices(X, k, 12, 3),
+    )
     with pytest.raises(ValueError, match="target_landmarks"):
         S.KernelHerding(target_landmarks="exact")
 

@@ -6,11 +6,12 @@ import subprocess
 import sys
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from references import dense_kernel
-from sampling_data import blobs
 
 
 # Default BLESS constants up to d_eff ~ 10% of n; beyond, the dictionary must
@@ -88,8 +89,9 @@ def test_ctrl_c_stops_leverage_scores_within_a_second(case, delay):
     the work; a machine fast enough to finish before the signal passes, and one that
     runs on past it without stopping fails. (Quiet: ~0.1 s; a second leaves room for a
     busy machine, where 0.5 s failed once.)"""
-    out = subprocess.run([sys.executable, "-c", _INTERRUPT, case, str(delay)], capture_output=True,
-                         text=True, timeout=300, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT, case, str(delay)], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.splitlines()
     if out[0].startswith("finished"):
         assert float(out[0].split()[1]) < delay + 1.0, out[0]
     else:

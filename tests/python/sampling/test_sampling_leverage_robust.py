@@ -9,13 +9,14 @@ import tracemalloc
 from fractions import Fraction
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import _core
 from nystrom_kme import sampling as S
 from nystrom_kme.sampling import leverage as L
 from references import dense_kernel
-from sampling_data import blobs
 
 EPS64 = np.finfo(np.float64).eps
 
@@ -115,8 +116,7 @@ def test_estimator_with_an_exact_dictionary_is_exact(data, lam):
     K = gaussian_K(X, sigma)
     exact = exact_scores(K, lam)
     if lam >= 1e-4:  # the reference itself, against a plain solve where that is accurate
-        np.testing.assert_allclose(exact, np.diag(np.linalg.solve(K + n * lam * np.eye(n), K)),
-                                   atol=1e-10)
+        np.testing.assert_allclose(exact, np.diag(np.linalg.solve(K + n * lam * np.eye(n), K)), atol=1e-10)
     ck = nk.Gaussian(sigma).to_core()
     # every row, unit weights: sum_D w phi phi^T = sum_i phi_i phi_i^T exactly
     full = L._estimates(X, X, np.arange(n), np.ones(n), lam, n, ck, 1)
@@ -141,8 +141,7 @@ def test_estimator_with_duplicated_dictionary_and_spread_weights():
     W = np.array([w[which == c].sum() for c in range(3)])
     ck = nk.Gaussian(1.0).to_core()
     for lam_n in (1e-2, 1e-5):
-        est = np.asarray(_core.ridge_leverage_estimates(np.ascontiguousarray(Z), D, lam_n / w,
-                                                        lam_n, ck, 1))
+        est = np.asarray(_core.ridge_leverage_estimates(np.ascontiguousarray(Z), D, lam_n / w, lam_n, ck, 1))
         C = F.T @ np.diag(W) @ F + lam_n * np.eye(3)
         ref = np.array([F[c] @ np.linalg.solve(C, F[c]) for c in range(3)])
         # absolute round-off of the estimator: about eps * k(x, x) / lambda_n
@@ -169,8 +168,7 @@ def test_bless_scores_against_exact_scores(data, lam):
     exact = exact_scores(gaussian_K(X, sigma), lam)
     for seed in range(5):
         # q1 = q2 = 8: d_eff(1e-6) is ~70% of n on the blobs (see test_sampling_leverage)
-        est = S.ridge_leverage_scores(X, nk.Gaussian(sigma), lam, random_state=seed, q1=8.0,
-                                      q2=8.0)
+        est = S.ridge_leverage_scores(X, nk.Gaussian(sigma), lam, random_state=seed, q1=8.0, q2=8.0)
         assert est.min() >= 0.0 and est.max() <= 1.0 + 1e-9
         ratio = est / exact
         # never a large underestimate (the direction that loses points); overestimates
@@ -193,14 +191,17 @@ def test_float32_data_scores_in_unit_interval():
 # --------------------------------------------------------------------------- #
 # Sizes and memory
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("params", [
-    {},
-    {"q2": 1e300},            # M = q2 d_eff would be ~1e301 draws
-    {"q1": 1e300},
-    {"deff_fraction": 1e300},  # a target no lambda reaches
-    {"q": 1e300},
-    {"q": 1.0 + 1e-12},        # the path stops after max_levels
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"q2": 1e300},  # M = q2 d_eff would be ~1e301 draws
+        {"q1": 1e300},
+        {"deff_fraction": 1e300},  # a target no lambda reaches
+        {"q": 1e300},
+        {"q": 1.0 + 1e-12},  # the path stops after max_levels
+    ],
+)
 def test_every_size_is_bounded_by_n(params, level_spy):
     X = copies_of_three_points()
     n = len(X)
@@ -272,20 +273,41 @@ def test_zero_kernel_matrix_is_refused_with_the_reason():
 # --------------------------------------------------------------------------- #
 # Bad arguments: a ValueError that names the argument, never a numpy/pybind11 message
 # --------------------------------------------------------------------------- #
-BAD_REAL = [0, 0.0, -1.0, -1e-300, math.nan, math.inf, -math.inf, "0.1", b"1", True, False,
-            np.bool_(True), 10**400, Fraction(-1, 2), 1j, np.array([0.5]), np.array(0.5),
-            [0.5], object()]
-BAD = ([("lam", v) for v in BAD_REAL]
-       + [("deff_fraction", v) for v in [*BAD_REAL, None]]
-       + [("q", v) for v in [*BAD_REAL, None, 1, 1.0, 0.5, np.float32(1.0)]]
-       + [("q1", v) for v in [*BAD_REAL, None]]
-       + [("q2", v) for v in [*BAD_REAL, None]])
+BAD_REAL = [
+    0,
+    0.0,
+    -1.0,
+    -1e-300,
+    math.nan,
+    math.inf,
+    -math.inf,
+    "0.1",
+    b"1",
+    True,
+    False,
+    np.bool_(True),
+    10**400,
+    Fraction(-1, 2),
+    1j,
+    np.array([0.5]),
+    np.array(0.5),
+    [0.5],
+    object(),
+]
+BAD = (
+    [("lam", v) for v in BAD_REAL]
+    + [("deff_fraction", v) for v in [*BAD_REAL, None]]
+    + [("q", v) for v in [*BAD_REAL, None, 1, 1.0, 0.5, np.float32(1.0)]]
+    + [("q1", v) for v in [*BAD_REAL, None]]
+    + [("q2", v) for v in [*BAD_REAL, None]]
+)
 BAD_IDS = [f"{name}={value!r}"[:40] for name, value in BAD]
 
 
 def names_argument(err: pytest.ExceptionInfo, name: str) -> bool:
-    return type(err.value) is ValueError and (str(err.value).startswith(f"{name} must")
-                                              or str(err.value).startswith(f"{name}="))
+    return type(err.value) is ValueError and (
+        str(err.value).startswith(f"{name} must") or str(err.value).startswith(f"{name}=")
+    )
 
 
 @pytest.mark.parametrize(("name", "value"), BAD, ids=BAD_IDS)

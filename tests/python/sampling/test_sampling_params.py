@@ -6,8 +6,9 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 
 
@@ -27,12 +28,17 @@ POLICIES = [
     S.BlockRPCholeskySampling(16, tolerance=1e-10, n_threads=3),
     S.KernelHerding(allow_repeats=True, n_candidates=50, n_threads=2),
     S.CortesScottSampling(tolerance=1e-6),
-    S.RidgeLeverageSampling(1e-3, deff_fraction=0.25, replace=False, q=3, q1=5, q2=6.0,
-                            n_threads=2),
+    S.RidgeLeverageSampling(1e-3, deff_fraction=0.25, replace=False, q=3, q1=5, q2=6.0, n_threads=2),
 ]
-THREADED = {S.GreedyCholeskySampling, S.DPPGreedySampling, S.RPCholeskySampling,
-            S.BlockRPCholeskySampling, S.KernelHerding, S.CortesScottSampling,
-            S.RidgeLeverageSampling}
+THREADED = {
+    S.GreedyCholeskySampling,
+    S.DPPGreedySampling,
+    S.RPCholeskySampling,
+    S.BlockRPCholeskySampling,
+    S.KernelHerding,
+    S.CortesScottSampling,
+    S.RidgeLeverageSampling,
+}
 IDS = [repr(p) for p in POLICIES]
 
 
@@ -46,8 +52,9 @@ def same_value(a, b):
 
 def test_every_policy_class_is_covered():
     classes = {getattr(S, name) for name in S.__all__}
-    concrete = {c for c in classes if isinstance(c, type) and issubclass(c, S.SamplingPolicy)
-                and not inspect.isabstract(c)}
+    concrete = {
+        c for c in classes if isinstance(c, type) and issubclass(c, S.SamplingPolicy) and not inspect.isabstract(c)
+    }
     assert concrete == {type(p) for p in POLICIES}
 
 
@@ -58,8 +65,7 @@ def test_get_params_returns_the_arguments_unmodified(policy):
     assert policy.get_params(deep=False) == params  # no policy has nested parameters
     for name, value in params.items():
         assert getattr(policy, name) is value
-    assert repr(policy) == f"{type(policy).__name__}(" + ", ".join(
-        f"{k}={v!r}" for k, v in params.items()) + ")"
+    assert repr(policy) == f"{type(policy).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + ")"
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=IDS)
@@ -67,9 +73,13 @@ def test_get_params_set_params_round_trip(policy):
     params = policy.get_params()
     assert repr(type(policy)(**params)) == repr(policy)
     # a policy built otherwise becomes the same policy through set_params
-    fresh = (S.FixedLandmarks([0]) if isinstance(policy, S.FixedLandmarks)
-             else S.CallableSampling(len) if isinstance(policy, S.CallableSampling)
-             else type(policy)())
+    fresh = (
+        S.FixedLandmarks([0])
+        if isinstance(policy, S.FixedLandmarks)
+        else S.CallableSampling(len)
+        if isinstance(policy, S.CallableSampling)
+        else type(policy)()
+    )
     assert fresh.set_params(**params) is fresh
     assert repr(fresh) == repr(policy)
     assert all(getattr(fresh, k) is v for k, v in params.items())

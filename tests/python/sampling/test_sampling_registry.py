@@ -4,15 +4,23 @@ Section 6.1 comparison against uniform sampling."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+from sampling_data import blobs
+
+import nystrom_kme as nk
 from nystrom_kme import sampling as S
 from nystrom_kme.datasets import GaussianMixture
 from references import dense_kernel
-from sampling_data import blobs
 
-DISTINCT = {"uniform-without-replacement", "rpcholesky", "block-rpcholesky", "greedy-cholesky",
-            "herding", "cortes-scott", "dpp-greedy"}
+DISTINCT = {
+    "uniform-without-replacement",
+    "rpcholesky",
+    "block-rpcholesky",
+    "greedy-cholesky",
+    "herding",
+    "cortes-scott",
+    "dpp-greedy",
+}
 
 
 @pytest.mark.parametrize("name", S.SAMPLER_NAMES)
@@ -80,15 +88,13 @@ def mean_error(problem, sampler, m, seeds):
     mixture, X, sigma = problem
     errors = []
     for seed in seeds:
-        est = nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler=sampler,
-                            random_state=seed).fit(X)
+        est = nk.NystromKME(nk.Gaussian(sigma), n_landmarks=m, sampler=sampler, random_state=seed).fit(X)
         errors.append(mixture.embedding_error(est.landmarks_, est.weights_, sigma))
     return float(np.mean(errors))
 
 
 @pytest.mark.parametrize("name", ["rpcholesky", "block-rpcholesky", "herding"])
-def test_rpcholesky_and_herding_have_a_smaller_error_than_uniform_on_the_gaussian_mixture(
-        mixture_problem, name):
+def test_rpcholesky_and_herding_have_a_smaller_error_than_uniform_on_the_gaussian_mixture(mixture_problem, name):
     # Below the uniform error curve at m = 50 and 100 (means over seeds), i.e. the
     # uniform error is reached with fewer landmarks (measured ratios 0.71 to 0.89).
     deterministic = name == "herding"
@@ -100,7 +106,8 @@ def test_rpcholesky_and_herding_have_a_smaller_error_than_uniform_on_the_gaussia
 
 @pytest.mark.parametrize("name", ["rls", "greedy-cholesky", "dpp-greedy", "cortes-scott"])
 def test_greedy_pivoting_farthest_points_and_leverage_have_a_larger_error_than_uniform_on_the_gaussian_mixture(
-        mixture_problem, name):
+    mixture_problem, name
+):
     """On this mixture (n = 10^4, median bandwidth) greedy pivoting and the k-centre rule
     chase outliers and leverage scores oversample the tails: above the uniform error
     curve at m = 50 and 100 (means over seeds; measured ratios 1.09 to 3.1), i.e. they

@@ -4,8 +4,9 @@ of a two-sample test, without copying its parts."""
 from __future__ import annotations
 
 import numpy as np
-import nystrom_kme as nk
 import pytest
+
+import nystrom_kme as nk
 from nystrom_kme.sources import ArraySource, ConcatSource, as_source, concatenate
 from references import dense_kernel
 
@@ -19,7 +20,7 @@ def data(rng: np.random.Generator) -> np.ndarray:
 
 def test_concatenated_sources(data):
     top, bottom = data[:4000], data[4000:]
-    chunks = [data[i:i + 2500] for i in range(0, len(data), 2500)]
+    chunks = [data[i : i + 2500] for i in range(0, len(data), 2500)]
     Z = concatenate([as_source(top), as_source(chunks)])
     assert isinstance(Z, ConcatSource)
     both = np.concatenate([top, data])

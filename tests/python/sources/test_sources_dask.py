@@ -3,18 +3,21 @@ two-sample tests equal the in-memory results."""
 
 from __future__ import annotations
 
-import dask.array as da
 import numpy as np
-import nystrom_kme as nk
 import pytest
-from distributed import Client, LocalCluster, get_task_stream
+
+import nystrom_kme as nk
+
+# the dask extra: every test here runs on a dask cluster
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+Client, LocalCluster, get_task_stream = distributed.Client, distributed.LocalCluster, distributed.get_task_stream
 
 
 @pytest.fixture(scope="module")
 def client():
     # One cluster for the module: worker processes start once (a few seconds).
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50)
     with Client(cluster) as c:
         yield c
     cluster.close()
@@ -55,8 +58,7 @@ def test_fit_given_landmarks_float32_and_column_chunks(client, data):
     ref = nk.NystromKME(nk.Gaussian(2.0), sampler=L).fit(X)
     got = nk.NystromKME(nk.Gaussian(2.0), sampler=L).fit(dX)
     np.testing.assert_allclose(got.s_sum_, ref.s_sum_, rtol=1e-14)
-    np.testing.assert_allclose(got.weights_, ref.weights_, rtol=1e-12,
-                               atol=1e-12 * np.abs(ref.weights_).max())
+    np.testing.assert_allclose(got.weights_, ref.weights_, rtol=1e-12, atol=1e-12 * np.abs(ref.weights_).max())
     with pytest.raises(ValueError, match="needs all of X"):
         nk.NystromKME(n_landmarks=5, sampler="herding").fit(dX)
 
@@ -64,24 +66,31 @@ def test_fit_given_landmarks_float32_and_column_chunks(client, data):
 def test_mmd_matches_in_memory(client, data):
     X, Y = data
     ref = nk.mmd(X, Y, n_landmarks=150, random_state=3)
-    got = nk.mmd(da.from_array(X, chunks=(5_000, 5)), da.from_array(Y, chunks=(4_000, 5)),
-                 n_landmarks=150, random_state=3)
+    got = nk.mmd(
+        da.from_array(X, chunks=(5_000, 5)), da.from_array(Y, chunks=(4_000, 5)), n_landmarks=150, random_state=3
+    )
     assert _rel(got, ref) < 1e-10  # the MMD is a difference of O(1) terms
 
 
 def test_two_sample_matches_in_memory(client, data):
     X, Y = data[0][:6_000], data[1][:5_000]
     ref = nk.two_sample_test(X, Y, n_landmarks=100, n_permutations=50, random_state=5)
-    got = nk.two_sample_test(da.from_array(X, chunks=(2_500, 5)), da.from_array(Y, chunks=(2_000, 5)),
-                             n_landmarks=100, n_permutations=50, random_state=5)
+    got = nk.two_sample_test(
+        da.from_array(X, chunks=(2_500, 5)),
+        da.from_array(Y, chunks=(2_000, 5)),
+        n_landmarks=100,
+        n_permutations=50,
+        random_state=5,
+    )
     assert got.kernel == ref.kernel and got.n_landmarks == ref.n_landmarks
     assert _rel(got.statistic, ref.statistic) < 1e-10
     np.testing.assert_allclose(got.null_distribution, ref.null_distribution, rtol=1e-10)
     assert got.pvalue == ref.pvalue
     # the exact test too (each pooled block's sums run on the workers), and mixed inputs
     exact_ref = nk.two_sample_test(X[:800], Y[:700], method="exact", n_permutations=30, random_state=2)
-    exact = nk.two_sample_test(da.from_array(X[:800], chunks=(300, 5)), Y[:700], method="exact",
-                               n_permutations=30, random_state=2)
+    exact = nk.two_sample_test(
+        da.from_array(X[:800], chunks=(300, 5)), Y[:700], method="exact", n_permutations=30, random_state=2
+    )
     assert _rel(exact.statistic, exact_ref.statistic) < 1e-12
     np.testing.assert_allclose(exact.null_distribution, exact_ref.null_distribution, rtol=1e-11)
 
@@ -91,13 +100,15 @@ def test_weighted_fit_and_exact_mmd_match_in_memory(client, data):
     w = np.random.default_rng(1).uniform(0.1, 2.0, size=len(X))
     ref = nk.NystromKME(n_landmarks=80, random_state=4).fit(X, sample_weight=w)
     for weights in (w, da.from_array(w, chunks=1500)):  # numpy or dask weights
-        got = nk.NystromKME(n_landmarks=80, random_state=4).fit(da.from_array(X, chunks=(1000, 5)),
-                                                               sample_weight=weights)
+        got = nk.NystromKME(n_landmarks=80, random_state=4).fit(
+            da.from_array(X, chunks=(1000, 5)), sample_weight=weights
+        )
         np.testing.assert_array_equal(got.landmark_indices_, ref.landmark_indices_)
         np.testing.assert_allclose(got.s_sum_, ref.s_sum_, rtol=1e-14)
         assert got.weight_sum_ == pytest.approx(ref.weight_sum_, rel=1e-15)
     k = nk.Gaussian(2.0)
     exact = nk.mmd2_exact(X[:1500], Y[:1200], kernel=k, unbiased=True)
-    got = nk.mmd2_exact(da.from_array(X[:1500], chunks=(400, 5)), da.from_array(Y[:1200], chunks=(500, 5)),
-                        kernel=k, unbiased=True)
+    got = nk.mmd2_exact(
+        da.from_array(X[:1500], chunks=(400, 5)), da.from_array(Y[:1200], chunks=(500, 5)), kernel=k, unbiased=True
+    )
     assert abs(got - exact) < 1e-13  # a difference of O(1) means of kernel values

@@ -4,11 +4,10 @@ references; array-likes bit for bit."""
 
 from __future__ import annotations
 
-import h5py
 import numpy as np
-import nystrom_kme as nk
 import pytest
-import zarr
+
+import nystrom_kme as nk
 from nystrom_kme.sources import (
     ArrayLikeSource,
     ArraySource,
@@ -30,13 +29,14 @@ def data(rng: np.random.Generator) -> np.ndarray:
 @pytest.fixture
 def sources(data: np.ndarray, tmp_path) -> dict[str, RowSource]:
     """The same rows behind every kind of source (small blocks: many of them)."""
+    h5py, zarr = pytest.importorskip("h5py"), pytest.importorskip("zarr")  # the hdf5 and zarr extras
     np.save(tmp_path / "x.npy", data)
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f.create_dataset("X", data=data, chunks=(1000, 3))
     h5 = h5py.File(tmp_path / "x.h5", "r")
     z = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=data.shape, chunks=(700, 3), dtype="f8")
     z[:] = data
-    chunks = [data[i:i + 2500] for i in range(0, len(data), 2500)]
+    chunks = [data[i : i + 2500] for i in range(0, len(data), 2500)]
     out = {
         "array": as_source(data),
         "memmap": as_source(np.load(tmp_path / "x.npy", mmap_mode="r"), chunk_rows=1000),
@@ -51,8 +51,14 @@ def sources(data: np.ndarray, tmp_path) -> dict[str, RowSource]:
 
 def test_as_source_picks_the_kind(data, sources):
     kinds = {name: type(src) for name, src in sources.items()}
-    assert kinds == {"array": ArraySource, "memmap": ArrayLikeSource, "hdf5": ArrayLikeSource,
-                     "zarr": ArrayLikeSource, "list": IterableSource, "callable": IterableSource}
+    assert kinds == {
+        "array": ArraySource,
+        "memmap": ArrayLikeSource,
+        "hdf5": ArrayLikeSource,
+        "zarr": ArrayLikeSource,
+        "list": IterableSource,
+        "callable": IterableSource,
+    }
     assert isinstance(as_source(iter([data])), IterableSource)
     assert isinstance(as_source(data.tolist()), ArraySource)  # a nested list is an array
     src = as_source(data)
@@ -64,13 +70,23 @@ def test_is_streamed_says_what_as_source_does(data, tmp_path):
     in-memory array (dask arrays and CUDA arrays are covered in their own tests)."""
     from nystrom_kme.sources import is_streamed
 
+    h5py = pytest.importorskip("h5py")
     np.save(tmp_path / "x.npy", data[:50])
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f.create_dataset("X", data=data[:50])
         f.create_dataset("v", data=data[:50, 0])
     with h5py.File(tmp_path / "x.h5", "r") as h5:
-        inputs = [data, data.tolist(), [data[:5], data[5:9]], (data[:5],), [data[:, 0]], iter([data]),
-                  lambda: iter([data]), np.load(tmp_path / "x.npy", mmap_mode="r"), h5["X"]]
+        inputs = [
+            data,
+            data.tolist(),
+            [data[:5], data[5:9]],
+            (data[:5],),
+            [data[:, 0]],
+            iter([data]),
+            lambda: iter([data]),
+            np.load(tmp_path / "x.npy", mmap_mode="r"),
+            h5["X"],
+        ]
         for X in inputs:
             assert is_streamed(X) is not isinstance(as_source(X), ArraySource), type(X)
         assert not is_streamed([]) and not is_streamed(h5["v"])  # refused by as_source, by name
@@ -119,8 +135,7 @@ def test_split_sums_and_diagonal_match_dense(data, sources, rng):
     ref, scale = K @ W, (K @ np.abs(W)).max()  # signed sums: errors scale with sum |terms|
     lin = nk.Linear(2.0)
     for name, src in sources.items():
-        np.testing.assert_allclose(src.split_sums(L, KERNEL, spec), ref, rtol=1e-12, atol=1e-14 * scale,
-                                   err_msg=name)
+        np.testing.assert_allclose(src.split_sums(L, KERNEL, spec), ref, rtol=1e-12, atol=1e-14 * scale, err_msg=name)
         # k(x, x): 1 for a radial kernel; <x, x> / s^2 for the linear one, weighted by w^2
         assert src.diagonal_sum(KERNEL) == len(data)
         w = np.arange(len(data), dtype=float) / len(data)
@@ -167,6 +182,7 @@ def test_sparse_input_is_refused_by_name_everywhere():
     import scipy.sparse
 
     import nystrom_kme as nk
+
     X = scipy.sparse.random(50, 3, density=0.5, format="csr", random_state=0)
     with pytest.raises(ValueError, match="Y is a scipy.sparse"):
         nk.two_sample_test(np.ones((50, 3)), X)

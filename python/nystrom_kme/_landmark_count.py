@@ -1,0 +1,44 @@
+"""How many landmarks a Nyström fit takes: its ``n_landmarks`` parameter read against
+the number of rows and the landmarks a sampler fixes."""
+
+from __future__ import annotations
+
+from ._validation import check_positive_int
+from .bounds import default_n_landmarks
+from .landmark_search import as_auto_spec
+
+
+def resolve_n_landmarks(n_landmarks: object, n: int, given: int | None, *, streamed: str | None) -> int | None:
+    """m for ``n`` rows, or None for "bound" (resolved later on the data).
+
+    ``given`` is the number of landmarks the sampler fixes (points or indices), None
+    when it draws them; ``streamed`` names the situation that cannot see all the rows,
+    where "bound" and "auto" are refused (None: all rows are in memory).
+
+    >>> resolve_n_landmarks(None, 10_000, None, streamed=None)
+    461
+    """
+    if given is not None:
+        if n_landmarks is not None and n_landmarks != given:
+            raise ValueError(
+                f"n_landmarks={n_landmarks!r} but the sampler gives {given} landmarks; leave n_landmarks=None"
+            )
+        return given
+    if n_landmarks is None:
+        return default_n_landmarks(n)
+    if isinstance(n_landmarks, str) and n_landmarks == "bound":
+        if streamed is not None:
+            raise ValueError(
+                f"n_landmarks='bound' needs all of X in memory; {streamed} "
+                "needs an integer n_landmarks, 'auto' (passes=2) or explicit landmarks"
+            )
+        return None
+    if as_auto_spec(n_landmarks) is not None:
+        raise ValueError(
+            f"n_landmarks='auto' reads the data once per doubling step; {streamed or 'this call'} "
+            "needs an integer n_landmarks (or explicit landmarks)"
+        )
+    m = check_positive_int(n_landmarks, "n_landmarks")
+    if m > n:
+        raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
+    return m
