@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -51,7 +50,7 @@ from .bounds import default_n_landmarks
 from .kernel_collection import KernelCollection
 from .kernels import Kernel
 from .permutation import SplitSpec, nystrom_quadratic_forms
-from .persistence import persistable, result_from_json, result_to_json, save
+from .persistence import JsonResult, persistable
 from .sampling import BlockRPCholeskySampling, UniformSampling
 from .sources import RowSource, SourceLike, as_source_pair, concatenate
 from .sources.base import Progress
@@ -73,7 +72,7 @@ BIN_SUMS_BYTES = 64 * 1024 * 1024
 
 @persistable
 @dataclass(frozen=True)
-class AggregatedTestResult:
+class AggregatedTestResult(JsonResult):
     """Outcome of an aggregated permutation two-sample test.
 
     Attributes
@@ -187,20 +186,6 @@ class AggregatedTestResult:
                 f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
                 f"statistic and null distribution, got {self.pvalue!r}"
             )
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """The result as JSON text, floats written exactly (round-trip repr)."""
-        return result_to_json(self, indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> AggregatedTestResult:
-        """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
-        result: AggregatedTestResult = result_from_json(text)  # the class the text names
-        return result
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
-        save(self, path)
 
     @property
     def dominant(self) -> int:

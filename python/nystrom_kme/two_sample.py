@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union, cast, overload
 
@@ -27,7 +26,7 @@ from .kernel_collection import KernelCollection, as_collection
 from .kernels import Kernel, resolve_kernel
 from .landmark_search import AutoLandmarks, as_auto_spec, search_landmarks
 from .permutation import SplitSpec, nystrom_statistics
-from .persistence import persistable, result_from_json, result_to_json, save
+from .persistence import JsonResult, persistable
 from .sampling import UniformSampling
 from .sources import SourceLike, as_source_pair, concatenate
 
@@ -40,7 +39,7 @@ if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
 
 @persistable
 @dataclass(frozen=True)
-class TwoSampleResult:
+class TwoSampleResult(JsonResult):
     """Outcome of a permutation two-sample test (in the spirit of scipy.stats results).
 
     ``save(path)`` / :func:`nystrom_kme.load` and ``to_json()`` / ``from_json(text)``
@@ -124,20 +123,6 @@ class TwoSampleResult:
                 f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
                 f"statistic and null distribution, got {self.pvalue!r}"
             )
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        """The result as JSON text, floats written exactly (round-trip repr)."""
-        return result_to_json(self, indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> TwoSampleResult:
-        """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
-        result: TwoSampleResult = result_from_json(text)  # the class the text names
-        return result
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
-        save(self, path)
 
 
 @overload

@@ -603,6 +603,7 @@ def test_the_package_keeps_its_public_names():
     assert set(P.__all__) == {
         "FORMAT_VERSION",
         "FileFormatError",
+        "JsonResult",
         "kernel_from_spec",
         "kernel_spec",
         "load",
@@ -616,3 +617,5 @@ def test_the_package_keeps_its_public_names():
     }
     assert all(hasattr(P, name) for name in P.__all__)
     assert nk.load is P.load and nk.FileFormatError is P.FileFormatError
+    # the results saved as JSON share one to_json / from_json / save
+    assert issubclass(nk.TwoSampleResult, P.JsonResult) and issubclass(nk.AggregatedTestResult, P.JsonResult)

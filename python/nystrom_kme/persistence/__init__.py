@@ -87,7 +87,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
@@ -135,6 +135,28 @@ def save(obj: object, path: str | os.PathLike[str]) -> None:
         return
     fields, arrays = CODECS[name].encode(obj)
     write_archive(path, name, fields, arrays)
+
+
+_Result = TypeVar("_Result", bound="JsonResult")
+
+
+class JsonResult:
+    """What a result saved as JSON offers (the two-sample results): ``to_json``,
+    ``from_json`` and ``save``; the class must be :func:`persistable`."""
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The result as JSON text, floats written exactly (round-trip repr)."""
+        return result_to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls: type[_Result], text: str | bytes) -> _Result:
+        """The result :meth:`to_json` wrote (FileFormatError if the text is not one)."""
+        result: _Result = result_from_json(text)  # the class the text names
+        return result
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the result to ``path`` as JSON; :func:`nystrom_kme.load` reads it back."""
+        save(self, path)
 
 
 def load(path: str | os.PathLike[str]) -> Any:
@@ -207,6 +229,7 @@ def _load_npz(f: IO[bytes]) -> Any:
 __all__ = [
     "FORMAT_VERSION",
     "FileFormatError",
+    "JsonResult",
     "kernel_from_spec",
     "kernel_spec",
     "load",
