@@ -33,10 +33,12 @@ std::vector<std::int64_t> random_bins(Index n, Index n_bins, unsigned seed) {
 }
 
 // Every kernel of a mixed list (bandwidths 40x apart) against long double, rows spread
-// over several superblocks (q = 9000 at d = 3), both dtypes and the expansion path (d = 40).
+// over several superblocks (q = 9000 at d = 3), both dtypes and the expansion path (d = 40);
+// 50 bins give runs of one bin longer than a chunk (the rows are packed in bin order),
+// 20000 bins runs of 0 or 1 row.
 template <class T>
-void check_against_long_double(Index d, double tolerance) {
-  const Index m = 37, q = 9000, n_bins = 50;
+void check_against_long_double(Index d, double tolerance, Index n_bins = 50) {
+  const Index m = 37, q = 9000;
   const RowMatrix<T> L = test::normal_matrix<T>(m, d, 3);
   const RowMatrix<T> Z = test::normal_matrix<T>(q, d, 4);
   const std::vector<std::int64_t> bins = random_bins(q, n_bins, 5);
@@ -113,6 +115,12 @@ void test_bin_sums_errors() {
                                            "features"));
   CHECK(throws_with<std::invalid_argument>(
       [&] { nystrom_kme::add_kernel_bin_sums<double>(L, Z, bins.data(), 3, gauss, {nullptr}); }, "null output"));
+  // kernel j's distances are scaled by (widest / its bandwidth)^2 in T: refused where that overflows
+  const nystrom_kme::RowMatrixXf Lf = L.cast<float>(), Zf = Z.cast<float>();
+  const std::vector<Kernel> apart = {Kernel::gaussian(1e-20), Kernel::gaussian(1.0)};
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<float>(Lf, Zf, bins.data(), 3, apart); },
+                                           "overflows float32"));
+  CHECK(nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, apart).size() == 2);
 }
 
 // Against a long-double product, for shapes around the micro-tile (6 rows) and the
@@ -189,6 +197,7 @@ int main() {
   check_against_long_double<double>(3, 1e-13);
   check_against_long_double<double>(40, 1e-12);
   check_against_long_double<float>(3, 2e-6);
+  check_against_long_double<double>(3, 1e-13, 20000);
   test_bin_sums_errors();
   test_matrix_product();
   test_feature_sums(60);

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,10 +47,18 @@ void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const
     throw std::invalid_argument("kernel_bin_sums: L has " + std::to_string(L.cols()) +
                                 " features but Z " + std::to_string(Z.cols()));
   }
-  double widest = 0.0;
+  double widest = 0.0, narrowest = std::numeric_limits<double>::infinity();
   for (const Kernel& k : kernels) {
     if (!k.is_radial()) throw std::invalid_argument("kernel_bin_sums: every kernel must be radial");
     widest = std::max(widest, k.bandwidth());
+    narrowest = std::min(narrowest, k.bandwidth());
+  }
+  // Kernel j's squared distances are the packed ones times (widest / its bandwidth)^2 in T.
+  const double ratio = widest / narrowest;
+  if (!std::isfinite(T(ratio * ratio))) {
+    throw std::invalid_argument("kernel_bin_sums: the largest to smallest bandwidth ratio squared (" +
+                                std::to_string(ratio * ratio) + ") overflows " +
+                                (sizeof(T) == 4 ? "float32" : "float64"));
   }
   for (Index i = 0; i < Z.rows(); ++i) {
     if (bins[i] < -1 || bins[i] >= n_bins) {
@@ -64,14 +74,10 @@ void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const
   // >= 1 (an overflow to inf maps to 0, the kernel's value far away).
   const Kernel packing = Kernel::gaussian(widest);
   detail::BinJob job;
-  job.kernels = kernels;
   job.bins = bins;
   job.n_bins = n_bins;
   job.outs = outs;
-  for (const Kernel& k : kernels) {
-    const double ratio = widest / k.bandwidth();
-    job.scales.push_back(ratio * ratio);
-  }
+  for (const Kernel& k : kernels) job.maps.push_back({k.kind(), widest / k.bandwidth()});
   detail::TileEngine<T> engine(L, Z, packing);
   engine.run_bins(job, options.n_threads);
 }

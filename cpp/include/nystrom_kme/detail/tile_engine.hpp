@@ -47,10 +47,10 @@ enum class Mode { sums, matrix, bins };
 
 /// Binned sums of several kernels (TileEngine::run_bins): outs[j] (p x n_bins, row-major)
 /// += K_j(A, B) onehot(bins), bins[i] in [0, n_bins) or -1 (row i skipped). The engine's
-/// own kernel sets the packing scale; scales[j] = (its bandwidth / kernel j's)^2.
+/// own kernel sets the packing scale; maps[j] = kernel j's kind and the ratio of the
+/// packing bandwidth to its own.
 struct BinJob {
-  std::vector<Kernel> kernels;
-  std::vector<double> scales;
+  std::vector<ScaledKernel> maps;
   const std::int64_t* bins = nullptr;  // one per row of B
   Index n_bins = 0;
   std::vector<double*> outs;
@@ -179,7 +179,7 @@ class TileEngine {
     // Each thread gets at least ~0.5 ms of work: a parallel region waits for all
     // its threads, and on a busy machine a woken thread waits for a time slice, so
     // tiny calls are faster on fewer threads (results do not depend on the count).
-    const Index columns = mode == Mode::bins ? Index(bins->kernels.size()) : std::max<Index>(k, 1) * n_outs;
+    const Index columns = mode == Mode::bins ? Index(bins->maps.size()) : std::max<Index>(k, 1) * n_outs;
     const double work = double(p) * double(q) * double(d_ + 8) * double(columns);
     const Index by_work = std::max<Index>(1, Index(work / kMinWorkPerThread));
     const int nt = int(std::min<Index>({Index(resolve_threads(n_threads)), n_tiles, by_work}));
@@ -188,15 +188,13 @@ class TileEngine {
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
     std::vector<T> bnorm(static_cast<std::size_t>(R));
     AlignedBuffer wpack(static_cast<std::size_t>(R * weight_stride(k)));
-    // Binned sums: the rows of each superblock are packed in the order of their bins, so
-    // the rows of one bin are neighbours and the micro-kernel adds each run of them in a
-    // register before one store (rows skipped with bin -1 go last, marked invalid).
+    // Binned sums: all rows of the call are packed in the order of their bins (rows
+    // skipped with bin -1 last), so the rows of one bin are neighbours across the
+    // superblocks and the micro-kernel adds each run of them in registers before one
+    // store: runs of ~q / n_bins rows, not ~R / n_bins as a sort per superblock gives.
     std::vector<Index> order;
     std::vector<std::int64_t> packed_bins;
-    if (mode == Mode::bins) {
-      order.resize(static_cast<std::size_t>(R));
-      packed_bins.resize(static_cast<std::size_t>(R));
-    }
+    if (mode == Mode::bins) sort_by_bin(bins->bins, q, bins->n_bins, order, packed_bins);
     // The running sums of each tile across superblocks with their Neumaier
     // compensation, in the micro-kernels' layout (see TileTask::sum), so that
     // adding a segment's partial sums is one vector pass.
@@ -232,19 +230,13 @@ class TileEngine {
       for (Index sb = 0; sb < n_super; ++sb) {
         const Index q0 = sb * R, qn = std::min(R, q - q0);
         const Index n_chunks = (qn + kChunk - 1) / kChunk;
-        if (mode == Mode::bins) {
-#if defined(NYSTROM_KME_WITH_OPENMP)
-#pragma omp single
-#endif
-          sort_by_bin(bins->bins + q0, qn, order, packed_bins);
-        }
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
 #endif
         for (Index c = 0; c < n_chunks; ++c) {
           errors.run([&] {
             pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack,
-                       mode == Mode::bins ? order.data() : nullptr);
+                       mode == Mode::bins ? order.data() + q0 : nullptr);
           });
         }
         if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, errors);
@@ -256,7 +248,7 @@ class TileEngine {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
             run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, outs, sums, multi, bins,
-                           packed_bins.data());
+                           mode == Mode::bins ? packed_bins.data() + q0 : nullptr);
           });
         }
       }
@@ -305,14 +297,22 @@ class TileEngine {
     AlignedBuffer kt, partial;
   };
 
-  /// order[0..qn) = the superblock's rows sorted by bin (stable; bin -1 last) and
+  /// order[0..q) = the rows sorted by bin (a counting sort: stable, bin -1 last) and
   /// packed_bins[i] = the bin of the row packed at slot i (-1 for skipped rows).
-  static void sort_by_bin(const std::int64_t* bins, Index qn, std::vector<Index>& order,
+  static void sort_by_bin(const std::int64_t* bins, Index q, Index n_bins, std::vector<Index>& order,
                           std::vector<std::int64_t>& packed_bins) {
-    for (Index i = 0; i < qn; ++i) order[std::size_t(i)] = i;
-    const auto key = [&](Index i) { return bins[i] < 0 ? INT64_MAX : bins[i]; };
-    std::stable_sort(order.begin(), order.begin() + qn, [&](Index a, Index b) { return key(a) < key(b); });
-    for (Index i = 0; i < qn; ++i) packed_bins[std::size_t(i)] = bins[order[std::size_t(i)]];
+    // start[b + 1] counts bin b's rows, start[n_bins + 1] the skipped ones; then prefix sums
+    std::vector<Index> start(static_cast<std::size_t>(n_bins + 2), 0);
+    const auto slot = [&](std::int64_t bin) { return std::size_t(bin < 0 ? n_bins : bin); };
+    for (Index i = 0; i < q; ++i) ++start[slot(bins[i]) + 1];
+    for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+    order.resize(static_cast<std::size_t>(q));
+    packed_bins.resize(static_cast<std::size_t>(q));
+    for (Index i = 0; i < q; ++i) {
+      const Index at = start[slot(bins[i])]++;
+      order[std::size_t(at)] = i;
+      packed_bins[std::size_t(at)] = bins[i] < 0 ? -1 : bins[i];
+    }
   }
 
   void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
@@ -321,10 +321,10 @@ class TileEngine {
     const Index begin = c * kChunk, end = begin + kChunk;
     for (Index i = begin; i < end; ++i) {
       const bool valid = i < qn;
-      const Index row = valid && order ? order[i] : i;
+      const Index row = valid && order ? order[i] : q0 + i;  // order: rows of B, not offsets
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
-        const T v = valid ? scaled(B_(q0 + row, f), f) : T(0);
+        const T v = valid ? scaled(B_(row, f), f) : T(0);
         bt[std::size_t(panel_index<T>(i, f, d_))] = v;
         norm += double(v) * double(v);
       }
@@ -454,9 +454,8 @@ class TileEngine {
       ops.tile_matrix(task, qn, outs[0].data() + r0 * outs[0].cols() + q0, outs[0].cols());
     } else if constexpr (mode == Mode::bins) {
       BinTask job;
-      job.kernels = bins->kernels.data();
-      job.scales = bins->scales.data();
-      job.n_kernels = Index(bins->kernels.size());
+      job.maps = bins->maps.data();
+      job.n_kernels = Index(bins->maps.size());
       job.bins = packed_bins;  // the superblock's bins in packed order
       job.qn = qn;
       job.outs = bins->outs.data();

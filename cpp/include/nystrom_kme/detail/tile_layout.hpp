@@ -127,8 +127,7 @@ struct TileTask {
 /// rows r and the superblock's rows i < qn with bins[i] >= 0,
 /// outs[j][(row0 + r) * ld + bins[i]] += k_j(a_r, b_i).
 struct BinTask {
-  const Kernel* kernels = nullptr;  // n_kernels radial kernels
-  const double* scales = nullptr;   // (packing bandwidth / kernel j's bandwidth)^2
+  const ScaledKernel* maps = nullptr;  // n_kernels radial kernels: kind, packing / own bandwidth
   Index n_kernels = 0;
   const std::int64_t* bins = nullptr;  // the superblock's bins
   Index qn = 0;                        // valid rows of the superblock

@@ -1,9 +1,8 @@
 // The hot loops of the tile engine for one instruction-set level, single column and
 // kernel matrices: register-tiled distances or inner products, the fused kernel map
-// and reduction against one weight column, blocks of kernel values (tile_matrix, and
-// the binned sums tile_bins), and the row maps kernel_rows and paired_rows. The
-// running sums of a tile, and the reduction against k > 1 weight columns, are
-// tile_sums.inl.
+// and reduction against one weight column, blocks of kernel values (tile_matrix), and
+// the row maps kernel_rows and paired_rows. The running sums of a tile, the reduction
+// against k > 1 weight columns and the binned sums of several kernels are tile_sums.inl.
 //
 // Included once per level by detail/simd_dispatch.hpp (through level.inl), after
 // vector_math.inl, in the same namespace and target region. No include guard, on purpose.
@@ -209,44 +208,6 @@ void reduce_block(const TileTask<T>& t, const T* block_values, const double* w) 
     double sum = 0.0;
     for (int l = 0; l < LD; ++l) sum += total[l];
     t.partial[r] += sum;
-  }
-}
-
-/// One tile against one superblock, for several radial kernels at once: for each kernel j,
-/// outs[j](row0 + r, bins[i]) += k_j(a_r, b_i) over the superblock's rows i < qn with
-/// bins[i] >= 0. The squared distances (in units of the packing bandwidth) are computed
-/// once per chunk; kernel j maps them times scales[j] = (packing bandwidth / its own)^2.
-/// Each output row belongs to this tile; the superblock's rows come sorted by bin
-/// (TileEngine packs them so), each bin's run added in order.
-template <class T>
-void tile_bins(const TileTask<T>& t, const BinTask& job) {
-  using V = vec_t<T>;
-  constexpr int L = Vec<T>::lanes;
-  const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
-  alignas(64) T values[kChunk];
-  for (Index c = 0; c < t.n_chunks; ++c) {
-    const Index c0 = c * kChunk;
-    kernel_block(t, t.bt + c0 * t.d, t.bnorm + c0, groups, t.block, false);
-    const Index cols = std::min(kChunk, job.qn - c0);
-    const std::int64_t* bins = job.bins + c0;
-    for (Index j = 0; j < job.n_kernels; ++j) {
-      const Kernel& kernel = job.kernels[j];
-      const V scale = splat(T(job.scales[j]));
-      for (Index r = 0; r < t.rows; ++r) {
-        const T* row = t.block + r * kChunk;
-        for (Index i = 0; i < kChunk; i += L) store(values + i, kernel_map<T>(kernel, load(row + i) * scale));
-        double* out = job.outs[j] + (job.row0 + r) * job.ld;
-        // The rows are packed in the order of their bins: add each run of one bin in a
-        // register, then store once (skipped rows, bin -1, come last).
-        Index i = 0;
-        while (i < cols && bins[i] >= 0) {
-          const std::int64_t bin = bins[i];
-          double run = 0.0;
-          for (; i < cols && bins[i] == bin; ++i) run += double(values[i]);
-          out[bin] += run;
-        }
-      }
-    }
   }
 }
 

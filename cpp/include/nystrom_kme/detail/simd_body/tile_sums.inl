@@ -1,7 +1,8 @@
 // The running sums of a tile for one instruction-set level (tile_sums): Neumaier
 // compensation of each superblock's partial sums, and with k > 1 weight columns the
 // multi-column reduction, a register-blocked GEMM on a transposed block of kernel
-// values against packed weight panels, for one kernel or several.
+// values against packed weight panels, for one kernel or several; and the binned sums
+// of several kernels (tile_bins).
 //
 // Included once per level by detail/simd_dispatch.hpp (through level.inl), after
 // tile_kernels.inl, in the same namespace and target region. No include guard, on purpose.
@@ -311,6 +312,77 @@ __attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, c
 
 inline bool needs_root(KernelKind kind) {
   return kind == KernelKind::laplacian || kind == KernelKind::matern32 || kind == KernelKind::matern52;
+}
+
+/// values[s..e) summed in a fixed order (two vectors of lane-wise partial sums over whole
+/// vectors, then the lanes in order, then the tail): the order depends on s and e only,
+/// so the bits do not depend on the thread count.
+inline double run_sum(const double* values, Index s, Index e) {
+  using VD = Vec<double>::type;
+  constexpr int LD = Vec<double>::lanes;
+  double total = 0.0;
+  Index i = s;
+  if (e - s >= 2 * LD) {
+    VD acc0 = VD{}, acc1 = VD{};
+    for (; i + 2 * LD <= e; i += 2 * LD) {
+      acc0 += load(values + i);
+      acc1 += load(values + i + LD);
+    }
+    acc0 += acc1;
+    for (int l = 0; l < LD; ++l) total += acc0[l];
+  }
+  for (; i < e; ++i) total += values[i];
+  return total;
+}
+
+/// One tile against one superblock, for several radial kernels at once: for each kernel j,
+/// outs[j](row0 + r, bins[i]) += k_j(a_r, b_i) over the superblock's rows i < qn with
+/// bins[i] >= 0. The squared distances (in units of the packing bandwidth) and, when a
+/// kernel needs them, their square roots are computed once per chunk; each kernel maps
+/// them with its ratio (map_scaled, the kind's switch out of the loop). The rows come
+/// sorted by bin (TileEngine packs all rows of the call so), so the chunk's runs of one
+/// bin are found once and each run of each row is summed in vector registers and added
+/// to its output once.
+template <class T>
+void tile_bins(const TileTask<T>& t, const BinTask& job) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
+  constexpr Index n = kChunk * kTileRows;
+  const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
+  alignas(64) T root[n];
+  alignas(64) double values[n];
+  Index run_start[kChunk + 1];
+  std::int64_t run_bin[kChunk];
+  bool any_root = false;
+  for (Index j = 0; j < job.n_kernels; ++j) any_root = any_root || needs_root(job.maps[j].kind);
+  const V far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
+  for (Index c = 0; c < t.n_chunks; ++c) {
+    const Index c0 = c * kChunk;
+    kernel_block(t, t.bt + c0 * t.d, t.bnorm + c0, groups, t.block, false);
+    if (any_root) {
+      for (Index i = 0; i < n; i += L) store(root + i, sqrt(vmin<T>(load(t.block + i), far)));
+    }
+    const Index cols = std::min(kChunk, job.qn - c0);
+    const std::int64_t* bins = job.bins + c0;
+    // The chunk's runs of one bin, the same for every row and kernel (skipped rows,
+    // bin -1, come last and end the runs).
+    Index n_runs = 0, i = 0;
+    while (i < cols && bins[i] >= 0) {
+      run_start[n_runs] = i;
+      run_bin[n_runs] = bins[i];
+      while (i < cols && bins[i] == run_bin[n_runs]) ++i;
+      ++n_runs;
+    }
+    run_start[n_runs] = i;
+    for (Index j = 0; j < job.n_kernels; ++j) {
+      map_scaled<T>(job.maps[j], t.block, root, values);
+      for (Index r = 0; r < t.rows; ++r) {
+        const double* row = values + r * kChunk;
+        double* out = job.outs[j] + (job.row0 + r) * job.ld;
+        for (Index u = 0; u < n_runs; ++u) out[run_bin[u]] += run_sum(row, run_start[u], run_start[u + 1]);
+      }
+    }
+  }
 }
 
 /// Neumaier's compensated sum, element by element: sum[i] += x[i], with the rounding
