@@ -90,11 +90,14 @@ STREAMED = {
     "partial/rpcholesky/1": [357, 168, 344, 364, 319, 87, 121, 411],
 }
 
-#: n_landmarks=AutoLandmarks(tol=0.01, max_landmarks=400): (path, digest of landmark_indices_),
-#: unweighted ("u") or with sample_weight=w ("w").
+#: n_landmarks=AutoLandmarks(tol=0.02, max_landmarks=400): (path, digest of landmark_indices_),
+#: unweighted ("u") or with sample_weight=w ("w"). At tol = 0.02 every search stops with a
+#: margin: its changes are >= 1.7 tol before the stop and <= 0.67 tol at it (at 0.01 one
+#: stopped at 1.01 tol by the round-off rule, whose level moves with the build's rounding:
+#: the ASan build went one step further).
 AUTO = {
     "uniform/u/0": [[39, 78, 156], "09452582ab8c1a67"],
-    "uniform/u/1": [[39, 78, 156, 312], "6f926de109b07293"],
+    "uniform/u/1": [[39, 78, 156], "1606d70f7b05ac8d"],
     "uniform/w/0": [[39, 78, 156], "37aeb1c168fe4cbc"],
     "uniform/w/1": [[39, 78, 156], "987b8fd0a27935a4"],
     "uniform-without-replacement/u/0": [[39, 78, 156], "cf4902b528259d58"],
@@ -105,10 +108,10 @@ AUTO = {
     "rpcholesky/u/1": [[39, 78, 133], "553f20a92ea81ca3"],
     "block-rpcholesky/u/0": [[39, 78, 133], "98ff10e20421cf4b"],
     "block-rpcholesky/u/1": [[39, 78, 133], "553f20a92ea81ca3"],
-    "rls/u/0": [[39, 78, 156, 312], "78286b6642c0f13c"],
+    "rls/u/0": [[39, 78, 156], "52e8d5df1b01da19"],
     "rls/u/1": [[39, 78, 156], "e18e3f443b1befa2"],
     "herding/u/0": [[39, 78, 156], "09350389677d1b73"],
-    "herding/u/1": [[39, 78, 156, 312], "3409536bff31dafe"],
+    "herding/u/1": [[39, 78, 156], "8277f26a12a94c7d"],
 }
 
 #: two_sample_test(X, Y, ...): the rows of the pooled sample that became the landmarks,
@@ -188,7 +191,7 @@ def test_search_draws_are_pinned(data, key):
     X, w, _ = data
     name, weighting, seed = key.split("/")
     est = nk.NystromKME(
-        "gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name, random_state=int(seed)
+        "gaussian", n_landmarks=nk.AutoLandmarks(tol=0.02, max_landmarks=400), sampler=name, random_state=int(seed)
     ).fit(X, sample_weight=w if weighting == "w" else None)
     assert [list(est.n_landmarks_report_.path), digest(est.landmark_indices_)] == AUTO[key]
 
