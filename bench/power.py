@@ -267,7 +267,7 @@ def figure(records: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = [r for r in records if r["section"] == "power"]
-    fig, axes = plt.subplots(1, len(PROBLEMS), figsize=(4.2 * len(PROBLEMS), 3.4), sharey=True)
+    fig, axes = plt.subplots(1, len(PROBLEMS), figsize=(4.2 * len(PROBLEMS), 3.8), sharey=True)
     labels = {
         "nystrom": "ours: aggregated, Nystrom",
         "exact": "ours: aggregated, exact (FUSE)",
@@ -289,8 +289,9 @@ def figure(records: list[dict], path: Path) -> None:
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("power at alpha = 0.05")
-    axes[-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     print(f"\nwrote {path}")
