@@ -203,20 +203,14 @@ class RowSource(abc.ABC):
     ) -> np.ndarray:
         """K(L, X) W, (m, B + 1), for the label weights W of the random splits `spec`
         (the rows of this source in order are the pooled sample), W never stored."""
-        if self.n_rows is not None and self.n_rows != spec.n_rows:
-            raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
         core = kernel.to_core()
-        splits = spec.new()
-        acc = CompensatedSum((L.shape[0], spec.n_columns))
-        for _, block in self.chunks():
-            self.check_features(L.shape[1])
-            L2, block2 = common_dtype(L, block)
-            acc.add(_core.split_kernel_sums(L2, block2, splits, core, n_threads))
-            if progress is not None:
-                progress(block.shape[0])
-        if splits.position != spec.n_rows:
-            raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
-        return acc.value()
+        return self._stream_splits(
+            L,
+            spec,
+            (L.shape[0], spec.n_columns),
+            lambda L2, block, splits: _core.split_kernel_sums(L2, block, splits, core, n_threads),
+            progress,
+        )
 
     def split_sums_multi(
         self,
@@ -231,15 +225,34 @@ class RowSource(abc.ABC):
         :meth:`split_sums` for several kernels with the same splits, in one pass over the
         rows (``_core.split_kernel_sums_multi``: the labels drawn once, the distances of
         each tile computed once); to ~1e-13 relative of the one-kernel sums."""
+        cores = [k.to_core() for k in kernels]
+        return self._stream_splits(
+            L,
+            spec,
+            (len(cores), L.shape[0], spec.n_columns),
+            lambda L2, block, splits: _core.split_kernel_sums_multi(L2, block, splits, cores, n_threads),
+            progress,
+        )
+
+    def _stream_splits(
+        self,
+        L: np.ndarray,
+        spec: SplitSpec,
+        shape: tuple[int, ...],
+        sums_of: Callable[[np.ndarray, np.ndarray, _core.RandomSplits], np.ndarray],
+        progress: Progress | None,
+    ) -> np.ndarray:
+        """The one pass of :meth:`split_sums` and :meth:`split_sums_multi`: the splits'
+        labels drawn block by block in row order (``spec.new()``), ``sums_of(L, block,
+        splits)`` added up with compensation into ``shape``, the row counts checked."""
         if self.n_rows is not None and self.n_rows != spec.n_rows:
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
-        cores = [k.to_core() for k in kernels]
         splits = spec.new()
-        acc = CompensatedSum((len(cores), L.shape[0], spec.n_columns))
+        acc = CompensatedSum(shape)
         for _, block in self.chunks():
             self.check_features(L.shape[1])
             L2, block2 = common_dtype(L, block)
-            acc.add(_core.split_kernel_sums_multi(L2, block2, splits, cores, n_threads))
+            acc.add(sums_of(L2, block2, splits))
             if progress is not None:
                 progress(block.shape[0])
         if splits.position != spec.n_rows:
