@@ -115,11 +115,12 @@ def test_host_inputs_keep_their_sources() -> None:
 # -- the program: header, codes, names, plans ---------------------------------
 
 
-def test_header_is_found_installed_or_in_the_source_tree() -> None:
-    path = program.header_path()
-    assert path.name == "kernel_sums.cuh" and path.parent.name == "cuda"
-    installed = Path(nk.get_include()) / "nystrom_kme/cuda/kernel_sums.cuh"
-    assert path == installed or path.parts[-5:-3] == ("cpp", "include")
+def test_headers_are_found_installed_or_in_the_source_tree() -> None:
+    paths = program.header_paths()
+    assert [p.relative_to(p.parents[2]) for p in paths] == list(program.SOURCES)
+    installed = Path(nk.get_include())
+    for path in paths:
+        assert path.is_relative_to(installed) or path.parts[-5:-3] == ("cpp", "include")
 
 
 @pytest.mark.skipif(not (ROOT / "cpp").is_dir(), reason="needs the source tree")
@@ -127,13 +128,20 @@ def test_header_ships_with_the_headers() -> None:
     cmake = (ROOT / "cpp/CMakeLists.txt").read_text()
     # installed with every header (no file pattern that would drop .cuh)
     assert "install(DIRECTORY include/nystrom_kme DESTINATION" in cmake and "FILES_MATCHING" not in cmake
+    on_disk = sorted(p.name for p in (ROOT / "cpp/include/nystrom_kme/cuda").glob("*.cuh"))
+    assert on_disk == sorted(s.name for s in program.SOURCES)  # every CUDA header is compiled
 
 
-def test_header_includes_nothing_under_nvrtc() -> None:
-    text = program.source()
-    guarded = re.search(r"#ifndef __CUDACC_RTC__\n(.*?)#endif", text, re.DOTALL).group(1)
-    includes = re.findall(r"#include\s*<[^>]+>", text)
-    assert includes and all(inc in guarded for inc in includes)
+def test_headers_include_nothing_under_nvrtc_and_come_in_dependency_order() -> None:
+    seen: list[str] = []
+    for path in program.header_paths():
+        text = path.read_text()
+        guarded = "".join(re.findall(r"#ifndef __CUDACC_RTC__\n(.*?)#endif", text, re.DOTALL))
+        includes = re.findall(r"#include\s*<[^>]+>", text)
+        assert all(inc in guarded for inc in includes), path.name
+        for own in re.findall(r"#include\s*<nystrom_kme/cuda/([^>]+)>", text):
+            assert own in seen, f"{path.name} includes {own}, which SOURCES lists later"
+        seen.append(path.name)
 
 
 def test_every_radial_kernel_has_a_code_and_the_others_are_refused() -> None:
@@ -165,6 +173,49 @@ def test_plan_mirrors_the_header() -> None:
     assert f"constexpr int kThreads = {program.THREADS};" in text
     assert "return k <= 1 ? 1 : (k <= 8 ? 8 : 32);" in text
     assert "long long chunks = 256;" in text and "(n + 2047) / 2048" in text
+    assert f"constexpr int kSmallThreads = {program.SMALL_THREADS};" in text
+    assert f"constexpr int kSmallLandmarks = {program.SMALL_LANDMARKS};" in text
+    assert f"constexpr int kSmallMaxDim = {program.SMALL_MAX_DIM};" in text
+    assert f"constexpr int kTcThreads = {program.TC_THREADS};" in text
+    assert f"constexpr int kTcTile = {program.TC_TILE};" in text
+    assert "long long chunks = (4096 + landmark_blocks - 1) / landmark_blocks;" in text
+    assert "(n + 1023) / 1024" in text
+    assert f"constexpr int kBinKernels = {program.BIN_KERNELS};" in text
+    assert f"constexpr int kBinThreads = {program.BIN_THREADS};" in text
+    assert f"(long long)blockIdx.x * {program.NORM_ROWS} + (threadIdx.x >> 5)" in text
+
+
+def test_fast_map_factors_mirror_the_header() -> None:
+    text = program.source()
+    block = text[text.index("fast_map_factor() {") :]
+    found = [float(x) for x in re.findall(r"\? ([0-9.]+)\s+//", block[: block.index(";")])]
+    assert found == pytest.approx([program.FAST_MAP_FACTORS[c] for c in (0, 1, 2, 3)], rel=1e-15)
+    log2e = 1 / np.log(2)  # 2^(-c v) is each kernel's exp(-...) at v = 1
+    assert 2 ** -program.FAST_MAP_FACTORS[0] == pytest.approx(np.exp(-0.5), rel=1e-15)
+    assert np.sqrt(program.FAST_MAP_FACTORS[2]) == pytest.approx(np.sqrt(3) * log2e, rel=1e-15)
+
+
+@pytest.mark.parametrize(("m", "n"), [(1, 1), (1000, 10**6), (4096, 10**6), (10**6, 1000), (300, 70_000)])
+@pytest.mark.parametrize("path", ["small", "tc"])
+def test_row_plan_covers_every_row_and_landmark(path, m, n) -> None:
+    p = program.RowPlan.of(path, m, n)
+    per_block = program.SMALL_THREADS * program.SMALL_LANDMARKS if path == "small" else program.TC_TILE
+    assert p.grid[0] * per_block >= m > (p.grid[0] - 1) * per_block
+    assert p.n_chunks * p.chunk_rows >= n > (p.n_chunks - 1) * p.chunk_rows
+    assert p.workspace_entries * 8 <= max(64 << 20, m * 8) and p.reduce_grid[0] * program.REDUCE_THREADS >= m
+
+
+def test_row_sums_path() -> None:
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    assert program.row_sums_path(f32, 10**6, 1, 1) == program.row_sums_path(f64, 4096, 16, 1) == "small"
+    assert program.row_sums_path(f32, 1000, 17, 1) == "tc" and program.row_sums_path(f64, 1000, 17, 1) == "partial"
+    assert program.row_sums_path(f32, 1000, 160, 1) == program.row_sums_path(f64, 1000, 90, 1) == "gemm"
+    assert program.row_sums_path(f32, 4096, 40, 1) == "gemm" and program.row_sums_path(f32, 4096, 39, 1) == "tc"
+    assert program.row_sums_path(f32, 10, 3, 2) == "partial" and program.row_sums_path(f64, 10, 3, 9) == "matrix"
+    with pytest.raises(ValueError, match="1 <= d <= 16"):
+        program.small_name(0, f32, 17)
+    with pytest.raises(ValueError, match="no module"):
+        program.module_names(("nope",))
 
 
 @pytest.mark.parametrize(
@@ -195,10 +246,11 @@ def test_plan_refuses_empty_sums() -> None:
 
 def test_name_expressions_cover_the_launches() -> None:
     names = program.name_expressions(2, np.float64)
-    assert program.REDUCE_NAME in names and program.SUM_NAME in names
     assert program.matrix_name(2, np.float64) in names
     for kc in program.COLUMN_GROUPS:
         assert program.partial_name(2, np.float64, kc) in names
+    assert program.module_names(("reduce",)) == (program.REDUCE_NAME, program.SUM_NAME)
+    assert program.module_names(("tc", 3)) == (program.tc_name(3), program.norms_name(np.float32))
 
 
 # -- NVRTC compilation of the header (no device needed) -------------------------
@@ -206,17 +258,29 @@ def test_name_expressions_cover_the_launches() -> None:
 NVRTC = find_nvrtc()
 
 
+def _all_modules(dtype) -> list[tuple]:
+    dt = np.dtype(dtype).name
+    modules: list[tuple] = [("reduce",), ("labels",), ("bins", dt)]
+    for code in sorted(program.KERNEL_CODES.values()):
+        modules.append(("main", code, dt))
+        modules += [("small", code, dt, d) for d in range(1, program.SMALL_MAX_DIM + 1)]
+        modules.append(("gemm", code, dt))
+        if dt == "float32":
+            modules.append(("tc", code))
+    return modules
+
+
 @pytest.mark.skipif(NVRTC is None, reason="no libnvrtc (pip install nvidia-cuda-nvrtc-cu12)")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nvrtc_compiles_every_instantiation(dtype) -> None:
-    for code in sorted(program.KERNEL_CODES.values()):
-        names = list(program.name_expressions(code, dtype))
-        options = [*program.COMPILE_OPTIONS, "--gpu-architecture=compute_80"]
-        ptx, lowered = compile_to_ptx(NVRTC, program.source(), options, names)
-        assert set(lowered) == set(names)
-        for name in names:
-            assert f".entry {lowered[name]}(" in ptx
-        assert not re.search(r"^\s*(atom|red)\.", ptx, re.MULTILINE)  # no atomics: deterministic sums
+    names = sorted({name for module in _all_modules(dtype) for name in program.module_names(module)})
+    options = [*program.COMPILE_OPTIONS, "--gpu-architecture=compute_80"]  # mma.sync tf32: sm_80 and later
+    ptx, lowered = compile_to_ptx(NVRTC, program.source(), options, names)
+    assert set(lowered) == set(names)
+    for name in names:
+        assert f".entry {lowered[name]}(" in ptx
+    assert not re.search(r"^\s*(atom|red)\.", ptx, re.MULTILINE)  # no atomics: deterministic sums
+    assert "local.u32" not in ptx and ".local" not in ptx  # no register array spilled to local memory
 
 
 # -- the benchmark script without a GPU -----------------------------------------
@@ -254,6 +318,11 @@ def _rel(a, b) -> float:
 TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
+def _data(rng, n: int, d: int, dtype) -> np.ndarray:
+    """Rows at unit-order distances whatever d (kernel values not all ~0), off 0."""
+    return (rng.normal(size=(n, d)) * np.sqrt(2.0 / d) + 3.0).astype(dtype)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kernel", RADIAL, ids=lambda k: k.name)
@@ -263,8 +332,7 @@ def test_weighted_sums_match_the_core(dtype, kernel, k, rng) -> None:
     from nystrom_kme.cuda import sums
 
     cp = _cp()
-    X = rng.normal(size=(5003, 7)).astype(dtype)
-    L = rng.normal(size=(131, 7)).astype(dtype)
+    X, L = _data(rng, 5003, 3, dtype), _data(rng, 131, 3, dtype)
     W = rng.random((5003, k))
     want = _core.kernel_sums(L, X, W, kernel.to_core(), 0)
     got = sums.weighted_kernel_sums(cp.asarray(L), cp.asarray(X), cp.asarray(W), kernel)
@@ -277,23 +345,89 @@ def test_weighted_sums_match_the_core(dtype, kernel, k, rng) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kernel", RADIAL, ids=lambda k: k.name)
-def test_row_sums_total_and_matrix_match_the_core(dtype, kernel, rng) -> None:
+@pytest.mark.parametrize("d", [1, 3, 16, 17, 64, 256])
+def test_row_sums_of_every_path_match_the_core(dtype, kernel, d, rng) -> None:
+    """One weight column: row_sums_small (d <= 16), row_sums_tc (float32 beyond) or
+    weighted_sums_partial (float64 beyond), with and without weights, and K(L, L)."""
     from nystrom_kme import _core
     from nystrom_kme.cuda import sums
 
     cp = _cp()
-    X = rng.normal(size=(3001, 40)).astype(dtype)
-    L = rng.normal(size=(50, 40)).astype(dtype)
+    X, L = _data(rng, 9001, d, dtype), _data(rng, 300, d, dtype)
+    w = rng.random(9001)
     core = kernel.to_core()
-    assert (
-        _rel(cp.asnumpy(sums.row_sums(cp.asarray(L), cp.asarray(X), kernel)), _core.kernel_row_sums(L, X, core, 0))
-        <= TOL[dtype]
-    )
-    total = float(sums.total_kernel_sum(cp.asarray(X), kernel))
-    assert _rel(total, _core.kernel_row_sums(X, X, core, 0).sum()) <= TOL[dtype]
+    got = sums.weighted_kernel_sums(cp.asarray(L), cp.asarray(X), cp.asarray(w[:, None]), kernel)
+    assert _rel(cp.asnumpy(got)[:, 0], _core.kernel_sums(L, X, w[:, None], core, 0)[:, 0]) <= TOL[dtype]
+    ones = sums.row_sums(cp.asarray(L), cp.asarray(X), kernel)
+    assert _rel(cp.asnumpy(ones), _core.kernel_row_sums(L, X, core, 0)) <= TOL[dtype]
+    assert bool((sums.row_sums(cp.asarray(L), cp.asarray(X), kernel) == ones).all())  # deterministic
     K = cp.asnumpy(sums.kernel_matrix(cp.asarray(L), cp.asarray(L), kernel))
-    assert _rel(K, _core.kernel_sums(L, L, np.eye(50), core, 0)) <= TOL[dtype]
+    assert _rel(K, _core.kernel_sums(L, L, np.eye(300), core, 0)) <= TOL[dtype]
     assert np.all(np.diag(K) == 1.0)
+    want = _core.kernel_sums(L, X, w[:, None], core, 0)[:, 0]
+    others = ("gemm", "tc") if dtype == np.float32 else ("gemm",)
+    for path in others:  # every path of the program, whichever the routing picks
+        got = sums.weighted_kernel_sums(cp.asarray(L), cp.asarray(X), cp.asarray(w[:, None]), kernel, path=path)
+        assert _rel(cp.asnumpy(got)[:, 0], want) <= TOL[dtype], path
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", [nk.Laplacian(1.0), nk.Matern(1.0, nu=1.5)], ids=lambda k: k.name)
+def test_expansion_paths_recompute_what_cancels(dtype, kernel, rng) -> None:
+    """Near-duplicate points (every landmark is also a row): the expansion paths (tensor
+    cores, cuBLAS) recompute those distances from coordinate differences, as the CPU
+    core does; the square root of the Laplacian would otherwise magnify the lost digits."""
+    from nystrom_kme import _core
+    from nystrom_kme.cuda import sums
+
+    cp = _cp()
+    L = _data(rng, 200, 64, dtype)
+    X = np.concatenate([_data(rng, 3000, 64, dtype), L, L + dtype(1e-4)])
+    want = _core.kernel_row_sums(L, X, kernel.to_core(), 0)
+    for path in ("tc", "gemm") if dtype == np.float32 else ("gemm",):
+        got = sums.weighted_kernel_sums(cp.asarray(L), cp.asarray(X), None, kernel, path=path)
+        assert _rel(cp.asnumpy(got)[:, 0], want) <= TOL[dtype], path
+    total = float(sums.total_kernel_sum(cp.asarray(X), kernel))
+    assert _rel(total, _core.kernel_row_sums(X, X, kernel.to_core(), 0).sum()) <= TOL[dtype]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_total_kernel_sum_matches_the_core(dtype, rng) -> None:
+    from nystrom_kme import _core
+    from nystrom_kme.cuda import sums
+
+    cp = _cp()
+    X = _data(rng, 3001, 3, dtype)
+    for kernel in RADIAL:
+        total = float(sums.total_kernel_sum(cp.asarray(X), kernel))
+        assert _rel(total, _core.kernel_row_sums(X, X, kernel.to_core(), 0).sum()) <= TOL[dtype]
+
+
+@pytest.mark.gpu
+def test_device_splits_are_the_cores_bit_for_bit() -> None:
+    from nystrom_kme.cuda import sums
+    from nystrom_kme.permutation import SplitSpec
+
+    cp = _cp()
+    spec = SplitSpec(70_001, 55_555, 300, 987654321)  # 301 columns: two blocks of threads
+    cpu, gpu = spec.new(), sums.DeviceSplits(spec.n1, spec.n2, spec.n_permutations, spec.seed)
+    for rows in (1, 60_000, 0, 65_536, 19):
+        np.testing.assert_array_equal(cp.asnumpy(gpu.next_weights(rows)), cpu.next_weights(rows))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bin_sums_match_the_host_source(dtype, rng) -> None:
+    cp = _cp()
+    X = _data(rng, 20_000, 6, dtype)
+    L = X[:300].copy()
+    kernels = list(nk.KernelCollection().resolve(sources.as_source(X), rng))  # 20 kernels: three launches
+    bins = rng.integers(-1, 700, size=20_000)  # -1: dropped rows
+    want = sources.as_source(X).bin_sums(L, kernels, bins, 700)
+    got = sources.as_source(cp.asarray(X)).bin_sums(L, kernels, bins, 700)
+    assert _rel(got, want) <= TOL[dtype]
 
 
 @pytest.mark.gpu
@@ -321,6 +455,11 @@ def test_estimators_take_cupy_and_torch_arrays(rng) -> None:
     )
     b = nk.two_sample_test(X, Y, kernel=nk.Gaussian(1.0), n_landmarks=100, n_permutations=50, random_state=1)
     assert a.pvalue == b.pvalue and _rel(a.null_distribution, b.null_distribution) <= 1e-9
+    agg = dict(kernel=nk.KernelCollection(), n_landmarks=150, n_permutations=60, max_bins=512, random_state=3)
+    c = nk.two_sample_test(cp.asarray(X), cp.asarray(Y), **agg)
+    d = nk.two_sample_test(X, Y, **agg)
+    assert c.bin_size == d.bin_size > 1 and c.pvalue == d.pvalue
+    assert _rel(c.kernel_statistics, d.kernel_statistics) <= 1e-9
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         t = nk.NystromKME(**kw).fit(torch.as_tensor(X, device="cuda"))

@@ -30,6 +30,8 @@ TOL = {np.float32: 2e-6, np.float64: 1e-12}
 @pytest.fixture(autouse=True)
 def fake_cupy(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "cupy", FAKE)
+    for name, module in cuda_fake.make_cublas_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
     return FAKE
 
 
@@ -78,8 +80,13 @@ def test_argument_checks(rng) -> None:
 
 
 def test_modules_hold_one_kernel_and_dtype(rng) -> None:
+    cuda_fake.RawModule.compiled.clear()
+    sums._module.cache_clear()  # compile afresh: the order of what is compiled is the point
     sums.row_sums(dev(np.ones((2, 3), np.float32)), dev(np.ones((5, 3), np.float32)), nk.InverseMultiquadric(1.0))
-    assert program.name_expressions(4, np.float32) in cuda_fake.RawModule.compiled
+    assert cuda_fake.RawModule.compiled == [(program.small_name(4, np.float32, 3),), program.module_names(("reduce",))]
+    W = dev(np.ones((5, 2)))
+    sums.weighted_kernel_sums(dev(np.ones((2, 3))), dev(np.ones((5, 3))), W, nk.InverseMultiquadric(1.0))
+    assert cuda_fake.RawModule.compiled[-1] == program.name_expressions(4, np.float64)
 
 
 def test_sources_dispatch_and_validate(rng) -> None:
@@ -150,3 +157,80 @@ def test_split_sums_span_several_label_blocks(rng, monkeypatch: pytest.MonkeyPat
     a = nk.two_sample_test(dev(X), dev(Y), kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20, random_state=4)
     b = nk.two_sample_test(X, Y, kernel=nk.Laplacian(1.0), n_landmarks=30, n_permutations=20, random_state=4)
     assert a.pvalue == b.pvalue and rel(a.null_distribution, b.null_distribution) <= 1e-9
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", RADIAL, ids=lambda k: k.name)
+@pytest.mark.parametrize("d", [1, 3, 16, 17, 40])
+def test_row_sums_of_every_path_against_the_core(dtype, kernel, d, rng) -> None:
+    from nystrom_kme import _core
+
+    X = (rng.normal(size=(2500, d)) * np.sqrt(2.0 / d) + 3.0).astype(dtype)  # off 0: centring matters
+    L = (rng.normal(size=(300, d)) * np.sqrt(2.0 / d) + 3.0).astype(dtype)  # 2 landmark blocks of "small"
+    w = rng.random(2500)
+    want = _core.kernel_sums(L, X, w[:, None], kernel.to_core(), 0)[:, 0]
+    path = program.row_sums_path(np.dtype(dtype), 300, d, 1)
+    assert path == ("small" if d <= 16 else "tc" if dtype == np.float32 else "partial")
+    got = sums.weighted_kernel_sums(dev(L), dev(X), dev(w[:, None]), kernel)
+    assert got.shape == (300, 1) and rel(got[:, 0], want) <= TOL[dtype]
+    ones = _core.kernel_row_sums(L, X, kernel.to_core(), 0)
+    assert rel(sums.row_sums(dev(L), dev(X), kernel), ones) <= TOL[dtype]
+    forced = sums.weighted_kernel_sums(dev(L), dev(X), None, kernel, path="partial")
+    assert rel(forced[:, 0], ones) <= TOL[dtype]
+    for other in ("gemm", "tc") if dtype == np.float32 else ("gemm",):
+        got = sums.weighted_kernel_sums(dev(L), dev(X), dev(w[:, None]), kernel, path=other)
+        assert rel(got[:, 0], want) <= TOL[dtype], other
+
+
+def test_device_splits_are_the_cores_bit_for_bit() -> None:
+    from nystrom_kme.permutation import SplitSpec
+
+    spec = SplitSpec(700, 555, 37, 123456789)
+    cpu, gpu = spec.new(), sums.DeviceSplits(spec.n1, spec.n2, spec.n_permutations, spec.seed)
+    for rows in (1, 300, 0, 511, 443):
+        np.testing.assert_array_equal(cuda_fake._host(gpu.next_weights(rows)), cpu.next_weights(rows))
+    with pytest.raises(ValueError, match="remain"):
+        gpu.next_weights(1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bin_sums_match_the_host_source(dtype, rng) -> None:
+    X = rng.normal(size=(1500, 3)).astype(dtype)
+    L = X[:40].copy()
+    kernels = list(nk.KernelCollection(n_bandwidths=6).resolve(sources.as_source(X), rng))  # 12: two launches
+    bins = rng.integers(-1, 50, size=1500)  # -1: dropped rows
+    want = sources.as_source(X).bin_sums(L, kernels, bins, 50)
+    got = sources.as_source(dev(X)).bin_sums(L, kernels, bins, 50)
+    assert type(got) is np.ndarray and got.shape == (12, 40, 50)
+    assert rel(got, want) <= TOL[dtype]
+    with pytest.raises(ValueError, match="bins must"):
+        sources.as_source(dev(X)).bin_sums(L, kernels, bins[:10], 50)
+
+
+def test_aggregated_test_matches_host(rng) -> None:
+    X = rng.normal(size=(900, 2))
+    Y = rng.normal(size=(800, 2)) * 1.2
+    kw = {"kernel": nk.KernelCollection(n_bandwidths=4), "n_landmarks": 60, "n_permutations": 30, "random_state": 2}
+    a = nk.two_sample_test(dev(X), dev(Y), max_bins=128, **kw)
+    b = nk.two_sample_test(X, Y, max_bins=128, **kw)
+    assert a.bin_size == b.bin_size > 1  # the binned sums ran
+    assert a.pvalue == b.pvalue and rel(a.kernel_statistics, b.kernel_statistics) <= 1e-9
+
+
+def test_bin_sums_split_launches_beyond_the_grid_limit(rng, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(program, "MAX_GRID_Y", 7)  # 50 bins: 8 launches per group of kernels
+    X = rng.normal(size=(400, 2))
+    kernels = [nk.Gaussian(0.5), nk.Laplacian(1.0)]
+    bins = rng.integers(-1, 50, size=400)
+    want = sources.as_source(X).bin_sums(X[:9], kernels, bins, 50)
+    assert rel(sources.as_source(dev(X)).bin_sums(X[:9], kernels, bins, 50), want) <= 1e-12
+
+
+def test_gemm_path_takes_many_landmarks_in_blocks(rng, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nystrom_kme import _core
+
+    monkeypatch.setattr(program, "GEMM_MAX_LANDMARKS", 70)  # 300 landmarks: 5 blocks
+    X, L = rng.normal(size=(900, 20)), rng.normal(size=(300, 20))
+    kernel = nk.Laplacian(3.0)
+    got = sums.weighted_kernel_sums(dev(L), dev(X), None, kernel, path="gemm")
+    assert got.shape == (300, 1) and rel(got[:, 0], _core.kernel_row_sums(L, X, kernel.to_core(), 0)) <= 1e-12

@@ -11,11 +11,12 @@ accept CUDA arrays (:func:`nystrom_kme.sources.as_source` wraps them in a
 Modules, one job each:
 
 * :mod:`~nystrom_kme.cuda.arrays`: detection and zero-copy conversion of CUDA arrays;
-* :mod:`~nystrom_kme.cuda.program`: the CUDA source (the C++ header
-  ``nystrom_kme/cuda/kernel_sums.cuh``), kernel codes, template names, launch plans;
-  pure Python;
-* :mod:`~nystrom_kme.cuda.sums`: NVRTC compilation through ``cupy.RawModule`` and
-  the launches: K(A, B) W, K(A, B) 1, 1^T K 1, the kernel matrix.
+* :mod:`~nystrom_kme.cuda.program`: the CUDA source (the C++ headers
+  ``nystrom_kme/cuda/*.cuh``), kernel codes, template names, modules, launch plans and
+  which kernel sums what; pure Python;
+* :mod:`~nystrom_kme.cuda.sums`: NVRTC compilation through ``cupy.RawModule``, the
+  launches and cuBLAS: K(A, B) W, K(A, B) 1, 1^T K 1, the kernel matrix, the binned
+  sums, and the permutation labels (``DeviceSplits``).
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ class CudaSource(RowSource):
     ``take`` and ``chunks`` return host (numpy) copies of the rows asked for, as the
     interface promises; the samplers other than uniform need all rows on the host
     (``to_array()`` is None: pass ``cupy.asnumpy(X)`` for them). The random-split
-    labels of the permutation test are drawn on the CPU by the core, block by block,
-    and uploaded.
+    labels of the permutation test are drawn on the GPU, block by block, bit for bit
+    those the CPU core draws (:class:`~nystrom_kme.cuda.sums.DeviceSplits`).
 
     Examples
     --------
@@ -158,17 +158,53 @@ class CudaSource(RowSource):
         cp = require_cupy()
         if self.n_rows != spec.n_rows:
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
-        splits = spec.new()
         with self._on_device():
             L, X = self._landmarks(L)
+            splits = sums.DeviceSplits(spec.n1, spec.n2, spec.n_permutations, spec.seed)  # labels drawn here
             acc = CompensatedSum((L.shape[0], spec.n_columns))
             for start in range(0, self.n_rows, self.block_rows):
                 block = X[start : start + self.block_rows]
-                W = cp.asarray(splits.next_weights(block.shape[0]))  # labels from the core, uploaded
+                W = splits.next_weights(block.shape[0])
                 acc.add(cp.asnumpy(sums.weighted_kernel_sums(L, block, W, kernel)))
                 if progress is not None:
                     progress(block.shape[0])
         return acc.value()
+
+    def bin_sums(
+        self,
+        L: np.ndarray,
+        kernels: Iterable[Kernel],
+        bins: np.ndarray,
+        n_bins: int,
+        *,
+        n_threads: int = 0,
+        progress: Progress | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """As :meth:`RowSource.bin_sums`, on the GPU: the kept rows gathered in bin order
+        once (a stable sort of ``bins`` on the device), then every kernel's sums by bin."""
+        from ..cuda import sums
+
+        cp = require_cupy()
+        kernels = list(kernels)
+        bins = np.asarray(bins, dtype=np.int64)
+        if bins.shape != (self.n_rows,):
+            raise ValueError(f"bins must hold one entry per row ({self.n_rows}), got shape {bins.shape}")
+        if bins.size and (bins.min() < -1 or bins.max() >= n_bins):
+            raise ValueError(f"bins must lie in [-1, {n_bins})")
+        if out is None:
+            out = np.zeros((len(kernels), L.shape[0], n_bins))
+        with self._on_device():
+            Ld, X = self._landmarks(L)
+            labels = cp.asarray(bins)
+            order = cp.argsort(labels)  # stable: rows keep their order within a bin
+            counts = cp.bincount(labels + 1, minlength=n_bins + 1)  # bin -1 (dropped rows) first
+            offsets = cp.concatenate([cp.zeros(1, dtype=cp.int64), cp.cumsum(counts[1:])]).astype(cp.int64)
+            rows = cp.ascontiguousarray(X[order[int(counts[0]) :]])
+            out += cp.asnumpy(sums.bin_sums(Ld, rows, offsets, kernels))
+        if progress is not None:
+            progress(self.n_rows)
+        return out
 
     def diagonal_sum(self, kernel: Kernel, *, weights: Weights | CupyArray | None = None, n_threads: int = 0) -> float:
         cp = require_cupy()

@@ -1,21 +1,29 @@
-// CUDA kernels for the sums behind every fit, MMD and test: the fused weighted
-// kernel sums K(A, B) W (k >= 1 weight columns, so the permutation test's B + 1
-// label columns take one pass), the row sums K(A, B) 1, 1^T K 1 and the dense
-// kernel matrix, for the radial kernels of kernels.hpp, float32 and float64.
+// The GPU path's kernel sums: the fused weighted kernel sums K(A, B) W for k >= 1
+// weight columns (the permutation test's B + 1 label columns take one pass), the
+// reduction of their chunk partials, 1^T K 1, the dense kernel matrix, and the host
+// launchers of native applications; for the radial kernels, float32 and float64.
+//
+// The headers of the GPU path, one job each (this one includes the others):
+//   kernel_map.cuh    kernel codes, the accurate map, the fast float32 map
+//   row_sums.cuh      fused row sums K(A, B) w (one column): small d, tensor cores
+//   split_labels.cuh  the random splits' label weights, as RandomSplits draws them
+//   bin_sums.cuh      the aggregated test's sums by bins of rows, several kernels
+//   kernel_sums.cuh   this file
 //
 // One source, two compilers:
 //  * native applications include this header in a .cu file compiled by nvcc and
 //    call the host launchers at the bottom (namespace nystrom_kme::cuda);
-//  * the Python package reads this file from the installed package and compiles it
-//    at run time with NVRTC (cupy.RawModule), so wheels need no CUDA toolkit. Under
-//    NVRTC (__CUDACC_RTC__) the header includes nothing and defines no host code.
+//  * the Python package compiles the headers at run time with NVRTC
+//    (cupy.RawModule), so wheels need no CUDA toolkit. Under NVRTC (__CUDACC_RTC__)
+//    the headers include nothing and define no host code: the package compiles
+//    their concatenation, in the order of nystrom_kme.cuda.program.SOURCES.
 //
-// Numerics. Every kernel value is computed from the coordinate differences
-// (a_l - b_l) / sigma (no ||a||^2 + ||b||^2 - 2 a.b expansion, so no cancellation
-// near the diagonal), mapped as in detail/simd_body/vector_math.inl, in the input's
-// precision T. The sums over rows accumulate in float64 whatever T (for float32 the
-// relative error of a sum is that of the kernel values, a few ulp of float32:
-// ~1e-7 * (1 + d eps-growth), never the n eps of a float32 running sum).
+// Numerics. weighted_sums_partial computes every kernel value from the coordinate
+// differences (a_l - b_l) / sigma (no cancellation near the diagonal), mapped as in
+// detail/simd_body/vector_math.inl, in the input's precision T, and accumulates the
+// sums over rows in float64 whatever T (for float32 the relative error of a sum is
+// that of the kernel values, a few ulp of float32, never the n eps of a float32
+// running sum). The row sums (row_sums.cuh) say how they differ.
 //
 // Determinism: no atomics. Pass 1 gives every (landmark row, row chunk, column
 // group) one thread, which sums its chunk's rows in row order into a partial
@@ -27,69 +35,25 @@
 #ifndef __CUDACC_RTC__
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+
+#include <nystrom_kme/cuda/bin_sums.cuh>
+#include <nystrom_kme/cuda/kernel_map.cuh>
+#include <nystrom_kme/cuda/row_sums.cuh>
+#include <nystrom_kme/cuda/split_labels.cuh>
 #endif
 
 namespace nystrom_kme {
 namespace cuda {
-
-/// Kernel codes (template arguments of the device code; Python passes the same
-/// numbers). Laplacian is Matern 1/2.
-enum KernelCode : int {
-  kGaussian = 0,
-  kLaplacian = 1,
-  kMatern32 = 2,
-  kMatern52 = 3,
-  kInverseMultiquadric = 4,
-};
 
 /// Landmark rows (threads) per block, rows of B staged per step, coordinates
 /// staged per step.
 constexpr int kThreads = 128;
 constexpr int kRowTile = 32;
 constexpr int kDimTile = 16;
-
-namespace detail {
-
-__device__ __forceinline__ float nk_exp(float x) { return expf(x); }
-__device__ __forceinline__ double nk_exp(double x) { return exp(x); }
-__device__ __forceinline__ float nk_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double nk_sqrt(double x) { return sqrt(x); }
-__device__ __forceinline__ float nk_min(float a, float b) { return fminf(a, b); }
-__device__ __forceinline__ double nk_min(double a, double b) { return fmin(a, b); }
-
-template <class T>
-struct Far;  // radial kernels vanish far away: overflowed distances give 0
-template <>
-struct Far<float> {
-  static __device__ __forceinline__ float value() { return 1e36f; }
-};
-template <>
-struct Far<double> {
-  static __device__ __forceinline__ double value() { return 1e300; }
-};
-
-}  // namespace detail
-
-/// The kernel value for the squared scaled distance v = ||a - b||^2 / sigma^2;
-/// the same map as the CPU core's kernel_map. v = 0 gives exactly 1.
-template <int Kind, class T>
-__device__ __forceinline__ T kernel_map(T v) {
-  using namespace detail;
-  if (Kind == kGaussian) return nk_exp(v * T(-0.5));
-  if (Kind == kLaplacian) return nk_exp(-nk_sqrt(v));
-  if (Kind == kMatern32) {
-    const T r = nk_sqrt(nk_min(v, Far<T>::value())) * T(1.7320508075688772);
-    return (r + T(1)) * nk_exp(-r);
-  }
-  if (Kind == kMatern52) {
-    const T r = nk_sqrt(nk_min(v, Far<T>::value())) * T(2.23606797749979);
-    return (r * r * T(1.0 / 3.0) + r + T(1)) * nk_exp(-r);
-  }
-  return T(1) / nk_sqrt(v + T(1));  // inverse multiquadric
-}
 
 /// Pass 1. partial[chunk][i][c] = sum over the rows j of `chunk` of
 /// k(a_i, b_j) * W[j][c] (W == nullptr: weight 1, one column), in row order.
@@ -127,10 +91,10 @@ __global__ void __launch_bounds__(kThreads)
       const int dims = (d - l0) < kDimTile ? (d - l0) : kDimTile;
       __syncthreads();
       for (int l = 0; l < dims; ++l)  // coalesced enough: A is small and L2-resident
-        As[l][t] = i < m ? A[i * d + l0 + l] * inv_bandwidth : T(0);
+        As[l][t] = i < m ? detail::mul_rn(A[i * d + l0 + l], inv_bandwidth) : T(0);
       for (int e = t; e < kRowTile * kDimTile; e += kThreads) {
         const int j = e / kDimTile, l = e % kDimTile;
-        Bs[j][l] = (j < rows && l < dims) ? B[(r0 + j) * d + l0 + l] * inv_bandwidth : T(0);
+        Bs[j][l] = (j < rows && l < dims) ? detail::mul_rn(B[(r0 + j) * d + l0 + l], inv_bandwidth) : T(0);
       }
       __syncthreads();
       for (int l = 0; l < dims; ++l) {  // coordinates in order, as the CPU core adds them
@@ -228,7 +192,9 @@ __global__ void kernel_matrix(const T* __restrict__ A, const T* __restrict__ B,
   if (i >= m || j >= n) return;
   T s = T(0);
   for (int l = 0; l < d; ++l) {
-    const T diff = A[i * d + l] * inv_bandwidth - B[j * d + l] * inv_bandwidth;
+    // scaled and rounded on their own (no contraction into a fused multiply-add), so
+    // that equal points give exactly 0 and k = 1, as the staged kernels do
+    const T diff = detail::mul_rn(A[i * d + l], inv_bandwidth) - detail::mul_rn(B[j * d + l], inv_bandwidth);
     s += diff * diff;
   }
   out[i * n + j] = (double)kernel_map<Kind, T>(s);
@@ -278,11 +244,52 @@ void launch_partial(const T* A, const T* B, const double* W, double* partial, lo
                                                                       chunk_rows, inv_bw);
 }
 
+/// row_sums_small<Kind, T, D> for the run-time d = D (D from Dmin to kSmallMaxDim).
+template <int Kind, class T, int D = 1>
+void launch_small(int d, const T* A, const T* B, const double* w, double* partial, long long m, long long n,
+                  long long chunk_rows, long long n_chunks, T scale, cudaStream_t stream) {
+  if (d == D) {
+    const dim3 grid((unsigned)((m + kSmallThreads * kSmallLandmarks - 1) / (kSmallThreads * kSmallLandmarks)),
+                    (unsigned)n_chunks);
+    row_sums_small<Kind, T, D><<<grid, kSmallThreads, 0, stream>>>(A, B, w, partial, m, n, chunk_rows, scale);
+  } else if constexpr (D < kSmallMaxDim) {
+    launch_small<Kind, T, D + 1>(d, A, B, w, partial, m, n, chunk_rows, n_chunks, scale, stream);
+  }
+}
+
+/// The launches of one kernel: row_sums_small for one weight column at d <= kSmallMaxDim,
+/// weighted_sums_partial otherwise; the partials' chunk count. (The Python package also
+/// runs row_sums_tc and, for large d, cuBLAS: nystrom_kme.cuda.program.row_sums_path.)
+template <int Kind, class T>
+long long launch_sums(const T* A, const T* B, const double* W, double* partial, long long m, long long n, int d,
+                      int k, T bandwidth, cudaStream_t stream) {
+  if (k == 1 && d <= kSmallMaxDim) {
+    const long long blocks = (m + kSmallThreads * kSmallLandmarks - 1) / (kSmallThreads * kSmallLandmarks);
+    const long long n_chunks = row_sum_chunks(n, m, blocks);
+    const long long chunk_rows = (n + n_chunks - 1) / n_chunks;
+    const double factor = sizeof(T) == 4 ? std::sqrt(fast_map_factor<Kind>()) : 1.0;  // fast_map's units
+    launch_small<Kind, T>(d, A, B, W, partial, m, n, chunk_rows, n_chunks, T(factor / double(bandwidth)), stream);
+    check(cudaGetLastError(), "row_sums_small");
+    return n_chunks;
+  }
+  const long long n_chunks = n_row_chunks(n, m, k);
+  const long long chunk_rows = (n + n_chunks - 1) / n_chunks;
+  launch_partial<Kind, T>(A, B, W, partial, m, n, d, k, chunk_rows, n_chunks, T(1) / bandwidth, stream);
+  check(cudaGetLastError(), "weighted_sums_partial");
+  return n_chunks;
+}
+
 }  // namespace detail
 
 /// Bytes of device workspace that weighted_kernel_sums needs for (m, n, k).
 inline std::size_t workspace_bytes(long long m, long long n, int k) {
-  return (std::size_t)n_row_chunks(n, m, k) * (std::size_t)m * (std::size_t)k * sizeof(double);
+  long long entries = n_row_chunks(n, m, k) * m * (long long)k;
+  if (k == 1) {
+    const long long blocks = (m + kSmallThreads * kSmallLandmarks - 1) / (kSmallThreads * kSmallLandmarks);
+    const long long small = row_sum_chunks(n, m, blocks) * m;
+    if (small > entries) entries = small;
+  }
+  return (std::size_t)entries * sizeof(double);
 }
 
 /// out (m, k) row-major float64 = K(A, B) W on the device (W == nullptr: k must be 1,
@@ -300,34 +307,26 @@ void weighted_kernel_sums(KernelCode kind, T bandwidth, const T* A, long long m,
     detail::check(cudaMemsetAsync(out, 0, (std::size_t)m * k * sizeof(double), stream), "memset");
     return;
   }
-  const long long n_chunks = n_row_chunks(n, m, k);
-  const long long chunk_rows = (n + n_chunks - 1) / n_chunks;
-  const T inv_bw = T(1) / bandwidth;
+  long long n_chunks = 0;
   switch (kind) {
     case kGaussian:
-      detail::launch_partial<kGaussian, T>(A, B, W, workspace, m, n, d, k, chunk_rows, n_chunks,
-                                           inv_bw, stream);
+      n_chunks = detail::launch_sums<kGaussian, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
       break;
     case kLaplacian:
-      detail::launch_partial<kLaplacian, T>(A, B, W, workspace, m, n, d, k, chunk_rows, n_chunks,
-                                            inv_bw, stream);
+      n_chunks = detail::launch_sums<kLaplacian, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
       break;
     case kMatern32:
-      detail::launch_partial<kMatern32, T>(A, B, W, workspace, m, n, d, k, chunk_rows, n_chunks,
-                                           inv_bw, stream);
+      n_chunks = detail::launch_sums<kMatern32, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
       break;
     case kMatern52:
-      detail::launch_partial<kMatern52, T>(A, B, W, workspace, m, n, d, k, chunk_rows, n_chunks,
-                                           inv_bw, stream);
+      n_chunks = detail::launch_sums<kMatern52, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
       break;
     case kInverseMultiquadric:
-      detail::launch_partial<kInverseMultiquadric, T>(A, B, W, workspace, m, n, d, k, chunk_rows,
-                                                      n_chunks, inv_bw, stream);
+      n_chunks = detail::launch_sums<kInverseMultiquadric, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
       break;
     default:
       throw std::invalid_argument("nystrom_kme::cuda: not a radial kernel code");
   }
-  detail::check(cudaGetLastError(), "weighted_sums_partial");
   const long long size = m * k;
   reduce_partials<double><<<(unsigned)((size + 255) / 256), 256, 0, stream>>>(workspace, out, size,
                                                                       (int)n_chunks);
