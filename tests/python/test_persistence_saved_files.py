@@ -52,7 +52,9 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
     assert _plain(repr(est)) == record["repr"] and repr(kernel) == record["kernel"]
     assert (support.dtype.str, list(support.shape)) == (record["support_dtype"], record["support_shape"])
     assert_array_equal(weights, record["weights"])
-    assert_array_equal(est(Y), record["values"])
+    # computed anew: equal to the writer's bits at its SIMD level, and within the 1e-13 that
+    # the levels agree to (README, "Platforms") at another (this file was written with AVX-512)
+    np.testing.assert_allclose(est(Y), record["values"], rtol=1e-13, atol=0)
     assert (est.n_samples_, est.n_features_in_) == (record["n_samples"], record["n_features_in"])
     # independently of the core: mu(y) = sum_j w_j k(z_j, y) with a dense numpy kernel
     extra = kernel._params() if isinstance(kernel, nk.Polynomial) else {}
@@ -67,7 +69,9 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
         assert indices == record["landmark_indices"]
         # the saved compensated sums continue as the writer's estimator continued
         weights = np.array(EXPECTED["more_weights"]["values"]) if name == "nystrom_uniform.npz" else None
-        assert_array_equal(est.partial_fit(more, sample_weight=weights)(Y), record["after_partial_fit"])
+        np.testing.assert_allclose(
+            est.partial_fit(more, sample_weight=weights)(Y), record["after_partial_fit"], rtol=1e-13, atol=0
+        )
 
 
 @pytest.mark.parametrize("name", ["quadrature.npz", "quadrature_no_kernel.npz"])
