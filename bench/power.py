@@ -1,29 +1,26 @@
-"""Level, power and speed of the aggregated two-sample test (issue: MMD-FUSE power at
-Nyström cost), on the aggregated-test papers' problems (bench/problems.py).
+"""Level, power and cost of ``two_sample_test``'s default against the fixed choices
+(issue 27: one test to call), on the suite of bench/problems.py.
 
-Sections (run any subset; results are appended to bench/out/power.jsonl, one line per
-repetition, so a long run can be stopped and resumed, and --report reprints the tables):
+Sections (run any subset; each repetition is appended to bench/out/power_suite.jsonl, so a
+long run can be stopped and resumed, and --report reprints the tables):
 
-* ``--level``: type-I error at alpha = 0.05 over ``--level-reps`` repetitions (>= 1000)
-  of the Nyström and exact aggregated tests on the three problems under H0 (n = 500 per
-  sample) and on scikit-learn's digits split at random into two halves.
-* ``--power``: rejection rates over ``--reps`` repetitions (>= 200) at n = 500, 1000,
-  2000, 3000 per sample: ours (Nyström, the default "rpcholesky" landmarks), ours exact
-  (the reference; the same repetitions, paired), ours with uniform landmarks, ours with
-  the geometric grid, ours with MMDAgg's aggregation, ours single-kernel median test and
-  ACTT (goodpoints, Domingo-Enrich et al., as the MMD-FUSE experiments call it), next to
-  MMD-FUSE's published power (``--methods`` picks a subset).
-* ``--median-cases``: where the median-bandwidth test has power (mean shifts and a scale
-  change of Gaussians in d = 10 and 50, and perturbed-d1), its rejection rate against the
-  aggregated test's, to decide the default of ``two_sample_test``.
-* ``--speed``: the aggregated test (Nyström; the exact one once, for scale) and the
-  single-kernel default at n = 4000 per sample, d = 10; the aggregated and the
-  single-kernel tests at 10^6 per sample, d = 10, B = 200 in the same run, with the
-  peak memory each adds.
-* ``--figure``: docs/figures/power.png, power against n from the recorded results.
+* ``--suite``: rejection rates at alpha = 0.05 over ``--reps`` repetitions (>= 200) of
+  every cell of ``SUITE_N`` (the three MMD-FUSE problems at n = 500 ... 3000 per sample;
+  mean shift in d = 10 and 50; a scale change in d = 10; Blobs; HDGM; heavy tails; a
+  digits class mix), for: the default (``kernel="auto"``), the same test exact (paired,
+  up to EXACT_MAX pooled rows), the median-bandwidth Gaussian alone, MMD-FUSE and MMDAgg
+  over 20 kernels (Nyström) and MMD-FUSE exact (up to EXACT_MAX pooled rows). Every method
+  sees the same data; the table gives the default's margin to the best fixed choice.
+* ``--level``: type-I error of the default (Nyström, and exact where affordable) over
+  ``--level-reps`` repetitions (>= 1000) on four H0 problems, one of them (HDGM, n = 1500
+  per sample) beyond 2048 pooled rows, where every collection test moves bins of rows.
+* ``--sweep``: time and peak memory of the default against the single-kernel test at
+  n = 10^3 ... 10^6 per sample (d = 10, B = 200, default m), each call in its own process
+  (the peak resident memory of a fresh process, minus that after loading the data).
+* ``--figure``: docs/figures/power.png, the suite's power per problem.
 
-Usage: python -m bench.power [--level] [--power] [--speed] [--figure] [--report]
-       [--reps R] [--level-reps R] [--n 500 1000 ...] [--problems ...] [--jobs J]
+Usage: python -m bench.power [--suite] [--level] [--sweep] [--figure] [--report]
+       [--reps R] [--level-reps R] [--cells problem-n ...] [--jobs J]
 """
 
 from __future__ import annotations
@@ -33,103 +30,68 @@ import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from bench.harness import OUT, RssPeak, machine, utc_now
-from bench.problems import PROBLEMS, PUBLISHED, PUBLISHED_N
+from bench.harness import OUT, machine, utc_now
+from bench.problems import SUITE, SUITE_N
 
-RESULTS = OUT / "power.jsonl"
+RESULTS = OUT / "power_suite.jsonl"
 ALPHA = 0.05
-POWER_N = (500, 1000, 2000, 3000)
-LEVEL_N = 500
-METHODS = ("nystrom", "exact", "median", "actt", "nystrom-geometric", "nystrom-uniform", "nystrom-mmdagg")
-
-
-# --------------------------------------------------------------------------- one repetition
-
-
-#: Problems where the median bandwidth is a good choice: name -> (d, mean shift per
-#: coordinate of Y, standard deviation of Y), X ~ N(0, I_d).
-MEDIAN_CASES = {"shift-d10": (10, 0.07, 1.0), "shift-d50": (50, 0.05, 1.0), "scale-d10": (10, 0.0, 1.09)}
-MEDIAN_CASES_N = 500
+#: Pooled rows up to which the exact tests run (O(N^2 (d + B)) per kernel).
+EXACT_MAX = 2000
+#: method -> what the tables call it
+METHODS = {
+    "default": "default (kernel='auto')",
+    "default-exact": "default, exact",
+    "median": "median Gaussian",
+    "fuse": "MMD-FUSE (20 kernels, Nystrom)",
+    "mmdagg": "MMDAgg (20 kernels, Nystrom)",
+    "fuse-exact": "MMD-FUSE exact",
+}
+#: The fixed choices the default is held against.
+REFERENCES = ("median", "fuse", "mmdagg", "fuse-exact")
+#: H0 problems of --level: (problem, n per sample)
+LEVEL_CELLS = (("perturbed-d1", 500), ("mixture", 500), ("digits-mix", 300), ("hdgm", 1500))
 
 
 def _data(problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndarray]:
-    names = list(PROBLEMS) + list(MEDIAN_CASES) + ["digits"]
-    rng = np.random.default_rng([names.index(problem), n, rep, int(h1)])
-    if problem in MEDIAN_CASES:
-        d, shift, scale = MEDIAN_CASES[problem]
-        return rng.normal(size=(n, d)), rng.normal(size=(n, d)) * scale + shift
-    if problem == "digits":
-        from sklearn.datasets import load_digits
-
-        Z = load_digits().data.astype(np.float64)
-        order = rng.permutation(Z.shape[0])
-        half = Z.shape[0] // 2
-        return Z[order[:half]], Z[order[half:]]
-    return PROBLEMS[problem][0 if h1 else 1](n, rng)
+    rng = np.random.default_rng([list(SUITE).index(problem), n, rep, int(h1), 2027])
+    return SUITE[problem][0 if h1 else 1](n, rng)
 
 
-def _actt(X: np.ndarray, Y: np.ndarray, seed: int) -> float:
-    """ACTT as the MMD-FUSE experiments run it: g = 4, the 10 Gaussian bandwidths of the
-    FUSE grid, uniform weights (goodpoints' Gaussian is exp(-||x - y||^2 / lam^2))."""
-    import contextlib
-    import io
-
-    from goodpoints.ctt import actt
-
+def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
     import nystrom_kme as nk
 
-    lam = np.array(
-        [k.bandwidth for k in nk.KernelCollection(("gaussian",)).resolve(np.concatenate([X, Y]), random_state=seed)]
-    )
-    with contextlib.redirect_stdout(io.StringIO()):
-        res = actt(
-            np.ascontiguousarray(X, dtype=np.float64),
-            np.ascontiguousarray(Y, dtype=np.float64),
-            g=4,
-            lam=lam,
-            weights=np.full(lam.size, 1.0 / lam.size),
-            null_seed=seed,
-            statistic_seed=seed,
-        )
-    return 0.0 if res.rejects else 1.0  # a decision at alpha = 0.05, recorded as a p-value bound
+    kw = {"random_state": seed, "n_threads": 1, "effect": False}
+    if method == "default":
+        return nk.two_sample_test(X, Y, **kw).pvalue
+    if method == "default-exact":
+        return nk.two_sample_test(X, Y, method="exact", **kw).pvalue
+    if method == "median":
+        return nk.two_sample_test(X, Y, kernel="gaussian", **kw).pvalue
+    if method == "fuse":
+        return nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), **kw).pvalue
+    if method == "mmdagg":
+        return nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), aggregation="mmdagg", **kw).pvalue
+    if method == "fuse-exact":
+        return nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), method="exact", **kw).pvalue
+    raise ValueError(method)
 
 
 def run_rep(task: tuple) -> dict:
     """One repetition: every requested method on the same data; p-values and seconds."""
     section, problem, n, rep, methods = task
-    import nystrom_kme as nk
-
-    X, Y = _data(problem, n, rep, h1=section != "level")
+    X, Y = _data(problem, n, rep, h1=section == "suite")
     out = {"section": section, "problem": problem, "n": n, "rep": rep}
     for method in methods:
         start = time.perf_counter()
-        if method == "actt":
-            p = _actt(X, Y, seed=rep)
-        elif method == "median":
-            p = nk.two_sample_test(X, Y, kernel="gaussian", random_state=rep, n_threads=1).pvalue
-        elif method == "nystrom-mmdagg":
-            p = nk.two_sample_test(
-                X, Y, kernel=nk.KernelCollection(), aggregation="mmdagg", random_state=rep, n_threads=1
-            ).pvalue
-        elif method == "nystrom-uniform":
-            p = nk.two_sample_test(
-                X, Y, kernel=nk.KernelCollection(), landmarks="uniform", random_state=rep, n_threads=1
-            ).pvalue
-        elif method == "nystrom-geometric":
-            p = nk.two_sample_test(
-                X, Y, kernel=nk.KernelCollection(grid="geometric"), random_state=rep, n_threads=1
-            ).pvalue
-        else:
-            p = nk.two_sample_test(
-                X, Y, kernel=nk.KernelCollection(), method=method, random_state=rep, n_threads=1
-            ).pvalue
-        out[method] = p
+        out[method] = _pvalue(method, X, Y, seed=rep)
         out[method + "_s"] = time.perf_counter() - start
     return out
 
@@ -147,17 +109,17 @@ def _records() -> list[dict]:
 
 
 def run_tasks(tasks: list[tuple], jobs: int) -> None:
-    """Runs the methods of each task that are not recorded yet (resumable; a new method
-    adds to the recorded repetitions)."""
+    """Runs the methods of each task that are not recorded yet (resumable), repetition by
+    repetition across the cells, so that every cell fills at the same pace."""
     done = {(r["section"], r["problem"], r["n"], r["rep"]): set(r) for r in _records()}
     todo = []
     for section, problem, n, rep, methods in tasks:
         missing = tuple(m for m in methods if m not in done.get((section, problem, n, rep), set()))
         if missing:
             todo.append((section, problem, n, rep, missing))
+    todo.sort(key=lambda t: (t[3], t[2], t[1]))
     print(
-        f"{len(tasks) - len(todo)} of {len(tasks)} repetitions already recorded; running {len(todo)} "
-        f"on {jobs} process(es)",
+        f"{len(tasks) - len(todo)} of {len(tasks)} repetitions recorded; running {len(todo)} on {jobs} process(es)",
         flush=True,
     )
     OUT.mkdir(parents=True, exist_ok=True)
@@ -165,8 +127,16 @@ def run_tasks(tasks: list[tuple], jobs: int) -> None:
         for i, rec in enumerate(pool.map(run_rep, todo, chunksize=1)):
             f.write(json.dumps(rec) + "\n")
             f.flush()
-            if (i + 1) % 50 == 0:
+            if (i + 1) % 100 == 0:
                 print(f"  {i + 1}/{len(todo)} ({utc_now()})", flush=True)
+
+
+def suite_tasks(reps: int, cells: list[tuple[str, int]]) -> list[tuple]:
+    tasks = []
+    for problem, n in cells:
+        methods = [m for m in METHODS if not (m.endswith("exact") and 2 * n > EXACT_MAX)]
+        tasks += [("suite", problem, n, r, tuple(methods)) for r in range(reps)]
+    return tasks
 
 
 # --------------------------------------------------------------------------- reports
@@ -179,85 +149,112 @@ def _binomial_band(reps: int, p: float = ALPHA) -> tuple[float, float]:
     return binom.ppf(0.025, reps, p) / reps, binom.ppf(0.975, reps, p) / reps
 
 
+def _rate(rows: list[dict], method: str) -> float:
+    have = [r[method] <= ALPHA for r in rows if method in r]
+    return float(np.mean(have)) if have else math.nan
+
+
+def suite_table(records: list[dict]) -> list[dict]:
+    """One row per cell: every method's power, the best reference, the default's margin."""
+    out = []
+    for problem, ns in SUITE_N.items():
+        for n in ns:
+            sub = [r for r in records if r["section"] == "suite" and r["problem"] == problem and r["n"] == n]
+            if not sub:
+                continue
+            rates = {m: _rate(sub, m) for m in METHODS}
+            refs = {m: rates[m] for m in REFERENCES if not math.isnan(rates[m])}
+            best = max(refs, key=lambda m: refs[m])
+            both = [r for r in sub if "default" in r and "default-exact" in r]
+            paired = (
+                float(np.mean([(r["default"] <= ALPHA) - (r["default-exact"] <= ALPHA) for r in both]))
+                if both
+                else math.nan
+            )
+            secs = {m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan]) for m in METHODS}
+            out.append(
+                {
+                    "problem": problem,
+                    "n": n,
+                    "reps": len(sub),
+                    "rates": rates,
+                    "best": best,
+                    "margin": rates["default"] - refs[best],
+                    "paired_exact": paired,
+                    "seconds": secs,
+                }
+            )
+    return out
+
+
+def report_suite(records: list[dict]) -> None:
+    rows = suite_table(records)
+    if not rows:
+        return
+    print("\n## Power of the default against the fixed choices (alpha = 0.05)\n")
+    print(
+        "| problem | n | reps | "
+        + " | ".join(METHODS.values())
+        + " | best fixed | default - best | default - exact (paired) | default s | median s |"
+    )
+    print("|---|---|---|" + "---|" * (len(METHODS) + 5))
+    for row in rows:
+        rates = " | ".join("" if math.isnan(v) else f"{v:.3f}" for v in row["rates"].values())
+        paired = "" if math.isnan(row["paired_exact"]) else f"{row['paired_exact']:+.3f}"
+        print(
+            f"| {row['problem']} | {row['n']} | {row['reps']} | {rates} | {row['best']} | {row['margin']:+.3f} | "
+            f"{paired} | {row['seconds']['default']:.3f} | {row['seconds']['median']:.3f} |"
+        )
+    worst = min(rows, key=lambda r: r["margin"])
+    short = [r for r in rows if r["margin"] < -0.05]
+    print(
+        f"\nworst margin {worst['margin']:+.3f} ({worst['problem']}, n = {worst['n']}); "
+        f"{len(short)} of {len(rows)} cells below -0.05"
+    )
+
+
 def report_level(records: list[dict]) -> None:
     rows = [r for r in records if r["section"] == "level"]
     if not rows:
         return
-    print("\n## Level (alpha = 0.05, H0)\n")
-    print("| problem | n per sample | reps | Nystrom | exact | Nystrom, uniform landmarks | 95% binomial band |")
-    print("|---|---|---|---|---|---|---|")
-    for problem in sorted({r["problem"] for r in rows}):
-        sub = [r for r in rows if r["problem"] == problem]
-        lo, hi = _binomial_band(len(sub))
-        rates = {
-            m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub) else math.nan)
-            for m in ("nystrom", "exact", "nystrom-uniform")
-        }
-        print(
-            f"| {problem} | {sub[0]['n']} | {len(sub)} | {rates['nystrom']:.3f} | {rates['exact']:.3f} | "
-            f"{rates['nystrom-uniform']:.3f} | {lo:.3f}-{hi:.3f} |"
-        )
-
-
-def report_median_cases(records: list[dict]) -> None:
-    rows = [r for r in records if r["section"] == "median-cases"]
-    if not rows:
-        return
-    print("\n## Where the median bandwidth has power (alpha = 0.05)\n")
-    print(
-        "| problem | n per sample | reps | median test | aggregated, Nystrom | aggregated - median (paired) | "
-        "aggregated, uniform landmarks | aggregated, MMDAgg |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for problem in MEDIAN_CASES:
-        sub = [r for r in rows if r["problem"] == problem and "nystrom" in r and "median" in r]
+    print("\n## Level of the default (alpha = 0.05, H0)\n")
+    print("| problem | n per sample | reps | default | default, exact | 95% binomial band |")
+    print("|---|---|---|---|---|---|")
+    for problem, n in LEVEL_CELLS:
+        sub = [r for r in rows if r["problem"] == problem and r["n"] == n]
         if not sub:
             continue
-
-        def rate(method: str, sub: list[dict] = sub) -> float:
-            have = [r[method] <= ALPHA for r in sub if method in r]
-            return float(np.mean(have)) if have else math.nan
-
-        diff = np.mean([(r["nystrom"] <= ALPHA) - (r["median"] <= ALPHA) for r in sub])
+        lo, hi = _binomial_band(len(sub))
+        exact = _rate(sub, "default-exact")
         print(
-            f"| {problem} | {sub[0]['n']} | {len(sub)} | {rate('median'):.3f} | {rate('nystrom'):.3f} | "
-            f"{diff:+.3f} | {rate('nystrom-uniform'):.3f} | {rate('nystrom-mmdagg'):.3f} |"
+            f"| {problem} | {n} | {len(sub)} | {_rate(sub, 'default'):.3f} | "
+            f"{'' if math.isnan(exact) else f'{exact:.3f}'} | {lo:.3f}-{hi:.3f} |"
         )
 
 
-def report_power(records: list[dict]) -> None:
-    rows = [r for r in records if r["section"] == "power"]
-    if not rows:
-        return
-    print("\n## Power (alpha = 0.05)\n")
-    print(
-        "| problem | n | reps | Nystrom | exact | Nystrom - exact (paired) | Nystrom, uniform landmarks | "
-        "median | ACTT | Nystrom, geometric grid | FUSE published | ACTT published | Nystrom s | exact s |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for problem in PROBLEMS:
-        for n in sorted({r["n"] for r in rows if r["problem"] == problem}):
-            sub = [r for r in rows if r["problem"] == problem and r["n"] == n]
-            rate = {
-                m: (np.mean([r[m] <= ALPHA for r in sub if m in r]) if any(m in r for r in sub) else math.nan)
-                for m in METHODS
-            }
-            both = [r for r in sub if "nystrom" in r and "exact" in r]
-            paired = np.mean([(r["nystrom"] <= ALPHA) - (r["exact"] <= ALPHA) for r in both]) if both else math.nan
-            pub = PUBLISHED[problem]
-            fuse = pub["fuse"][PUBLISHED_N.index(n)] if n in PUBLISHED_N else math.nan
-            actt = pub["actt"][PUBLISHED_N.index(n)] if n in PUBLISHED_N else math.nan
-            secs = {
-                m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan])
-                for m in ("nystrom", "exact")
-            }
-            print(
-                f"| {problem} | {n} | {len(sub)} | {rate['nystrom']:.3f} | {rate['exact']:.3f} | "
-                f"{paired:+.3f} | {rate['nystrom-uniform']:.3f} | {rate['median']:.3f} | {rate['actt']:.3f} | "
-                f"{rate['nystrom-geometric']:.3f} | "
-                f"{fuse:.3f} | {actt:.3f} | "
-                f"{secs['nystrom']:.2f} | {secs['exact']:.2f} |"
-            )
+def rst(records: list[dict]) -> None:
+    """The suite's table as reStructuredText (for docs/user_guide/mmd.rst)."""
+    rows = suite_table(records)
+    cols = ["default", "median", "fuse", "mmdagg", "fuse-exact"]
+    print(".. list-table:: Power at alpha = 0.05 (repetitions per cell in the second column)")
+    print("   :header-rows: 1\n")
+    head = [
+        "problem, n",
+        "reps",
+        "default",
+        "median Gaussian",
+        "FUSE",
+        "MMDAgg",
+        "FUSE exact",
+        "default - best",
+        "default - its exact",
+    ]
+    print("\n".join(["   * - " + head[0]] + [f"     - {h}" for h in head[1:]]))
+    for r in rows:
+        cells = [f"{r['problem']}, {r['n']}", str(r["reps"])]
+        cells += ["" if math.isnan(r["rates"][c]) else f"{r['rates'][c]:.2f}" for c in cols]
+        cells += [f"{r['margin']:+.2f}", "" if math.isnan(r["paired_exact"]) else f"{r['paired_exact']:+.2f}"]
+        print("\n".join(["   * - " + cells[0]] + [f"     - {c}" if c else "     -" for c in cells[1:]]))
 
 
 def figure(records: list[dict], path: Path) -> None:
@@ -266,127 +263,106 @@ def figure(records: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in records if r["section"] == "power"]
-    fig, axes = plt.subplots(1, len(PROBLEMS), figsize=(4.2 * len(PROBLEMS), 3.8), sharey=True)
-    labels = {
-        "nystrom": "ours: aggregated, Nystrom",
-        "exact": "ours: aggregated, exact (FUSE)",
-        "median": "ours: median bandwidth",
-        "actt": "ACTT (goodpoints)",
-    }
-    shown = tuple(labels)
-    for ax, problem in zip(axes, PROBLEMS):
-        ns = sorted({r["n"] for r in rows if r["problem"] == problem})
-        for method, style in zip(shown, ("o-", "s--", "^:", "d-.")):
-            ys = [
-                np.mean([r[method] <= ALPHA for r in rows if r["problem"] == problem and r["n"] == n and method in r])
-                for n in ns
-            ]
-            ax.plot(ns, ys, style, label=labels[method])
-        ax.plot(PUBLISHED_N, PUBLISHED[problem]["fuse"], "k:", alpha=0.6, label="MMD-FUSE, published")
-        ax.set_title(problem)
-        ax.set_xlabel("n per sample")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("power at alpha = 0.05")
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    rows = suite_table(records)
+    shown = ("default", "median", "fuse", "mmdagg", "fuse-exact")
+    labels = [f"{r['problem']}\nn={r['n']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.7 * len(rows)), 4.2))
+    width = 0.8 / len(shown)
+    for i, method in enumerate(shown):
+        ys = [r["rates"][method] for r in rows]
+        ax.bar(np.arange(len(rows)) + (i - (len(shown) - 1) / 2) * width, ys, width, label=METHODS[method])
+    ax.set_xticks(np.arange(len(rows)))
+    ax.set_xticklabels(labels, fontsize=7, rotation=60, ha="right")
+    ax.set_ylabel("power at alpha = 0.05")
+    ax.set_ylim(0, 1.02)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=len(shown), loc="upper center", bbox_to_anchor=(0.5, 1.12), frameon=False)
+    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     print(f"\nwrote {path}")
 
 
-# --------------------------------------------------------------------------- speed
+# --------------------------------------------------------------------------- cost sweep
+
+_SWEEP_CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+import nystrom_kme as nk
+n, which = int(sys.argv[1]), sys.argv[2]
+rng = np.random.default_rng(0)
+X, Y = rng.normal(size=(n, 10)), rng.normal(size=(n, 10)) + 0.01
+nk.two_sample_test(X[:200], Y[:200], kernel="gaussian" if which == "single" else "auto", random_state=0)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+res = nk.two_sample_test(X, Y, kernel="gaussian" if which == "single" else "auto", random_state=0)
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "growth_mb": (peak - base) / 1024,
+                  "m": res.n_landmarks}))
+"""
 
 
-def speed(repeats: int, large: int) -> None:
-    """S1: the aggregated test (and the single-kernel default, and the quadratic exact
-    FUSE once, for scale) at n = 4000 per sample, d = 10; S2: the aggregated against the
-    single-kernel test at ``large`` per sample, d = 10, m = 1000, B = 200, with the peak
-    memory each call adds."""
-    import nystrom_kme as nk
-
-    print(f"\n## Speed ({utc_now()}; {machine()})\n")
-    rng = np.random.default_rng(0)
-    X, Y = rng.normal(size=(4000, 10)), rng.normal(size=(4000, 10))
-    for label, kwargs, runs in (
-        ("aggregated (FUSE, 20 kernels, Nystrom)", {"kernel": nk.KernelCollection()}, repeats),
-        ("single kernel (the default)", {}, repeats),
-        ("aggregated (FUSE, 20 kernels, exact)", {"kernel": nk.KernelCollection(), "method": "exact"}, 1),
-    ):
-        nk.two_sample_test(X, Y, random_state=0, **kwargs)  # warm-up
-        times = []
-        for r in range(runs):
-            start = time.perf_counter()
-            res = nk.two_sample_test(X, Y, random_state=r, **kwargs)
-            times.append(time.perf_counter() - start)
+def sweep(ns: list[int], runs: int) -> None:
+    print(f"\n## Cost of the default against the single-kernel test ({utc_now()}; {machine()})\n")
+    print("| n per sample | m | single s | default s | ratio | single peak MB | default peak MB | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in ns:
+        got: dict[str, list[dict]] = {"single": [], "default": []}
+        for _ in range(runs if n < 10**6 else 1):
+            for which in ("single", "default"):  # alternated: the same load for both
+                out = subprocess.run(
+                    [sys.executable, "-c", _SWEEP_CHILD, str(n), which], capture_output=True, text=True, check=True
+                )
+                got[which].append(json.loads(out.stdout))
+        t = {k: statistics.median(r["seconds"] for r in v) for k, v in got.items()}
+        mem = {k: statistics.median(r["peak_mb"] for r in v) for k, v in got.items()}
         print(
-            f"- {label}, m = {res.n_landmarks}, B = {res.n_permutations}, at n = 4000 per sample, d = 10: "
-            f"median {statistics.median(times):.3f} s over {runs} (min {min(times):.3f}, max {max(times):.3f})",
+            f"| {n} | {got['single'][0]['m']} | {t['single']:.3f} | {t['default']:.3f} | "
+            f"{t['default'] / t['single']:.2f} | {mem['single']:.0f} | {mem['default']:.0f} | "
+            f"{mem['default'] / mem['single']:.2f} |",
             flush=True,
         )
-    X, Y = rng.normal(size=(large, 10)), rng.normal(size=(large, 10))
-    elapsed = {}
-    for label, kernel in (
-        ("single kernel (median Gaussian)", "gaussian"),
-        ("aggregated (FUSE, 20 kernels)", nk.KernelCollection()),
-    ):
-        with RssPeak() as rss:
-            start = time.perf_counter()
-            res = nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=1000, random_state=0)
-            elapsed[label] = time.perf_counter() - start
-        print(
-            f"- {label} at {large} per sample, d = 10, m = 1000, B = 200: {elapsed[label]:.2f} s, "
-            f"peak RSS growth {rss.growth_mb:.0f} MB",
-            flush=True,
-        )
-    ratio = elapsed["aggregated (FUSE, 20 kernels)"] / elapsed["single kernel (median Gaussian)"]
-    print(f"- aggregated / single kernel: {ratio:.2f} (target <= 5)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", action="store_true")
     ap.add_argument("--level", action="store_true")
-    ap.add_argument("--power", action="store_true")
-    ap.add_argument("--median-cases", action="store_true")
-    ap.add_argument("--speed", action="store_true")
+    ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--figure", action="store_true")
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--rst", action="store_true", help="print the suite's table for the user guide")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--level-reps", type=int, default=1000)
-    ap.add_argument("--n", type=int, nargs="+", default=list(POWER_N))
-    ap.add_argument("--problems", nargs="+", default=list(PROBLEMS))
-    ap.add_argument("--methods", nargs="+", default=list(METHODS))
+    ap.add_argument("--cells", nargs="*", default=None, help="problem-n, e.g. blobs-500")
+    ap.add_argument("--sweep-n", type=int, nargs="+", default=[10**3, 10**4, 10**5, 10**6])
+    ap.add_argument("--sweep-runs", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--large", type=int, default=10**6, help="per-sample size of the speed comparison")
     args = ap.parse_args()
-    print(f"# Aggregated test benchmark\n\n- {utc_now()}; {machine()}", flush=True)
+    print(f"# two_sample_test's default\n\n- {utc_now()}; {machine()}", flush=True)
+    cells = [(p, n) for p, ns in SUITE_N.items() for n in ns]
+    if args.cells:
+        cells = [c for c in cells if f"{c[0]}-{c[1]}" in args.cells]
     if args.level:
-        tasks = [("level", p, LEVEL_N, r, ("nystrom", "exact")) for p in args.problems for r in range(args.level_reps)]
-        tasks += [("level", "digits", 898, r, ("nystrom", "exact")) for r in range(args.level_reps)]
-        run_tasks(tasks, args.jobs)
-    if args.power:
         tasks = [
-            ("power", p, n, r, tuple(args.methods)) for n in args.n for p in args.problems for r in range(args.reps)
+            ("level", p, n, r, ("default",) + (("default-exact",) if 2 * n <= EXACT_MAX else ()))
+            for p, n in LEVEL_CELLS
+            for r in range(args.level_reps)
         ]
         run_tasks(tasks, args.jobs)
-    if args.median_cases:
-        tasks = [
-            ("median-cases", p, MEDIAN_CASES_N, r, ("nystrom", "median", "nystrom-uniform", "nystrom-mmdagg"))
-            for p in MEDIAN_CASES
-            for r in range(args.reps)
-        ]
-        run_tasks(tasks, args.jobs)
+    if args.suite:
+        run_tasks(suite_tasks(args.reps, cells), args.jobs)
     records = _records()
-    if args.level or args.power or args.median_cases or args.report:
+    if args.level or args.suite or args.report:
         report_level(records)
-        report_power(records)
-        report_median_cases(records)
+        report_suite(records)
+    if args.rst:
+        rst(records)
     if args.figure:
         figure(records, Path(__file__).resolve().parent.parent / "docs" / "figures" / "power.png")
-    if args.speed:
-        speed(5, args.large)
+    if args.sweep:
+        sweep(args.sweep_n, args.sweep_runs)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,22 @@ experiment code; MMDAgg, Schrab et al. 2023, Sec. 5.4), with numpy generators:
 
 Each returns (X, Y) of shape (n, d) float64; under ``scale=0`` / ``std_2=1`` both
 samples have the same distribution (H0).
+
+The wider suite of issue 27 (``SUITE``) adds, each from its paper's definition:
+
+* ``mean_shift`` / ``scale_change``: N(0, I_d) against a shifted or scaled Gaussian, where
+  a wide (mean-sensitive) kernel is best;
+* ``blobs``: a 3 x 3 grid of Gaussians with covariance 0.03 I (X) against the same grid
+  with correlated blobs, correlations -0.02 - 0.002 i, 0, 0.02 + 0.002 (i - 5) (Liu et
+  al., ICML 2020, "Blob"; after Gretton et al. 2012);
+* ``hdgm``: two Gaussian modes at 0 and 0.5 (all coordinates) with identity covariance
+  (X) against the same modes whose first two coordinates correlate +0.5 and -0.5 (Liu et
+  al. 2020, "HDGM", d = 10);
+* ``heavy_tails``: N(0, I_d) against a multivariate Student t with nu = 5 scaled to the
+  same covariance: a difference in the tails only;
+* ``digits_mix``: scikit-learn's bundled digits (1797 images, 64 pixels), X drawn from
+  all images, Y from a mixture putting extra weight on three classes: a real-data class
+  mix change.
 """
 
 from __future__ import annotations
@@ -83,6 +99,84 @@ def gaussian_mixture(
     return sample(np.ones(4)), sample(np.array([1.0, 1.0, 1.0, std_2]))
 
 
+def mean_shift(n: int, d: int, shift: float, scale: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """X ~ N(0, I_d), Y ~ N(shift 1, scale^2 I_d)."""
+    return rng.normal(size=(n, d)), rng.normal(size=(n, d)) * scale + shift
+
+
+def blob_covariances(correlated: bool) -> np.ndarray:
+    """The nine 2 x 2 covariances of the Blob problem (Liu et al. 2020): 0.03 I for X; for
+    Y the off-diagonal -0.02 - 0.002 i (i < 4), 0 (i = 4), 0.02 + 0.002 (i - 5) (i > 4)."""
+    cov = np.tile(np.eye(2) * 0.03, (9, 1, 1))
+    if correlated:
+        for i in range(9):
+            rho = -0.02 - 0.002 * i if i < 4 else (0.0 if i == 4 else 0.02 + 0.002 * (i - 5))
+            cov[i, 0, 1] = cov[i, 1, 0] = rho
+    return cov
+
+
+def blobs(n: int, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y), each (n, 2): blobs centred on the grid {0, 1, 2}^2, chosen uniformly."""
+
+    def sample(cov: np.ndarray) -> np.ndarray:
+        which = rng.integers(0, 9, size=n)
+        chol = np.linalg.cholesky(cov)
+        z = np.einsum("nij,nj->ni", chol[which], rng.normal(size=(n, 2)))
+        return z + np.stack([which // 3, which % 3], axis=1)
+
+    return sample(blob_covariances(False)), sample(blob_covariances(h1))
+
+
+def hdgm(n: int, d: int, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y), each (n, d): equal mixtures of N(0, I) and N(0.5 1, I); Y's modes have their
+    first two coordinates correlated +0.5 and -0.5 under H1 (Liu et al. 2020)."""
+
+    def sample(rho: tuple[float, float]) -> np.ndarray:
+        mode = rng.integers(0, 2, size=n)
+        z = rng.normal(size=(n, d))
+        out = z.copy()
+        for j, r in enumerate(rho):  # Cholesky of [[1, r], [r, 1]] on the first two coordinates
+            rows = mode == j
+            out[rows, 1] = r * z[rows, 0] + np.sqrt(1 - r * r) * z[rows, 1]
+        return out + 0.5 * mode[:, None]
+
+    return sample((0.0, 0.0)), sample((0.5, -0.5) if h1 else (0.0, 0.0))
+
+
+def heavy_tails(n: int, d: int, nu: float, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """X ~ N(0, I_d), Y ~ a multivariate t with nu degrees of freedom scaled to covariance
+    I_d (same mean and covariance; only the tails differ)."""
+    X = rng.normal(size=(n, d))
+    if not h1:
+        return X, rng.normal(size=(n, d))
+    t = rng.normal(size=(n, d)) / np.sqrt(rng.chisquare(nu, size=(n, 1)) / nu)
+    return X, t * np.sqrt((nu - 2) / nu)
+
+
+_DIGITS: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def digits_mix(
+    n: int, rng: np.random.Generator, h1: bool = True, weight: float = 0.25
+) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y), each (n, 64), drawn with replacement from scikit-learn's digits: X from all
+    images, Y with probability ``weight`` from classes 3, 5 and 8 only, else from all."""
+    global _DIGITS
+    if _DIGITS is None:
+        from sklearn.datasets import load_digits
+
+        data = load_digits()
+        _DIGITS = (data.data.astype(np.float64), data.target)
+    Z, labels = _DIGITS
+    X = Z[rng.integers(0, Z.shape[0], size=n)]
+    rows = rng.integers(0, Z.shape[0], size=n)
+    if h1:
+        some = np.flatnonzero(np.isin(labels, (3, 5, 8)))
+        pick = rng.uniform(size=n) < weight
+        rows[pick] = some[rng.integers(0, some.size, size=int(pick.sum()))]
+    return X, Z[rows]
+
+
 #: name -> (generator of (X, Y) at size n under H1, the same under H0), FUSE's settings.
 PROBLEMS = {
     "perturbed-d1": (
@@ -94,6 +188,32 @@ PROBLEMS = {
         lambda n, rng: perturbed_uniform(n, 2, 0.0, rng),
     ),
     "mixture": (lambda n, rng: gaussian_mixture(n, 2, 1.3, rng), lambda n, rng: gaussian_mixture(n, 2, 1.0, rng)),
+}
+
+#: Issue 27's wider suite: name -> (H1 generator, H0 generator), and the sample sizes per
+#: sample of its cells (FUSE's three problems at four sizes, the others at one size chosen
+#: so that the best method's power is neither 0 nor 1).
+SUITE = {
+    **PROBLEMS,
+    "shift-d10": (lambda n, rng: mean_shift(n, 10, 0.07, 1.0, rng), lambda n, rng: mean_shift(n, 10, 0.0, 1.0, rng)),
+    "shift-d50": (lambda n, rng: mean_shift(n, 50, 0.05, 1.0, rng), lambda n, rng: mean_shift(n, 50, 0.0, 1.0, rng)),
+    "scale-d10": (lambda n, rng: mean_shift(n, 10, 0.0, 1.09, rng), lambda n, rng: mean_shift(n, 10, 0.0, 1.0, rng)),
+    "blobs": (lambda n, rng: blobs(n, rng), lambda n, rng: blobs(n, rng, h1=False)),
+    "hdgm": (lambda n, rng: hdgm(n, 10, rng), lambda n, rng: hdgm(n, 10, rng, h1=False)),
+    "heavy-tails": (lambda n, rng: heavy_tails(n, 5, 5.0, rng), lambda n, rng: heavy_tails(n, 5, 5.0, rng, h1=False)),
+    "digits-mix": (lambda n, rng: digits_mix(n, rng), lambda n, rng: digits_mix(n, rng, h1=False)),
+}
+SUITE_N = {
+    "perturbed-d1": (500, 1000, 2000, 3000),
+    "perturbed-d2": (500, 1000, 2000, 3000),
+    "mixture": (500, 1000, 2000, 3000),
+    "shift-d10": (500,),
+    "shift-d50": (500,),
+    "scale-d10": (500,),
+    "blobs": (500,),
+    "hdgm": (1000,),
+    "heavy-tails": (1000,),
+    "digits-mix": (300,),
 }
 
 #: MMD-FUSE's published power (Biggs et al. 2023, results/*_vary_n*.npy of its public
@@ -118,4 +238,19 @@ PUBLISHED = {
     },
 }
 
-__all__ = ["PROBLEMS", "PUBLISHED", "PUBLISHED_N", "gaussian_mixture", "perturbed_density", "perturbed_uniform"]
+__all__ = [
+    "PROBLEMS",
+    "PUBLISHED",
+    "PUBLISHED_N",
+    "SUITE",
+    "SUITE_N",
+    "blob_covariances",
+    "blobs",
+    "digits_mix",
+    "gaussian_mixture",
+    "hdgm",
+    "heavy_tails",
+    "mean_shift",
+    "perturbed_density",
+    "perturbed_uniform",
+]

@@ -36,7 +36,7 @@ Y = sample(1000, np.array([1.0, 1.0, 1.0, 1.5]))
 # %%
 # One kernel at the median bandwidth
 # ----------------------------------
-median = nk.two_sample_test(X, Y, random_state=0)
+median = nk.two_sample_test(X, Y, kernel="gaussian", random_state=0)
 print(f"median bandwidth {median.kernel.bandwidth:.1f}: p-value {median.pvalue:.3f}")
 
 # %%
@@ -48,6 +48,15 @@ print(f"median bandwidth {median.kernel.bandwidth:.1f}: p-value {median.pvalue:.
 # over the shared random splits keeps the level exact.
 res = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), random_state=0)
 print(res.explain())
+
+# %%
+# The default test
+# ----------------
+# ``two_sample_test(X, Y)`` with no kernel runs MMD-FUSE over four kernels and the
+# median Gaussian on the same permutations and keeps the smaller p-value: it sees this
+# difference too, at a fraction of the cost of twenty kernels.
+default = nk.two_sample_test(X, Y, random_state=0)
+print(f"default test: p-value {default.pvalue:.3f} ({default.aggregation}, {len(default.kernels)} kernels)")
 
 # %%
 # Which kernels saw it

@@ -54,6 +54,7 @@ def ridge_weights(K: NDArray[np.float64], s: NDArray[np.float64], ridge: float) 
 
 # median.hpp: the median heuristic (median distance over the k (k - 1) / 2 pairs of rows)
 def median_pairwise_distance(X: NDArray[_F], n_threads: int = ...) -> float: ...
+def pairwise_distances(X: NDArray[_F], n_threads: int = ...) -> NDArray[np.float64]: ...
 
 # sampling.hpp: (pivots, residual_trace, pivot_values) for the Cholesky family
 def pivoted_cholesky(

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ._validation import RandomStateLike, check_positive_int, check_random_state
-from .kernels import Kernel, get_kernel
+from .kernels import Gaussian, Kernel, get_kernel, pairwise_distances
 from .sources import SourceLike, as_source
 
 #: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs), as
@@ -31,37 +31,59 @@ GRID_QUANTILES = (0.05, 0.95)
 GRIDS = ("fuse", "geometric")
 
 
-def pairwise_distances(X: np.ndarray) -> np.ndarray:
-    """The k (k - 1) / 2 Euclidean distances between distinct rows of X (k, d), float64,
-    from direct differences (no cancellation), in units of X.
+def distance_statistics(distances: np.ndarray) -> tuple[float, float, float]:
+    """The median, 5% and 95% order statistics ``sorted[floor(q len)]`` (MMD-FUSE's
+    quantiles) of pairwise distances, zero distances (duplicate rows) counted as the
+    median. When most distances are 0 they come from the non-zero ones; when all are,
+    every one is 1 (one point: every bandwidth gives the same kernel values). One
+    partition of the distances in the common case (no zero).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from nystrom_kme.kernel_collection import pairwise_distances
-    >>> pairwise_distances(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
-    [5.0, 1.0, 4.242640687119285]
+    >>> from nystrom_kme.kernel_collection import distance_statistics
+    >>> distance_statistics(np.arange(1.0, 101.0)), distance_statistics(np.zeros(3))
+    ((50.5, 6.0, 96.0), (1.0, 1.0, 1.0))
     """
-    Z = np.asarray(X, dtype=np.float64)
-    largest = float(np.abs(Z).max()) if Z.size else 0.0
-    # an exact power-of-two rescaling: the squares neither overflow nor underflow
-    scale = 2.0 ** math.floor(math.log2(largest)) if largest > 0 else 1.0
-    Z = Z / scale
-    k = Z.shape[0]
-    parts: list[np.ndarray] = []
-    block = max(1, (1 << 21) // max(k * Z.shape[1], 1))  # rows per block: ~16 MB of differences
-    for i0 in range(0, k - 1, block):
-        i1 = min(k - 1, i0 + block)
-        D = np.sqrt(((Z[i0:i1, None, :] - Z[None, i0 + 1 :, :]) ** 2).sum(axis=2))
-        parts.extend(D[r, r:] for r in range(i1 - i0))  # row i0 + r against the rows after it
-    return (np.concatenate(parts) if parts else np.empty(0)) * scale
+    d = np.asarray(distances, dtype=np.float64)
+    if d.size == 0 or not np.isfinite(d).all():
+        raise ValueError("the bandwidth grid needs finite pairwise distances of at least 2 rows")
+    zeros = int(np.count_nonzero(d == 0))
+    if zeros == d.size:
+        return 1.0, 1.0, 1.0
+    if zeros > d.size // 2:  # a zero median: most rows repeat
+        d = d[d > 0]
+        zeros = 0
+    size = d.size
+    at = [int(math.floor(size * q)) for q in GRID_QUANTILES]
+    mid = [size // 2] if size % 2 else [size // 2 - 1, size // 2]
+    if zeros:
+        median = float(np.median(d))
+        d = np.partition(np.where(d == 0, median, d), at)
+    else:
+        d = np.partition(d, sorted({*at, *mid}))
+        median = float(np.mean(d[mid]))  # numpy's median: the mean of the middle pair
+    return median, float(d[at[0]]), float(d[at[1]])
+
+
+def median_bandwidth(distances: np.ndarray) -> float:
+    """The median heuristic's bandwidth from pairwise distances, with the fallbacks of
+    :func:`distance_statistics` (non-zero distances when most are 0; 1 for one point).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.kernel_collection import median_bandwidth
+    >>> median_bandwidth(np.array([0.0, 0.0, 0.0, 2.0, 4.0])), median_bandwidth(np.zeros(3))
+    (3.0, 1.0)
+    """
+    return distance_statistics(distances)[0]
 
 
 def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse") -> np.ndarray:
-    """Bandwidths from half the 5% quantile to twice the 95% quantile of ``distances``,
-    evenly (``"fuse"``) or geometrically (``"geometric"``) spaced. Zero distances
-    (duplicate rows) count as the median, and the quantiles are order statistics
-    ``sorted[floor(q len)]``, as in MMD-FUSE's code.
+    """Bandwidths from half the 5% quantile to twice the 95% quantile of ``distances``
+    (see :func:`distance_statistics`), evenly (``"fuse"``, as MMD-FUSE's code) or
+    geometrically (``"geometric"``) spaced.
 
     Examples
     --------
@@ -70,15 +92,8 @@ def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse")
     >>> bandwidth_grid(np.arange(1.0, 101.0), 3).tolist()      # 6 / 2 ... 96 * 2
     [3.0, 97.5, 192.0]
     """
-    d = np.asarray(distances, dtype=np.float64)
-    if d.size == 0 or not np.isfinite(d).all():
-        raise ValueError("the bandwidth grid needs finite pairwise distances of at least 2 rows")
-    median = float(np.median(d))
-    if not median > 0:
-        raise ValueError("most pooled rows are identical (median distance 0): give the kernels numeric bandwidths")
-    at = [int(math.floor(d.size * q)) for q in GRID_QUANTILES]  # order statistics, as FUSE's code
-    d = np.partition(np.where(d == 0, median, d), at)
-    low, high = d[at[0]] / 2, d[at[1]] * 2
+    _, q_low, q_high = distance_statistics(distances)
+    low, high = q_low / 2, q_high * 2
     if grid == "fuse":
         return np.linspace(low, high, n_bandwidths)
     return np.geomspace(low, high, n_bandwidths)
@@ -171,20 +186,33 @@ class KernelCollection:
     def __getitem__(self, index: int) -> Kernel:
         return self.kernels[index]
 
-    def resolve(self, X: SourceLike, random_state: RandomStateLike = None) -> KernelCollection:
+    def resolve(
+        self, X: SourceLike, random_state: RandomStateLike = None, *, with_median: bool = False
+    ) -> KernelCollection:
         """This collection with every grid set from the rows of X (an array or any row
         source, (n, d)): the pairwise distances of up to ``subset`` rows drawn at random
         without replacement (only those rows are read). A resolved collection is
-        returned as is, and nothing is drawn."""
-        if self.is_resolved:
-            return self
+        returned as is, and nothing is drawn. ``with_median``: and the median-bandwidth
+        Gaussian of the same distances appended as the last kernel (the default test's
+        "fuse+median"; the distances are then drawn even for a resolved collection)."""
+        if not with_median:
+            if self.is_resolved:
+                return self
+            return self.with_distances(self.distances(X, random_state))
+        d = self.distances(X, random_state)
+        kernels = list(self if self.is_resolved else self.with_distances(d))
+        return KernelCollection([*kernels, Gaussian(median_bandwidth(d))])
+
+    def distances(self, X: SourceLike, random_state: RandomStateLike = None) -> np.ndarray:
+        """The pairwise distances that set the grid: those of up to ``subset`` rows of X
+        drawn at random without replacement (only those rows are read)."""
         src = as_source(X, "X")
         n = src.count_rows()
         if n < 2:
             raise ValueError("the bandwidth grid needs at least 2 rows")
         rng = check_random_state(random_state)
         rows = np.sort(rng.choice(n, size=self.subset, replace=False)) if n > self.subset else np.arange(n)
-        return self.with_distances(pairwise_distances(src.take(rows)))
+        return pairwise_distances(src.take(rows))
 
     def with_distances(self, distances: np.ndarray) -> KernelCollection:
         """This collection with every grid set from the given pairwise distances."""
@@ -229,7 +257,8 @@ class KernelCollection:
         )
 
     def __hash__(self) -> int:
-        return hash((self.families, self.n_bandwidths, self.grid))
+        # as __eq__: a resolved collection is its kernels, whatever grid built them
+        return hash(self.families if self.is_resolved else (self.families, self.n_bandwidths, self.grid, self.subset))
 
 
 def as_collection(kernels: object) -> KernelCollection | None:
@@ -243,4 +272,12 @@ def as_collection(kernels: object) -> KernelCollection | None:
     return None
 
 
-__all__ = ["GRIDS", "KernelCollection", "as_collection", "bandwidth_grid", "pairwise_distances"]
+__all__ = [
+    "GRIDS",
+    "KernelCollection",
+    "as_collection",
+    "bandwidth_grid",
+    "distance_statistics",
+    "median_bandwidth",
+    "pairwise_distances",
+]

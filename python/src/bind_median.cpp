@@ -15,7 +15,7 @@ using nystrom_kme::python::CArray;
 namespace {
 
 template <class T>
-void define_for(py::module_& m) {
+void define_median_for(py::module_& m) {
   m.def(
       "median_pairwise_distance",
       [](const CArray<T>& X, int n_threads) {
@@ -27,13 +27,32 @@ void define_for(py::module_& m) {
       "X"_a.noconvert(), "n_threads"_a = 0,
       "Median Euclidean distance over the k (k - 1) / 2 pairs of distinct rows of X (k, d): "
       "numpy's bits (pairwise sums, mean of the two middle values).");
+  m.def(
+      "pairwise_distances",
+      [](const CArray<T>& X, int n_threads) {
+        const auto x = as_matrix(X, "X");
+        std::vector<double> d;
+        {
+          // Safe without the GIL: only a view of an array kept alive by the caller is read.
+          py::gil_scoped_release nogil;
+          d = nystrom_kme::pairwise_distances<T>(x, n_threads);
+        }
+        py::array_t<double> out(py::ssize_t(d.size()));
+        std::copy(d.begin(), d.end(), out.mutable_data());
+        return out;
+      },
+      "X"_a.noconvert(), "n_threads"_a = 0,
+      "The k (k - 1) / 2 Euclidean distances between distinct rows of X (k, d), in scipy's pdist "
+      "order, float64.");
 }
 
 }  // namespace
 
 void register_median(py::module_& m) {
-  define_for<double>(m);
-  define_for<float>(m);
+  define_median_for<double>(m);
+  define_median_for<float>(m);
   add_argument_error(m, "median_pairwise_distance",
+                     "(X, n_threads=0): X (k, d) float64 or float32 with k >= 2, n_threads an int (0: the default)");
+  add_argument_error(m, "pairwise_distances",
                      "(X, n_threads=0): X (k, d) float64 or float32 with k >= 2, n_threads an int (0: the default)");
 }

@@ -1,5 +1,6 @@
-// The median heuristic's distance (median.hpp) against hand-computed medians, a long
-// double reference, exact rescalings, float32 input, thread counts and bad input.
+// The median heuristic's distance and all pairwise distances (median.hpp) against
+// hand-computed values, a long double reference, exact rescalings, float32 input, thread
+// counts and bad input.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -75,6 +76,33 @@ void test_scales_and_types() {
   for (int nt : {2, 3}) CHECK(median_of(Y, nt) == one);
 }
 
+// Every pair's distance, in scipy's pdist order, against long double; the median of them
+// is median_pairwise_distance's; a bad input names the function.
+void test_pairwise_distances() {
+  const RowMatrixXd X = test::normal_matrix(30, 7, 11) * 1e200;  // squares beyond float64
+  const std::vector<double> d = pairwise_distances<double>(X);
+  CHECK(d.size() == std::size_t(30 * 29 / 2));
+  std::size_t at = 0;
+  bool close = true;
+  for (Index i = 0; i < 30; ++i)
+    for (Index j = i + 1; j < 30; ++j, ++at) {
+      long double s = 0;
+      for (Index f = 0; f < 7; ++f) {
+        const long double t = ((long double)X(j, f) - X(i, f)) / 1e200L;
+        s += t * t;
+      }
+      const long double ref = std::sqrt(s) * 1e200L;
+      close = close && std::abs((long double)d[at] - ref) <= 1e-15L * ref;
+    }
+  CHECK(close);
+  std::vector<double> sorted = d;
+  std::sort(sorted.begin(), sorted.end());  // 435 pairs: odd
+  CHECK(sorted[sorted.size() / 2] == median_of(X));
+  CHECK(pairwise_distances<double>(column({0, 1, 3})) == std::vector<double>({1.0, 3.0, 2.0}));
+  CHECK(throws_with<std::invalid_argument>([] { pairwise_distances<double>(RowMatrixXd::Zero(1, 3)); },
+                                           "pairwise_distances: X needs at least 2 rows"));
+}
+
 bool stop_now() { return true; }
 
 void test_bad_input_and_interrupts() {
@@ -110,6 +138,7 @@ int main() {
   test_hand_computed();
   test_against_long_double();
   test_scales_and_types();
+  test_pairwise_distances();
   test_bad_input_and_interrupts();
   if (test::failures == 0) std::printf("test_median: all checks passed\n");
   return test::failures == 0 ? 0 : 1;

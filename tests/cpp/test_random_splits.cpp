@@ -42,6 +42,9 @@ void test_labels() {
   RandomSplits other(n1, n2, B, 124);
   CHECK(other.next_weights(n1 + n2).rightCols(B) != W.rightCols(B));
   CHECK_THROWS(chunked.next_weights(1));  // none left
+  RandomSplits fresh(5, 5, 10, 0);
+  CHECK_THROWS(fresh.next_weights(-1));  // refused before any allocation, in every build
+  CHECK(fresh.position() == 0);
   // Integer and exactly rounded arithmetic only: the same labels at every SIMD level.
   const SimdLevel before = simd_level();
   for (SimdLevel level : available_simd_levels()) {

@@ -8,6 +8,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import nystrom_kme as nk
+from nystrom_kme.two_sample import swaps
 
 KERNELS = nk.KernelCollection([nk.Gaussian(0.4), nk.Gaussian(1.5), nk.Laplacian(0.8), nk.Laplacian(3.0)])
 
@@ -38,7 +39,10 @@ def dense_u_statistics(K, labels):
 
 
 def dense_reference(X, Y, kernels, B, seed, aggregation):
-    """(statistic, p-value, marginal p-values) of the aggregated test, densely."""
+    """(statistic, p-value, marginal p-values) of the aggregated test, densely, with the
+    samples in the test's order."""
+    if swaps(X, Y):
+        X, Y = Y, X
     Z = np.concatenate([X, Y])
     n1, n2 = len(X), len(Y)
     labels = nk.random_splits(n1, n2, B, random_state=seed)
@@ -191,7 +195,7 @@ def test_bad_arguments_are_refused(kwargs, match):
 
 
 def test_bins_are_equal_random_groups_within_each_sample():
-    from nystrom_kme.aggregated import make_binning
+    from nystrom_kme.two_sample._statistics import make_binning
 
     rng = np.random.default_rng(0)
     b = make_binning(1003, 2010, 256, rng)  # 3013 rows -> 12 rows per bin
@@ -210,8 +214,10 @@ def test_bins_are_equal_random_groups_within_each_sample():
 def dense_binned_reference(X, Y, kernels, B, seed, max_bins, aggregation):
     """The aggregated test over the kept rows with bin-level splits, densely: the bins are
     redrawn as the test draws them (split seed, then the bins; the kernels are given)."""
-    from nystrom_kme.aggregated import make_binning
+    from nystrom_kme.two_sample._statistics import make_binning
 
+    if swaps(X, Y):
+        X, Y = Y, X
     n1, n2 = len(X), len(Y)
     rng = np.random.default_rng(seed)
     rng.integers(0, 2**63)  # the splits' seed
@@ -235,28 +241,32 @@ def dense_binned_reference(X, Y, kernels, B, seed, max_bins, aggregation):
 
 
 @pytest.mark.parametrize("aggregation", ["fuse", "mmdagg"])
-def test_binned_exact_test_equals_a_dense_reference(aggregation):
+def test_the_exact_test_permutes_single_rows_whatever_max_bins(aggregation):
+    """method="exact" is the quadratic test its name promises: max_bins only bins the
+    Nystrom permutations (it used to bin the exact ones silently above 2048 rows)."""
     rng = np.random.default_rng(21)
-    X, Y = rng.normal(size=(150, 2)), rng.normal(size=(170, 2)) * 1.2
+    X, Y = rng.normal(size=(170, 2)), rng.normal(size=(150, 2)) * 1.2
     kernels = nk.KernelCollection([nk.Gaussian(0.5), nk.Laplacian(2.0), nk.Matern(1.0, nu=1.5)])
     res = nk.two_sample_test(
         X, Y, kernel=kernels, method="exact", aggregation=aggregation, max_bins=64, n_permutations=39, random_state=3
     )
-    stat, pvalue, marginal, size = dense_binned_reference(X, Y, kernels, 39, 3, 64, aggregation)
-    assert res.bin_size == size == 4
+    stat, pvalue, marginal, _ = dense_reference(X, Y, kernels, 39, 3, aggregation)
+    assert res.bin_size == 1
     assert res.statistic == pytest.approx(stat, rel=1e-9)
     assert res.pvalue == pvalue
     np.testing.assert_array_equal(res.kernel_pvalues, marginal)
 
 
-def test_binned_nystrom_with_every_row_a_landmark_ranks_as_the_binned_exact_test():
+def test_binned_nystrom_with_every_row_a_landmark_ranks_as_the_dense_binned_test():
     rng = np.random.default_rng(22)
-    X, Y = rng.normal(size=(130, 2)), rng.normal(size=(140, 2)) + 0.2
-    kw = dict(kernel=KERNELS, aggregation="mmdagg", max_bins=64, n_permutations=39, random_state=5)
-    exact = nk.two_sample_test(X, Y, method="exact", **kw)
-    ny = nk.two_sample_test(X, Y, n_landmarks=270, **kw)
-    assert ny.bin_size == exact.bin_size == 4
-    np.testing.assert_array_equal(ny.kernel_pvalues, exact.kernel_pvalues)
+    X, Y = rng.normal(size=(140, 2)), rng.normal(size=(130, 2)) + 0.2
+    ny = nk.two_sample_test(
+        X, Y, kernel=KERNELS, aggregation="mmdagg", max_bins=64, n_permutations=39, random_state=5, n_landmarks=270
+    )
+    _, pvalue, marginal, size = dense_binned_reference(X, Y, KERNELS, 39, 5, 64, "mmdagg")
+    assert ny.bin_size == size == 4
+    np.testing.assert_array_equal(ny.kernel_pvalues, marginal)
+    assert ny.pvalue == pvalue
 
 
 def test_level_over_repetitions_with_bins():
@@ -271,17 +281,13 @@ def test_level_over_repetitions_with_bins():
             rng = np.random.default_rng(20_000 + r)
             X, Y = rng.normal(size=(128, 2)), rng.normal(size=(130, 2))
             res = nk.two_sample_test(X, Y, kernel=kc, method=method, max_bins=64, n_permutations=39, random_state=r)
-            assert res.bin_size == 4
+            assert res.bin_size == (4 if method == "nystrom" else 1)
             rejections += res.pvalue <= alpha
         assert rejections <= limit, (method, rejections)
 
 
-def test_the_exact_test_refuses_single_rows_beyond_max_bins():
+def test_max_bins_is_checked():
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="max_bins"):
-        nk.two_sample_test(
-            rng.normal(size=(40, 1)), rng.normal(size=(600, 1)), kernel=KERNELS, method="exact", max_bins=64
-        )
     with pytest.raises(ValueError, match="max_bins"):
         nk.two_sample_test(rng.normal(size=(40, 1)), rng.normal(size=(60, 1)), kernel=KERNELS, max_bins=10)
 
@@ -311,7 +317,7 @@ def test_results_round_trip_through_json_and_files(tmp_path):
         ("kernel_scores", [np.nan, 1.0, 2.0], "kernel_scores"),
         ("null_distribution", [1.0, 2.0], "null_distribution"),
         ("aggregation", "max", "aggregation"),
-        ("n_landmarks", 1, "n_landmarks"),
+        ("n_landmarks", 0, "n_landmarks"),
         ("bin_size", 0, "bin_size"),
         ("temperature", -1.0, "temperature"),
     ],

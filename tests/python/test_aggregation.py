@@ -5,11 +5,12 @@ statistic in the form of its public code (V10/V01/V11 label vectors), brute-forc
 import numpy as np
 import pytest
 
-from nystrom_kme.aggregation import (
+from nystrom_kme.two_sample.rules import (
     fuse_scores,
     log_mean_exp,
     marginal_pvalues,
     permutation_pvalue,
+    standardised,
     unbiased_mmd2,
 )
 
@@ -123,8 +124,21 @@ def test_fuse_scores_scale_with_the_temperature_and_reject_bad_norms():
     U = np.array([[0.5, -1.0], [2.0, 0.0]])
     frob = np.array([2.0, 4.0])
     np.testing.assert_allclose(fuse_scores(U, frob, 5, 6, 3.0), 3.0 * fuse_scores(U, frob, 5, 6))
-    with pytest.raises(ValueError, match="Frobenius"):
-        fuse_scores(U, np.array([1.0, 0.0]), 5, 5)
+    # a kernel whose off-diagonal vanishes has nothing to normalise: score 0, not an error
+    assert fuse_scores(U, np.array([1.0, 0.0]), 5, 5)[1].tolist() == [0.0, 0.0]
+    for bad in (np.array([1.0, -1.0]), np.array([1.0, np.inf]), np.array([np.nan, 1.0])):
+        with pytest.raises(ValueError, match="Frobenius"):
+            fuse_scores(U, bad, 5, 5)
+
+
+def test_standardised_statistics_against_their_definition():
+    rng = np.random.default_rng(8)
+    U = rng.normal(size=(4, 31)) * np.array([[1e-9], [1.0], [1e6], [0.0]])
+    Z = standardised(U)
+    for k in range(3):
+        np.testing.assert_allclose(Z[k], (U[k] - U[k].mean()) / U[k].std(), rtol=1e-12)
+    assert (Z[3] == 0).all()  # no spread: no evidence, not a NaN
+    assert np.abs(Z).max() <= np.sqrt(30) + 1e-12  # |z| <= sqrt(B) for B + 1 values
 
 
 def test_log_mean_exp_against_a_direct_formula_and_at_large_values():

@@ -90,6 +90,21 @@ def test_bad_collections_are_refused(kwargs, match):
         KernelCollection(**kwargs)
 
 
-def test_a_collection_of_identical_rows_asks_for_numeric_bandwidths():
-    with pytest.raises(ValueError, match="identical"):
-        KernelCollection().resolve(np.ones((50, 2)))
+def test_a_collection_of_repeated_rows_falls_back_to_the_distinct_distances():
+    one = KernelCollection(n_bandwidths=3).resolve(np.ones((50, 2)), random_state=0)
+    assert [float(k.bandwidth) for k in one] == [0.5, 1.25, 2.0] * 2  # one point: the grid of 1
+    Z = np.ones((50, 1))
+    Z[:5, 0] = np.arange(5.0)  # 45 equal rows, 5 distinct: most distances are 0
+    kc = KernelCollection(n_bandwidths=2).resolve(Z, random_state=0)
+    d = pairwise_distances(Z)
+    assert [float(k.bandwidth) for k in kc][:2] == bandwidth_grid(d[d > 0], 2).tolist()
+
+
+def test_equal_collections_hash_alike():
+    """A resolved collection is its kernels: equal whatever grid built it, so the same hash."""
+    a = KernelCollection([nk.Gaussian(1.0), nk.Laplacian(2.0)])
+    b = KernelCollection([nk.Gaussian(1.0), nk.Laplacian(2.0)], n_bandwidths=3)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    c, d = KernelCollection(n_bandwidths=4), KernelCollection(n_bandwidths=5)
+    assert c != d
+    assert hash(KernelCollection(n_bandwidths=4)) == hash(c)

@@ -72,3 +72,12 @@ def test_labels_do_not_depend_on_the_simd_level():
             np.testing.assert_array_equal(spec.labels(), ref)
         finally:
             nk.set_simd_level("auto")
+
+
+def test_negative_row_counts_are_refused_before_any_allocation():
+    from nystrom_kme import _core
+
+    splits = _core.RandomSplits(5, 5, 10, 0)
+    with pytest.raises(ValueError, match="-1 rows requested"):
+        splits.next_weights(-1)
+    assert splits.next_weights(10).shape == (10, 11)  # nothing was consumed

@@ -144,7 +144,7 @@ def test_empirical_and_quadrature_round_trips(tmp_path, X, rng):
 
 
 def test_two_sample_result_json_round_trip(tmp_path, X, rng):
-    res = nk.two_sample_test(X, rng.normal(size=(500, 3)) + 0.2, n_permutations=30, random_state=0)
+    res = nk.two_sample_test(X, rng.normal(size=(500, 3)) + 0.2, kernel="gaussian", n_permutations=30, random_state=0)
     text = res.to_json()
     assert json.loads(text)["format_version"] == FORMAT_VERSION
     for back in (nk.TwoSampleResult.from_json(text), _saved(res, tmp_path / "r.json")):
@@ -170,10 +170,11 @@ def test_pickle_round_trips(X, rng):
     rule = nk.QuadratureRule.from_embedding(kme)
     got = pickle.loads(pickle.dumps(rule))
     assert_array_equal(got.weights, rule.weights) and got.kernel == rule.kernel
-    res = nk.two_sample_test(X[:200], X[200:400], n_permutations=10, random_state=0)
-    back = pickle.loads(pickle.dumps(res))
-    assert back.pvalue == res.pvalue and back.kernel == res.kernel
-    assert_array_equal(back.null_distribution, res.null_distribution)
+    for kernel in ("gaussian", "auto"):
+        res = nk.two_sample_test(X[:200], X[200:400], kernel=kernel, n_permutations=10, random_state=0)
+        back = pickle.loads(pickle.dumps(res))
+        assert back.pvalue == res.pvalue and back.effect == res.effect
+        assert_array_equal(back.null_distribution, res.null_distribution)
 
 
 def test_the_file_is_portable(tmp_path, X):
@@ -404,7 +405,7 @@ def test_bad_fields_of_the_other_saved_types_are_named(tmp_path, X, rng):
 
 @pytest.fixture
 def result_dict(X, rng):
-    res = nk.two_sample_test(X, rng.normal(size=(400, 3)) + 0.3, n_permutations=19, random_state=0)
+    res = nk.two_sample_test(X, rng.normal(size=(400, 3)) + 0.3, kernel="gaussian", n_permutations=19, random_state=0)
     return json.loads(res.to_json())
 
 
@@ -416,12 +417,19 @@ def result_dict(X, rng):
         (dict(pvalue=0.5), "pvalue must be .* = 0.05"),  # not the p-value of this null distribution
         (dict(statistic=float("inf")), "statistic must be a finite number"),
         (dict(statistic=float("nan")), "statistic must be a finite number"),
-        (dict(null_distribution=[0.1] * 5), "null_distribution must hold n_permutations = 19"),
+        (dict(null_distribution=[0.1] * 5), "null_distribution must hold 19 numbers"),
         (dict(null_distribution=[float("nan")] * 19), "null_distribution must hold"),
         (dict(method="bogus"), "method must be 'nystrom' or 'exact'"),
-        (dict(n_permutations=0), "n_permutations must be a positive integer"),
-        (dict(n_landmarks=None), "n_landmarks must be a positive integer"),
-        (dict(n_landmarks=-2), "n_landmarks must be a positive integer"),
+        (dict(n_permutations=0), "n_permutations must be an integer in"),
+        (dict(n_landmarks=None), "n_landmarks must be an integer in"),
+        (dict(n_landmarks=-2), "n_landmarks must be an integer in"),
+        (dict(n_landmarks=10**30), "n_landmarks must be an integer in"),
+        (dict(null_distribution=["0.1"] * 19), "null_distribution must hold finite real numbers"),
+        (dict(null_distribution=[True] * 19), "null_distribution must hold finite real numbers"),
+        (dict(statistic=10**400), "statistic must be a finite number"),
+        (dict(method="x" * 10**7), "method must be 'nystrom' or 'exact', got 'xxxx"),
+        (dict(alpha=1.5), "alpha must be in"),
+        (dict(effect={"kernel": None}), "kernel"),
         (dict(method="exact"), "n_landmarks must be None for method='exact'"),
     ],
 )
@@ -619,3 +627,16 @@ def test_the_package_keeps_its_public_names():
     assert nk.load is P.load and nk.FileFormatError is P.FileFormatError
     # the results saved as JSON share one to_json / from_json / save
     assert issubclass(nk.TwoSampleResult, P.JsonResult) and issubclass(nk.AggregatedTestResult, P.JsonResult)
+
+
+def test_the_suffix_names_the_format_as_on_the_command_line(tmp_path, X):
+    """save() refuses a suffix that is not the object's format (the CLI's -o rule), before
+    writing anything."""
+    kme = nk.NystromKME(n_landmarks=10, random_state=0).fit(X)
+    res = nk.two_sample_test(X[:50], X[50:100], kernel="gaussian", n_permutations=9, random_state=0)
+    for obj, bad, good in ((kme, "e.json", "e.NPZ"), (res, "r.npz", "r.json"), (kme, "e", "e.npz")):
+        with pytest.raises(ValueError, match="the suffix names the format"):
+            obj.save(tmp_path / bad)
+        assert not (tmp_path / bad).exists()
+        obj.save(tmp_path / good)
+        assert type(nk.load(tmp_path / good)) is type(obj)

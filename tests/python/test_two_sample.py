@@ -37,7 +37,7 @@ def test_null_distribution_matches_explicit_permutations(rng):
         assert res.null_distribution[b] == pytest.approx(ref, rel=1e-9, abs=1e-15)
     assert res.pvalue == (1 + np.sum(res.null_distribution >= res.statistic)) / 31
     # the median-heuristic bandwidth draws from random_state after the splits: same splits
-    nystrom = nk.two_sample_test(X, Y, n_landmarks=70, n_permutations=30, random_state=7)
+    nystrom = nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks=70, n_permutations=30, random_state=7)
     for b in (0, 17):
         labels = splits[:, b + 1]
         ref = nk.mmd2_exact(Z[labels], Z[~labels], kernel=nystrom.kernel)
@@ -76,18 +76,18 @@ def test_power_under_mean_shift(rng):
 
 def test_reproducible_and_validated(rng):
     X, Y = rng.normal(size=(50, 2)), rng.normal(size=(60, 2))
-    a = nk.two_sample_test(X, Y, n_permutations=20, random_state=3)
-    b = nk.two_sample_test(X, Y, n_permutations=20, random_state=3)
+    a = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=20, random_state=3)
+    b = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=20, random_state=3)
     assert a.statistic == b.statistic and np.array_equal(a.null_distribution, b.null_distribution)
     assert a.null_distribution.shape == (20,) and 0 < a.pvalue <= 1
     with pytest.raises(ValueError, match="method"):
         nk.two_sample_test(X, Y, method="asymptotic")
     with pytest.raises(ValueError, match="n_permutations"):
-        nk.two_sample_test(X, Y, n_permutations=0)
+        nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=0)
     with pytest.raises(ValueError, match="n_landmarks=111 exceeds"):
-        nk.two_sample_test(X, Y, n_landmarks=111)
+        nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks=111)
     with pytest.raises(ValueError, match="nystrom"):
-        nk.two_sample_test(X, Y, method="exact", n_landmarks=5)
+        nk.two_sample_test(X, Y, kernel="gaussian", method="exact", n_landmarks=5)
     with pytest.raises(ValueError, match="at least 2"):
         nk.two_sample_test(X[:1], Y)
 
@@ -126,7 +126,7 @@ _BLAS_THREADS = """
 import numpy as np, nystrom_kme as nk
 rng = np.random.default_rng(0)
 X, Y = rng.normal(size=(3000, 4)), rng.normal(size=(2500, 4)) + 0.05
-r = nk.two_sample_test(X, Y, n_landmarks=400, random_state=1)
+r = nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks=400, random_state=1)
 print(r.statistic.hex(), r.null_distribution.tobytes().hex()[:4000])
 """
 
@@ -185,7 +185,7 @@ def test_auto_landmarks_keep_the_level():
     for rep in range(200):
         scale = rng.uniform(0.3, 3.0)
         X, Y = scale * rng.normal(size=(150, 3)), scale * rng.normal(size=(150, 3))
-        res = nk.two_sample_test(X, Y, n_landmarks="auto", n_permutations=19, random_state=rep)
+        res = nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks="auto", n_permutations=19, random_state=rep)
         rejections += res.pvalue <= 0.05
         ms.add(res.n_landmarks)
     assert 2 <= rejections <= 20, rejections
@@ -195,7 +195,9 @@ def test_auto_landmarks_keep_the_level():
 def test_auto_landmarks_have_power_and_check_arguments():
     rng = np.random.default_rng(0)
     X, Y = rng.normal(size=(1500, 2)), rng.normal(size=(1500, 2)) + 0.25
-    res = nk.two_sample_test(X, Y, n_landmarks=nk.AutoLandmarks(tol=0.2), n_permutations=49, random_state=0)
+    res = nk.two_sample_test(
+        X, Y, kernel="gaussian", n_landmarks=nk.AutoLandmarks(tol=0.2), n_permutations=49, random_state=0
+    )
     assert res.pvalue == pytest.approx(0.02) and 1 <= res.n_landmarks <= 3000
     with pytest.raises(ValueError, match="n_landmarks"):
-        nk.two_sample_test(X, Y, method="exact", n_landmarks="auto", n_permutations=9)
+        nk.two_sample_test(X, Y, kernel="gaussian", method="exact", n_landmarks="auto", n_permutations=9)

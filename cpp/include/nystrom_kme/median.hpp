@@ -58,6 +58,61 @@ inline constexpr double kMedianPairWorkPerThread = 1e5;
 
 }  // namespace detail
 
+namespace detail {
+
+/// The squared distances of the k (k - 1) / 2 pairs (i < j, row-major as scipy's pdist)
+/// of the rows of X divided by ``scale`` (set here: a power of two near their largest
+/// magnitude). The checks and arithmetic of the file comment; ``caller`` names the
+/// public function in errors.
+template <class T>
+std::vector<double> scaled_squared_distances(const ConstRowRef<T>& X, int n_threads, const char* caller,
+                                             double& scale) {
+  const Index k = X.rows(), d = X.cols();
+  if (k < 2 || d < 1) {
+    throw std::invalid_argument(std::string(caller) + ": X needs at least 2 rows and 1 column, got (" +
+                                std::to_string(k) + ", " + std::to_string(d) + ")");
+  }
+  const double n_pairs = double(k) * double(k - 1) / 2.0;
+  const double bytes = (n_pairs + double(k) * double(d)) * double(sizeof(double));
+  const double memory = physical_memory_bytes();
+  if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) || (memory > 0 && bytes > memory)) {
+    throw std::length_error(std::string(caller) + ": the " + format_number(n_pairs) + " pairwise distances of " +
+                            std::to_string(k) + " rows need " + format_number(bytes) + " bytes; use fewer rows");
+  }
+  check_finite(X, "X");
+  double largest = 0.0;
+  for (Index i = 0; i < k; ++i)
+    for (Index f = 0; f < d; ++f) largest = std::max(largest, std::abs(double(X(i, f))));
+  // 2^floor(log2(largest)), as Python's 2.0 ** math.floor(math.log2(largest)) (the same
+  // libm log2): the same scale, so the same bits.
+  const int exponent = largest > 0 ? int(std::floor(std::log2(largest))) : 0;
+  scale = std::ldexp(1.0, exponent);
+  RowMatrixXd Z(k, d);
+  for (Index i = 0; i < k; ++i)
+    for (Index f = 0; f < d; ++f) Z(i, f) = double(X(i, f)) / scale;
+
+  const Index count = k * (k - 1) / 2;
+  std::vector<double> squared(static_cast<std::size_t>(count));
+  const double work = n_pairs * double(d);
+  const int threads = work < kMedianPairWorkPerThread ? 1 : n_threads;
+  // Task i: the pairs (i, j > i), stored after those of rows 0..i-1.
+  parallel_tasks(k - 1, threads, [&](Index i) {
+    double* out = squared.data() + (i * (k - 1) - i * (i - 1) / 2);
+    const double* zi = Z.row(i).data();
+    for (Index j = i + 1; j < k; ++j) {
+      const double* zj = Z.row(j).data();
+      const auto term = [zi, zj](Index f) {
+        const double t = zj[f] - zi[f];
+        return t * t;
+      };
+      out[j - i - 1] = numpy_pairwise_sum(term, 0, d);
+    }
+  });
+  return squared;
+}
+
+}  // namespace detail
+
 /// Median Euclidean distance between the k (k - 1) / 2 distinct pairs of rows of X
 /// (the median heuristic's bandwidth; see the file comment for the exact arithmetic).
 /// float32 rows are converted to float64 first. The pairs are computed in parallel
@@ -72,50 +127,11 @@ inline constexpr double kMedianPairWorkPerThread = 1e5;
 /// @throws Interrupted when the interrupt check (set_interrupt_check) asks to stop
 template <class T>
 double median_pairwise_distance(const ConstRowRef<T>& X, int n_threads = 0) {
-  const Index k = X.rows(), d = X.cols();
-  if (k < 2 || d < 1) {
-    throw std::invalid_argument("median_pairwise_distance: X needs at least 2 rows and 1 column, got (" +
-                                std::to_string(k) + ", " + std::to_string(d) + ")");
-  }
-  const double n_pairs = double(k) * double(k - 1) / 2.0;
-  const double bytes = (n_pairs + double(k) * double(d)) * double(sizeof(double));
-  const double memory = detail::physical_memory_bytes();
-  if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) || (memory > 0 && bytes > memory)) {
-    throw std::length_error("median_pairwise_distance: the " + detail::format_number(n_pairs) +
-                            " pairwise distances of " + std::to_string(k) + " rows need " +
-                            detail::format_number(bytes) + " bytes; use fewer rows");
-  }
-  detail::check_finite(X, "X");
-  double largest = 0.0;
-  for (Index i = 0; i < k; ++i)
-    for (Index f = 0; f < d; ++f) largest = std::max(largest, std::abs(double(X(i, f))));
-  // 2^floor(log2(largest)), as Python's 2.0 ** math.floor(math.log2(largest)) (the same
-  // libm log2): the same scale, so the same bits.
-  const int exponent = largest > 0 ? int(std::floor(std::log2(largest))) : 0;
-  const double scale = std::ldexp(1.0, exponent);
-  RowMatrixXd Z(k, d);
-  for (Index i = 0; i < k; ++i)
-    for (Index f = 0; f < d; ++f) Z(i, f) = double(X(i, f)) / scale;
-
-  const Index count = k * (k - 1) / 2;
-  std::vector<double> squared(static_cast<std::size_t>(count));
-  const double work = n_pairs * double(d);
-  const int threads = work < detail::kMedianPairWorkPerThread ? 1 : n_threads;
-  // Task i: the pairs (i, j > i), stored after those of rows 0..i-1.
-  detail::parallel_tasks(k - 1, threads, [&](Index i) {
-    double* out = squared.data() + (i * (k - 1) - i * (i - 1) / 2);
-    const double* zi = Z.row(i).data();
-    for (Index j = i + 1; j < k; ++j) {
-      const double* zj = Z.row(j).data();
-      const auto term = [zi, zj](Index f) {
-        const double t = zj[f] - zi[f];
-        return t * t;
-      };
-      out[j - i - 1] = detail::numpy_pairwise_sum(term, 0, d);
-    }
-  });
+  double scale = 1.0;
+  std::vector<double> squared = detail::scaled_squared_distances(X, n_threads, "median_pairwise_distance", scale);
+  const std::size_t count = squared.size();
   // The middle order statistics (sqrt is monotone: they are those of the distances).
-  const std::size_t upper = std::size_t(count / 2);
+  const std::size_t upper = count / 2;
   std::nth_element(squared.begin(), squared.begin() + std::ptrdiff_t(upper), squared.end());
   double median = std::sqrt(squared[upper]);
   if (count % 2 == 0) {
@@ -123,6 +139,21 @@ double median_pairwise_distance(const ConstRowRef<T>& X, int n_threads = 0) {
     median = (lower + median) / 2.0;  // numpy.median: the mean of the two middle values
   }
   return median * scale;
+}
+
+/// The k (k - 1) / 2 Euclidean distances between distinct rows of X, pair (i, j > i)
+/// after those of rows 0..i-1 (scipy's pdist order), by the arithmetic of the file
+/// comment: sqrt of numpy's pairwise sum of the rescaled squares, times the scale. What
+/// the bandwidth grids of kernel collections read their quantiles from.
+/// @param X (k, d) rows, k >= 2, d >= 1, finite
+/// @param n_threads OpenMP threads (<= 0: the default)
+/// @throws as median_pairwise_distance
+template <class T>
+std::vector<double> pairwise_distances(const ConstRowRef<T>& X, int n_threads = 0) {
+  double scale = 1.0;
+  std::vector<double> out = detail::scaled_squared_distances(X, n_threads, "pairwise_distances", scale);
+  for (double& v : out) v = std::sqrt(v) * scale;
+  return out;
 }
 
 }  // namespace nystrom_kme

@@ -97,6 +97,10 @@ class RandomSplits {
   /// Weights of the next `rows` rows, (rows, B + 1), advancing the cursor.
   /// @throws std::invalid_argument when fewer rows remain
   RowMatrixXd next_weights(Index rows) {
+    if (rows < 0 || rows > n_rows() - position_) {  // before any allocation: no Eigen assertion
+      throw std::invalid_argument("RandomSplits: " + std::to_string(rows) + " rows requested but " +
+                                  std::to_string(n_rows() - position_) + " remain");
+    }
     RowMatrixXd W(rows, columns_);
     std::vector<double> panel(std::size_t(std::max<Index>(rows, 0) * detail::kWeightPanel));
     for (Index p = 0; p < n_panels(); ++p) {

@@ -104,19 +104,21 @@ def save(obj: object, path: str | os.PathLike[str]) -> None:
 
     Parameters
     ----------
-    obj : NystromKME, EmpiricalKME (fitted), QuadratureRule, CompressionResult, TwoSampleResult or
-        AggregatedTestResult
+    obj : NystromKME, EmpiricalKME (fitted), QuadratureRule, CompressionResult, DriftDetector,
+        OnlineDriftDetector, TwoSampleResult or AggregatedTestResult (EXTENDING.md lists them)
     path : str or path-like
-        Written as given (no suffix is added); ``.npz`` is the usual suffix of the
-        estimators and rules, ``.json`` of a two-sample result.
+        Written as given; the suffix names the format, as on the command line: ``.npz``
+        for the estimators, rules, compressions and drift detectors, ``.json`` for the
+        two-sample results (another suffix is a ValueError, before anything is written).
 
     Raises
     ------
     NotFittedError
         For an unfitted estimator.
     ValueError
-        For an object or a parameter that cannot be stored (a custom kernel class,
-        a parameter that is neither a number, a string nor None).
+        For a path whose suffix is not the object's format, or an object or a parameter
+        that cannot be stored (a custom kernel class, a parameter that is neither a
+        number, a string nor None).
 
     Examples
     --------
@@ -130,6 +132,9 @@ def save(obj: object, path: str | os.PathLike[str]) -> None:
     """
     path = os.fspath(path)
     name = registered_name(obj)
+    suffix = ".json" if name in JSON_RESULTS else ".npz"
+    if os.path.splitext(path)[1].lower() != suffix:
+        raise ValueError(f"{path}: a {name} is saved as a {suffix} file (the suffix names the format)")
     if name in JSON_RESULTS:
         write_text(path, result_to_json(obj, indent=1))
         return

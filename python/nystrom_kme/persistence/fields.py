@@ -31,6 +31,13 @@ class FileFormatError(ValueError):
 _Value = TypeVar("_Value")
 
 
+def short_repr(value: object, limit: int = 80) -> str:
+    """repr(value) (str as is) cut to ``limit`` characters: an error never echoes a huge
+    field whole."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 @overload
 def get_field(d: object, key: str, types: type[_Value]) -> _Value: ...
 @overload
@@ -43,9 +50,9 @@ def get_field(d: object, key: str, types: type[_Value] | tuple[type[_Value], ...
         raise FileFormatError(f"the key {key!r} is missing")
     value = d[key]
     if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise FileFormatError(f"the key {key!r} has a wrong type ({value!r})")
+        raise FileFormatError(f"the key {key!r} has a wrong type ({short_repr(value)})")
     if not isinstance(value, types):
-        raise FileFormatError(f"the key {key!r} has a wrong type ({value!r})")
+        raise FileFormatError(f"the key {key!r} has a wrong type ({short_repr(value)})")
     return value
 
 
@@ -126,5 +133,6 @@ __all__ = [
     "member",
     "positive_field",
     "probabilities_member",
+    "short_repr",
     "vector_member",
 ]

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .container import check_preamble, preamble
-from .fields import FileFormatError, get_field
+from .fields import FileFormatError, get_field, short_repr
 from .registry import registered_class, registered_name
 from .specs import kernel_from_spec, kernel_spec
 
@@ -39,17 +39,61 @@ def _floats(values: ArrayLike) -> list[float]:
     return [float(v) for v in np.asarray(values, dtype=np.float64)]
 
 
-def _float_list(data: dict[str, Any], key: str) -> np.ndarray:
-    values = np.array(get_field(data, key, list), dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError(f"{key} must be a list of numbers")
-    return values
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    """The raw list: the result's constructor checks every item is a finite real number
+    (numpy would turn "1.0" and true into numbers)."""
+    return get_field(data, key, list)
 
 
 def _missing(data: dict[str, Any], fields: tuple[str, ...]) -> None:
     missing = [f for f in fields if f not in data]
     if missing:
         raise ValueError(f"missing key(s) {missing}")
+
+
+def _effect_to_dict(effect: Any) -> dict[str, Any] | None:
+    if effect is None:
+        return None
+    return {
+        "kernel": kernel_spec(effect.kernel),
+        "mmd": float(effect.mmd),
+        "low": float(effect.low),
+        "high": float(effect.high),
+        "level": float(effect.level),
+    }
+
+
+def _effect_from_dict(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The effect size of a result as the fields of an Effect (which the result builds and
+    checks); None in files written before it existed."""
+    value = data.get("effect")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("effect must be a JSON object or null")
+    return {
+        "kernel": kernel_from_spec(value.get("kernel")),
+        **{name: get_field(value, name, (int, float)) for name in ("mmd", "low", "high", "level")},
+    }
+
+
+def _optional(result: Any) -> dict[str, Any]:
+    """The fields later versions added, written only when they differ from what a file
+    without them means (so a result saved before them saves again to the same bytes)."""
+    out: dict[str, Any] = {}
+    if float(result.alpha) != 0.05:
+        out["alpha"] = float(result.alpha)
+    if result.effect is not None:
+        out["effect"] = _effect_to_dict(result.effect)
+    return out
+
+
+def _common(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields both results have since format 1 added them (defaults for older files)."""
+    return {
+        "alpha": get_field(data, "alpha", (int, float)) if "alpha" in data else 0.05,
+        "effect": _effect_from_dict(data),
+    }
 
 
 def _aggregated_to_dict(result: Any) -> dict[str, Any]:
@@ -68,6 +112,7 @@ def _aggregated_to_dict(result: Any) -> dict[str, Any]:
         n_permutations=int(result.n_permutations),
         bin_size=int(result.bin_size),
         temperature=float(result.temperature),
+        **_optional(result),
     )
     return out
 
@@ -78,19 +123,20 @@ def _aggregated_from_dict(data: dict[str, Any]) -> Any:
     _missing(data, _AGGREGATED_FIELDS)
     kernels = KernelCollection([kernel_from_spec(k) for k in get_field(data, "kernels", list)])
     return registered_class("AggregatedTestResult")(
-        statistic=float(get_field(data, "statistic", (int, float))),
-        pvalue=float(get_field(data, "pvalue", (int, float))),
-        null_distribution=_float_list(data, "null_distribution"),
+        statistic=get_field(data, "statistic", (int, float)),
+        pvalue=get_field(data, "pvalue", (int, float)),
+        null_distribution=_list(data, "null_distribution"),
         method=get_field(data, "method", str),
         aggregation=get_field(data, "aggregation", str),
         kernels=kernels,
-        kernel_statistics=_float_list(data, "kernel_statistics"),
-        kernel_scores=_float_list(data, "kernel_scores"),
-        kernel_pvalues=_float_list(data, "kernel_pvalues"),
+        kernel_statistics=_list(data, "kernel_statistics"),
+        kernel_scores=_list(data, "kernel_scores"),
+        kernel_pvalues=_list(data, "kernel_pvalues"),
         n_landmarks=get_field(data, "n_landmarks", (int, type(None))),
         n_permutations=get_field(data, "n_permutations", int),
         bin_size=get_field(data, "bin_size", int),
-        temperature=float(get_field(data, "temperature", (int, float))),
+        temperature=get_field(data, "temperature", (int, float)),
+        **_common(data),
     )
 
 
@@ -110,6 +156,7 @@ def result_to_dict(result: object) -> dict[str, Any]:
         kernel=kernel_spec(fields.kernel),
         n_landmarks=None if fields.n_landmarks is None else int(fields.n_landmarks),
         n_permutations=int(fields.n_permutations),
+        **_optional(fields),
     )
     return out
 
@@ -124,22 +171,21 @@ def result_from_dict(data: object) -> Any:
             return _aggregated_from_dict(data)
         check_preamble(data, "TwoSampleResult")
         _missing(data, _RESULT_FIELDS)
-        null = np.array(data["null_distribution"], dtype=np.float64)
-        if null.ndim != 1:
-            raise ValueError("null_distribution must be a list of numbers")
         return registered_class("TwoSampleResult")(
-            statistic=float(get_field(data, "statistic", (int, float))),
-            pvalue=float(get_field(data, "pvalue", (int, float))),
-            null_distribution=null,
+            statistic=get_field(data, "statistic", (int, float)),
+            pvalue=get_field(data, "pvalue", (int, float)),
+            null_distribution=_list(data, "null_distribution"),
             method=get_field(data, "method", str),
             kernel=kernel_from_spec(data["kernel"]),
             n_landmarks=get_field(data, "n_landmarks", (int, type(None))),
             n_permutations=get_field(data, "n_permutations", int),
+            **_common(data),
         )
     except FileFormatError:
         raise
-    except (ValueError, TypeError) as err:
-        raise FileFormatError(f"not a valid two-sample result: {err}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as err:
+        # huge integers (OverflowError as floats) and deep nesting are not results either
+        raise FileFormatError(f"not a valid two-sample result: {short_repr(str(err), 300)}") from None
 
 
 def result_to_json(result: object, *, indent: int | None = None) -> str:
@@ -162,8 +208,8 @@ def result_from_json(text: str | bytes) -> Any:
     """Parse :func:`result_to_json`'s output."""
     try:
         data = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise FileFormatError(f"not valid JSON ({err})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise FileFormatError(f"not valid JSON ({short_repr(str(err), 300)})") from None
     return result_from_dict(data)
 
 

@@ -1,0 +1,408 @@
+"""Kernel two-sample tests with permutations, as one pipeline:
+
+    arguments -> sources (in a canonical order) -> kernels -> landmarks (a sampling
+    policy) -> every kernel's statistic for every split -> one aggregate per split (a
+    rule) -> permutation p-value -> effect size -> result
+
+:func:`two_sample_test` is the one entry point. With ``kernel="auto"`` (the default) it
+takes the smaller of two p-values from the same permutations: MMD-FUSE over four kernels
+(local differences) and the median-bandwidth Gaussian (mean shifts), the choice with the
+smallest worst-case shortfall against the best fixed one over the 19 problems measured
+(docs/user_guide.md, bench/RESULTS.md, issue 27), at 1.2 to 2 times the cost of one
+kernel. One kernel (``kernel="gaussian"``: the median heuristic) and MMD-FUSE's or
+MMDAgg's aggregation stay a keyword away.
+
+Modules: ``_arguments`` (the checks), ``_landmarks`` (the landmark policy),
+``_statistics`` (the permuted MMD^2 of each kernel: Nyström or exact), ``rules`` (the
+aggregation rules, one table: public, the drift detectors use them too), ``_effect`` (the
+MMD's confidence interval), ``results``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union, overload
+
+import numpy as np
+
+from .._progress import progress_bar
+from .._validation import SPLIT_SEED_BOUND, RandomStateLike, check_random_state, draw_seed
+from ..bounds import default_n_landmarks
+from ..kernel_collection import KernelCollection
+from ..kernels import Kernel, resolve_kernel
+from ..landmark_search import AutoLandmarks, search_landmarks
+from ..permutation import SplitSpec
+from ..sampling import SamplerLike, UniformSampling
+from ..sources import RowSource, SourceLike, as_source_pair, concatenate
+from . import _statistics
+from ._arguments import check_arguments
+from ._effect import effect_size
+from ._landmarks import choose_landmarks
+from ._statistics import DEFAULT_MAX_BINS, PermutedStatistics, make_binning
+from .results import AggregatedTestResult, Effect, TwoSampleResult
+from .rules import AGGREGATIONS, RULES, marginal_pvalues, permutation_pvalue
+
+#: Several kernels given as a list or tuple (of kernels or names): a collection.
+MultipleKernels = Union[list[Kernel], list[str], list[Union[Kernel, str]], tuple[Union[Kernel, str], ...]]
+
+#: The collection of ``kernel="auto"``: Gaussian and Laplacian kernels at the two ends of
+#: MMD-FUSE's bandwidth grid, to which "fuse+median" adds the median Gaussian (in the
+#: study of issue 27 these four had the power of FUSE's twenty: bench/RESULTS.md).
+DEFAULT_COLLECTION = KernelCollection(("gaussian", "laplacian"), n_bandwidths=2, grid="fuse")
+#: The default test permutes single rows up to this many pooled rows, and bins of rows
+#: beyond 2 N / K of them (K kernels), so that it costs a few single-kernel tests.
+DEFAULT_MIN_BINS = 256
+#: The default test's landmarks: at least this many (or every pooled row): below ~2000
+#: pooled rows the paper's m lost up to 0.1 of power against the exact test (Blobs at
+#: n = 500: 0.90 with m = 110, 1.00 with 256; bench/RESULTS.md, issue 27).
+DEFAULT_MIN_LANDMARKS = 256
+
+
+def _fingerprint(src: RowSource, n: int) -> tuple[int, bytes]:
+    """What orders two samples canonically: the larger first, then the bytes of three rows
+    (so that swapping X and Y gives the same test, bit for bit)."""
+    rows = np.unique(np.array([0, n // 2, n - 1], dtype=np.int64))
+    return (-n, np.ascontiguousarray(src.take(rows), dtype=np.float64).tobytes())
+
+
+def swaps(X: SourceLike, Y: SourceLike) -> bool:
+    """Whether :func:`two_sample_test` takes Y as its first sample: it orders the samples
+    canonically (the larger first; equal sizes by the bytes of their first, middle and last
+    rows), so that swapping X and Y gives the same result. :func:`nystrom_kme.random_splits`
+    replays its splits for the samples in that order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.two_sample import swaps
+    >>> swaps(np.zeros((5, 2)), np.zeros((7, 2))), swaps(np.zeros((7, 2)), np.zeros((5, 2)))
+    (True, False)
+    """
+    sx, sy = as_source_pair(X, Y)
+    return _fingerprint(sy, sy.count_rows()) < _fingerprint(sx, sx.count_rows())
+
+
+@overload
+def two_sample_test(  # type: ignore[overload-overlap]  # "auto" is a str: this one first
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Literal["auto"] | KernelCollection | MultipleKernels = ...,
+    method: str = "nystrom",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    n_permutations: int = 200,
+    aggregation: str | None = None,
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    sampler: SamplerLike | None = None,
+    temperature: float = 1.0,
+    alpha: float = 0.05,
+    effect: bool = True,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> AggregatedTestResult: ...
+
+
+@overload
+def two_sample_test(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str,
+    method: str = "nystrom",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    n_permutations: int = 200,
+    aggregation: str | None = None,
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    sampler: SamplerLike | None = None,
+    temperature: float = 1.0,
+    alpha: float = 0.05,
+    effect: bool = True,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> TwoSampleResult: ...
+
+
+def two_sample_test(
+    X: SourceLike,
+    Y: SourceLike,
+    *,
+    kernel: Kernel | str | KernelCollection | MultipleKernels = "auto",
+    method: str = "nystrom",
+    n_landmarks: int | str | AutoLandmarks | None = None,
+    n_permutations: int = 200,
+    aggregation: str | None = None,
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    sampler: SamplerLike | None = None,
+    temperature: float = 1.0,
+    alpha: float = 0.05,
+    effect: bool = True,
+    random_state: RandomStateLike = None,
+    progress: bool | None = None,
+    n_threads: int | None = None,
+    chunk_rows: int | None = None,
+) -> TwoSampleResult | AggregatedTestResult:
+    """Permutation test of H0: X and Y come from the same distribution.
+
+    **The default** (``kernel="auto"``, ``aggregation="fuse+median"``) runs two tests on
+    the same permutations and keeps the smaller p-value: MMD-FUSE over Gaussian and
+    Laplacian kernels at the two ends of its bandwidth grid (half the 5% and twice the 95%
+    quantile of the pooled sample's distances; FUSE's soft maximum leans on the narrow
+    kernels, which see local differences: perturbations, mixtures, blobs), and the
+    median-bandwidth Gaussian (the kernel that sees a plain mean shift, where FUSE loses
+    up to 0.3 of power). The minimum of the two marginal p-values is itself calibrated by
+    the permutations, so the level stays exact. Over the 19 problems of bench/power.py it
+    is the choice with the smallest worst-case shortfall against the best fixed one
+    (median kernel, FUSE, MMDAgg, exact FUSE: docs/user_guide.md, "Which test"), at 1.2
+    to 2 times the single-kernel test's time.
+
+    **One kernel** (``kernel`` a Kernel or a name, e.g. ``"gaussian"``: the median
+    bandwidth on the pooled sample): the Nyström test of Chatalic, Letizia, Schreuder and
+    Rosasco (2025): m landmarks drawn without the labels, features Phi = K_{.m} (K_m^+)^{1/2},
+    statistic ||mean Phi(X) - mean Phi(Y)||^2 = s^T K_m^+ s, all B permuted statistics from
+    one streaming pass computing K(L, Z) W with the label weights generated on the fly.
+
+    **A collection** (a :class:`~nystrom_kme.KernelCollection` or a list of kernels):
+    ``aggregation`` "fuse" (the default for a collection: MMD-FUSE's soft maximum of
+    MMD^2 / ||K_0||_F), "mmdagg" (MMDAgg's smallest marginal p-value), "maxz" (the largest
+    standardised MMD^2) or "fuse+median" (the collection's FUSE and the median Gaussian).
+    ``kernel="auto"`` with an aggregation other than "fuse+median" takes MMD-FUSE's own 20
+    kernels. ``method="exact"`` computes every statistic from the full kernel matrices over
+    single rows (O(N^2 (d + B)) per kernel).
+
+    Parameters
+    ----------
+    X : array-like (n1, d) or source;  Y : array-like (n2, d) or source
+        In-memory arrays or any source of :mod:`nystrom_kme.sources` (memmaps, HDF5/zarr
+        datasets, iterables of chunks, dask and CUDA arrays).
+    kernel : "auto", Kernel, str, KernelCollection or list of kernels, default="auto"
+    method : {"nystrom", "exact"}
+    n_landmarks : int, None, "auto" or AutoLandmarks
+        m (Nyström only, 1 <= m, at most the pooled rows); None: ceil(sqrt(N) log sqrt(N))
+        for N pooled rows. "auto" (one kernel only): the landmark search of
+        :mod:`nystrom_kme.landmark_search` on the pooled sample (label-blind).
+    n_permutations : int, default=200
+    aggregation : {"fuse+median", "fuse", "mmdagg", "maxz"} or None
+        How a collection's kernels combine (None: "fuse+median" for ``kernel="auto"``,
+        "fuse" for a collection given); not for one kernel.
+    max_bins : int or None, default=2048
+        A collection only: beyond this many pooled rows the Nyström permutations move random
+        bins of s = ceil(N / max_bins) rows of one sample (n mod s rows of each dropped at
+        random; ``result.bin_size`` says s). Bins are exchangeable under H0, so the level
+        stays exact; None: single rows always. The default test also keeps its
+        permutations' work to about 2 single-kernel tests: at most max(256, 2 N / K) bins
+        for its K kernels. The exact method always permutes rows.
+    sampler : sampling policy name or object, or None
+        How the landmarks are chosen from the pooled sample (never looking at the labels,
+        so the level stays exact); the names of ``NystromKME(sampler=...)``. None: uniform
+        without replacement. A policy that reads the rows (e.g. "block-rpcholesky") looks
+        at the narrowest kernel of a collection, among 20 m pooled rows drawn uniformly.
+    temperature : float, default=1.0
+        "fuse" and "fuse+median" only: the multiplier of FUSE's lambda = sqrt(n (n - 1)).
+    alpha : float, default=0.05
+        The level of ``result.reject`` and ``result.explain()``.
+    effect : bool, default=True
+        Also estimate the MMD with a 95% interval (``result.effect``; two more passes over
+        the data, O(n m d)). Nyström only.
+    random_state : None, int or numpy Generator
+        Splits and landmarks are reproducible from it (the splits do not depend on the
+        thread count, the SIMD level or the data; :func:`random_splits` returns them for the
+        samples in the test's order: the larger first).
+    progress : bool or None
+        Progress bar (needs tqdm); None: only when stderr is a terminal.
+    n_threads : int or None
+    chunk_rows : int or None
+        Rows per read for array-like sources.
+
+    Returns
+    -------
+    TwoSampleResult or AggregatedTestResult
+        ``statistic``, ``pvalue`` = (1 + #{b: T_b >= T}) / (1 + B), the permuted statistics
+        ``null_distribution`` (B,), ``reject`` at ``alpha``, ``effect``, ``explain()``; for a
+        collection also each kernel's statistic, score and marginal p-value and the
+        dominant kernel.
+
+    Notes
+    -----
+    The test is symmetric: swapping X and Y gives the same result (the samples are taken
+    in a canonical order, the larger first). Memory O((n + m) d + K m B) plus ~1 MiB blocks.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(3000, 2)), rng.normal(size=(3000, 2)) + 0.3
+    >>> res = nk.two_sample_test(X, Y, n_permutations=99, random_state=0)
+    >>> res.pvalue, res.reject, len(res.kernels), res.aggregation
+    (0.01, True, 5, 'fuse+median')
+    >>> one = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=99, random_state=0)
+    >>> one.pvalue, one.kernel.family
+    (0.01, 'Gaussian')
+    """
+    args = check_arguments(
+        kernel,
+        method,
+        n_landmarks,
+        n_permutations,
+        aggregation,
+        max_bins,
+        temperature,
+        alpha,
+        n_threads,
+        chunk_rows,
+        DEFAULT_COLLECTION,
+    )
+    sx, sy = as_source_pair(X, Y, chunk_rows=args.chunk_rows)
+    n1, n2 = sx.count_rows(), sy.count_rows()
+    if n1 < 2 or n2 < 2:
+        raise ValueError(f"X and Y need at least 2 rows each, got {n1} and {n2}")
+    if _fingerprint(sy, n2) < _fingerprint(sx, n1):
+        sx, sy, n1, n2 = sy, sx, n2, n1
+    rng = check_random_state(random_state)
+    seed = draw_seed(rng, SPLIT_SEED_BOUND)  # first draw: see random_splits
+    Z = concatenate([sx, sy])
+    N, nt = n1 + n2, args.n_threads
+    if args.kernel is not None:
+        return _one_kernel(sx, sy, Z, args, seed, rng, sampler, progress, effect)
+    assert args.collection is not None and args.aggregation is not None
+    rule = RULES[args.aggregation]
+    collection = args.collection.resolve(Z, rng, with_median=rule.name == "fuse+median")
+    kernels = list(collection)
+    max_bins = args.max_bins
+    if args.default and max_bins is not None:
+        # the default test's work budget: K kernels on G bins cost about K G / N single-kernel
+        # tests in their permutations (bench/RESULTS.md, issue 27)
+        max_bins = min(max_bins, max(DEFAULT_MIN_BINS, 2 * N // len(kernels)))
+    binning = make_binning(n1, n2, max_bins, rng) if args.method == "nystrom" else None
+    L = None
+    if args.method == "nystrom":
+        m = args.n_landmarks
+        if m is None:
+            m = default_n_landmarks(N)
+            if args.default:  # small samples: nearly every row, so that Nystrom loses no power
+                m = max(m, min(N, DEFAULT_MIN_LANDMARKS))
+        if m > N:
+            raise ValueError(f"n_landmarks={m} exceeds the {N} pooled rows")
+        L = choose_landmarks(Z, kernels, max(m, 2), sampler, rng, nt)
+    bar = progress_bar(len(kernels), progress, f"{args.method} two-sample test, kernels")
+    update = None if bar is None else bar.update
+    stats: PermutedStatistics
+    if L is None:
+        stats = _statistics.exact(Z, kernels, SplitSpec(n1, n2, args.n_permutations, seed), nt, update)
+    else:
+        units = (n1, n2) if binning is None else (binning.n1, binning.n2)
+        spec = SplitSpec(units[0], units[1], args.n_permutations, seed)
+        stats = _statistics.nystrom_collection(Z, L, kernels, spec, binning, nt, update)
+    if bar is not None:
+        bar.close()
+    stats = stats.without_noise()  # radial kernels: bounded by 1
+    frob = _statistics.frobenius(Z, kernels, rng, nt) if rule.needs_frobenius else None
+    scores = rule.scores(stats.U, frob, stats.n_rows[0], stats.n_rows[1], args.temperature)
+    F = rule.aggregate(scores)
+    pvals = marginal_pvalues(stats.U)
+    dominant = int(np.lexsort((np.arange(len(kernels)), -stats.U[:, 0], pvals[:, 0], -scores[:, 0]))[0])
+    found = None
+    if effect and L is not None:
+        found = effect_size(
+            sx, sy, L, kernels[dominant], float(stats.U[dominant, 0]), float(stats.U[dominant].std()), nt
+        )
+    return AggregatedTestResult(
+        statistic=float(F[0]),
+        pvalue=permutation_pvalue(F),
+        null_distribution=F[1:].copy(),
+        method=args.method,
+        aggregation=rule.name,
+        kernels=collection,
+        kernel_statistics=stats.U[:, 0].copy(),
+        kernel_scores=scores[:, 0].copy(),
+        kernel_pvalues=pvals[:, 0].copy(),
+        n_landmarks=None if L is None else int(L.shape[0]),
+        n_permutations=args.n_permutations,
+        bin_size=stats.bin_size,
+        temperature=args.temperature,
+        alpha=args.alpha,
+        effect=found,
+    )
+
+
+def _one_kernel(
+    sx: RowSource,
+    sy: RowSource,
+    Z: RowSource,
+    args: object,
+    seed: int,
+    rng: np.random.Generator,
+    sampler: SamplerLike | None,
+    progress: bool | None,
+    want_effect: bool,
+) -> TwoSampleResult:
+    """The test with one kernel: its own statistic (the biased MMD^2), streamed labels."""
+    from ._arguments import Arguments
+
+    assert isinstance(args, Arguments) and args.kernel is not None
+    n1, n2 = sx.count_rows(), sy.count_rows()
+    N, nt, B = n1 + n2, args.n_threads, args.n_permutations
+    spec = SplitSpec(n1, n2, B, seed)
+    k = resolve_kernel(args.kernel, [sx, sy], rng)
+    m: int | None = None
+    L: np.ndarray | None = None
+    if args.method == "nystrom":
+        if args.auto is not None:
+            L = search_landmarks(
+                Z,
+                k,
+                UniformSampling(replace=False),
+                rng,
+                spec=args.auto,
+                sample_weight=None,
+                solver="auto",
+                rcond=0.0,
+                n_threads=nt,
+            ).landmarks
+        else:
+            m = default_n_landmarks(N) if args.n_landmarks is None else args.n_landmarks
+            if m > N:
+                raise ValueError(f"n_landmarks={m} exceeds the {N} pooled rows")
+            L = choose_landmarks(Z, [k], m, sampler, rng, nt)
+        m = int(L.shape[0])
+    bar = progress_bar(N, progress, f"{args.method} permutation test")
+    update = None if bar is None else bar.update
+    if L is None:
+        stats = _statistics.exact(Z, [k], spec, nt, None)
+        if update is not None:
+            update(N)
+    else:
+        stats = _statistics.nystrom_single(Z, L, k, spec, nt, update)
+    if bar is not None:
+        bar.close()
+    if k.radial:
+        stats = stats.without_noise()
+    T = stats.T[0]
+    found: Effect | None = None
+    if want_effect and L is not None:
+        found = effect_size(sx, sy, L, k, float(stats.U[0, 0]), float(stats.U[0].std()), nt)
+    return TwoSampleResult(
+        statistic=float(T[0]),
+        pvalue=permutation_pvalue(T),
+        null_distribution=T[1:].copy(),
+        method=args.method,
+        kernel=k,
+        n_landmarks=m,
+        n_permutations=B,
+        alpha=args.alpha,
+        effect=found,
+    )
+
+
+__all__ = [
+    "AGGREGATIONS",
+    "DEFAULT_COLLECTION",
+    "DEFAULT_MAX_BINS",
+    "AggregatedTestResult",
+    "Effect",
+    "TwoSampleResult",
+    "swaps",
+    "two_sample_test",
+]

@@ -1,0 +1,249 @@
+"""Every kernel's statistic for every split: the permuted MMD^2 matrices of a test.
+
+For kernels k_1..k_K and the B + 1 splits of :class:`~nystrom_kme.permutation.SplitSpec`
+(column 0 the observed one), :class:`PermutedStatistics` holds the biased MMD^2 T (the
+quadratic forms w_b^T G_k w_b of the label weights) and the unbiased U of each kernel and
+split, computed one of three ways:
+
+* ``nystrom_single``: one kernel, its label weights streamed row by row with the sums
+  K(L, Z) W (:meth:`RowSource.split_sums`), T = s^T K_m^+ s (the test of Chatalic et al.
+  2025);
+* ``nystrom_collection``: several kernels: with bins of rows (``Binning``) every kernel's
+  bin sums E = K(L, Z) A in one pass and the permuted sums E W of the bin-level splits;
+  beyond ``max_bins`` single rows, the label weights streamed for all kernels at once;
+  then per-kernel quadratic forms of the Nyström features;
+* ``exact``: every pooled row's exact kernel values, block of rows by block of rows,
+  O(N^2 (d + B)) time, O(N B) memory; single rows are permuted (no bins).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _core
+from ..kernels import Kernel
+from ..permutation import SplitSpec, nystrom_quadratic_forms, nystrom_statistics
+from ..sources import RowSource
+from ..sources.base import Progress
+from .rules import unbiased_mmd2
+
+#: Above this many pooled rows a collection's permutations move bins of rows (make_binning).
+DEFAULT_MAX_BINS = 2048
+#: Bins hold fewer rows when a sample would otherwise have fewer bins than this.
+MIN_BINS_PER_SAMPLE = 32
+#: Memory for one dense block of exact kernel values.
+EXACT_BLOCK_BYTES = 16 * 1024 * 1024
+#: Memory for the bin sums of the kernels computed in one pass (larger collections take
+#: several passes, reusing it).
+BIN_SUMS_BYTES = 16 * 1024 * 1024
+#: Pooled rows of the uniform subsample that estimates MMD-FUSE's normaliser ||K_0||_F.
+FROBENIUS_SUBSET = 500
+#: For kernels bounded by 1 the statistics carry rounding errors up to ~eps |w|^T K |w| =
+#: 4 eps: smaller ones are no evidence (constant data, bandwidths far beyond every
+#: distance) and count as 0, so that such splits tie instead of ordering by round-off.
+NOISE = 2.0**-44
+
+
+@dataclass(frozen=True)
+class Binning:
+    """How the permutations group the pooled rows: each sample's rows split at random into
+    bins of ``size`` rows (size 1: every row its own bin, no draw), ``n1`` + ``n2`` bins."""
+
+    size: int
+    n1: int
+    n2: int
+    bins: np.ndarray | None  # (n1 + n2 rows,) int64 bin of each pooled row, -1 dropped; None: row i is bin i
+
+    @property
+    def n_bins(self) -> int:
+        return self.n1 + self.n2
+
+    def row_bins(self, n_rows: int) -> np.ndarray:
+        return np.arange(n_rows, dtype=np.int64) if self.bins is None else self.bins
+
+
+def make_binning(n1: int, n2: int, max_bins: int | None, rng: np.random.Generator) -> Binning | None:
+    """Bins of s = ceil((n1 + n2) / max_bins) rows, at least MIN_BINS_PER_SAMPLE per sample;
+    None when single rows are needed but there are more than max_bins of them (the test
+    then streams the label weights of single rows instead)."""
+    N = n1 + n2
+    if max_bins is None or N <= max_bins:
+        return Binning(1, n1, n2, None)
+    size = min(-(-N // max_bins), min(n1, n2) // MIN_BINS_PER_SAMPLE)
+    if size <= 1:
+        return None
+    bins = np.full(N, -1, dtype=np.int64)
+    g1, g2 = n1 // size, n2 // size
+    # row perm[i] of a sample goes to bin i // size; the last n mod size rows of perm are dropped
+    bins[rng.permutation(n1)[: g1 * size]] = np.arange(g1 * size) // size
+    bins[n1 + rng.permutation(n2)[: g2 * size]] = g1 + np.arange(g2 * size) // size
+    return Binning(size, g1, g2, bins)
+
+
+@dataclass(frozen=True)
+class PermutedStatistics:
+    """T and U (K, B + 1): each kernel's biased and unbiased MMD^2 for every split; the
+    units permuted (rows, or bins of ``bin_size`` rows) and the rows they hold."""
+
+    T: np.ndarray
+    U: np.ndarray
+    n_rows: tuple[int, int]
+    bin_size: int = 1
+
+    def without_noise(self) -> PermutedStatistics:
+        """The statistics with those below NOISE set to 0 (bounded kernels only)."""
+        T, U = self.T.copy(), self.U.copy()
+        T[np.abs(T) < NOISE] = 0.0
+        U[np.abs(U) < NOISE] = 0.0
+        return PermutedStatistics(T, U, self.n_rows, self.bin_size)
+
+
+def _unbiased(
+    T: np.ndarray, n1: int, n2: int, cross: np.ndarray | None, total: np.ndarray | None, trace: np.ndarray | None
+) -> np.ndarray:
+    return unbiased_mmd2(T, n1, n2, cross=cross, total=total, trace=trace)
+
+
+def nystrom_single(
+    Z: RowSource, L: np.ndarray, kernel: Kernel, spec: SplitSpec, nt: int, progress: Progress | None
+) -> PermutedStatistics:
+    """One kernel: S = K(L, Z) W streamed (the labels drawn row by row, nothing of size
+    m x n stored), T_b = s_b^T K_m^+ s_b, and U (one more pass for K(L, Z) 1 when the
+    samples differ in size)."""
+    S = Z.split_sums(L, kernel, spec, n_threads=nt, progress=progress)
+    T = nystrom_statistics(L, S, kernel, nt)[None]
+    cross = total = None
+    if spec.n1 != spec.n2:
+        acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
+        _, c, tot = nystrom_quadratic_forms(L, S, kernel, nt, t=acc.value())
+        cross, total = c[None] if c is not None else None, np.array([tot])
+    elif spec.n1 >= 2:
+        total = np.zeros(1)  # cancels for equal sizes
+    U = _unbiased(T, spec.n1, spec.n2, cross, total, None) if min(spec.n1, spec.n2) >= 2 else np.zeros_like(T)
+    return PermutedStatistics(T, U, (spec.n1, spec.n2))
+
+
+def _kernel_groups(kernels: list[Kernel], per_kernel_bytes: int) -> list[list[Kernel]]:
+    """The kernels in consecutive groups whose outputs fit BIN_SUMS_BYTES together."""
+    size = max(1, BIN_SUMS_BYTES // max(per_kernel_bytes, 1))
+    return [kernels[i : i + size] for i in range(0, len(kernels), size)]
+
+
+def nystrom_collection(
+    Z: RowSource,
+    L: np.ndarray,
+    kernels: list[Kernel],
+    spec: SplitSpec,
+    binning: Binning | None,
+    nt: int,
+    progress: Progress | None,
+) -> PermutedStatistics:
+    """Several kernels, Nyström features on the landmarks L: bin sums then the bin-level
+    splits (``binning``), or the label weights of single rows streamed (None)."""
+    N = Z.count_rows()
+    K = len(kernels)
+    T = np.empty((K, spec.n_columns))
+    cross = np.empty((K, spec.n_columns))
+    total = np.empty(K)
+    if binning is None:
+        S_all = Z.split_sums_multi(L, kernels, spec, n_threads=nt)
+        for j, kernel in enumerate(kernels):
+            acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
+            T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
+            if progress is not None:
+                progress(1)
+        return PermutedStatistics(T, _unbiased(T, spec.n1, spec.n2, cross, total, None), (spec.n1, spec.n2))
+    m, G = L.shape[0], binning.n_bins
+    W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
+    bins = binning.row_bins(N)
+    j = 0
+    groups = _kernel_groups(kernels, 8 * m * G)
+    buffer = np.empty((len(groups[0]), m, G))  # one allocation, its pages touched once
+    for group in groups:
+        E = buffer[: len(group)]
+        E.fill(0.0)
+        Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
+        for Ej, kernel in zip(E, group):
+            S = _core.matrix_product(Ej, W, nt)
+            T[j], cross[j], total[j] = _forms(L, S, kernel, nt, np.sum(Ej, axis=1))  # t: K(L, Z) 1 over kept rows
+            j += 1
+            if progress is not None:
+                progress(1)
+    kept = (binning.n1 * binning.size, binning.n2 * binning.size)
+    U = _unbiased(T, kept[0], kept[1], cross, total, None)
+    return PermutedStatistics(T, U, kept, binning.size)
+
+
+def _forms(
+    L: np.ndarray, S: np.ndarray, kernel: Kernel, nt: int, t: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    T, c, tot = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
+    assert c is not None and tot is not None  # t was given
+    return T, c, tot
+
+
+def exact(
+    Z: RowSource, kernels: list[Kernel], spec: SplitSpec, nt: int, progress: Progress | None
+) -> PermutedStatistics:
+    """Every kernel's exact statistics over single rows: the pooled rows in blocks, each
+    block's dense kernel values against all rows times the label weights W (N, B + 1)."""
+    N = Z.count_rows()
+    pooled = Z.to_array()
+    Zs = np.ascontiguousarray(pooled if pooled is not None else Z.take(np.arange(N)))
+    W = spec.new().next_weights(N)
+    rows = max(1, EXACT_BLOCK_BYTES // (8 * N))
+    K = len(kernels)
+    T = np.zeros((K, spec.n_columns))
+    cross = np.zeros((K, spec.n_columns))
+    total = np.zeros(K)
+    for j, kernel in enumerate(kernels):
+        core = kernel.to_core()
+        parts_t, parts_c, parts_tot = [], [], []
+        for start in range(0, N, rows):
+            block = _core.kernel_matrix(Zs[start : start + rows], Zs, core, nt)  # (rows, N)
+            Wb = W[start : start + block.shape[0]]
+            KW = _core.matrix_product(block, W, nt)  # fixed order, thread-count independent
+            parts_t.append(np.einsum("ib,ib->b", Wb, KW))
+            t = np.sum(block, axis=1)
+            parts_c.append(Wb.T @ t)
+            parts_tot.append(float(np.sum(t)))
+        T[j] = np.sum(parts_t, axis=0)
+        cross[j] = np.sum(parts_c, axis=0)
+        total[j] = math.fsum(parts_tot)
+        if progress is not None:
+            progress(1)
+    trace = np.full(K, float(N))  # radial kernels: k(z, z) = 1
+    U = _unbiased(T, spec.n1, spec.n2, cross, total, trace)
+    return PermutedStatistics(T, U, (spec.n1, spec.n2))
+
+
+def frobenius(Z: RowSource, kernels: list[Kernel], rng: np.random.Generator, nt: int) -> np.ndarray:
+    """MMD-FUSE's scales ||K_0||_F = sqrt(sum_{i != j} k(z_i, z_j)^2) over the N pooled rows,
+    estimated from a uniform subsample of FROBENIUS_SUBSET rows (label-blind): N (N - 1)
+    times the mean over its distinct pairs, unbiased. (Landmarks chosen for the narrow
+    kernels are not a uniform sample: their mean underestimated it by a quarter.)"""
+    N = Z.count_rows()
+    rows = np.sort(rng.choice(N, size=FROBENIUS_SUBSET, replace=False)) if N > FROBENIUS_SUBSET else np.arange(N)
+    sub = np.ascontiguousarray(Z.take(rows))
+    r = sub.shape[0]
+    out = np.empty(len(kernels))
+    for j, kernel in enumerate(kernels):
+        Kr = _core.kernel_matrix(sub, sub, kernel.to_core(), nt)
+        off = (float(np.sum(Kr * Kr)) - float(np.sum(np.diag(Kr) ** 2))) / (r * (r - 1))
+        out[j] = math.sqrt(max(off, 0.0) * N * (N - 1))
+    return out
+
+
+__all__ = [
+    "DEFAULT_MAX_BINS",
+    "Binning",
+    "PermutedStatistics",
+    "exact",
+    "frobenius",
+    "make_binning",
+    "nystrom_collection",
+    "nystrom_single",
+]

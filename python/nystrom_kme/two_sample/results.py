@@ -1,0 +1,504 @@
+"""The results of :func:`~nystrom_kme.two_sample_test`: one interface for one kernel and
+for a collection (``statistic``, ``pvalue``, ``null_distribution``, ``alpha``, ``reject``,
+``effect``, ``explain()``), each field checked when a result is built, so that one read
+from a file is exactly as trustworthy as one just computed."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..kernel_collection import KernelCollection
+from ..kernels import Kernel
+from ..persistence import JsonResult, persistable
+from .rules import RULES, log_mean_exp, permutation_pvalue
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
+    from typing import TypeGuard
+
+#: Bounds on the counts a result holds (a file claiming more is not a result).
+_MAX_COUNT = 2**53
+#: Two scores within this relative distance count as tied in ``explain()``.
+_TIE = 1e-9
+
+
+def _integer(value: object) -> TypeGuard[int]:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _finite(value: object) -> bool:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond every float
+        return False
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """repr(value), cut to ``limit`` characters: errors never echo a huge field whole."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _count(value: object, name: str, low: int = 1) -> int:
+    if not _integer(value) or not low <= value <= _MAX_COUNT:
+        raise ValueError(f"{name} must be an integer in [{low}, 2^53], got {_short(value)}")
+    return int(value)
+
+
+def _numbers(value: object, name: str, size: int) -> np.ndarray:
+    """A float64 vector of ``size`` finite real numbers (no strings, no booleans)."""
+    items = value.tolist() if isinstance(value, np.ndarray) else value
+    if not isinstance(items, (list, tuple)) or len(items) != size:
+        raise ValueError(f"{name} must hold {size} numbers, got {_short(value)}")
+    if not all(_finite(v) for v in items):
+        raise ValueError(f"{name} must hold finite real numbers, got {_short(value)}")
+    return np.asarray(items, dtype=np.float64)
+
+
+def _label(kernel: Kernel) -> str:
+    """'Gaussian, bandwidth 0.4968': a kernel in a sentence."""
+    return f"{kernel.family}, bandwidth {float(kernel.bandwidth):.4g}"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """How different the samples are, in the units of one kernel's MMD: the estimate and a
+    two-sided confidence interval at ``level``.
+
+    ``mmd`` is sqrt(max(MMD^2, 0)) of the unbiased MMD^2 estimate; the interval comes from
+    MMD^2 +- z (level) x SE with SE^2 the first-order (witness function) variance plus the
+    permutation variance of the statistic (the part the first order misses near H0), each
+    end clipped at 0 before the square root. For a collection the kernel is the one the
+    test selected (:attr:`AggregatedTestResult.dominant`): the interval ignores the
+    selection, so it is optimistic.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(2000, 2)), rng.normal(size=(2000, 2)) + 0.5
+    >>> e = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=99, random_state=0).effect
+    >>> bool(e.low <= e.mmd <= e.high), e.level
+    (True, 0.95)
+    """
+
+    kernel: Kernel
+    mmd: float
+    low: float
+    high: float
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
+            raise ValueError(f"effect kernel must be a Kernel with a numeric bandwidth, got {_short(self.kernel)}")
+        for name in ("mmd", "low", "high", "level"):
+            if not _finite(getattr(self, name)) or getattr(self, name) < 0:
+                raise ValueError(f"effect {name} must be a finite number >= 0, got {_short(getattr(self, name))}")
+            object.__setattr__(self, name, float(getattr(self, name)))
+        if not (self.low <= self.mmd <= self.high) or not 0 < self.level < 1:
+            raise ValueError(f"effect needs low <= mmd <= high and 0 < level < 1, got {self!r}")
+
+    def sentence(self) -> str:
+        return (
+            f"MMD = {self.mmd:.4g} ({self.level:.0%} interval {self.low:.4g} to {self.high:.4g}) "
+            f"with the {_label(self.kernel)} kernel"
+        )
+
+
+class _Decision:
+    """``reject`` and the first line of ``explain()``, shared by both results."""
+
+    pvalue: float
+    alpha: float
+    effect: Effect | None
+
+    @property
+    def reject(self) -> bool:
+        """Whether H0 (same distribution) is rejected at level ``alpha``: pvalue <= alpha."""
+        return self.pvalue <= self.alpha
+
+    def _decision_line(self, alpha: float) -> str:
+        if not _finite(alpha) or not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {_short(alpha)}")
+        rejected = self.pvalue <= alpha
+        return (
+            f"H0 (same distribution) {'rejected' if rejected else 'not rejected'} at level {alpha:g}: "
+            f"p-value {self.pvalue:.4g} {'<=' if rejected else '>'} {alpha:g}."
+        )
+
+    def _effect_line(self) -> list[str]:
+        return [] if self.effect is None else [f"Effect size: {self.effect.sentence()}."]
+
+    def _check_common(self) -> None:
+        if not (_finite(self.alpha) and 0 < self.alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {_short(self.alpha)}")
+        if isinstance(self.effect, dict):  # as read from a file: the fields of an Effect
+            names = ("kernel", "mmd", "low", "high", "level")
+            if set(self.effect) != set(names):
+                raise ValueError(f"effect must have the fields {names}, got {_short(sorted(self.effect))}")
+            object.__setattr__(self, "effect", Effect(**self.effect))
+        if self.effect is not None and not isinstance(self.effect, Effect):
+            raise ValueError(f"effect must be an Effect or None, got {_short(self.effect)}")
+
+
+@persistable
+@dataclass(frozen=True)
+class TwoSampleResult(_Decision, JsonResult):
+    """Outcome of a permutation two-sample test with one kernel (in the spirit of scipy.stats
+    results).
+
+    ``save(path)`` / :func:`nystrom_kme.load` and ``to_json()`` / ``from_json(text)``
+    store a result as JSON (floats exactly; see :mod:`nystrom_kme.persistence`).
+
+    Attributes
+    ----------
+    statistic : float
+        The observed statistic T: the squared MMD estimate between X and Y (biased
+        V-statistic for ``method="exact"``, s^T K_m^+ s for ``"nystrom"``).
+    pvalue : float
+        (1 + #{b : T_b >= T}) / (1 + B), counting the observed statistic: in
+        [1 / (1 + B), 1].
+    null_distribution : ndarray of shape (n_permutations,), float64
+        The permuted statistics T_b, b = 1..B, in the order of the random splits
+        (:func:`nystrom_kme.random_splits` replays them).
+    method : str
+        "nystrom" or "exact".
+    kernel : Kernel
+        The kernel used, with its numeric bandwidth (the median heuristic resolved on
+        the pooled sample when it was asked for).
+    n_landmarks : int or None
+        The landmarks the Nyström test used (distinct rows: fewer than asked when the
+        data repeat rows), None for the exact test.
+    n_permutations : int
+        B, the number of random splits.
+    alpha : float
+        The level of ``reject`` and ``explain()``.
+    effect : Effect or None
+        The MMD and its confidence interval (None where it was not computed).
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(500, 2)), rng.normal(size=(500, 2))
+    >>> res = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=49, random_state=0)
+    >>> res.method, res.n_permutations, res.null_distribution.shape, res.reject
+    ('nystrom', 49, (49,), False)
+    """
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray = field(repr=False)
+    method: str
+    kernel: Kernel
+    n_landmarks: int | None
+    n_permutations: int
+    alpha: float = 0.05
+    effect: Effect | None = None
+
+    def __post_init__(self) -> None:
+        """Every field checked against what :func:`two_sample_test` returns (a result
+        read from a file is built here too); ``null_distribution`` becomes float64."""
+        if self.method not in ("nystrom", "exact"):
+            raise ValueError(f"method must be 'nystrom' or 'exact', got {_short(self.method)}")
+        B = _count(self.n_permutations, "n_permutations")
+        if self.method == "exact" and self.n_landmarks is not None:
+            raise ValueError(f"n_landmarks must be None for method='exact', got {_short(self.n_landmarks)}")
+        if self.method == "nystrom":
+            _count(self.n_landmarks, "n_landmarks")
+        if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
+            raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {_short(self.kernel)}")
+        if not _finite(self.statistic):
+            raise ValueError(f"statistic must be a finite number, got {_short(self.statistic)}")
+        null = _numbers(self.null_distribution, "null_distribution", B)
+        object.__setattr__(self, "null_distribution", null)
+        self._check_common()
+        expected = permutation_pvalue(np.r_[self.statistic, null])
+        if self.pvalue != expected:
+            raise ValueError(
+                f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
+                f"statistic and null distribution, got {_short(self.pvalue)}"
+            )
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the result's fields as JSON data."""
+        return {
+            "statistic": self.statistic,
+            "pvalue": self.pvalue,
+            "method": self.method,
+            "n_landmarks": self.n_landmarks,
+            "n_permutations": self.n_permutations,
+            "kernel": repr(self.kernel),
+            "reject": self.reject,
+            "alpha": self.alpha,
+        }
+
+    def explain(self, alpha: float | None = None) -> str:
+        """The result in words: the decision at level ``alpha`` (default: the result's),
+        the test, and the effect size.
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> rng = np.random.default_rng(1)
+        >>> X, Y = rng.normal(size=(500, 1)), rng.normal(size=(500, 1)) + 0.5
+        >>> res = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=99, random_state=0)
+        >>> print(res.explain().splitlines()[0])
+        H0 (same distribution) rejected at level 0.05: p-value 0.01 <= 0.05.
+        """
+        where = f"Nystrom, m = {self.n_landmarks} landmarks" if self.method == "nystrom" else "exact"
+        lines = [
+            self._decision_line(self.alpha if alpha is None else alpha),
+            f"Test: the MMD with one kernel ({_label(self.kernel)}), {where}, {self.n_permutations} permutations.",
+        ]
+        return "\n".join(lines + self._effect_line())
+
+
+@persistable
+@dataclass(frozen=True)
+class AggregatedTestResult(_Decision, JsonResult):
+    """Outcome of a permutation two-sample test with a collection of kernels.
+
+    Attributes
+    ----------
+    statistic : float
+        The observed aggregate of the rule ``aggregation``: the largest standardised
+        MMD^2 ("maxz"), the FUSE soft maximum ("fuse"), or minus the smallest marginal
+        p-value ("mmdagg"); larger is more extreme.
+    pvalue : float
+        (1 + #{b : F_b >= F_0}) / (1 + B) for the aggregates F_b of the B random splits:
+        exact level, whatever the number of kernels.
+    null_distribution : ndarray of shape (n_permutations,)
+        The aggregates F_b of the random splits, b = 1..B.
+    method : str
+        "nystrom" or "exact".
+    aggregation : str
+        "maxz", "fuse" or "mmdagg".
+    kernels : KernelCollection
+        The kernels tested, with their numeric bandwidths.
+    kernel_statistics : ndarray of shape (n_kernels,)
+        Each kernel's unbiased MMD^2 estimate between X and Y.
+    kernel_scores : ndarray of shape (n_kernels,)
+        Each kernel's term of the aggregate: its standardised MMD^2 (maxz), normalised
+        statistic (fuse) or minus its marginal p-value (mmdagg).
+    kernel_pvalues : ndarray of shape (n_kernels,)
+        Each kernel's marginal permutation p-value (1 + #{b : U_b >= U_0}) / (1 + B): what
+        a test of that kernel alone would report, not corrected for the collection.
+    n_landmarks : int or None
+        The landmarks used (distinct rows), None for the exact method.
+    n_permutations : int
+        B.
+    bin_size : int
+        Rows per bin that the permutations move (1: single rows; see ``max_bins``).
+    temperature : float
+        The multiplier of FUSE's lambda = sqrt(n (n - 1)) (the "fuse" rule only).
+    alpha : float
+        The level of ``reject`` and ``explain()``.
+    effect : Effect or None
+        The MMD of the dominant kernel and its (optimistic) confidence interval.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(400, 1)), rng.laplace(scale=2 ** -0.5, size=(400, 1))
+    >>> res = nk.two_sample_test(X, Y, kernel=nk.KernelCollection(n_bandwidths=4),
+    ...                          n_permutations=99, random_state=0)
+    >>> len(res.kernels), res.kernel_pvalues.shape, res.aggregation
+    (8, (8,), 'fuse')
+    """
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray = field(repr=False)
+    method: str
+    aggregation: str
+    kernels: KernelCollection
+    kernel_statistics: np.ndarray = field(repr=False)
+    kernel_scores: np.ndarray = field(repr=False)
+    kernel_pvalues: np.ndarray = field(repr=False)
+    n_landmarks: int | None
+    n_permutations: int
+    bin_size: int = 1
+    temperature: float = 1.0
+    alpha: float = 0.05
+    effect: Effect | None = None
+
+    def __post_init__(self) -> None:
+        """Every field checked against what the test returns, and against each other (a
+        result read from a file is built here too); the arrays become float64."""
+        if self.method not in ("nystrom", "exact"):
+            raise ValueError(f"method must be 'nystrom' or 'exact', got {_short(self.method)}")
+        if self.aggregation not in RULES:
+            raise ValueError(f"aggregation must be one of {tuple(RULES)}, got {_short(self.aggregation)}")
+        if not isinstance(self.kernels, KernelCollection) or not self.kernels.is_resolved:
+            raise ValueError(f"kernels must be a resolved KernelCollection, got {_short(self.kernels)}")
+        B, K = _count(self.n_permutations, "n_permutations"), len(self.kernels)
+        _count(self.bin_size, "bin_size")
+        if self.method == "exact" and self.n_landmarks is not None:
+            raise ValueError(f"n_landmarks must be None for method='exact', got {_short(self.n_landmarks)}")
+        if self.method == "nystrom":
+            _count(self.n_landmarks, "n_landmarks")
+        if not (_finite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {_short(self.temperature)}")
+        if not _finite(self.statistic):
+            raise ValueError(f"statistic must be a finite number, got {_short(self.statistic)}")
+        for name, size in (
+            ("null_distribution", B),
+            ("kernel_statistics", K),
+            ("kernel_scores", K),
+            ("kernel_pvalues", K),
+        ):
+            object.__setattr__(self, name, _numbers(getattr(self, name), name, size))
+        self._check_common()
+        counts = self.kernel_pvalues * (B + 1)
+        if (
+            (np.abs(counts - np.round(counts)) > 1e-9 * (B + 1)).any()
+            or (self.kernel_pvalues <= 0).any()
+            or (self.kernel_pvalues > 1).any()
+        ):
+            raise ValueError(
+                f"kernel_pvalues must be multiples of 1 / (1 + B) in (0, 1], got {_short(self.kernel_pvalues)}"
+            )
+        self._check_aggregate(B)
+        expected = permutation_pvalue(np.r_[self.statistic, self.null_distribution])
+        if self.pvalue != expected:
+            raise ValueError(
+                f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
+                f"statistic and null distribution, got {_short(self.pvalue)}"
+            )
+
+    def _check_aggregate(self, B: int) -> None:
+        """The statistic is the rule's aggregate of the kernel scores, and every aggregate
+        lies where the rule can put it."""
+        scores, null = self.kernel_scores, self.null_distribution
+        if self.aggregation == "mmdagg":
+            expected = -float(self.kernel_pvalues.min())
+            ok_null = bool(((null <= -1 / (B + 1) + 1e-12) & (null >= -1.0)).all())
+        elif self.aggregation == "fuse+median":
+            # -min(p of FUSE, p of the median kernel): at least -p of the last kernel (the
+            # FUSE aggregate's own p-value is not kept)
+            in_range = (null <= -1 / (B + 1) + 1e-12) & (null >= -1.0)
+            ok_null = bool(in_range.all()) and -1.0 <= self.statistic <= -1 / (B + 1) + 1e-12
+            if not self.statistic >= -float(self.kernel_pvalues[-1]) - 1e-12:
+                raise ValueError(
+                    f"statistic must be at least minus the median kernel's marginal p-value, "
+                    f"{-float(self.kernel_pvalues[-1])!r}, got {_short(self.statistic)}"
+                )
+            expected = self.statistic
+        elif self.aggregation == "maxz":
+            expected = float(scores.max())
+            bound = math.sqrt(B) + 1e-9  # |z| <= sqrt(B) for B + 1 standardised values
+            ok_null = bool((np.abs(null) <= bound).all()) and bool((np.abs(scores) <= bound).all())
+        else:
+            expected = float(log_mean_exp(scores[:, None])[0])
+            ok_null = True
+        if not ok_null:
+            raise ValueError(f"null_distribution or kernel_scores lie outside what {self.aggregation!r} can give")
+        if not math.isclose(self.statistic, expected, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(
+                f"statistic must be the {self.aggregation!r} aggregate of the kernel scores, {expected!r}, "
+                f"got {_short(self.statistic)}"
+            )
+
+    @property
+    def dominant(self) -> int:
+        """Index of the kernel that dominated: the largest score, ties broken by the
+        smaller marginal p-value, then by the larger MMD^2, then by order."""
+        return int(
+            np.lexsort(
+                (np.arange(len(self.kernels)), -self.kernel_statistics, self.kernel_pvalues, -self.kernel_scores)
+            )[0]
+        )
+
+    @property
+    def dominant_kernel(self) -> Kernel:
+        """The kernel that dominated (see :attr:`dominant`)."""
+        return self.kernels[self.dominant]
+
+    def tied(self) -> np.ndarray:
+        """The kernels tied with the dominant one: the same score (within 1e-9 relative)
+        and the same marginal p-value. Often all of them on a plain difference, where
+        every kernel's statistic beats every split's."""
+        top = self.kernel_scores[self.dominant]
+        same = np.isclose(self.kernel_scores, top, rtol=_TIE, atol=0.0) & (
+            self.kernel_pvalues == self.kernel_pvalues[self.dominant]
+        )
+        out: np.ndarray = np.flatnonzero(same)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the result's fields as JSON data."""
+        return {
+            "statistic": self.statistic,
+            "pvalue": self.pvalue,
+            "method": self.method,
+            "aggregation": self.aggregation,
+            "n_landmarks": self.n_landmarks,
+            "n_permutations": self.n_permutations,
+            "bin_size": self.bin_size,
+            "kernels": [repr(k) for k in self.kernels],
+            "kernel_statistics": self.kernel_statistics.tolist(),
+            "kernel_pvalues": self.kernel_pvalues.tolist(),
+            "dominant": self.dominant,
+            "reject": self.reject,
+            "alpha": self.alpha,
+        }
+
+    def explain(self, alpha: float | None = None) -> str:
+        """The result in words: the decision at level ``alpha`` (default: the result's),
+        the test, which kernels carry the evidence (all of them, when they tie), and the
+        effect size. Marginal p-values are each kernel's own, uncorrected.
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> rng = np.random.default_rng(1)
+        >>> X, Y = rng.normal(size=(500, 1)), rng.normal(size=(500, 1)) + 0.5
+        >>> res = nk.two_sample_test(X, Y, n_permutations=99, random_state=0)
+        >>> print(res.explain().splitlines()[0])
+        H0 (same distribution) rejected at level 0.05: p-value 0.01 <= 0.05.
+        """
+        level = self.alpha if alpha is None else alpha
+        rule = RULES[self.aggregation]
+        where = f"Nystrom, m = {self.n_landmarks} landmarks" if self.method == "nystrom" else "exact"
+        bins = f", the permutations moving bins of {self.bin_size} rows" if self.bin_size > 1 else ""
+        lines = [
+            self._decision_line(level),
+            f"Test: {rule.description}, over {len(self.kernels)} kernels ({self.kernels.summary()}), {where}, "
+            f"{self.n_permutations} permutations{bins}.",
+        ]
+        lead = "Strongest evidence" if self.pvalue <= level else "Closest to a difference"
+        tied = self.tied()
+        if tied.size == len(self.kernels) and tied.size > 1:
+            lines.append(
+                f"{lead}: all {tied.size} kernels alike "
+                f"(marginal p-value {self.kernel_pvalues[self.dominant]:.3g} each)."
+            )
+        elif tied.size > 1:
+            names = "; ".join(_label(self.kernels[i]) for i in tied[:4]) + ("; ..." if tied.size > 4 else "")
+            lines.append(
+                f"{lead}: {tied.size} kernels alike ({names}), marginal p-value "
+                f"{self.kernel_pvalues[self.dominant]:.3g} each."
+            )
+        else:
+            i = self.dominant
+            lines.append(
+                f"{lead}: {_label(self.kernels[i])} (score {self.kernel_scores[i]:.4g}, marginal p-value "
+                f"{self.kernel_pvalues[i]:.3g}, MMD^2 {self.kernel_statistics[i]:.4g})."
+            )
+        alone = int(np.count_nonzero(self.kernel_pvalues <= level))
+        lines.append(
+            f"Each kernel alone (marginal p-values, not corrected for the {len(self.kernels)} kernels): "
+            f"{alone} of {len(self.kernels)} at or below {level:g}."
+        )
+        return "\n".join(lines + self._effect_line())
+
+
+__all__ = ["AggregatedTestResult", "Effect", "TwoSampleResult"]

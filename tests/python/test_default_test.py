@@ -1,0 +1,279 @@
+"""two_sample_test's default (kernel="auto": MMD-FUSE over four kernels or the median
+Gaussian, the smaller p-value) and the edges of issue 27, each checked against an
+independent reference or a property that a wrong implementation breaks."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+import nystrom_kme as nk
+from nystrom_kme.two_sample.rules import fuse_and_median, log_mean_exp
+
+
+def _dense_mmd2_u(X, Y, kernel):
+    """Unbiased MMD^2 from full kernel matrices (numpy only)."""
+
+    def k(A, B):
+        d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+        if kernel.family == "Gaussian":
+            return np.exp(-d2 / (2 * kernel.bandwidth**2))
+        return np.exp(-np.sqrt(d2) / kernel.bandwidth)
+
+    n1, n2 = len(X), len(Y)
+    Kx, Ky, Kxy = k(X, X), k(Y, Y), k(X, Y)
+    return (Kx.sum() - np.trace(Kx)) / (n1 * (n1 - 1)) + (Ky.sum() - np.trace(Ky)) / (n2 * (n2 - 1)) - 2 * Kxy.mean()
+
+
+# --------------------------------------------------------------------------- the default
+
+
+def test_the_default_is_fuse_over_four_kernels_and_the_median_gaussian():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(150, 3)), rng.normal(size=(120, 3)) + 0.4
+    res = nk.two_sample_test(X, Y, n_permutations=49, random_state=0)
+    assert isinstance(res, nk.AggregatedTestResult) and res.aggregation == "fuse+median"
+    fam = [k.family for k in res.kernels]
+    assert fam == ["Gaussian", "Gaussian", "Laplacian", "Laplacian", "Gaussian"]
+    # the last kernel is the median heuristic's of the pooled rows (all 270 < 1000: no draw)
+    from scipy.spatial.distance import pdist
+
+    assert res.kernels[-1].bandwidth == pytest.approx(np.median(pdist(np.concatenate([X, Y]))), rel=1e-12)
+    # the grid's ends: half the 5% and twice the 95% order statistics (MMD-FUSE's code)
+    d = np.sort(pdist(np.concatenate([X, Y])))
+    low, high = d[int(math.floor(0.05 * d.size))] / 2, d[int(math.floor(0.95 * d.size))] * 2
+    assert [k.bandwidth for k in res.kernels[:2]] == pytest.approx([low, high], rel=1e-12)
+    assert res.pvalue < 0.05 and res.reject
+
+
+def test_exact_default_is_the_minimum_of_two_dense_permutation_pvalues():
+    """method="exact": each kernel's unbiased MMD^2 of the observed split is the dense one,
+    and the p-value is that of -min(p_FUSE, p_median) over the splits nk.random_splits
+    replays, computed here from dense matrices."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(30, 2)) * 1.3
+    B = 39
+    res = nk.two_sample_test(X, Y, method="exact", n_permutations=B, random_state=4)
+    for k, u in zip(res.kernels, res.kernel_statistics):
+        assert u == pytest.approx(_dense_mmd2_u(X, Y, k), rel=1e-9, abs=1e-13)
+    # replay every split densely
+    Z = np.concatenate([X, Y])
+    splits = nk.random_splits(len(X), len(Y), B, random_state=4)  # (N, B + 1) first-sample masks
+    U = np.array([[_dense_mmd2_u(Z[s], Z[~s], k) for s in splits.T] for k in res.kernels])
+    n = min(len(X), len(Y))
+    # FUSE's scores use ||K_0||_F from a subsample; with 70 rows it is every row
+    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    frob = []
+    for k in res.kernels:
+        K = np.exp(-sq / (2 * k.bandwidth**2)) if k.family == "Gaussian" else np.exp(-np.sqrt(sq) / k.bandwidth)
+        frob.append(math.sqrt((K * K).sum() - len(Z)))
+    S = n * (n - 1) * math.sqrt(n * (n - 1)) * U / np.array(frob)[:, None]
+    F = log_mean_exp(S[:-1])
+    pF = np.array([(F >= f).mean() for f in F])
+    pm = np.array([(U[-1] >= u).mean() for u in U[-1]])
+    agg = -np.minimum(pF, pm)
+    assert res.statistic == pytest.approx(agg[0])
+    assert res.pvalue == pytest.approx((1 + np.sum(agg[1:] >= agg[0])) / (B + 1))
+
+
+def test_fuse_and_median_needs_two_kernels():
+    with pytest.raises(ValueError, match="at least 2"):
+        fuse_and_median(np.zeros((1, 5)))
+
+
+def test_level_of_the_default_over_repetitions():
+    """Under H0 the rejection rate at 0.05 over 300 repetitions lies in the central 99.9%
+    binomial range of a level-0.05 test (a failure here is a real miss at level 0.001)."""
+    reps, rejections = 300, 0
+    for r in range(reps):
+        rng = np.random.default_rng([27, r])
+        X, Y = rng.normal(size=(60, 2)), rng.normal(size=(50, 2))
+        rejections += nk.two_sample_test(X, Y, n_permutations=39, random_state=r, effect=False).pvalue <= 0.05
+    lo, hi = binom.ppf(0.0005, reps, 0.05), binom.ppf(0.9995, reps, 0.05)
+    assert lo <= rejections <= hi, rejections
+
+
+def test_the_default_keeps_the_median_kernels_power_on_a_mean_shift():
+    """A plain mean shift in d = 10, where MMD-FUSE alone is weak: over 40 paired
+    repetitions the default rejects far more often than FUSE over its 20 kernels (26 and
+    11 of 40 when written) and about as often as the median kernel alone (24)."""
+    wins = {"default": 0, "fuse": 0, "median": 0}
+    kernels = {"default": "auto", "fuse": nk.KernelCollection(), "median": "gaussian"}
+    for r in range(40):
+        rng = np.random.default_rng([2727, r])
+        X, Y = rng.normal(size=(300, 10)), rng.normal(size=(300, 10)) + 0.09
+        for name, kernel in kernels.items():
+            res = nk.two_sample_test(X, Y, kernel=kernel, n_permutations=99, random_state=r, effect=False)
+            wins[name] += res.pvalue <= 0.05
+    assert wins["default"] >= wins["fuse"] + 8 and wins["default"] >= wins["median"] - 6, wins
+
+
+# --------------------------------------------------------------------------- edges
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_tiny_samples_give_a_pvalue(n):
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        res = nk.two_sample_test(rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), n_permutations=19, random_state=seed)
+        assert 0 < res.pvalue <= 1 and res.n_landmarks <= 2 * n
+
+
+@pytest.mark.parametrize("method", ["nystrom", "exact"])
+def test_a_kernel_narrower_than_every_distance_is_no_error(method):
+    """[Gaussian(0.01), Gaussian(1.0)]: the narrow kernel's off-diagonal nearly vanishes
+    (it was refused: "positive, finite off-diagonal Frobenius norm"); the test runs."""
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(40, 2))
+    res = nk.two_sample_test(
+        X, Y, kernel=[nk.Gaussian(0.01), nk.Gaussian(1.0)], method=method, n_permutations=19, random_state=0
+    )
+    assert 0 < res.pvalue <= 1 and np.isfinite(res.kernel_scores).all()
+
+
+@pytest.mark.parametrize("kernel", [[nk.Gaussian(1.0), nk.Laplacian(2.0)], [nk.Gaussian(1e308)], "auto", "gaussian"])
+def test_constant_data_or_huge_bandwidths_give_no_evidence(kernel):
+    """Every statistic is 0 (all kernel values alike): every split ties, p = 1."""
+    rng = np.random.default_rng(3)
+    if isinstance(kernel, list) and kernel[0].bandwidth == 1e308:
+        X, Y = rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 5
+    else:
+        X, Y = np.full((30, 2), 3.0), np.full((25, 2), 3.0)
+    res = nk.two_sample_test(X, Y, kernel=kernel, n_permutations=19, random_state=0)
+    assert res.pvalue == 1.0 and not res.reject
+
+
+def test_data_whose_median_distance_is_zero_falls_back_to_distinct_rows():
+    rng = np.random.default_rng(4)
+    X = np.r_[np.zeros((80, 2)), rng.normal(size=(10, 2))]
+    d = nk.median_distance(X)
+    from scipy.spatial.distance import pdist
+
+    all_d = pdist(X)
+    assert d == pytest.approx(np.median(all_d[all_d > 0]), rel=1e-12)
+    res = nk.two_sample_test(X, X[::-1] + 0.0, n_permutations=19, random_state=0)
+    assert 0 < res.pvalue <= 1
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"kernel": "gaussian"}, {"method": "exact"}, {"kernel": nk.KernelCollection(), "aggregation": "mmdagg"}]
+)
+@pytest.mark.parametrize("sizes", [(80, 80), (90, 60)])
+def test_swapping_the_samples_gives_the_same_test(kw, sizes):
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(sizes[0], 3)), rng.normal(size=(sizes[1], 3)) * 1.2
+    a = nk.two_sample_test(X, Y, n_permutations=29, random_state=7, **kw)
+    b = nk.two_sample_test(Y, X, n_permutations=29, random_state=7, **kw)
+    assert a.statistic == b.statistic and a.pvalue == b.pvalue
+    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+    assert nk.two_sample.swaps(X, Y) != nk.two_sample.swaps(Y, X)
+
+
+def test_n_landmarks_reports_the_landmarks_used():
+    """Data of 5 distinct rows: 60 landmarks asked, 5 distinct ones exist and are used."""
+    rng = np.random.default_rng(6)
+    rows = rng.normal(size=(5, 3))
+    X, Y = rows[rng.integers(0, 5, 200)], rows[rng.integers(0, 5, 200)]
+    for kernel in ("auto", "gaussian"):
+        res = nk.two_sample_test(X, Y, kernel=kernel, n_landmarks=60, n_permutations=19, random_state=0)
+        assert res.n_landmarks == 5
+
+
+def test_explain_says_all_kernels_when_they_tie_and_never_contradicts_itself():
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + 3.0  # every kernel beats every split
+    res = nk.two_sample_test(
+        X, Y, kernel=nk.KernelCollection(n_bandwidths=3), aggregation="mmdagg", n_permutations=19, random_state=0
+    )
+    text = res.explain()
+    assert res.tied().size == len(res.kernels) and f"all {len(res.kernels)} kernels alike" in text
+    assert "rejected" in text.splitlines()[0] and "not rejected" not in text
+    far = nk.two_sample_test(X, X[::-1].copy(), n_permutations=19, random_state=0)
+    assert "not rejected" in far.explain().splitlines()[0] and "Closest to a difference" in far.explain()
+
+
+def test_the_single_kernel_result_has_the_aggregated_interface():
+    rng = np.random.default_rng(8)
+    X, Y = rng.normal(size=(300, 2)), rng.normal(size=(300, 2)) + 0.5
+    one = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=19, alpha=0.1, random_state=0)
+    assert one.alpha == 0.1 and one.reject == (one.pvalue <= 0.1)
+    assert one.explain().startswith("H0 (same distribution) rejected at level 0.1")
+    assert one.effect is not None and one.effect.low <= one.effect.mmd <= one.effect.high
+
+
+def test_the_effect_size_brackets_the_dense_mmd():
+    """The interval of the Gaussian kernel's MMD, over 30 repetitions, covers the dense
+    MMD of a larger sample from the same two distributions (a fixed population value)
+    most of the time: at least 24 of 30 for a nominal 95% interval."""
+    k = nk.Gaussian(1.5)
+    big = np.random.default_rng(99)
+    truth = math.sqrt(max(_dense_mmd2_u(big.normal(size=(1500, 2)), big.normal(size=(1500, 2)) + 0.3, k), 0.0))
+    covered = 0
+    for r in range(30):
+        rng = np.random.default_rng([88, r])
+        X, Y = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + 0.3
+        e = nk.two_sample_test(X, Y, kernel=k, n_landmarks=80, n_permutations=49, random_state=r).effect
+        covered += e.low <= truth <= e.high
+    assert covered >= 24, covered
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"kernel": "gaussian", "aggregation": "bogus"}, "aggregation must be one of"),
+        ({"kernel": "gaussian", "aggregation": "fuse"}, "aggregation='fuse' combines several kernels"),
+        ({"max_bins": -5}, "max_bins"),
+        ({"kernel": "gaussian", "max_bins": -5}, "max_bins"),
+        ({"temperature": -1}, "temperature"),
+        ({"kernel": "gaussian", "temperature": -1}, "temperature"),
+        ({"temperature": "2"}, "temperature must be a finite number"),
+        ({"temperature": True}, "temperature must be a finite number"),
+        ({"aggregation": "mmdagg", "temperature": 2.0}, "temperature applies to"),
+        ({"chunk_rows": 0}, "chunk_rows"),
+        ({"chunk_rows": -5}, "chunk_rows"),
+        ({"chunk_rows": 1.5}, "chunk_rows"),
+        ({"alpha": 1.0}, "alpha"),
+        ({"method": "quadratic"}, "method must be one of"),
+        ({"kernel": 3}, "kernel must be"),
+        ({"n_permutations": 0}, "n_permutations"),
+        ({"n_landmarks": "auto"}, "n_landmarks='auto' is for a single kernel"),
+        ({"method": "exact", "n_landmarks": 10}, "n_landmarks applies to method='nystrom' only"),
+    ],
+)
+def test_every_bad_argument_is_refused_by_name(kw, match):
+    rng = np.random.default_rng(9)
+    X, Y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
+    with pytest.raises(ValueError, match=match):
+        nk.two_sample_test(X, Y, n_permutations=kw.pop("n_permutations", 9), **kw)
+
+
+def test_an_explicit_aggregation_with_auto_takes_the_methods_own_collection():
+    rng = np.random.default_rng(10)
+    X, Y = rng.normal(size=(50, 2)), rng.normal(size=(50, 2))
+    for aggregation in ("fuse", "mmdagg", "maxz"):
+        res = nk.two_sample_test(X, Y, aggregation=aggregation, n_permutations=9, random_state=0)
+        assert res.aggregation == aggregation and len(res.kernels) == 20
+
+
+def test_a_saved_default_result_loads_and_contradictions_are_refused(tmp_path):
+    rng = np.random.default_rng(11)
+    res = nk.two_sample_test(rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 1, n_permutations=19, random_state=0)
+    path = tmp_path / "r.json"
+    res.save(path)
+    back = nk.load(path)
+    assert back.statistic == res.statistic and back.kernels == res.kernels and back.effect == res.effect
+    data = json.loads(path.read_text())
+    B = res.n_permutations
+    for change, match in (
+        # -min(p_FUSE, p_median) cannot lie below -p_median
+        ({"statistic": -1.0, "kernel_pvalues": [*data["kernel_pvalues"][:-1], 0.05]}, "at least minus the median"),
+        ({"null_distribution": [0.5] * B}, "outside what 'fuse\\+median' can give"),
+        ({"statistic": 0.5}, "outside what 'fuse\\+median' can give"),
+    ):
+        (tmp_path / "bad.json").write_text(json.dumps(dict(data, **change)))
+        with pytest.raises(nk.FileFormatError, match=match):
+            nk.load(tmp_path / "bad.json")
