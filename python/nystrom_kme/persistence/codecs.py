@@ -25,6 +25,7 @@ from .fields import (
     get_field,
     indices_member,
     matrix_member,
+    member,
     positive_field,
     probabilities_member,
     vector_member,
@@ -244,6 +245,186 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
     )
 
 
+# --------------------------------------------------------------------------- #
+# DriftDetector, OnlineDriftDetector: constructor arguments, then _from_state
+# --------------------------------------------------------------------------- #
+def _kernel_param(value: Any) -> Any:
+    """A detector's ``kernel`` argument as JSON: a name, a kernel spec, or a list of them."""
+    if isinstance(value, str):
+        return {"name": value}
+    if isinstance(value, (list, tuple)) or hasattr(value, "families"):
+        items = value.families if hasattr(value, "families") else value
+        return {
+            "collection": [{"name": k} if isinstance(k, str) else kernel_spec(k) for k in items],
+            "n_bandwidths": int(getattr(value, "n_bandwidths", 10)),
+            "grid": str(getattr(value, "grid", "fuse")),
+        }
+    return kernel_spec(value)
+
+
+def _kernel_from_param(spec: object) -> Any:
+    from ..kernel_collection import KernelCollection
+
+    if isinstance(spec, dict) and set(spec) == {"name"} and isinstance(spec["name"], str):
+        return spec["name"]
+    if isinstance(spec, dict) and "collection" in spec:
+        items = [
+            k["name"] if isinstance(k, dict) and set(k) == {"name"} else kernel_from_spec(k)
+            for k in get_field(spec, "collection", list)
+        ]
+        return KernelCollection(
+            items, n_bandwidths=get_field(spec, "n_bandwidths", int), grid=get_field(spec, "grid", str)
+        )
+    return kernel_from_spec(spec)
+
+
+def _threads(params: dict[str, Any]) -> int | None:
+    value = get_field(params, "n_threads", (int, type(None)))
+    n_threads_arg(value)  # checked: None or a positive int
+    return value
+
+
+def _optional_count(params: dict[str, Any], key: str) -> int | None:
+    value = get_field(params, key, (int, type(None)))
+    if value is not None and value < 1:
+        raise FileFormatError(f"{key}={value}: expected a positive integer or null")
+    return value
+
+
+def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
+    st = det._state()
+    params = {**det.get_params(), "kernel": _kernel_param(det.kernel)}
+    state = {
+        "kernels": [kernel_spec(k) for k in st["kernels"]],
+        "rule": st["rule"],
+        "seed": int(st["seed"]),
+        "calls": int(st["calls"]),
+        "n_rest": int(st["n_rest"]),
+        "n_features_in": int(st["n_features_in"]),
+        "n_reference": int(st["n_reference"]),
+    }
+    arrays = {name: st[name] for name in ("holdout", "landmarks", "sums", "mean_sq")}
+    return {"params": params, "state": state}, arrays
+
+
+def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
+    """The detector, every field checked against what a construction can produce."""
+    from ..two_sample.rules import AGGREGATIONS
+
+    state, p = header["state"], header["params"]
+    params = {
+        "kernel": _kernel_from_param(get_field(p, "kernel", dict)),
+        "aggregation": get_field(p, "aggregation", (str, type(None))),
+        "n_landmarks": _optional_count(p, "n_landmarks"),
+        "n_permutations": count_field(p, "n_permutations"),
+        "n_holdout": count_field(p, "n_holdout"),
+        "alpha": get_field(p, "alpha", float),
+        "n_threads": _threads(p),
+    }
+    kernels = [kernel_from_spec(k) for k in get_field(state, "kernels", list)]
+    if not kernels or not all(k.is_resolved for k in kernels):
+        raise FileFormatError("kernels must be a non-empty list of kernels with numeric bandwidths")
+    rule = get_field(state, "rule", (str, type(None)))
+    if rule is not None and rule not in AGGREGATIONS:
+        raise FileFormatError(f"rule={rule!r} is not one of {AGGREGATIONS}")
+    if (rule is None) != (len(kernels) == 1 and rule is None) or (rule == "fuse+median" and len(kernels) < 2):
+        raise FileFormatError(f"rule={rule!r} does not fit {len(kernels)} kernel(s)")
+    H, L = matrix_member(arrays, "holdout"), matrix_member(arrays, "landmarks")
+    d = count_field(state, "n_features_in")
+    if H.shape[1] != d or L.shape[1] != d:
+        raise FileFormatError(f"holdout and landmarks must have n_features_in={d} columns")
+    sums = matrix_member(arrays, "sums")
+    if sums.shape != (len(kernels), L.shape[0]):
+        raise FileFormatError(f"sums has shape {sums.shape}, expected ({len(kernels)}, {L.shape[0]})")
+    mean_sq = vector_member(arrays, "mean_sq", np.float64, len(kernels))
+    n_rest, n_ref = count_field(state, "n_rest"), count_field(state, "n_reference")
+    if n_rest + H.shape[0] != n_ref:
+        raise FileFormatError(f"n_rest={n_rest} plus {H.shape[0]} held-out rows is not n_reference={n_ref}")
+    seed, calls = get_field(state, "seed", int), get_field(state, "calls", int)
+    if not 0 <= seed < 2**63 or calls < 0:
+        raise FileFormatError(f"seed={seed}, calls={calls}: expected 0 <= seed < 2^63 and calls >= 0")
+    return cls._from_state(
+        params,
+        {
+            "kernels": kernels,
+            "rule": rule,
+            "holdout": np.ascontiguousarray(H, dtype=np.float64),
+            "landmarks": np.ascontiguousarray(L, dtype=np.float64),
+            "sums": sums,
+            "n_rest": n_rest,
+            "mean_sq": mean_sq,
+            "seed": seed,
+            "calls": calls,
+            "n_features_in": d,
+            "n_reference": n_ref,
+        },
+    )
+
+
+def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
+    st = det._state()
+    params = {**det.get_params(), "kernel": _kernel_param(det.kernel)}
+    state = {
+        "kernel": kernel_spec(st["kernel"]),
+        "norm2": float(st["norm2"]),
+        "t": int(st["t"]),
+        "n_features_in": int(st["n_features_in"]),
+        "n_reference": int(st["n_reference"]),
+    }
+    arrays = {
+        "landmarks": st["landmarks"],
+        "weights": st["weights"],
+        "thresholds": st["thresholds"],
+        "rows": np.ascontiguousarray(st["rows"], dtype=np.float64),
+        "f": st["f"],
+    }
+    return {"params": params, "state": state}, arrays
+
+
+def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
+    state, p = header["state"], header["params"]
+    W = count_field(p, "window_size")
+    ert = positive_field(p, "ert")
+    if W < 2 or ert < W:
+        raise FileFormatError(f"window_size={W}, ert={ert}: expected 2 <= window_size <= ert")
+    params = {
+        "ert": ert,
+        "window_size": W,
+        "kernel": _kernel_from_param(get_field(p, "kernel", dict)),
+        "n_landmarks": _optional_count(p, "n_landmarks"),
+        "n_bootstraps": _optional_count(p, "n_bootstraps"),
+        "n_holdout": _optional_count(p, "n_holdout"),
+        "n_threads": _threads(p),
+    }
+    L = matrix_member(arrays, "landmarks")
+    d = count_field(state, "n_features_in")
+    if L.shape[1] != d:
+        raise FileFormatError(f"landmarks must have n_features_in={d} columns")
+    t = get_field(state, "t", int)
+    rows, f = member(arrays, "rows"), vector_member(arrays, "f", np.float64)
+    held = min(t, W - 1)
+    if t < 0 or rows.ndim != 2 or rows.shape != (held, d) or not np.isfinite(rows).all() or f.shape != (held,):
+        raise FileFormatError(f"rows and f must hold the last min(t, window_size - 1) = {held} rows of the stream")
+    norm2 = get_field(state, "norm2", (int, float))
+    if not (math.isfinite(norm2) and norm2 >= 0):
+        raise FileFormatError(f"norm2={norm2!r}: expected a finite number >= 0")
+    return cls._from_state(
+        params,
+        {
+            "kernel": resolved_kernel(state),
+            "landmarks": np.ascontiguousarray(L, dtype=np.float64),
+            "weights": vector_member(arrays, "weights", np.float64, L.shape[0]),
+            "norm2": float(norm2),
+            "thresholds": vector_member(arrays, "thresholds", np.float64, W + 1),
+            "t": t,
+            "rows": np.ascontiguousarray(rows, dtype=np.float64),
+            "f": f,
+            "n_features_in": d,
+            "n_reference": count_field(state, "n_reference"),
+        },
+    )
+
+
 #: The codec of each type saved as an archive, by class name.
 CODECS: dict[str, Codec] = {
     "NystromKME": Codec(
@@ -269,6 +450,27 @@ CODECS: dict[str, Codec] = {
         _encode_compression,
         _decode_compression,
         {"points": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)), "indices": (_I8, (("m",),))},
+    ),
+    "DriftDetector": Codec(
+        _encode_drift,
+        _decode_drift,
+        {
+            "holdout": (_F8, (("h", "d"),)),
+            "landmarks": (_F8, (("m", "d"),)),
+            "sums": (_F8, (("k", "m"),)),
+            "mean_sq": (_F8, (("k",),)),
+        },
+    ),
+    "OnlineDriftDetector": Codec(
+        _encode_online,
+        _decode_online,
+        {
+            "landmarks": (_F8, (("m", "d"),)),
+            "weights": (_F8, (("m",),)),
+            "thresholds": (_F8, (("w",),)),
+            "rows": (_F8, (("r", "d"),)),
+            "f": (_F8, (("r",),)),
+        },
     ),
 }
 

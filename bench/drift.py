@@ -1,0 +1,290 @@
+"""Drift detectors (issue 28): level, power, cost and the online run length.
+
+Sections (any subset):
+
+* ``--level``: p-values of ``DriftDetector.predict`` under H0 (N(0, I_5) batches against
+  an N(0, I_5) reference) at n_ref = 10^4 and 10^6, batch sizes 100 and 1000, ``--batches``
+  batches each (>= 1000): the Kolmogorov-Smirnov p-value against U(0, 1) (each p-value
+  jittered within its 1/(B + 1) step, so that a discrete uniform tests as uniform) and
+  the rejection rate at 0.05.
+* ``--power``: a mean shift, a variance change and a local difference (a tenth of the
+  batch in a tight cluster), b = 200, n_ref = 10^4, ``--reps`` repetitions: the detector,
+  ``nk.two_sample_test`` of the same batch against the whole reference, and
+  alibi-detect's ``MMDDrift`` (PyTorch backend) when ``--alibi PYTHON`` names an
+  interpreter that has it (it is not a dependency of this package), on the same batches
+  against 2000 reference rows (each of its permutations costs O((n_ref + b)^2)).
+* ``--cost``: the median time per ``predict`` (b = 1000) at n_ref = 10^4 and 10^6 in the
+  same process; alibi-detect's ``MMDDrift.predict`` at n_ref = 10^4 in the same run; a
+  detector fitted on 10^7 rows of a memory-mapped float32 file, with its peak memory.
+* ``--online``: ``OnlineDriftDetector`` run lengths under H0 over ``--streams`` streams
+  (>= 500) for (ert, W) = (200, 20) and (1000, 50); the detection delay after a mean
+  shift; ``update`` throughput per row in blocks of 1000 rows against the core's kernel
+  row sums per row at m = 1000, d = 32.
+
+Usage: python -m bench.drift [--level] [--power] [--cost] [--online] [--batches N]
+       [--reps R] [--streams S] [--alibi PYTHON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+import nystrom_kme as nk
+from bench.harness import RssPeak, machine, utc_now
+
+D = 5
+#: Reference rows alibi-detect's MMDDrift gets in the power runs (quadratic per permutation).
+ALIBI_REF = 2000
+
+
+def _ref(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng([seed, n]).normal(size=(n, D))
+
+
+def level(batches: int) -> None:
+    print("\n## Level of DriftDetector.predict (H0, alpha = 0.05)\n")
+    print("| n_ref | batch | batches | KS p-value (uniform) | rejection rate | 95% binomial band | s / predict |")
+    print("|---|---|---|---|---|---|---|")
+    lo, hi = stats.binom.ppf([0.025, 0.975], batches, 0.05) / batches
+    for n_ref in (10**4, 10**6):
+        det = nk.DriftDetector(_ref(n_ref), random_state=0)
+        for b in (100, 1000):
+            rng = np.random.default_rng([1, n_ref, b])
+            start = time.perf_counter()
+            p = np.array([det.predict(rng.normal(size=(b, D))).pvalue for _ in range(batches)])
+            per = (time.perf_counter() - start) / batches
+            step = 1.0 / (det.n_permutations + 1)
+            ks = stats.kstest(p - rng.uniform(0, step, size=p.size), "uniform").pvalue
+            print(
+                f"| {n_ref} | {b} | {batches} | {ks:.3f} | {np.mean(p <= 0.05):.3f} | {lo:.3f}-{hi:.3f} | {per:.3f} |",
+                flush=True,
+            )
+    # over the draw of the held-out rows: a fresh reference and detector for every batch
+    fresh = max(200, batches // 5)
+    lo, hi = stats.binom.ppf([0.025, 0.975], fresh, 0.05) / fresh
+    p = []
+    for r in range(fresh):
+        det = nk.DriftDetector(_ref(10**4, 100 + r), n_permutations=199, random_state=r)
+        p.append(det.predict(np.random.default_rng([3, r]).normal(size=(1000, D))).pvalue)
+    p = np.array(p)
+    ks = stats.kstest(p - np.random.default_rng(4).uniform(0, 1 / 200, size=p.size), "uniform").pvalue
+    print(
+        f"| 10000, a fresh detector per batch | 1000 | {fresh} | {ks:.3f} | {np.mean(p <= 0.05):.3f} | "
+        f"{lo:.3f}-{hi:.3f} | |",
+        flush=True,
+    )
+
+
+def _batch(kind: str, b: int, rng: np.random.Generator) -> np.ndarray:
+    X = rng.normal(size=(b, D))
+    if kind == "shift":
+        return X + 0.12
+    if kind == "scale":
+        return X * 1.15
+    X[: b // 10] = rng.normal(size=(b // 10, D)) * 0.2 + 0.5  # a tenth in a tight cluster
+    return X
+
+
+_ALIBI = r"""
+import json, sys, time
+import numpy as np
+from alibi_detect.cd import MMDDrift
+n_ref, b, kinds, reps = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), int(sys.argv[4])
+ref = np.load(sys.argv[5]).astype(np.float32)
+det = MMDDrift(ref, backend="pytorch", p_val=0.05, n_permutations=200, device="cpu")
+out = {}
+for kind in kinds:
+    hits, secs = 0, []
+    for r in range(reps):
+        X = np.load(f"{sys.argv[6]}/{kind}-{r}.npy").astype(np.float32)
+        t = time.perf_counter(); hits += det.predict(X)["data"]["is_drift"]; secs.append(time.perf_counter() - t)
+    out[kind] = {"power": hits / reps, "seconds": sorted(secs)[len(secs) // 2]}
+print(json.dumps(out))
+"""
+
+
+def power(reps: int, alibi: str | None, alibi_reps: int) -> None:
+    n_ref, b = 10**4, 200
+    ref = _ref(n_ref, 5)
+    det = nk.DriftDetector(ref, random_state=0)
+    kinds = ("shift", "scale", "local")
+    hits = {k: {"detector": 0, "two_sample_test": 0} for k in kinds}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in kinds:
+            for r in range(reps):
+                X = _batch(kind, b, np.random.default_rng([2, r, kinds.index(kind)]))
+                np.save(f"{tmp}/{kind}-{r}.npy", X)
+                hits[kind]["detector"] += det.predict(X).is_drift
+                hits[kind]["two_sample_test"] += nk.two_sample_test(X, ref, random_state=r).reject
+        others = {}
+        if alibi:  # its permutations cost O((n_ref + b)^2) each: a 2000-row subset of the reference
+            np.save(f"{tmp}/ref.npy", ref[:ALIBI_REF])
+            out = subprocess.run(
+                [
+                    alibi,
+                    "-c",
+                    _ALIBI,
+                    str(n_ref),
+                    str(b),
+                    ",".join(kinds),
+                    str(min(reps, alibi_reps)),
+                    f"{tmp}/ref.npy",
+                    tmp,
+                ],
+                capture_output=True,
+                text=True,
+            )
+            others = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {}
+            if out.returncode:
+                print(f"(alibi-detect failed: {out.stderr.strip().splitlines()[-1:]})")
+    print(f"\n## Power (b = {b}, n_ref = {n_ref}, {reps} repetitions, alpha = 0.05)\n")
+    print(
+        f"| difference | DriftDetector | two_sample_test(batch, whole reference) | alibi-detect MMDDrift (torch, "
+        f"{ALIBI_REF} reference rows, first {min(reps, alibi_reps)} repetitions) |"
+    )
+    print("|---|---|---|---|")
+    for kind in kinds:
+        a = others.get(kind, {}).get("power")
+        print(
+            f"| {kind} | {hits[kind]['detector'] / reps:.2f} | {hits[kind]['two_sample_test'] / reps:.2f} | "
+            f"{'' if a is None else f'{a:.2f}'} |"
+        )
+
+
+def cost(alibi: str | None) -> None:
+    print("\n## Cost per predict (b = 1000)\n")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1000, D))
+    times = {}
+    for n_ref in (10**4, 10**6):
+        det = nk.DriftDetector(_ref(n_ref), random_state=0)
+        det.predict(X)
+        runs = []
+        for _ in range(7):
+            start = time.perf_counter()
+            det.predict(X)
+            runs.append(time.perf_counter() - start)
+        times[n_ref] = statistics.median(runs)
+        print(f"- n_ref = {n_ref}: median {times[n_ref]:.3f} s over 7 (m = {det.n_landmarks_})", flush=True)
+    print(f"- ratio 10^6 / 10^4: {times[10**6] / times[10**4]:.2f} (target <= 1.5)")
+    if alibi:
+        with tempfile.TemporaryDirectory() as tmp:
+            np.save(f"{tmp}/ref.npy", _ref(10**4))
+            np.save(f"{tmp}/shift-0.npy", X)
+            out = subprocess.run(
+                [alibi, "-c", _ALIBI, str(10**4), "1000", "shift", "1", f"{tmp}/ref.npy", tmp],
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode == 0:
+                s = json.loads(out.stdout.strip().splitlines()[-1])["shift"]["seconds"]
+                print(
+                    f"- alibi-detect MMDDrift (torch, CPU) at n_ref = 10^4: {s:.3f} s for one predict "
+                    f"({s / times[10**4]:.1f}x the detector)"
+                )
+            else:
+                print(f"- alibi-detect failed: {out.stderr.strip().splitlines()[-1:]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ref.npy"
+        big = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(10**7, D))
+        for start in range(0, 10**7, 10**6):
+            big[start : start + 10**6] = np.random.default_rng(start).normal(size=(10**6, D))
+        big.flush()
+        del big
+        mm = np.load(path, mmap_mode="r")
+        with RssPeak(field="RssAnon") as rss:
+            start = time.perf_counter()
+            det = nk.DriftDetector(mm, random_state=0)
+            seconds = time.perf_counter() - start
+        print(
+            f"- n_ref = 10^7 (memory-mapped float32): fitted in {seconds:.1f} s, anonymous memory growth "
+            f"{rss.growth_mb:.0f} MB (m = {det.n_landmarks_}, held-out 2000 rows, K = {len(det.kernels_)})"
+        )
+
+
+def online(streams: int) -> None:
+    print("\n## Online detector: run length under H0, delay after a shift\n")
+    print("| ert | W | streams | mean run length | relative error | median delay (shift 0.5) | configure s |")
+    print("|---|---|---|---|---|---|---|")
+    ref = _ref(20_000, 7)
+    for ert, W in ((200, 20), (1000, 50)):
+        start = time.perf_counter()
+        det = nk.OnlineDriftDetector(ref, ert=ert, window_size=W, random_state=0)
+        configure = time.perf_counter() - start
+        rng = np.random.default_rng([8, ert])
+        lengths = []
+        for _ in range(streams):
+            det.reset()
+            t = None
+            while t is None:
+                t = det.update(rng.normal(size=(200, D))).drift_time
+            lengths.append(t)
+        delays = []
+        for _ in range(100):
+            det.reset()
+            det.update(rng.normal(size=(W, D)))  # a full window of normal rows first
+            t = None
+            while t is None:
+                t = det.update(rng.normal(size=(50, D)) + 0.5).drift_time
+            delays.append(t - W)
+        mean = float(np.mean(lengths))
+        print(
+            f"| {ert} | {W} | {streams} | {mean:.0f} | {mean / ert - 1:+.3f} | {statistics.median(delays):.0f} | "
+            f"{configure:.1f} |",
+            flush=True,
+        )
+    # throughput: update in blocks of 1000 rows, against the core's kernel row sums per row
+    d, m = 32, 1000
+    ref = np.random.default_rng(9).normal(size=(30_000, d))
+    det = nk.OnlineDriftDetector(ref, ert=1000, window_size=50, n_landmarks=m, n_bootstraps=2000, random_state=0)
+    X = np.random.default_rng(10).normal(size=(20_000, d))
+    start = time.perf_counter()
+    for i in range(0, X.shape[0], 1000):
+        det.update(X[i : i + 1000])
+    per_update = (time.perf_counter() - start) / X.shape[0]
+    from nystrom_kme import _core
+
+    L = det.landmarks_
+    start = time.perf_counter()
+    for i in range(0, X.shape[0], 1000):
+        _core.kernel_row_sums(X[i : i + 1000], L, det.kernel_.to_core(), 0)
+    per_row = (time.perf_counter() - start) / X.shape[0]
+    print(
+        f"\n- update throughput (m = {L.shape[0]}, d = {d}, W = 50, blocks of 1000 rows): {per_update * 1e6:.1f} us "
+        f"per row; the core's kernel row sums: {per_row * 1e6:.1f} us per row; ratio {per_update / per_row:.2f} "
+        "(target <= 2)"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for flag in ("--level", "--power", "--cost", "--online"):
+        ap.add_argument(flag, action="store_true")
+    ap.add_argument("--batches", type=int, default=1000)
+    ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--streams", type=int, default=500)
+    ap.add_argument("--alibi", default=None, help="a Python interpreter with alibi-detect[torch]")
+    ap.add_argument("--alibi-reps", type=int, default=30, help="repetitions of alibi-detect (slow: quadratic)")
+    args = ap.parse_args()
+    print(f"# Drift detectors\n\n- {utc_now()}; {machine()}", flush=True)
+    if args.level:
+        level(args.batches)
+    if args.power:
+        power(args.reps, args.alibi, args.alibi_reps)
+    if args.cost:
+        cost(args.alibi)
+    if args.online:
+        online(args.streams)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""The ``nystrom-kme drift`` commands: ``fit`` a detector on a reference file, ``test``
+batches against it, ``watch`` a stream of rows on standard input."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+
+import numpy as np
+
+from ..datafiles import read_data
+from ..drift import DriftDetector, OnlineDriftDetector
+from ..persistence import load
+from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
+
+
+def cmd_drift_fit(args: argparse.Namespace) -> int:
+    src = read_data(args.reference, columns=args.columns, key=args.key, delimiter=args.delimiter)
+    kernel = "auto" if args.kernel is None else args.kernel
+    start = time.perf_counter()
+    det: DriftDetector | OnlineDriftDetector
+    if args.online:
+        if args.ert is None or args.window is None:
+            raise BadInput("--online needs --ert (expected updates between false alarms) and --window (rows)")
+        det = OnlineDriftDetector(
+            src,
+            ert=args.ert,
+            window_size=args.window,
+            kernel="gaussian" if args.kernel is None else args.kernel,
+            n_landmarks=args.n_landmarks,
+            random_state=args.seed,
+            n_threads=args.threads,
+        )
+    else:
+        if args.ert is not None or args.window is not None:
+            raise BadInput("--ert and --window configure an online detector: add --online")
+        det = DriftDetector(
+            src,
+            kernel=kernel,
+            n_landmarks=args.n_landmarks,
+            n_permutations=args.permutations,
+            n_holdout=args.holdout,
+            alpha=args.alpha,
+            random_state=args.seed,
+            n_threads=args.threads,
+            progress=args.progress,
+        )
+    seconds = time.perf_counter() - start
+    det.save(args.output)
+    record = {
+        "detector": type(det).__name__,
+        "n_reference": det.n_reference_,
+        "n_features": det.n_features_in_,
+        "output": args.output,
+        "seconds": seconds,
+    }
+    emit(args, record, [f"{det!r}", f"  fitted in {seconds:.2f} s, saved to {args.output}"])
+    return EXIT_OK
+
+
+def _detector(path: str, kind: type) -> DriftDetector | OnlineDriftDetector:
+    obj = load(path)
+    if not isinstance(obj, (DriftDetector, OnlineDriftDetector)) or not isinstance(obj, kind):
+        raise BadInput(
+            f"{path}: holds a {type(obj).__name__}, not a {kind.__name__} "
+            f"(make one with 'nystrom-kme drift fit{' --online' if kind is OnlineDriftDetector else ''}')"
+        )
+    return obj
+
+
+def cmd_drift_test(args: argparse.Namespace) -> int:
+    det = _detector(args.detector, DriftDetector)
+    assert isinstance(det, DriftDetector)
+    rows, any_drift = [], False
+    for path in args.batches:
+        src = read_data(path, columns=args.columns, key=args.key, delimiter=args.delimiter)
+        if src.count_rows() and src.n_features != det.n_features_in_:
+            raise BadInput(f"{path} has {src.n_features} columns but the reference has {det.n_features_in_}")
+        X = np.concatenate([block for _, block in src.chunks()])
+        try:
+            res = det.predict(X)
+        except ValueError as err:
+            raise BadInput(f"{path}: {err}") from None
+        any_drift |= res.is_drift
+        d = res.distance
+        rows.append(
+            {
+                "batch": path,
+                "n": res.n_batch,
+                "pvalue": res.pvalue,
+                "distance": d.mmd,
+                "low": d.low,
+                "high": d.high,
+                "drift": res.is_drift,
+                "kernel": f"{res.kernel.family}({res.kernel.bandwidth:.4g})",
+            }
+        )
+    width = max(len("batch"), *(len(r["batch"]) for r in rows))
+    lines = [f"{'batch':<{width}}  {'n':>7}  {'p-value':>8}  {'MMD [95% interval]':<28}  drift"]
+    for r in rows:
+        interval = f"{r['distance']:.4g} [{r['low']:.4g}, {r['high']:.4g}]"
+        lines.append(
+            f"{r['batch']:<{width}}  {r['n']:>7}  {r['pvalue']:>8.4g}  {interval:<28}  "
+            f"{'DRIFT' if r['drift'] else 'no'}"
+        )
+    lines.append(f"level alpha = {det.alpha:g}; MMD in the units of {det.kernels_[-1]!r}")
+    emit(args, {"alpha": det.alpha, "batches": rows, "drift": any_drift}, lines)
+    return EXIT_REJECTED if any_drift else EXIT_OK
+
+
+def _stdin_blocks(delimiter: str | None, rows: int) -> object:
+    """Blocks of up to ``rows`` parsed lines of standard input, as soon as they arrive."""
+    buffer: list[str] = []
+    line_no = 0
+    for line in sys.stdin:
+        line_no += 1
+        if line.strip():
+            buffer.append(line)
+        if len(buffer) >= rows:
+            yield line_no - len(buffer) + 1, _parse(buffer, delimiter, line_no - len(buffer) + 1)
+            buffer = []
+    if buffer:
+        yield line_no - len(buffer) + 1, _parse(buffer, delimiter, line_no - len(buffer) + 1)
+
+
+def _parse(lines: list[str], delimiter: str | None, first: int) -> np.ndarray:
+    try:
+        return np.atleast_2d(np.loadtxt(io.StringIO("".join(lines)), delimiter=delimiter, ndmin=2))
+    except ValueError as err:
+        raise BadInput(f"stdin: lines {first}-{first + len(lines) - 1}: {err}") from None
+
+
+def cmd_drift_watch(args: argparse.Namespace) -> int:
+    det = _detector(args.detector, OnlineDriftDetector)
+    assert isinstance(det, OnlineDriftDetector)
+    alarms = 0
+    for first, X in _stdin_blocks(args.delimiter, args.rows):  # type: ignore[attr-defined]
+        if X.shape[1] != det.n_features_in_:
+            raise BadInput(f"stdin line {first}: {X.shape[1]} columns but the reference has {det.n_features_in_}")
+        try:
+            res = det.update(X)
+        except ValueError as err:
+            raise BadInput(f"stdin lines from {first}: {err}") from None
+        for i in np.flatnonzero(res.statistic > res.threshold):
+            alarms += 1
+            print(
+                f"line {first + int(i)}: drift (t = {int(res.time[i])}, statistic {res.statistic[i]:.4g} > "
+                f"threshold {res.threshold[i]:.4g})",
+                flush=True,
+            )
+            if not args.keep_going:
+                return EXIT_REJECTED
+    return EXIT_REJECTED if alarms else EXIT_OK
+
+
+def add_drift_commands(
+    add: object,
+    files: argparse.ArgumentParser,
+    threads: argparse.ArgumentParser,
+    out: argparse.ArgumentParser,
+    positive_int: object,
+    probability: object,
+) -> None:
+    """The 'drift' command and its three actions, on the main parser's ``add``."""
+    p = add("drift", "drift detection against a reference file: fit, test batches, watch a stream", [])  # type: ignore[operator]
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    actions.required = True
+
+    f = actions.add_parser(
+        "fit",
+        help="fit a detector on a reference file and save it (.npz)",
+        description="fit a detector on a reference file and save it (.npz)",
+        parents=[files, threads, out],
+    )
+    f.add_argument("reference", help="reference data file (n rows, d columns)")
+    f.add_argument("-o", "--output", required=True, help="where to save the detector (.npz)")
+    f.add_argument(
+        "--kernel", default=None, help="one kernel by name (default: the default test, 'auto'; online: gaussian)"
+    )
+    f.add_argument(
+        "--n-landmarks", type=positive_int, default=None, help="m (default: sqrt(n) log sqrt(n), n at most 20000)"
+    )
+    f.add_argument(
+        "--n-permutations",
+        "--permutations",
+        dest="permutations",
+        type=positive_int,
+        default=200,
+        help="per batch (default: 200)",
+    )
+    f.add_argument(
+        "--n-holdout",
+        "--holdout",
+        dest="holdout",
+        type=positive_int,
+        default=2000,
+        help="reference rows permuted against each batch (default: 2000)",
+    )
+    f.add_argument("--alpha", type=probability, default=0.05, help="level (default: 0.05)")
+    f.add_argument("--online", action="store_true", help="an online detector (for 'watch')")
+    f.add_argument("--ert", type=float, default=None, help="online: expected rows between false alarms")
+    f.add_argument(
+        "--window-size",
+        "--window",
+        dest="window",
+        type=positive_int,
+        default=None,
+        help="online: rows in the sliding window",
+    )
+    f.add_argument(
+        "--random-state", "--seed", dest="seed", type=int, default=0, help="seed of every random draw (default: 0)"
+    )
+    f.set_defaults(run=cmd_drift_fit)
+
+    t = actions.add_parser(
+        "test",
+        help="test data files against a saved detector; exit 1 if any drifts",
+        description="test data files against a saved detector; exit 1 if any drifts",
+        parents=[files, out],
+    )
+    t.add_argument("detector", help="a detector saved by 'drift fit' (.npz)")
+    t.add_argument("batches", nargs="+", help="data files, one batch each")
+    t.set_defaults(run=cmd_drift_test)
+
+    w = actions.add_parser(
+        "watch",
+        help="read rows from standard input (CSV), one line per alarm; exit 1 if any",
+        description="read rows from standard input (CSV), one line per alarm; exit 1 if any",
+    )
+    w.add_argument("detector", help="an online detector saved by 'drift fit --online' (.npz)")
+    w.add_argument("--delimiter", default=",", help="field separator (default: ',')")
+    w.add_argument("--rows", type=positive_int, default=1, help="rows read before each update (default: 1)")
+    w.add_argument("--keep-going", action="store_true", help="report every alarm (default: stop at the first)")
+    w.set_defaults(run=cmd_drift_watch)
+
+
+__all__ = ["add_drift_commands", "cmd_drift_fit", "cmd_drift_test", "cmd_drift_watch"]
