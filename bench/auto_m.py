@@ -277,6 +277,242 @@ def power(reps: int) -> None:
         )
 
 
+# --------------------------------------------------------------------------- issue 31
+
+
+class MixtureTarget:
+    """rho a Gaussian mixture: mu and ||mu||^2 in closed form."""
+
+    def __init__(self, name: str, mix: GaussianMixture):
+        self.name, self.mix, self.d = name, mix, mix.dim
+
+    def sample(self, n: int, seed: int) -> np.ndarray:
+        return self.mix.sample(n, random_state=10_000 + seed)
+
+    def mu_at(self, Y: np.ndarray, bw: float) -> np.ndarray:
+        return self.mix.mean_embedding(Y, bw)
+
+    def mu_norm2(self, bw: float) -> float:
+        return self.mix.embedding_norm2(bw)
+
+
+class PoolTarget:
+    """rho uniform over a pool of N points (a real data set): mu and ||mu||^2 exact from
+    the pool's kernel sums."""
+
+    def __init__(self, name: str, Z: np.ndarray):
+        self.name, self.Z, self.d = name, np.ascontiguousarray(Z, dtype=np.float64), Z.shape[1]
+
+    def sample(self, n: int, seed: int) -> np.ndarray:
+        return np.ascontiguousarray(self.Z[np.random.default_rng(20_000 + seed).integers(0, len(self.Z), size=n)])
+
+    def mu_at(self, Y: np.ndarray, bw: float) -> np.ndarray:
+        return _core.kernel_row_sums(np.ascontiguousarray(Y), self.Z, _core.Kernel("gaussian", bw)) / len(self.Z)
+
+    def mu_norm2(self, bw: float) -> float:
+        return _core.kernel_total_sum(self.Z, self.Z, _core.Kernel("gaussian", bw)) / float(len(self.Z)) ** 2
+
+
+def certificate_targets() -> dict[str, MixtureTarget | PoolTarget]:
+    from sklearn.datasets import load_digits  # the test extra
+
+    return {
+        "mixture (d=10)": MixtureTarget("mixture (d=10)", GaussianMixture(8, 10, random_state=0)),
+        "digits (d=64)": PoolTarget("digits (d=64)", load_digits().data),
+        "synthetic (d=50)": MixtureTarget(
+            "synthetic (d=50)",
+            GaussianMixture(16, 50, center_variance=2.0, component_variance=np.linspace(0.25, 2.0, 16), random_state=1),
+        ),
+    }
+
+
+def prefix_errors(X: np.ndarray, seq: np.ndarray, muX: np.ndarray, mu2: float, core: _core.Kernel) -> tuple:
+    """Exact ||P_m mu_hat_n - mu||^2 and e(m)^2 = ||mu_hat_n - P_m mu_hat_n||^2 for every
+    prefix m of the landmark sequence seq (two in-order factorizations: the coordinates
+    of mu_hat_n and of mu on the same pivots), and N^2 = ||mu_hat_n||^2 (O(n^2))."""
+    from nystrom_kme._nested_projection import NestedProjection
+
+    n = len(X)
+    means = _core.kernel_row_sums(np.ascontiguousarray(X[seq]), X, core) / n
+    emp_path, mu_path = NestedProjection(core, 0), NestedProjection(core, 0)
+    for a in range(0, len(seq), 256):
+        pts = np.ascontiguousarray(X[seq[a : a + 256]])
+        emp_path.extend(pts, means[a : a + 256])
+        mu_path.extend(pts, muX[seq[a : a + 256]])
+    assert np.array_equal(emp_path.is_pivot, mu_path.is_pivot)
+    rank = np.cumsum(emp_path.is_pivot)
+    cross = np.concatenate([[0.0], np.cumsum(emp_path.coordinates * mu_path.coordinates)])[rank]
+    N2 = _core.kernel_total_sum(X, X, core) / float(n) ** 2
+    return mu2 - 2.0 * cross + emp_path.t, N2 - emp_path.t, N2
+
+
+def _first_for_good(ok: np.ndarray) -> int | None:
+    """The smallest m (1-based) from which ok holds at every larger m of the path."""
+    bad = np.flatnonzero(~ok)
+    if bad.size == ok.size:
+        return None
+    return int(bad[-1]) + 2 if bad.size else 1
+
+
+def certificate_trial(target, n: int, seed: int, within: float = 0.1, spec: object = "auto", repeats: int = 2) -> dict:
+    """One data set drawn afresh: the search, a plain fit with the same defaults at its m
+    (both timed, interleaved, the best of ``repeats``: the machine is shared), and exact errors."""
+    X = target.sample(n, seed)
+    search_t, fit_t = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        est = nk.NystromKME(n_landmarks=spec, random_state=seed).fit(X)
+        search_t.append(time.perf_counter() - t0)
+        m = est.n_landmarks_report_.n_landmarks
+        t0 = time.perf_counter()
+        nk.NystromKME(n_landmarks=m, random_state=seed).fit(X)  # the median bandwidth included, as in the search
+        fit_t.append(time.perf_counter() - t0)
+    search_s, fit_s = min(search_t), min(fit_t)
+    rep = est.n_landmarks_report_
+    bw = est.kernel_.bandwidth
+    core = _core.Kernel("gaussian", bw)
+    mu2 = target.mu_norm2(bw)
+    muX = target.mu_at(X, bw)
+    sig2 = (1.0 - mu2) / n  # E k(x,x) = 1: the closed-form statistical error
+    # the search's landmarks, then fresh uniform draws (the same law) past its m
+    extra = max(2 * m, 256) - m if m < n else 0
+    seq = np.concatenate([est.landmark_indices_, np.random.default_rng(99_000 + seed).integers(0, n, size=extra)])
+    err2, e2, N2 = prefix_errors(X, seq, muX, mu2, core)
+    emp2 = mu2 - 2.0 * muX.mean() + N2
+    # the fitted weights' exact error, independently of the path
+    L = est.landmarks_
+    w = est.weights_
+    fitted2 = mu2 - 2.0 * w @ target.mu_at(L, bw) + w @ _core.kernel_matrix(L, L, core) @ w
+    factor = (1.0 + within) ** 2
+    excess_ok = err2 - emp2 <= (factor - 1.0) * sig2
+    ratio_ok = err2 <= factor * emp2
+    return {
+        "m": m,
+        "m_excess": _first_for_good(excess_ok),
+        "m_ratio": _first_for_good(ratio_ok),
+        "excess": (fitted2 - emp2) / sig2,  # target: <= 0.21
+        "ratio": math.sqrt(max(fitted2, 0.0) / emp2),  # per-trial realized: <= 1.1
+        "path_check": abs(fitted2 - err2[m - 1]) / sig2,
+        "cert_ok": e2[m - 1] <= rep.tol**2 * rep.statistical_error.squared,  # the certificate's own claim
+        "e_over_sigma": math.sqrt(max(e2[m - 1], 0.0) / sig2),
+        "sig_hat": rep.statistical_error.value / math.sqrt(sig2),
+        "emp_over_sigma": math.sqrt(emp2 / sig2),
+        "certified": rep.certified,
+        "stop": rep.stop,
+        "search_s": search_s,
+        "fit_s": fit_s,
+    }
+
+
+def certificate(trials: int, cases: list[tuple[str, int]]) -> None:
+    """Issue 31's "Done when": per data set and n, over trials, the chosen m against the
+    smallest m of the path from which the target holds (every m, exact errors), the
+    coverage, and the search's time against one plain fit at the chosen m."""
+    targets = certificate_targets()
+    print(f"# bench.auto_m --certificate {trials}, {utc_now()}; {machine()}; nystrom_kme {nk.__version__}\n")
+    print(
+        "| data | n | m chosen: median [min, max] | m/m* excess: median [max] | m/m* ratio: median [max] "
+        "| excess <= 0.21σ² | ratio <= 1.1 | certificate true | certified | e/σ at m (max) | σ̂/σ | emp/σ [min] "
+        "| search/fit: median [max] | search s | fit s | √n log √n | √N (test) |"
+    )
+    print("|---|" * 1 + "---|" * 16)
+    med = statistics.median
+    for name, n in cases:
+        target = targets[name]
+        rows = [certificate_trial(target, n, seed) for seed in range(trials)]
+        ms = [r["m"] for r in rows]
+        rx = [r["m"] / r["m_excess"] for r in rows if r["m_excess"]]
+        rr = [r["m"] / r["m_ratio"] for r in rows if r["m_ratio"]]
+        cost = [r["search_s"] / r["fit_s"] for r in rows]
+        print(
+            f"| {name} | {n} | {int(med(ms))} [{min(ms)}, {max(ms)}] "
+            f"| {med(rx):.2f} [{max(rx):.2f}] | {med(rr):.2f} [{max(rr):.2f}] "
+            f"| {sum(r['excess'] <= 0.21 for r in rows)}/{trials} | {sum(r['ratio'] <= 1.1 for r in rows)}/{trials} "
+            f"| {sum(r['cert_ok'] for r in rows)}/{trials} | {sum(r['certified'] for r in rows)}/{trials} "
+            f"| {max(r['e_over_sigma'] for r in rows):.3f} | {med(r['sig_hat'] for r in rows):.4f} "
+            f"| {med(r['emp_over_sigma'] for r in rows):.2f} [{min(r['emp_over_sigma'] for r in rows):.2f}] "
+            f"| {med(cost):.2f} [{max(cost):.2f}] | {med(r['search_s'] for r in rows):.3f} "
+            f"| {med(r['fit_s'] for r in rows):.3f} | {nk.default_n_landmarks(n)} | {math.ceil(math.sqrt(n))} |",
+            flush=True,
+        )
+        print(
+            "    per trial (m, m*excess, m*ratio, excess/σ², ratio, path check): "
+            + "; ".join(
+                f"{r['m']},{r['m_excess']},{r['m_ratio']},{r['excess']:.3f},{r['ratio']:.3f},{r['path_check']:.1e}"
+                for r in rows
+            ),
+            flush=True,
+        )
+    print(f"\nfinished {utc_now()}; {machine()}")
+
+
+class BlobTarget:
+    """A 3-d Gaussian (scales 2, 1, 0.5) with a local kernel (bandwidth 1, a third of the
+    median distance): the residual of mu_hat is carried by few rows, the hard case of a
+    bound from samples. Fixed data; only the landmarks vary."""
+
+    def __init__(self, n: int = 2000):
+        rng = np.random.default_rng(3)
+        self.X = rng.normal(size=(n, 3)) * np.array([2.0, 1.0, 0.5])
+
+
+def coverage(trials: int) -> None:
+    """How often the bound at the returned m holds, e(m) <= tol sigma_hat, with e exact
+    (dense kernel sums), for the actual search (not a model of it): the mixture
+    (n = 5000, fresh data per trial), digits (n = 1797 drawn from the 1797 rows) and the
+    3-d blob with a local kernel (fixed data)."""
+    print(f"# bench.auto_m --coverage {trials}, {utc_now()}; {machine()}\n")
+    print("| data | n | bound holds | m: median [min, max] | e/(tol σ̂) at m: median [max] |")
+    print("|---|---|---|---|---|")
+    targets = certificate_targets()
+    cases = [("mixture (d=10)", 5000), ("digits (d=64)", 1797), ("blob (d=3, bandwidth 1)", 2000)]
+    for name, n in cases:
+        held, ms, rel = 0, [], []
+        blob = BlobTarget(n) if name.startswith("blob") else None
+        for seed in range(trials):
+            X = blob.X if blob is not None else targets[name].sample(n, 50_000 + seed)
+            kernel = nk.Gaussian(1.0) if blob is not None else "gaussian"
+            est = nk.NystromKME(kernel, n_landmarks="auto", random_state=seed).fit(X)
+            rep = est.n_landmarks_report_
+            core = _core.Kernel("gaussian", est.kernel_.bandwidth)
+            L, w = est.landmarks_, est.weights_
+            N2 = _core.kernel_total_sum(X, X, core) / float(n) ** 2
+            e2 = N2 - 2.0 * w @ (_core.kernel_row_sums(L, X, core) / n) + w @ _core.kernel_matrix(L, L, core) @ w
+            r = math.sqrt(max(e2, 0.0)) / (rep.tol * rep.statistical_error.value)
+            held += r <= 1.0
+            ms.append(rep.n_landmarks)
+            rel.append(r)
+        print(
+            f"| {name} | {n} | {held}/{trials} | {int(statistics.median(ms))} [{min(ms)}, {max(ms)}] "
+            f"| {statistics.median(rel):.2f} [{max(rel):.2f}] |",
+            flush=True,
+        )
+    print(f"\nfinished {utc_now()}; {machine()}")
+
+
+def large(n: int, repeats: int) -> None:
+    """The search at large n (d = 10 mixture): its time against a plain fit at its m, and
+    the certificate's own share (the search minus the plain fit)."""
+    print(f"# bench.auto_m --large {n}, {utc_now()}; {machine()}\n")
+    mix = GaussianMixture(8, 10, random_state=0)
+    X = mix.sample(n, random_state=7)
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        est = nk.NystromKME(n_landmarks="auto", random_state=r).fit(X)
+        search_s = time.perf_counter() - t0
+        rep = est.n_landmarks_report_
+        t0 = time.perf_counter()
+        nk.NystromKME(n_landmarks=rep.n_landmarks, random_state=r).fit(X)
+        fit_s = time.perf_counter() - t0
+        print(
+            f"n = {n}: m = {rep.n_landmarks} (√n log √n = {nk.default_n_landmarks(n)}), certified {rep.certified}, "
+            f"ratio {rep.ratio:.3f}; search {search_s:.2f} s, plain fit at m {fit_s:.2f} s, "
+            f"search/fit {search_s / fit_s:.2f}, certificate's share {(search_s - fit_s) / fit_s:+.1%}",
+            flush=True,
+        )
+    print(f"\nfinished {utc_now()}; {machine()}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="*", default=[1000, 10_000, 100_000])
@@ -305,7 +541,36 @@ def main() -> None:
         help="instead: this many trials of the chosen m at n = 10^3 ... 10^5 for every "
         "data set, a table and bench/out/auto_m.png",
     )
+    p.add_argument(
+        "--certificate",
+        type=int,
+        default=0,
+        help="instead: issue 31's check with this many trials per case (chosen m vs the smallest "
+        "sufficient m of the path, coverage, cost); --case NAME:N selects cases",
+    )
+    p.add_argument("--case", action="append", default=None, help="NAME:N for --certificate, e.g. 'digits (d=64):1797'")
+    p.add_argument("--coverage", type=int, default=0, help="instead: the bound's coverage over this many searches")
+    p.add_argument("--large", type=int, default=0, help="instead: one search at this n (d = 10), timed")
     args = p.parse_args()
+    if args.coverage:
+        coverage(args.coverage)
+        return
+    if args.large:
+        large(args.large, args.trials)
+        return
+    if args.certificate:
+        cases = (
+            [(c.rsplit(":", 1)[0], int(c.rsplit(":", 1)[1])) for c in args.case]
+            if args.case
+            else [
+                ("mixture (d=10)", 10_000),
+                ("mixture (d=10)", 100_000),
+                ("digits (d=64)", 1797),
+                ("synthetic (d=50)", 10_000),
+            ]
+        )
+        certificate(args.certificate, cases)
+        return
     if args.m_vs_n:
         m_vs_n(args.m_vs_n, [1000, 3000, 10_000, 30_000, 100_000])
         return

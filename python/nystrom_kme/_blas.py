@@ -1,4 +1,5 @@
-"""numpy's BLAS and LAPACK on one thread around the factorisations of the bounds.
+"""numpy's BLAS and LAPACK on one thread around the factorisations of the bounds
+(and of the ``"auto"`` landmark search).
 
 ``numpy.linalg.eigh`` of the subsample's kernel matrix is most of the time of
 :func:`~nystrom_kme.bounds.suggest_n_landmarks`. With its default threads,
@@ -23,7 +24,7 @@ def one_blas_thread() -> AbstractContextManager[object]:
     Examples
     --------
     >>> import numpy as np
-    >>> from nystrom_kme.bounds._blas import one_blas_thread
+    >>> from nystrom_kme._blas import one_blas_thread
     >>> with one_blas_thread():
     ...     w = np.linalg.eigvalsh(np.eye(3))
     >>> w.tolist()

@@ -159,10 +159,10 @@ def mmd2(
     kernel : Kernel or str, default="gaussian"
     n_landmarks : int, None, "auto", "bound" or AutoLandmarks
         As in :class:`NystromKME`, for each sample. "auto" chooses m per sample by the
-        a-posteriori search (:mod:`nystrom_kme.landmark_search`): each embedding then
-        moves by at most ``tol`` x its own statistical error at the last doubling, so
-        the MMD estimate is within about ``tol`` (sigma_X + sigma_Y) of the MMD between
-        the two empirical embeddings (checked over repetitions in the tests).
+        a-posteriori search (:mod:`nystrom_kme.landmark_search`): each embedding is then
+        certified within ``tol`` x its own statistical error of the empirical one, so
+        the MMD estimate is within ``tol`` (sigma_X + sigma_Y) of the MMD between the
+        two empirical embeddings (checked over repetitions in the tests).
     sample_weight_x, sample_weight_y : array-like (n1,), (n2,) or None
         Non-negative per-row weights of each sample.
     random_state : None, int or numpy Generator

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._blas import one_blas_thread
+from .._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, count, lambda_at_dimension, positive
 
 __all__ = ["DecayFit", "fit_spectral_decay"]

@@ -31,9 +31,9 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._blas import one_blas_thread
 from .._validation import RandomStateLike, as_data_matrix, check_random_state, n_threads_arg
 from ..kernels import Kernel, get_kernel
-from ._blas import one_blas_thread
 from ._checks import RELIABLE_FRACTION, lambda_at_dimension, positive
 
 __all__ = [

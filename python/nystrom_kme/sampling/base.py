@@ -25,6 +25,7 @@ from .._validation import (
     as_data_matrix,
     check_positive_int,
     check_random_state,
+    constant_weights,
     draw_seed,
     normalised_weights,
 )
@@ -209,7 +210,7 @@ class SamplingPolicy(abc.ABC):
         sample_weight: ArrayLike | None = None,
         max_landmarks: int,
     ) -> NestedDraws:
-        """Landmark sets of growing size for the doubling search of ``n_landmarks="auto"``
+        """Landmark sets of growing size for the search of ``n_landmarks="auto"``
         (:mod:`nystrom_kme.landmark_search`).
 
         This default reruns :meth:`select_indices` at each size from one seed (drawn
@@ -333,11 +334,13 @@ class UniformSampling(SamplingPolicy):
         sample_weight: ArrayLike | None = None,
     ) -> np.ndarray:
         """m rows of ``source`` (only its row count is read), drawn proportionally to
-        ``sample_weight`` when given. See :meth:`SamplingPolicy.draw`."""
+        ``sample_weight`` when given. Weights of one value (any scale) give the
+        unweighted draws, the same law and the same numbers, so that unit weights are
+        no weights. See :meth:`SamplingPolicy.draw`."""
         n = source.count_rows()
         m = check_positive_int(n_landmarks, "n_landmarks")
         rng = check_random_state(rng)
-        if sample_weight is None:
+        if sample_weight is None or constant_weights(sample_weight):
             return validate_indices(self._unweighted(n, m, rng), n, _RETURNED_INDICES)
         p = normalised_weights(np.asarray(sample_weight, dtype=np.float64))
         if not self.replace and np.count_nonzero(p) < m:
@@ -367,8 +370,11 @@ class UniformSampling(SamplingPolicy):
         i.i.d. draws appended at each size with replacement; without replacement the
         order of E_i / w_i, E_i ~ Exp(1) (successive sampling: a uniform random
         permutation when unweighted), O(n) memory for the keys. The same law as
-        :meth:`draw`, other numbers. See :meth:`SamplingPolicy.nested_draws`."""
+        :meth:`draw`, other numbers; weights of one value give the unweighted stream.
+        See :meth:`SamplingPolicy.nested_draws`."""
         weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if constant_weights(weights):
+            weights = None
         return _UniformStream(source.count_rows(), weights, bool(self.replace), rng, max_landmarks)
 
 
@@ -482,9 +488,9 @@ def _rows_in_memory(policy: object, source: RowSource) -> np.ndarray:
 
 
 class NestedDraws(abc.ABC):
-    """Landmark sets of one source for the doubling search: :meth:`get` returns a set of
-    m rows (fewer when a policy stops early). Nothing is drawn before the first
-    :meth:`get`, so creating the draws early moves no random number.
+    """Landmark sets of one source for the search of ``n_landmarks="auto"``: :meth:`get`
+    returns a set of m rows (fewer when a policy stops early). Nothing is drawn before
+    the first :meth:`get`, so creating the draws early moves no random number.
 
     Attributes
     ----------
@@ -512,6 +518,15 @@ class NestedDraws(abc.ABC):
     @abc.abstractmethod
     def get(self, m: int) -> np.ndarray:
         """A set of m rows (int64), nested in the larger ones when the policy nests."""
+
+    def available_mass(self, m: int) -> np.ndarray | None:
+        """For draws from the sample's distribution p (the uniform policies): before each
+        of the first m draws, the mass of p on the rows it could take (1 with
+        replacement; 1 - the mass of the rows drawn before, without). Given the earlier
+        draws, each draw is then a draw from p restricted to those rows, which the
+        certificate of :mod:`nystrom_kme.landmark_search` uses. None (this default):
+        the draws are not from p."""
+        return None
 
 
 class _UniformStream(NestedDraws):
@@ -548,6 +563,13 @@ class _UniformStream(NestedDraws):
             )
             self.drawn = np.concatenate([self.drawn, new.astype(np.int64)])
         return self.drawn[:m]
+
+    def available_mass(self, m: int) -> np.ndarray:
+        if self.replace:
+            return np.ones(m)
+        drawn = self.get(m)[: m - 1]
+        taken = np.full(drawn.size, 1.0 / self.n) if self.p is None else self.p[drawn]
+        return np.maximum(1.0 - np.concatenate([[0.0], np.cumsum(taken)]), 0.0)
 
 
 class _RerunDraws(NestedDraws):
