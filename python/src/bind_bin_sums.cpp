@@ -24,7 +24,7 @@ using nystrom_kme::python::CArray;
 namespace {
 
 template <class T>
-void define_for(py::module_& m) {
+void define_bin_sums_for(py::module_& m) {
   m.def(
       "kernel_bin_sums",
       [](const CArray<T>& L, const CArray<T>& Z, const CArray<std::int64_t>& bins, Index n_bins,
@@ -67,8 +67,8 @@ void define_for(py::module_& m) {
 }  // namespace
 
 void register_bin_sums(py::module_& m) {
-  define_for<double>(m);
-  define_for<float>(m);
+  define_bin_sums_for<double>(m);
+  define_bin_sums_for<float>(m);
   add_argument_error(m, "kernel_bin_sums",
                      "(L, Z, bins, n_bins, kernels, n_threads=0, out=None): L (m, d) and Z (q, d) both float64 or both float32, bins int64 (q,), n_bins an int, kernels a list of radial Kernel, n_threads an int (0: the default), out None or a (K, m, n_bins) float64 array");
   m.def(

@@ -16,7 +16,7 @@ using nystrom_kme::python::CArray;
 namespace {
 
 template <class T>
-void define_for(py::module_& m) {
+void define_feature_sums_for(py::module_& m) {
   m.def(
       "nystrom_feature_sums",
       [](const CArray<T>& L, const Eigen::MatrixXd& S, const nystrom_kme::Kernel& kernel, double rcond,
@@ -37,8 +37,8 @@ void define_for(py::module_& m) {
 }  // namespace
 
 void register_feature_sums(py::module_& m) {
-  define_for<double>(m);
-  define_for<float>(m);
+  define_feature_sums_for<double>(m);
+  define_feature_sums_for<float>(m);
   add_argument_error(m, "nystrom_feature_sums",
                      "(L, S, kernel, rcond=0.0, n_threads=0): L (m, d) float64 or float32, S (m, k) float64, kernel a Kernel, rcond a float < 1 (<= 0: the default), n_threads an int (0: the default)");
 }

@@ -15,7 +15,7 @@ using nystrom_kme::python::CArray;
 namespace {
 
 template <class T>
-void define_for(py::module_& m) {
+void define_kernel_sums_for(py::module_& m) {
   m.def(
       "kernel_sums",
       [](const CArray<T>& A, const CArray<T>& B, const CArray<double>& W,
@@ -82,8 +82,8 @@ void define_for(py::module_& m) {
 }  // namespace
 
 void register_kernel_sums(py::module_& m) {
-  define_for<double>(m);
-  define_for<float>(m);
+  define_kernel_sums_for<double>(m);
+  define_kernel_sums_for<float>(m);
   add_argument_error(m, "kernel_sums",
                      "(A, B, W, kernel, n_threads=0): A (p, d) and B (q, d) both float64 or both float32, W (q, k) float64, kernel a Kernel, n_threads an int (0: the default)");
   add_argument_error(m, "kernel_row_sums",

@@ -26,7 +26,7 @@ using nystrom_kme::python::CArray;
 namespace {
 
 template <class T>
-void define_for(py::module_& m) {
+void define_random_splits_for(py::module_& m) {
   m.def(
       "split_kernel_sums",
       [](const CArray<T>& L, const CArray<T>& Z, RandomSplits& splits,
@@ -78,8 +78,8 @@ void register_random_splits(py::module_& m) {
             return s.next_weights(rows);
           },
           "rows"_a, "Weights of the next rows, (rows, B + 1) float64; advances the cursor.");
-  define_for<double>(m);
-  define_for<float>(m);
+  define_random_splits_for<double>(m);
+  define_random_splits_for<float>(m);
   add_argument_error(m, "split_kernel_sums",
                      "(L, Z, splits, kernel, n_threads=0): L (m, d) and Z (b, d) both float64 or both float32, splits a RandomSplits, kernel a Kernel, n_threads an int (0: the default)");
   add_argument_error(m, "split_kernel_sums_multi",

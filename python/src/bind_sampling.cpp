@@ -40,7 +40,7 @@ nystrom_kme::PivotRule parse_rule(const std::string& rule) {
 }
 
 template <class T>
-void define_for(py::module_& m) {
+void define_sampling_for(py::module_& m) {
   m.def(
       "pivoted_cholesky",
       [](const CArray<T>& X, const nystrom_kme::Kernel& kernel, Index m, const std::string& rule,
@@ -118,8 +118,8 @@ void define_for(py::module_& m) {
 }  // namespace
 
 void register_sampling(py::module_& m) {
-  define_for<double>(m);
-  define_for<float>(m);
+  define_sampling_for<double>(m);
+  define_sampling_for<float>(m);
   add_argument_error(m, "pivoted_cholesky",
                      "(X, kernel, m, rule, seed=0, tolerance=1e-12, n_threads=0): X (n, d) float64 or float32, kernel a Kernel, m an int64, rule a str, seed an int in [0, 2^64), tolerance a float, n_threads an int (0: the default)");
   add_argument_error(m, "block_rpcholesky",

@@ -24,10 +24,12 @@ namespace nystrom_kme {
 /// every kernel j; outs[j] points to a row-major (m, n_bins) float64 matrix. Rows with
 /// bins[i] = -1 are skipped. One streaming pass over Z: each tile's squared distances
 /// are computed once (in units of the largest bandwidth) and every kernel's values come
-/// from them. Chunks of Z may be passed one after the other into the same outputs. Each
-/// output row is summed by one task, each superblock's rows (~1 MiB) in the order of
-/// their bins (so a bin's rows meet in a register): bit-identical for any thread count.
-/// O(m q (d + K)) time; no memory beyond ~1 MiB of packed rows and O(rows) indices.
+/// from them. Chunks of Z may be passed one after the other into the same outputs. All
+/// rows of the call are packed in the order of their bins (a stable counting sort, rows
+/// of bin -1 last), so a bin's rows are neighbours across superblocks and each run of
+/// them is added in registers before one store; each output row is summed by one task:
+/// bit-identical for any thread count. O(m q (d + K)) time; no memory beyond ~1 MiB of
+/// packed rows and O(q) indices for the bin order.
 /// @param bins  Z.rows() entries in [-1, n_bins)
 /// @throws std::invalid_argument on dimension mismatch, NaN/inf input, a bin out of range,
 ///         no kernel, a kernel that is not radial or a null output; nystrom_kme::Interrupted

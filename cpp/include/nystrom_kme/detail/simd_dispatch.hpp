@@ -7,6 +7,15 @@
 // Levels at or above what the compiler flags already guarantee are compiled;
 // lower ones are not (a -march=native build keeps only its own level and up).
 // Define NYSTROM_KME_NO_DISPATCH to compile the static level only.
+//
+// Where the bodies are compiled: by default in every translation unit that includes
+// this header, so a native application needs nothing but the headers. A program of
+// many translation units may compile each level once instead (the Python module does:
+// python/src/simd_<level>.cpp): define NYSTROM_KME_EXTERN_SIMD_LEVELS in all of them
+// and, in exactly one per level, NYSTROM_KME_COMPILE_SIMD_<LEVEL> (BASELINE, AVX2,
+// AVX512, NEON) before the first include; the others then see only the declaration of
+// each level's table(). Every translation unit must see the same compiler flags (the
+// levels compiled depend on them).
 #pragma once
 
 #include <algorithm>
@@ -80,6 +89,18 @@ struct SimdTable {
 #endif
 #endif
 
+// A level's table(), outside its target region so that any CPU may call it
+// (compiled_table asks every compiled level, whatever this CPU runs): inline where
+// every translation unit compiles the bodies, else defined once, in the level's own.
+#if defined(NYSTROM_KME_EXTERN_SIMD_LEVELS)
+#define NYSTROM_KME_SIMD_TABLE_DEFINITION \
+  const SimdTable& table() { return kTable; }
+#else
+#define NYSTROM_KME_SIMD_TABLE_DEFINITION \
+  inline const SimdTable& table() { return kTable; }
+#endif
+#define NYSTROM_KME_SIMD_TABLE_DECLARATION const SimdTable& table();
+
 // 64-byte vectors passed by value inside a level change the ABI only against code
 // of another level, which never sees them: GCC's -Wpsabi notes are noise here.
 #pragma GCC diagnostic push
@@ -105,16 +126,22 @@ struct SimdTable {
 #endif
 
 #if NYSTROM_KME_STATIC_RANK == 0
+#if !defined(NYSTROM_KME_EXTERN_SIMD_LEVELS) || defined(NYSTROM_KME_COMPILE_SIMD_BASELINE)
 namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_BYTES 16
 #define NYSTROM_KME_SIMD_SSE2 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
 #include <nystrom_kme/detail/simd_body/level.inl>
+NYSTROM_KME_SIMD_TABLE_DEFINITION
 }  // namespace nystrom_kme::detail::simd_baseline
+#else
+namespace nystrom_kme::detail::simd_baseline { NYSTROM_KME_SIMD_TABLE_DECLARATION }
+#endif
 #define NYSTROM_KME_HAVE_BASELINE 1
 #endif
 
 #if NYSTROM_KME_STATIC_RANK <= 1 && !(NYSTROM_KME_STATIC_RANK < 1 && defined(NYSTROM_KME_NO_DISPATCH))
+#if !defined(NYSTROM_KME_EXTERN_SIMD_LEVELS) || defined(NYSTROM_KME_COMPILE_SIMD_AVX2)
 #if NYSTROM_KME_STATIC_RANK < 1
 NYSTROM_KME_TARGET_PUSH("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
 #endif
@@ -127,10 +154,15 @@ namespace nystrom_kme::detail::simd_avx2 {
 #if NYSTROM_KME_STATIC_RANK < 1
 NYSTROM_KME_TARGET_POP
 #endif
+namespace nystrom_kme::detail::simd_avx2 { NYSTROM_KME_SIMD_TABLE_DEFINITION }
+#else
+namespace nystrom_kme::detail::simd_avx2 { NYSTROM_KME_SIMD_TABLE_DECLARATION }
+#endif
 #define NYSTROM_KME_HAVE_AVX2 1
 #endif
 
 #if !(NYSTROM_KME_STATIC_RANK < 2 && defined(NYSTROM_KME_NO_DISPATCH))
+#if !defined(NYSTROM_KME_EXTERN_SIMD_LEVELS) || defined(NYSTROM_KME_COMPILE_SIMD_AVX512)
 #if NYSTROM_KME_STATIC_RANK < 2
 NYSTROM_KME_TARGET_PUSH("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
 #endif
@@ -143,6 +175,10 @@ namespace nystrom_kme::detail::simd_avx512 {
 #if NYSTROM_KME_STATIC_RANK < 2
 NYSTROM_KME_TARGET_POP
 #endif
+namespace nystrom_kme::detail::simd_avx512 { NYSTROM_KME_SIMD_TABLE_DEFINITION }
+#else
+namespace nystrom_kme::detail::simd_avx512 { NYSTROM_KME_SIMD_TABLE_DECLARATION }
+#endif
 #define NYSTROM_KME_HAVE_AVX512 1
 #endif
 
@@ -154,28 +190,40 @@ NYSTROM_KME_TARGET_POP
 
 // ASIMD is part of every aarch64 CPU: one level, no target region. (SVE is not
 // compiled yet: there is no machine to measure it on.)
+#if !defined(NYSTROM_KME_EXTERN_SIMD_LEVELS) || defined(NYSTROM_KME_COMPILE_SIMD_NEON)
 namespace nystrom_kme::detail::simd_neon {
 #define NYSTROM_KME_SIMD_BYTES 16
 #define NYSTROM_KME_SIMD_NEON 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::neon
 #include <nystrom_kme/detail/simd_body/level.inl>
+NYSTROM_KME_SIMD_TABLE_DEFINITION
 }  // namespace nystrom_kme::detail::simd_neon
+#else
+namespace nystrom_kme::detail::simd_neon { NYSTROM_KME_SIMD_TABLE_DECLARATION }
+#endif
 #define NYSTROM_KME_HAVE_NEON 1
 
 #else
 
 // Other architectures: portable vector code, lowered by the compiler.
+#if !defined(NYSTROM_KME_EXTERN_SIMD_LEVELS) || defined(NYSTROM_KME_COMPILE_SIMD_BASELINE)
 namespace nystrom_kme::detail::simd_baseline {
 #define NYSTROM_KME_SIMD_BYTES 16
 #define NYSTROM_KME_SIMD_GENERIC 1
 #define NYSTROM_KME_SIMD_LEVEL SimdLevel::baseline
 #include <nystrom_kme/detail/simd_body/level.inl>
+NYSTROM_KME_SIMD_TABLE_DEFINITION
 }  // namespace nystrom_kme::detail::simd_baseline
+#else
+namespace nystrom_kme::detail::simd_baseline { NYSTROM_KME_SIMD_TABLE_DECLARATION }
+#endif
 #define NYSTROM_KME_HAVE_BASELINE 1
 
 #endif
 
 #pragma GCC diagnostic pop
+#undef NYSTROM_KME_SIMD_TABLE_DEFINITION
+#undef NYSTROM_KME_SIMD_TABLE_DECLARATION
 
 namespace nystrom_kme::detail {
 
@@ -183,16 +231,16 @@ namespace nystrom_kme::detail {
 inline const SimdTable* compiled_table(SimdLevel level) {
   switch (level) {
 #if defined(NYSTROM_KME_HAVE_BASELINE)
-    case SimdLevel::baseline: return &simd_baseline::kTable;
+    case SimdLevel::baseline: return &simd_baseline::table();
 #endif
 #if defined(NYSTROM_KME_HAVE_AVX2)
-    case SimdLevel::avx2: return &simd_avx2::kTable;
+    case SimdLevel::avx2: return &simd_avx2::table();
 #endif
 #if defined(NYSTROM_KME_HAVE_AVX512)
-    case SimdLevel::avx512: return &simd_avx512::kTable;
+    case SimdLevel::avx512: return &simd_avx512::table();
 #endif
 #if defined(NYSTROM_KME_HAVE_NEON)
-    case SimdLevel::neon: return &simd_neon::kTable;
+    case SimdLevel::neon: return &simd_neon::table();
 #endif
     default: return nullptr;
   }
