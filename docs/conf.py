@@ -58,6 +58,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "sphinxarg.ext",  # the command-line page, generated from the parser
 ]
 
 templates_path = ["_templates"]

@@ -57,11 +57,11 @@ finally:
 
 from . import bounds, persistence, sampling, sources
 from ._validation import NotFittedError
-from .aggregated import AggregatedTestResult
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
 from .compression import CompressionResult, compress, compression_mmd
 from .config import set_simd_level, show_config, simd_level
+from .drift import DriftDetector, DriftResult, OnlineDriftDetector, OnlineDriftResult
 from .embedding import (
     EmpiricalKME,
     KernelMeanEmbedding,
@@ -100,12 +100,17 @@ from .sampling import (
     resolve_sampler,
     ridge_leverage_scores,
 )
-from .two_sample import TwoSampleResult, two_sample_test
+from .two_sample import AggregatedTestResult, Effect, TwoSampleResult, two_sample_test
 
 __version__: str = _core.__version__
 
 __all__ = [
     "AggregatedTestResult",
+    "DriftDetector",
+    "DriftResult",
+    "OnlineDriftDetector",
+    "OnlineDriftResult",
+    "Effect",
     "AutoLandmarks",
     "LandmarkSearch",
     "StatisticalError",

@@ -62,6 +62,14 @@ class CompensatedSum:
         out.sum, out.comp = self.sum.copy(), self.comp.copy()
         return out
 
+    def scaled(self, factor: float) -> CompensatedSum:
+        """This sum times ``factor`` (exact for a power of two unless it leaves float64's
+        range; an overflow gives inf, for the caller to report)."""
+        out = CompensatedSum(self.sum.shape)
+        with np.errstate(over="ignore"):
+            out.sum, out.comp = self.sum * factor, self.comp * factor
+        return out
+
     @classmethod
     def of(cls, total: np.ndarray) -> CompensatedSum:
         """A running sum that starts at `total`."""

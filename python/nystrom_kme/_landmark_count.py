@@ -13,7 +13,9 @@ def resolve_n_landmarks(n_landmarks: object, n: int, given: int | None, *, strea
 
     ``given`` is the number of landmarks the sampler fixes (points or indices), None
     when it draws them; ``streamed`` names the situation that cannot see all the rows,
-    where "bound" and "auto" are refused (None: all rows are in memory).
+    where "bound" and "auto" are refused (None: all rows are in memory). An integer m
+    above n is returned as it is: the landmark choice caps it at the rows it draws from,
+    with a warning (:class:`~nystrom_kme._landmark_choice.LandmarkSettings`).
 
     >>> resolve_n_landmarks(None, 10_000, None, streamed=None)
     461
@@ -38,7 +40,4 @@ def resolve_n_landmarks(n_landmarks: object, n: int, given: int | None, *, strea
             f"n_landmarks='auto' reads the data once per doubling step; {streamed or 'this call'} "
             "needs an integer n_landmarks (or explicit landmarks)"
         )
-    m = check_positive_int(n_landmarks, "n_landmarks")
-    if m > n:
-        raise ValueError(f"n_landmarks={m} exceeds n_samples={n}")
-    return m
+    return check_positive_int(n_landmarks, "n_landmarks")  # m > n: capped where the rows are drawn

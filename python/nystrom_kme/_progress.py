@@ -1,4 +1,5 @@
-"""Progress bars for long calls: tqdm when it is installed and stderr is a terminal."""
+"""Progress bars for long calls (tqdm, a dependency): by default only when stderr is a
+terminal; ``progress=True`` or ``False`` forces them on or off."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 
 
 def progress_bar(total: int, enabled: bool | None, desc: str) -> Any:  # pragma: no cover - cosmetic
-    """A tqdm bar of ``total`` steps when tqdm is installed and stderr is a terminal (or
-    when ``enabled`` is True); None otherwise (``enabled`` False, or no tqdm)."""
+    """A tqdm bar of ``total`` steps when stderr is a terminal (or when ``enabled`` is
+    True); None otherwise (``enabled`` False, or tqdm missing from a broken install)."""
     show = sys.stderr.isatty() if enabled is None else enabled
     if not show:
         return None

@@ -1,6 +1,6 @@
-"""Merging embeddings fitted on different landmarks: the union of the landmark sets
-and the sufficient statistic of the combined embedding on it (used by
-:meth:`nystrom_kme.NystromKME.merge`)."""
+"""Merging Nyström embeddings (for :meth:`nystrom_kme.NystromKME.merge`): on the same
+landmarks their sufficient statistics add up; on different ones, the union of the
+landmark sets and the sufficient statistic of the combined embedding on it."""
 
 from __future__ import annotations
 
@@ -48,4 +48,30 @@ def union_sums(
     return union, acc
 
 
-__all__ = ["union_rows", "union_sums"]
+def merged_sums(
+    parts: list[tuple[np.ndarray, np.ndarray, float, CompensatedSum]], kernel: Kernel, n_threads: int
+) -> tuple[np.ndarray, CompensatedSum]:
+    """(landmarks, W s) of the combined embedding of parts (landmarks L_e, weights
+    alpha_e, weight sum W_e, sufficient statistic s_e): the statistics added when every
+    L_e equals the first (same shape, dtype and values), else :func:`union_sums`.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> from nystrom_kme._compensated import CompensatedSum
+    >>> from nystrom_kme._union import merged_sums
+    >>> L = np.zeros((1, 1))
+    >>> part = (L, np.ones(1), 2.0, CompensatedSum.of(np.array([2.0])))
+    >>> merged_sums([part, part], nk.Gaussian(1.0), 1)[1].value().tolist()
+    [4.0]
+    """
+    first = parts[0][0]
+    if all(L.shape == first.shape and L.dtype == first.dtype and np.array_equal(L, first) for L, _, _, _ in parts):
+        acc = parts[0][3].copy()
+        for _, _, _, sums in parts[1:]:
+            acc.merge(sums)
+        return first, acc
+    return union_sums([(L, alpha, weight_sum) for L, alpha, weight_sum, _ in parts], kernel, n_threads)
+
+
+__all__ = ["merged_sums", "union_rows", "union_sums"]

@@ -131,6 +131,19 @@ def check_sample_weight(
     return w
 
 
+def constant_weights(w: ArrayLike | None) -> bool:
+    """Whether ``w`` is an in-memory vector of one positive value: weights that are no
+    weights, since only their ratios matter (draws proportional to them are uniform).
+
+    >>> constant_weights(np.full(4, 1e-300)), constant_weights([1.0, 2.0]), constant_weights(None)
+    (True, False, False)
+    """
+    if w is None or type(w).__module__.split(".")[0] == "dask":
+        return False
+    a = np.asarray(w)
+    return bool(a.size and a.min() == a.max() and a.max() > 0)
+
+
 @overload
 def scale_weights(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]: ...
 @overload
@@ -181,6 +194,28 @@ def power_of_two_scale(x: float) -> float:
     if not (math.isfinite(x) and x > 0.0):
         return 1.0
     return math.ldexp(0.5, math.frexp(x)[1])
+
+
+def scale_or_drop_weights(w: Weights | None) -> tuple[Weights | None, float]:
+    """:func:`scale_weights`, except that weights of one positive value c (unit weights
+    included) are no weights: (None, c). scikit-learn's convention that unit weights are
+    no weights, extended to any constant since only the weights' ratios matter, so that
+    ``fit(X, sample_weight=np.full(n, c))`` takes the unweighted path and gives its
+    landmarks and weights bit for bit (its statistics in units of c). Dask weights are
+    scaled only (reading them here would cost a pass).
+
+    Examples
+    --------
+    >>> from nystrom_kme._validation import scale_or_drop_weights
+    >>> scale_or_drop_weights(np.ones(3)), scale_or_drop_weights(np.full(3, 3.0))
+    ((None, 1.0), (None, 3.0))
+    >>> scale_or_drop_weights(np.array([1.0, 3.0]))
+    (array([0.5, 1.5]), 2.0)
+    """
+    if constant_weights(w):
+        assert isinstance(w, np.ndarray)  # in memory: constant_weights read it
+        return None, float(w[0])
+    return scale_weights(w)
 
 
 def normalised_weights(w: Weights) -> np.ndarray:

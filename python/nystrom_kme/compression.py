@@ -27,6 +27,7 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -105,6 +106,19 @@ class CompressionResult:
         ``compute_mmd=False``, or more than ``EXACT_MMD_MAX_ROWS`` rows with the default
         ``compute_mmd="auto"``). :func:`compress` returns no estimates."""
         return None if self.mmd is None else "exact"
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the result's fields as JSON data."""
+        return {
+            "kernel": repr(self.kernel),
+            "n_points": self.n_points,
+            "n_features": int(self.points.shape[1]),
+            "method": self.method,
+            "weights": self.method.rpartition("/")[2],
+            "ridge": self.ridge,
+            "mmd": self.mmd,
+            "weight_sum": float(self.weights.sum()),
+        }
 
     def __repr__(self) -> str:
         w = self.weights

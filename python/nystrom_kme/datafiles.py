@@ -39,7 +39,7 @@ import os
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -51,6 +51,17 @@ from .sources.chunked import Dataset
 TEXT_BLOCK_LINES = 65_536
 #: Rows per record batch read from a Parquet file.
 PARQUET_BATCH_ROWS = 65_536
+#: The formats read as arrays: suffix -> opener(path, key) of an array-like (n, d).
+ARRAY_READERS: dict[str, Callable[[str, str | None], Any]] = {
+    ".npy": lambda path, key: _open_npy(path),
+    ".npz": lambda path, key: _open_npz(path, key),
+    ".h5": lambda path, key: _open_hdf5(path, key),
+    ".hdf5": lambda path, key: _open_hdf5(path, key),
+    ".zarr": lambda path, key: _open_zarr(path, key),
+}
+#: Text formats, read line block by line block (the separator from the suffix).
+TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
+#: Every suffix read_data accepts: the one table of formats (a new format is a row here).
 SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".h5", ".hdf5", ".zarr", ".parquet")
 
 #: Called with the number of rows just read (progress bars).
@@ -119,17 +130,11 @@ def read_data(
     if kind is not None and not (suffix == ".zarr" and kind == "a directory"):
         raise DataFileError(f"{path}: not a regular file ({kind})")
     try:
-        if suffix == ".npy":
-            return _array_source(_open_npy(path), path, columns, on_rows)
-        if suffix == ".npz":
-            return _array_source(_open_npz(path, key), path, columns, on_rows)
-        if suffix in (".csv", ".tsv", ".txt"):
+        if suffix in TEXT_SUFFIXES:
             return _text_source(path, suffix, columns, delimiter, on_rows)
-        if suffix in (".h5", ".hdf5"):
-            return _array_source(_open_hdf5(path, key), path, columns, on_rows)
-        if suffix == ".zarr":
-            return _array_source(_open_zarr(path, key), path, columns, on_rows)
-        return _parquet_source(path, columns, on_rows)
+        if suffix == ".parquet":
+            return _parquet_source(path, columns, on_rows)
+        return _array_source(ARRAY_READERS[suffix](path, key), path, columns, on_rows)
     except DataFileError:
         raise
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as err:
@@ -370,6 +375,7 @@ def _text_source(
                     if not _is_number(values[c]):
                         raise DataFileError(
                             f"{path}: line {no}, column index {c}: {values[c]!r} is not a number"
+                            + _delimiter_hint(values[c], delim)
                         ) from None
             raise DataFileError(f"{path}: lines {numbers[0]}-{numbers[-1]}: {_one_line(err)}") from None
         finite = np.isfinite(arr)
@@ -402,6 +408,17 @@ def _text_source(
                 yield arr
 
     return IterableSource(chunks, path)
+
+
+def _delimiter_hint(field: str, delimiter: str | None) -> str:
+    """A hint when a field looks like several fields joined by another separator."""
+    for other in (";", "\t", ",", "|", " "):
+        if other != delimiter and other in field.strip():
+            parts = [p for p in field.strip().split(other) if p.strip()]
+            if len(parts) > 1 and all(_is_number(p) for p in parts):
+                shown = {"\t": "'\\t'", " ": "' '"}.get(other, repr(other))
+                return f" (the fields look separated by {shown}: try --delimiter {shown})"
+    return ""
 
 
 # --------------------------------------------------------------------------- #

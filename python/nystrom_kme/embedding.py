@@ -280,6 +280,16 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
     True
     """
 
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the embedding's fields as JSON data."""
+        support, _, kernel = self.fitted()
+        return {
+            "kernel": repr(kernel),
+            "n_samples": int(support.shape[0]),
+            "n_features": int(support.shape[1]),
+            "norm": self.norm(),
+        }
+
     def __init__(
         self, kernel: Kernel | str = "gaussian", *, random_state: RandomStateLike = None, n_threads: int | None = None
     ) -> None:

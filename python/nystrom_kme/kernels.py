@@ -48,6 +48,24 @@ MEDIAN_SUBSET = 1000
 MIN_BANDWIDTH = float(np.finfo(np.float64).tiny)
 
 
+def pairwise_distances(X: np.ndarray) -> np.ndarray:
+    """The k (k - 1) / 2 Euclidean distances between distinct rows of X (k, d), float64,
+    in scipy's ``pdist`` order, from direct differences (no cancellation), in units of X;
+    computed in the core (``median.hpp``, the arithmetic of the median heuristic).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.kernels import pairwise_distances
+    >>> pairwise_distances(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+    [5.0, 1.0, 4.242640687119285]
+    """
+    Z = np.ascontiguousarray(X, dtype=np.float64)
+    if Z.shape[0] < 2:
+        return np.empty(0)
+    return _core.pairwise_distances(Z)
+
+
 def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: RandomStateLike = None) -> float:
     """Median Euclidean distance between distinct pairs of a random subset of rows.
 
@@ -66,7 +84,9 @@ def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: 
     Returns
     -------
     float
-        The median of the ``k (k - 1) / 2`` pairwise distances, in the units of X.
+        The median of the ``k (k - 1) / 2`` pairwise distances, in the units of X. When
+        that is 0 (most rows repeat), the median of the non-zero distances; 1.0 when the
+        rows are all one point.
 
     Examples
     --------
@@ -84,11 +104,13 @@ def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: 
     # two near their largest magnitude (exact: no overflow or underflow of the squares),
     # summed and averaged exactly as numpy's sum and median would.
     median = _core.median_pairwise_distance(np.ascontiguousarray(X))
-    if not median > 0.0:
-        raise ValueError(
-            "X: the median pairwise distance is 0 (too many identical rows); give the kernel a numeric bandwidth"
-        )
-    return median
+    if median > 0.0:
+        return median
+    # Most rows repeat: the median of the distances between distinct rows, and 1 when all
+    # rows are one point (where every bandwidth gives the same kernel values).
+    d = pairwise_distances(np.asarray(X))
+    d = d[d > 0]
+    return float(np.median(d)) if d.size else 1.0
 
 
 def _median_rows(n: int, subset: int, rng: np.random.Generator) -> np.ndarray:
@@ -351,6 +373,8 @@ _BY_NAME: dict[str, Callable[[], Kernel]] = {
 #: The names :func:`get_kernel` accepts, aliases included ("rbf" is "gaussian", "imq" is
 #: "inverse_multiquadric").
 KERNEL_NAMES: tuple[str, ...] = tuple(_BY_NAME)
+#: The short names that are aliases of another (the command line shows the others).
+KERNEL_ALIASES: dict[str, str] = {"rbf": "gaussian", "imq": "inverse_multiquadric"}
 
 
 def get_kernel(kernel: Kernel | str) -> Kernel:

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core
-from ._compensated import CompensatedSum, fsum_dot
+from ._compensated import CompensatedSum
 from ._estimator import ParamsMixin
-from ._landmark_count import resolve_n_landmarks
-from ._union import union_sums
+from ._landmark_choice import LandmarkChoice, LandmarkSettings
+from ._score import embedding_score, warn_if_other_kernel
+from ._sufficient import add_statistics, solve_statistics
+from ._union import merged_sums
 from ._validation import (
     RandomStateLike,
     Weights,
@@ -30,22 +29,18 @@ from ._validation import (
     check_positive_int,
     check_random_state,
     check_sample_weight,
-    common_dtype,
     n_threads_arg,
-    power_of_two_scale,
-    scale_weights,
+    scale_or_drop_weights,
 )
-from .bounds import LandmarkSuggestion, default_n_landmarks, suggest_n_landmarks
+from .bounds import LandmarkSuggestion
 from .embedding import KernelMeanEmbedding
-from .kernels import Kernel, resolve_kernel
-from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec, search_landmarks
+from .kernels import Kernel, get_kernel
+from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec
 from .persistence import persistable
-from .sampling import FixedLandmarks, Policy, SamplerLike, as_policy, describe_sampler, landmark_points, resolve_sampler
+from .sampling import FixedLandmarks, Policy, SamplerLike, describe_sampler
 from .sources import ArraySource, IterableSource, RowSource, SourceLike, as_source
 
 SOLVERS = ("auto", "cod", "cholesky")
-#: n_landmarks="bound" takes at most this many times the paper's sqrt(n) log sqrt(n).
-AUTO_CAP_FACTOR = 4
 
 
 @persistable
@@ -64,8 +59,11 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         A Kernel instance or a name; radial kernels given by name use the median
         heuristic for their bandwidth.
     n_landmarks : int, None, "auto", AutoLandmarks or "bound", default=None
-        m, with 1 <= m <= n_samples. None: ceil(sqrt(n) log sqrt(n)) capped at n,
-        the size for which the paper's Corollary 4.1 keeps the O(1/sqrt(n)) rate.
+        m >= 1. An m above the rows the landmarks are drawn from (n_samples, or the
+        first chunk of :meth:`partial_fit`) is capped at them with a UserWarning, as
+        scikit-learn's ``Nystroem`` caps ``n_components``. None: ceil(sqrt(n) log
+        sqrt(n)) capped at n, the size for which the paper's Corollary 4.1 keeps the
+        O(1/sqrt(n)) rate (n of the first chunk in :meth:`partial_fit`).
         "auto" (or :class:`~nystrom_kme.AutoLandmarks` to set its tolerance): the
         smallest m on a doubling path of nested landmark sets whose change of the
         embedding is at most 0.1 x the estimated statistical error of the empirical
@@ -97,8 +95,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         None). A policy object is copied, never modified; when its ``n_threads`` is
         None the copy gets this estimator's. Policies whose ``needs_data_in_memory``
         is True (all but uniform draws and given indices) need the data in memory (or
-        ``passes=1``). ``sample_weight`` weights the uniform draws; the other policies
-        select on X unweighted.
+        ``passes=1``). ``sample_weight`` weights the uniform draws; the other
+        policies select on X unweighted.
     random_state : None, int, numpy Generator or SeedSequence
         Landmark sampling and the median heuristic.
     n_threads : int or None
@@ -149,10 +147,19 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     n_landmarks_report_: LandmarkSearch | LandmarkSuggestion | None
     _sums: CompensatedSum
 
-    def __init__(self, kernel: Kernel | str = "gaussian", *, n_landmarks: int | str | AutoLandmarks | None = None,
-                 solver: str = "auto", rcond: float | None = None, sampler: SamplerLike = "uniform",
-                 random_state: RandomStateLike = None, n_threads: int | None = None,
-                 chunk_rows: int | None = None, passes: int = 2) -> None:
+    def __init__(
+        self,
+        kernel: Kernel | str = "gaussian",
+        *,
+        n_landmarks: int | str | AutoLandmarks | None = None,
+        solver: str = "auto",
+        rcond: float | None = None,
+        sampler: SamplerLike = "uniform",
+        random_state: RandomStateLike = None,
+        n_threads: int | None = None,
+        chunk_rows: int | None = None,
+        passes: int = 2,
+    ) -> None:
         self.kernel = kernel
         self.n_landmarks = n_landmarks
         self.solver = solver
@@ -180,102 +187,54 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             check_positive_int(self.chunk_rows, "chunk_rows")
         return rcond, n_threads_arg(self.n_threads)
 
-    def _policy(self, X: np.ndarray | None, src: RowSource) -> tuple[np.ndarray | None, Policy | None]:
-        """(given landmark points or None, a private copy of the sampling policy or None);
-        points take the dtype of the data (X, else a probe of src's shape and dtype)."""
-        probe = X if X is not None else np.empty((0, src.n_features or 0), dtype=src.dtype or np.float64)
-        points = landmark_points(self.sampler, probe)
-        if points is not None:
-            return points, None
-        policy = copy.deepcopy(resolve_sampler(self.sampler))
-        params = policy.get_params() if hasattr(policy, "get_params") else {}
-        if ("n_threads" in params and params["n_threads"] is None and self.n_threads is not None
-                and hasattr(policy, "set_params")):
-            policy.set_params(n_threads=self.n_threads)
-        return None, policy
+    def _settings(self) -> LandmarkSettings:
+        """The parameters that choose the landmarks (:mod:`nystrom_kme._landmark_choice`)."""
+        return LandmarkSettings(self.kernel, self.n_landmarks, self.sampler, self.n_threads)
 
-    def _n_landmarks(self, n: int, points: np.ndarray | None, policy: Policy | None, *,
-                     streamed: str | None) -> int | None:
-        """m for n rows (None: "bound"); see :func:`~nystrom_kme._landmark_count.resolve_n_landmarks`."""
-        given = (points.shape[0] if points is not None
-                 else np.asarray(policy.indices).size if isinstance(policy, FixedLandmarks) else None)
-        return resolve_n_landmarks(self.n_landmarks, n, given, streamed=streamed)
-
-    # --- the one fitting path ---
-    def _choose_landmarks(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator,
-                          *, streamed: str | None = None, n_total: int | None = None
-                          ) -> tuple[Kernel, Policy | None, np.ndarray | None, np.ndarray]:
-        """Resolve the kernel and pick the landmarks among the rows of ``src``, reading
-        only the rows needed; m is sized for ``n_total`` rows (default: src's).
-
-        The draws are those of an in-memory fit whatever the source: the median
-        heuristic's rows, then the policy's (``policy.draw``)."""
-        n = src.count_rows()
-        X = src.to_array()
-        points, policy = self._policy(X, src)
-        m = self._n_landmarks(n if n_total is None else n_total, points, policy,
-                              streamed=streamed if X is None else None)
-        if m is not None and points is None and not isinstance(policy, FixedLandmarks) and m > n:
-            raise ValueError(f"n_landmarks={m} exceeds the {n} rows the landmarks are drawn from")
-        kernel = resolve_kernel(self.kernel, [src], rng)
-        self.n_landmarks_report_ = None
-        if m is None:
-            assert X is not None  # "bound" is refused on streamed data (_n_landmarks)
-            report = suggest_n_landmarks(X, kernel, random_state=rng, n_threads=self.n_threads,
-                                         max_landmarks=AUTO_CAP_FACTOR * default_n_landmarks(n))
-            self.n_landmarks_report_ = report
-            m = min(n, report.n_landmarks)
-        if points is not None:
-            src.check_features(points.shape[1], "the given landmarks")
-            return kernel, None, None, points
-        assert policy is not None  # no points: _policy gave one
-        drawer = as_policy(policy)
-        if drawer.needs_data_in_memory and X is None:
-            raise ValueError(f"sampler {policy!r} needs all of X in memory; with {streamed} use "
-                             "'uniform', explicit landmarks, or passes=1 (the sampler then runs on "
-                             "the first chunk(s))")
-        indices = drawer.draw(src, kernel, m, rng, sample_weight=sample_weight)
-        return kernel, policy, indices, np.ascontiguousarray(src.take(indices))
-
-    def _solve(self, kernel: Kernel, policy: Policy | None, indices: np.ndarray | None, landmarks: np.ndarray,
-               acc: CompensatedSum, weight_sum: float, n: int,
-               solved: tuple[np.ndarray, str, int] | None = None, scale: float = 1.0) -> NystromKME:
-        """Solve K_m alpha = s_sum / weight_sum and set the fitted attributes; ``solved``:
-        the core's (alpha (m, 1), solver used, rank) for these inputs when already known.
-
-        ``acc`` and ``weight_sum`` are in units of ``scale`` (the power of two the
-        weights were divided by, :func:`~nystrom_kme._validation.scale_weights`): the
-        solve uses their ratio, exact at any scale, and ``s_sum_`` and ``weight_sum_``
-        keep the weights' own units (multiplied back by ``scale``)."""
+    def _solve(
+        self,
+        choice: LandmarkChoice,
+        acc: CompensatedSum,
+        weight_sum: float,
+        n: int,
+        solved: tuple[np.ndarray, str, int] | None = None,
+        scale: float = 1.0,
+    ) -> NystromKME:
+        """Solve K_m alpha = s_sum / weight_sum on ``choice``'s landmarks and set the fitted
+        attributes; ``acc`` and ``weight_sum`` in units of ``scale``, ``solved`` as for
+        :func:`~nystrom_kme._sufficient.solve_statistics`. ``s_sum_`` and ``weight_sum_``
+        keep the weights' own units."""
         rcond, n_threads = self._check_params()
-        stored_sums, stored_total = acc, weight_sum
-        if scale != 1.0:
-            stored_sums = CompensatedSum(acc.sum.shape)
-            with np.errstate(over="ignore"):  # an overflow is reported just below
-                stored_sums.sum, stored_sums.comp = acc.sum * scale, acc.comp * scale
-            stored_total = weight_sum * scale
-        if not math.isfinite(stored_total):
-            raise ValueError("sample_weight: the weighted sums overflow float64; divide the weights by "
-                             "a constant (only their ratios matter to the embedding)")
-        if not np.isfinite(acc.value()).all():
-            raise ValueError(f"the kernel values overflow float64 ({kernel!r} on data of this scale); "
-                             "scale the data or raise the bandwidth")
-        if not weight_sum > 0:
-            raise ValueError("the total sample weight must be positive")
-        s = acc.value() / weight_sum
-        alpha, used, rank = solved or _core.nystrom_weights(landmarks, s.reshape(-1, 1), kernel.to_core(),
-                                                            self.solver, rcond, 1e-12, n_threads)
-        weights = np.ascontiguousarray(alpha[:, 0])
-        if not np.isfinite(weights).all():
-            raise ValueError(f"the kernel values overflow float64 ({kernel!r} on data of this scale); "
-                             "scale the data or raise the bandwidth")
+        landmarks = choice.landmarks
+        out = solve_statistics(
+            landmarks,
+            choice.kernel,
+            acc,
+            weight_sum,
+            scale,
+            solver=self.solver,
+            rcond=rcond,
+            n_threads=n_threads,
+            solved=solved,
+        )
         # All fitted attributes change in one step, the embedding used by evaluations
         # last and as one object: a reader never sees a mix of two fits.
         self.__dict__.update(
-            kernel_=kernel, landmark_indices_=indices, sampler_=policy, landmarks_=landmarks,
-            support_=landmarks, weights_=weights, n_samples_=int(n), n_features_in_=landmarks.shape[1],
-            solver_=used, rank_=int(rank), _sums=stored_sums, s_sum_=stored_sums.value(),
-            weight_sum_=float(stored_total))
+            kernel_=choice.kernel,
+            landmark_indices_=choice.indices,
+            sampler_=choice.policy,
+            landmarks_=landmarks,
+            support_=landmarks,
+            weights_=out.weights,
+            n_samples_=int(n),
+            n_features_in_=landmarks.shape[1],
+            solver_=out.solver,
+            rank_=out.rank,
+            _sums=out.sums,
+            s_sum_=out.sums.value(),
+            weight_sum_=out.weight_sum,
+            n_landmarks_report_=choice.report,
+        )
         self._publish()
         return self
 
@@ -313,8 +272,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             ratios matter to the embedding; they are divided by a power of two near
             their maximum before they meet the kernel values): the target becomes
             the weighted empirical embedding, and uniform landmark draws become
-            draws proportional to them. For a streamed source X they are read into
-            memory (n float64) unless they are a dask array beside dask X.
+            draws proportional to them. As in scikit-learn, unit weights are no
+            weights, nor is any constant: ``sample_weight=np.full(n, c)`` gives the
+            landmarks and weights of ``fit(X)`` bit for bit (``s_sum_`` and
+            ``weight_sum_`` in units of c). For a
+            streamed source X they are read into memory (n float64) unless they are
+            a dask array beside dask X.
 
         Returns
         -------
@@ -328,83 +291,56 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         if streamed and self.passes == 1:
             return self._fit_one_pass(src, sample_weight, rng)
         if not src.reiterable:
-            raise ValueError("a generator or iterator can be read only once, and passes=2 reads "
-                             "the data more than once: pass a list of chunks, a callable "
-                             "returning a fresh iterator, or an array; or use passes=1")
+            raise ValueError(
+                "a generator or iterator can be read only once, and passes=2 reads "
+                "the data more than once: pass a list of chunks, a callable "
+                "returning a fresh iterator, or an array; or use passes=1"
+            )
         n = src.count_rows()
-        sample_weight, scale = scale_weights(check_sample_weight(sample_weight, n))
+        sample_weight, scale = scale_or_drop_weights(check_sample_weight(sample_weight, n))
         if as_auto_spec(self.n_landmarks) is not None:
             return self._fit_auto(src, sample_weight, scale, rng)
-        kernel, policy, indices, landmarks = self._choose_landmarks(src, sample_weight, rng,
-                                                                    streamed=streamed)
-        acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
-                                     n_threads=n_threads_arg(self.n_threads))
-        return self._solve(kernel, policy, indices, landmarks, acc, total, n, scale=scale)
+        choice = self._settings().choose(src, sample_weight, rng, streamed=streamed)
+        acc, total = src.kernel_sums(
+            choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
+        )
+        return self._solve(choice, acc, total, n, scale=scale)
 
-    def _fit_auto(self, src: RowSource, sample_weight: Weights | None, scale: float,
-                  rng: np.random.Generator) -> NystromKME:
+    def _fit_auto(
+        self, src: RowSource, sample_weight: Weights | None, scale: float, rng: np.random.Generator
+    ) -> NystromKME:
         """n_landmarks="auto": the doubling search of :mod:`nystrom_kme.landmark_search`."""
         rcond, n_threads = self._check_params()
-        points, policy = self._policy(src.to_array(), src)
-        if points is not None or isinstance(policy, FixedLandmarks):
-            raise ValueError("n_landmarks='auto' searches over landmark sets drawn by the sampler; "
-                             "with given landmarks leave n_landmarks=None")
-        kernel = resolve_kernel(self.kernel, [src], rng)
-        spec = as_auto_spec(self.n_landmarks)
-        assert policy is not None and spec is not None  # fit chose this path for "auto"
-        found = search_landmarks(src, kernel, policy, rng, spec=spec,
-                                 sample_weight=sample_weight, solver=self.solver, rcond=rcond,
-                                 n_threads=n_threads)
-        self.n_landmarks_report_ = found.report
-        return self._solve(kernel, policy, found.indices, found.landmarks, found.sums, found.weight_sum,
-                           src.count_rows(), found.solution, scale=scale)
+        choice, sums, weight_sum, solution = self._settings().search(
+            src, sample_weight, rng, solver=self.solver, rcond=rcond, n_threads=n_threads
+        )
+        return self._solve(choice, sums, weight_sum, src.count_rows(), solution, scale=scale)
 
     def _fit_one_pass(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:
-            raise ValueError("sample_weight is not supported with passes=1; weight each chunk "
-                             "with partial_fit(chunk, sample_weight=...)")
-        chunks = src.chunks()
-        first = next(chunks, None)
-        if first is None:
-            raise ValueError(f"{src.name} has no rows")
-        pool = [first[1]]
-        points, policy = self._policy(pool[0], src)
-        if (src.n_rows is None and points is None and not isinstance(policy, FixedLandmarks)
-                and not isinstance(self.n_landmarks, numbers.Integral)):
-            raise ValueError("passes=1 over an iterable of unknown length needs an integer "
-                             "n_landmarks (or explicit landmarks)")
-        n_total = src.n_rows if src.n_rows is not None else 2**62
-        m = self._n_landmarks(n_total, points, policy, streamed="passes=1")
-        while points is None and sum(b.shape[0] for b in pool) < m:  # pool at least m rows
-            nxt = next(chunks, None)
-            if nxt is None:
-                break
-            pool.append(nxt[1])
-        head = pool[0] if len(pool) == 1 else np.concatenate(common_dtype(*pool))
-        kernel, policy, indices, landmarks = self._choose_landmarks(ArraySource(head), None, rng,
-                                                                    n_total=n_total)
-        del head
-
-        def replay() -> Iterator[np.ndarray]:
-            while pool:
-                yield pool.pop(0)
-            for _, block in chunks:
-                yield block
-
-        acc, total = IterableSource(replay(), src.name).kernel_sums(
-            landmarks, kernel, n_threads=n_threads_arg(self.n_threads))
-        return self._solve(kernel, policy, indices, landmarks, acc, total, int(total))
+            raise ValueError(
+                "sample_weight is not supported with passes=1; weight each chunk "
+                "with partial_fit(chunk, sample_weight=...)"
+            )
+        choice, blocks = self._settings().choose_from_stream(src, rng)
+        acc, total = IterableSource(blocks, src.name).kernel_sums(
+            choice.landmarks, choice.kernel, n_threads=n_threads_arg(self.n_threads)
+        )
+        return self._solve(choice, acc, total, int(total))
 
     def partial_fit(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> NystromKME:
         """Add the rows of X (n_chunk, n_features) to the embedding, landmarks fixed.
 
         The first call (on an unfitted estimator) chooses the landmarks among the rows
-        of this chunk, as :meth:`fit` would; ``n_landmarks`` must then be an integer or
-        come from the sampler. Later calls (and calls after :meth:`fit`) keep
-        ``landmarks_`` and ``kernel_`` and add K(L, X) w to ``s_sum_`` and sum(w) to
-        ``weight_sum_``; the weights are re-solved, O(n_chunk m d + m^3) per call. The
-        result after any sequence of calls equals ``fit`` on the concatenated rows with
-        these landmarks (the sums agree to ~1e-16 relative). X may be any source.
+        of this chunk, as :meth:`fit` on it would: ``n_landmarks=None`` takes the
+        paper's m for this chunk's n_chunk rows (the total is not known yet; for a
+        stream of N rows pass ``n_landmarks=nk.default_n_landmarks(N)``), an integer
+        above n_chunk is capped at n_chunk with a UserWarning, and "auto" and "bound"
+        are refused (they need all the rows). Later calls (and calls after :meth:`fit`)
+        keep ``landmarks_`` and ``kernel_`` and add K(L, X) w to ``s_sum_`` and sum(w)
+        to ``weight_sum_``; the weights are re-solved, O(n_chunk m d + m^3) per call.
+        The result after any sequence of calls equals ``fit`` on the concatenated rows
+        with these landmarks (the sums agree to ~1e-16 relative). X may be any source.
 
         ``y`` is ignored (see :meth:`fit`). ``sample_weight`` (n_chunk,), keyword only:
         non-negative and not normalised (missing weights count 1 per row); the
@@ -416,52 +352,61 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         check_not_sparse(X, "X")
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         n_chunk = src.count_rows()
-        sample_weight, part_scale = scale_weights(check_sample_weight(sample_weight, n_chunk,
-                                                                      normalisable=False))
+        sample_weight, part_scale = scale_or_drop_weights(
+            check_sample_weight(sample_weight, n_chunk, normalisable=False)
+        )
         if not hasattr(self, "_sums"):
-            if self.n_landmarks is None or (isinstance(self.n_landmarks, str)):
-                points, policy = self._policy(src.to_array(), src)
+            settings = self._settings()
+            if isinstance(self.n_landmarks, str) or as_auto_spec(self.n_landmarks) is not None:
+                points, policy = settings.policy(src.to_array(), src)
                 if points is None and not isinstance(policy, FixedLandmarks):
-                    raise ValueError("partial_fit chooses the landmarks from the first chunk: give an "
-                                     f"integer n_landmarks or explicit landmarks, not {self.n_landmarks!r}")
-            kernel, policy, indices, landmarks = self._choose_landmarks(
-                src, sample_weight, check_random_state(self.random_state), streamed="partial_fit")
-            part, part_total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
-                                               n_threads=n_threads_arg(self.n_threads))
-            return self._solve(kernel, policy, indices, landmarks, part, part_total, n_chunk,
-                               scale=part_scale)
+                    raise ValueError(
+                        "partial_fit chooses the landmarks from the first chunk: give an integer "
+                        "n_landmarks, None (sized for the first chunk) or explicit landmarks, "
+                        f"not {self.n_landmarks!r}"
+                    )
+            choice = settings.choose(
+                src,
+                sample_weight,
+                check_random_state(self.random_state),
+                streamed="partial_fit",
+                rows="the {n} rows of the first chunk",
+            )
+            part, part_total = src.kernel_sums(
+                choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
+            )
+            return self._solve(choice, part, part_total, n_chunk, scale=part_scale)
         self._check_n_features(src)
         self._check_statistics_normal("partial_fit")
-        kernel, policy, indices, landmarks = (self.kernel_, self.sampler_, self.landmark_indices_,
-                                              self.landmarks_)
-        part, part_total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
-                                           n_threads=n_threads_arg(self.n_threads))
-        # Both parts in the units of the larger scale (powers of two: exact division).
-        scale = max(part_scale, power_of_two_scale(self.weight_sum_))
-        acc = CompensatedSum(self._sums.sum.shape)
-        acc.sum, acc.comp = self._sums.sum / scale, self._sums.comp / scale
-        ratio = part_scale / scale
-        acc.add(part.sum * ratio)
-        acc.add(part.comp * ratio)
-        return self._solve(kernel, policy, indices, landmarks, acc, self.weight_sum_ / scale + part_total * ratio,
-                           self.n_samples_ + n_chunk, scale=scale)
+        choice = LandmarkChoice(
+            self.kernel_, self.sampler_, self.landmark_indices_, self.landmarks_, self.n_landmarks_report_
+        )
+        part, part_total = src.kernel_sums(
+            choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
+        )
+        acc, total, scale = add_statistics(self._sums, self.weight_sum_, part, part_total, part_scale)
+        return self._solve(choice, acc, total, self.n_samples_ + n_chunk, scale=scale)
 
     def _check_n_features(self, src: RowSource) -> None:
         """X's width against the fitted one, in scikit-learn's words (streamed sources
         of unknown width are checked when their first block is read)."""
         if src.n_features is not None and src.n_features != self.n_features_in_:
-            raise ValueError(f"X has {src.n_features} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input")
+            raise ValueError(
+                f"X has {src.n_features} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
 
     def _check_statistics_normal(self, what: str) -> None:
         """Refuse to add to sufficient statistics that are subnormal (weights so small
         that their sums left float64's normal range): their few significant bits would
         make the result inexact. A fit's own embedding is exact at any weight scale."""
         if 0.0 < self.weight_sum_ < np.finfo(np.float64).tiny:
-            raise ValueError(f"{what}: the sufficient statistics of this embedding are subnormal "
-                             f"(weight_sum_={self.weight_sum_:.3g}, sample weights near 1e-308 or below) "
-                             "and adding to them would lose precision; refit with the sample weights "
-                             "multiplied by a constant (only their ratios matter)")
+            raise ValueError(
+                f"{what}: the sufficient statistics of this embedding are subnormal "
+                f"(weight_sum_={self.weight_sum_:.3g}, sample weights near 1e-308 or below) "
+                "and adding to them would lose precision; refit with the sample weights "
+                "multiplied by a constant (only their ratios matter)"
+            )
 
     # --- merging and scoring ---
     def merge(self, *others: NystromKME) -> NystromKME:
@@ -507,49 +452,88 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             e._check_statistics_normal("merge")
         total = float(sum(e.weight_sum_ for e in parts))
         n = sum(e.n_samples_ for e in parts)
-        out = copy.copy(self)
-        same = all(e.landmarks_.shape == self.landmarks_.shape and e.landmarks_.dtype == self.landmarks_.dtype
-                   and np.array_equal(e.landmarks_, self.landmarks_) for e in parts)
-        if same:
-            acc = self._sums.copy()
-            for e in others:
-                acc.merge(e._sums)
-            return out._solve(self.kernel_, self.sampler_, None, self.landmarks_, acc, total, n)
-        union, acc = union_sums([(e.landmarks_, e.weights_, e.weight_sum_) for e in parts], self.kernel_,
-                                n_threads_arg(self.n_threads))
-        return out._solve(self.kernel_, self.sampler_, None, union, acc, total, n)
+        landmarks, acc = merged_sums(
+            [(e.landmarks_, e.weights_, e.weight_sum_, e._sums) for e in parts],
+            self.kernel_,
+            n_threads_arg(self.n_threads),
+        )
+        choice = LandmarkChoice(self.kernel_, self.sampler_, None, landmarks, self.n_landmarks_report_)
+        return copy.copy(self)._solve(choice, acc, total, n)
 
     def score(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> float:
-        """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2: higher is
-        better. For one kernel, differences of scores on the same X are exactly
-        differences of the squared RKHS distances ||mu - mu_hat_X||^2 between this
-        embedding and the empirical embedding of X, so model selection on held-out
-        data (e.g. ``GridSearchCV`` over ``n_landmarks`` or ``sampler``) picks the
-        embedding closest to it. Across bandwidths the RKHS changes and scores are
-        not comparable. O(n m d) streaming; X may be any source; ``y`` is ignored;
-        ``sample_weight`` (keyword only) weights the rows of X as in :meth:`fit`.
+        """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2, higher is
+        better: it compares embeddings of one kernel.
+
+        For one kernel, differences of scores on the same X are exactly differences of
+        the squared RKHS distances ||mu - mu_hat_X||^2 between each embedding and the
+        empirical embedding of X, so model selection on held-out data (e.g.
+        ``GridSearchCV`` over ``n_landmarks`` or ``sampler``) picks the embedding
+        closest to it. Across kernels or bandwidths the RKHS changes: the scores are
+        numbers in different spaces, and the widest kernel (under which all data look
+        alike) scores best. A UserWarning says so when in-memory rows already scored
+        with another ``kernel`` in this process are scored again (the last 64 sets of
+        rows are remembered by a hash, see :mod:`nystrom_kme._score`): choose the
+        kernel first (e.g. the median heuristic), then search the rest by score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or a streamed source
+            The held-out rows; read once, O(n m d).
+        y : ignored
+            Not used (see :meth:`fit`).
+        sample_weight : array-like of shape (n_samples,), optional, keyword only
+            Weights of the rows of X, as in :meth:`fit` (unit weights are no weights).
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> rng = np.random.default_rng(0)
+        >>> X, X_test = rng.normal(size=(2000, 2)), rng.normal(size=(500, 2))
+        >>> few, many = (nk.NystromKME(nk.Gaussian(1.0), n_landmarks=m, random_state=0).fit(X) for m in (2, 100))
+        >>> many.score(X_test) > few.score(X_test)          # closer to the held-out embedding
+        True
         """
         landmarks, weights, kernel = self.fitted()
         check_not_sparse(X, "X")
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         self._check_n_features(src)
-        sample_weight = scale_weights(check_sample_weight(sample_weight, src.count_rows()))[0]
-        acc, total = src.kernel_sums(landmarks, kernel, weights=sample_weight,
-                                     n_threads=n_threads_arg(self.n_threads))
-        mean_eval = fsum_dot(weights, acc.value()) / total
-        core = kernel.to_core()
-        L, = common_dtype(landmarks)
-        norm2 = fsum_dot(weights, _core.kernel_sums(L, L, weights.reshape(-1, 1), core,
-                                                    n_threads_arg(self.n_threads))[:, 0])
-        return 2.0 * mean_eval - norm2
+        sample_weight = scale_or_drop_weights(check_sample_weight(sample_weight, src.count_rows()))[0]
+        try:
+            spec = repr(get_kernel(self.kernel))  # the choice the user made ("median" is one choice)
+        except ValueError:  # a kernel parameter changed after fit to an invalid one
+            spec = repr(kernel)
+        warn_if_other_kernel(spec, src, sample_weight)
+        return embedding_score(landmarks, weights, kernel, src, sample_weight, n_threads_arg(self.n_threads))
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the fitted embedding's fields as JSON data."""
+        landmarks, _, kernel = self.fitted()
+        return {
+            "kernel": repr(kernel),
+            "n_landmarks": int(landmarks.shape[0]),
+            "n_features": int(landmarks.shape[1]),
+            "dtype": landmarks.dtype.name,
+            "n_samples": int(self.n_samples_),
+            "weight_sum": float(self.weight_sum_),
+            "sampler": describe_sampler(self.sampler, self.sampler_),
+            "solver": self.solver_,
+            "rank": int(self.rank_),
+            "norm": self.norm(),
+        }
 
     def _fitted_summary(self) -> str | None:
         if not hasattr(self, "weights_"):
             return None
-        return (f"{self.landmarks_.shape[0]} landmarks in R^{self.n_features_in_}, "
-                f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, "
-                f"sampler={describe_sampler(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
-                f"rank={self.rank_}")
+        return (
+            f"{self.landmarks_.shape[0]} landmarks in R^{self.n_features_in_}, "
+            f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, "
+            f"sampler={describe_sampler(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
+            f"rank={self.rank_}"
+        )
 
     def _state(self) -> dict[str, Any]:
         """The fitted state as data (for :mod:`nystrom_kme.persistence`), read at once: one
@@ -560,10 +544,19 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         NotFittedError before a fit. The inverse of :meth:`_from_state`."""
         self.fitted()
         st = dict(vars(self))
-        return {"kernel": st["kernel_"], "landmarks": st["landmarks_"], "weights": st["weights_"],
-                "s_sum": st["_sums"].sum, "s_comp": st["_sums"].comp, "weight_sum": st["weight_sum_"],
-                "n_samples": st["n_samples_"], "solver": st["solver_"], "rank": st["rank_"],
-                "landmark_indices": st.get("landmark_indices_"), "sampler": st.get("sampler_")}
+        return {
+            "kernel": st["kernel_"],
+            "landmarks": st["landmarks_"],
+            "weights": st["weights_"],
+            "s_sum": st["_sums"].sum,
+            "s_comp": st["_sums"].comp,
+            "weight_sum": st["weight_sum_"],
+            "n_samples": st["n_samples_"],
+            "solver": st["solver_"],
+            "rank": st["rank_"],
+            "landmark_indices": st.get("landmark_indices_"),
+            "sampler": st.get("sampler_"),
+        }
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> NystromKME:
@@ -585,10 +578,21 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         sums.sum, sums.comp = state["s_sum"], state["s_comp"]
         landmarks = state["landmarks"]
         est.__dict__.update(
-            kernel_=state["kernel"], landmark_indices_=state["landmark_indices"], sampler_=state["sampler"],
-            landmarks_=landmarks, support_=landmarks, weights_=state["weights"], n_samples_=state["n_samples"],
-            n_features_in_=landmarks.shape[1], solver_=state["solver"], rank_=state["rank"], _sums=sums,
-            s_sum_=sums.value(), weight_sum_=state["weight_sum"], n_landmarks_report_=None)
+            kernel_=state["kernel"],
+            landmark_indices_=state["landmark_indices"],
+            sampler_=state["sampler"],
+            landmarks_=landmarks,
+            support_=landmarks,
+            weights_=state["weights"],
+            n_samples_=state["n_samples"],
+            n_features_in_=landmarks.shape[1],
+            solver_=state["solver"],
+            rank_=state["rank"],
+            _sums=sums,
+            s_sum_=sums.value(),
+            weight_sum_=state["weight_sum"],
+            n_landmarks_report_=None,
+        )
         est._publish()
         return est
 

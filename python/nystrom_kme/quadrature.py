@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -138,6 +139,15 @@ class QuadratureRule:
         """Write the rule (nodes, weights, kernel) to ``path`` (a ``.npz`` file, no pickle);
         read it back with :func:`nystrom_kme.load` (see :mod:`nystrom_kme.persistence`)."""
         save(self, path)
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the rule's fields as JSON data."""
+        return {
+            "kernel": None if self.kernel is None else repr(self.kernel),
+            "n_nodes": int(self.nodes.shape[0]),
+            "n_features": int(self.nodes.shape[1]),
+            "weight_sum": float(self.weights.sum()),
+        }
 
     def __repr__(self) -> str:
         return f"QuadratureRule(n_nodes={self.nodes.shape[0]}, dim={self.nodes.shape[1]}, kernel={self.kernel!r})"

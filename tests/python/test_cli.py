@@ -104,9 +104,9 @@ def test_fit_then_eval_and_info_match_the_python_api(files):
     info = ok_json("info", "emb.npz", cwd=tmp)
     assert info["object"] == "NystromKME" and info["format_version"] == 1
     assert (info["n_landmarks"], info["n_samples"], info["rank"]) == (60, 900, ref.rank_)
-    assert info["sampler"] == {"name": "uniform"} and info["norm"] == ref.norm()
+    assert info["sampler"] == "uniform" and info["norm"] == ref.norm() and info["kernel"] == repr(ref.kernel_)
     text = run("info", "emb.npz", cwd=tmp).stdout
-    assert "m = 60 in R^3" in text and "uniform" in text and ref.solver_ in text
+    assert "n landmarks  60" in text and "uniform" in text and ref.solver_ in text
 
 
 def test_fit_on_csv_columns_with_options(files):
@@ -158,7 +158,7 @@ def test_mmd_and_test_match_the_python_api(files):
     # from --seed), then the splits and landmarks of two_sample_test from --seed
     kernel = resolve_kernel("gaussian", [as_source(A), as_source(B)], np.random.default_rng(0))
     res = nk.two_sample_test(A, B, kernel=kernel, n_permutations=40, random_state=0)
-    out = run("test", "A.npy", "B.npy", "--permutations", "40", "--json", cwd=tmp)
+    out = run("test", "A.npy", "B.npy", "--kernel", "gaussian", "--permutations", "40", "--json", cwd=tmp)
     rec = json.loads(out.stdout)
     assert rec["kernel"] == ok_json("mmd", "A.npy", "B.npy", cwd=tmp)["kernel"] == kernel_spec(kernel)
     # two memmaps pooled are summed in other blocks than one in-memory array: ~1e-10 relative
@@ -170,7 +170,7 @@ def test_mmd_and_test_match_the_python_api(files):
     same = nk.two_sample_test(A[:450], A[450:], kernel=kernel, n_permutations=40, random_state=0)
     np.save(tmp / "A1.npy", A[:450])
     np.save(tmp / "A2.npy", A[450:])
-    out = run("test", "A1.npy", "A2.npy", "--permutations", "40", "-o", "r.json", cwd=tmp)
+    out = run("test", "A1.npy", "A2.npy", "--kernel", "gaussian", "--permutations", "40", "-o", "r.json", cwd=tmp)
     assert same.pvalue > 0.05 and out.returncode == 0, out.stderr
     assert f"p-value     {same.pvalue!r}" in out.stdout and "do not reject H0" in out.stdout
     assert re.search(r"time\s+[\d.]+ s", out.stdout)
@@ -212,7 +212,7 @@ def test_aggregated_test_matches_the_python_api(files):
     saved = nk.load(tmp / "agg.json")
     assert saved.pvalue == res.pvalue and saved.kernels == res.kernels
     info = run("info", "agg.json", cwd=tmp)
-    assert info.returncode == 0 and "Dominant kernel" in info.stdout
+    assert info.returncode == 0 and "Strongest evidence" in info.stdout
     text = run("test", "A.npy", "B.npy", "--aggregate", "fuse", "--permutations", "19", cwd=tmp)
     assert text.returncode == 1 and "MMD-FUSE" in text.stdout and "marginal p" in text.stdout
 
@@ -223,8 +223,9 @@ def test_aggregated_test_matches_the_python_api(files):
         (["--aggregate", "fuse", "--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
         (["--aggregate", "fuse", "--kernels", "gaussian,nope"], "unknown kernel 'nope'"),
         (["--aggregate", "fuse", "--kernels", "linear"], "radial"),
-        (["--bandwidths", "3"], "--bandwidths applies to the aggregated test"),
-        (["--max-bins", "100"], "--max-bins applies to the aggregated test"),
+        (["--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
+        (["--kernel", "gaussian", "--bandwidths", "3"], "--bandwidths applies to a collection"),
+        (["--kernel", "gaussian", "--max-bins", "100"], "--max-bins applies to a collection"),
     ],
 )
 def test_aggregated_options_are_checked(files, args, message):
@@ -240,12 +241,23 @@ def test_suggest_m_matches_the_bounds_module(files):
     assert rec["n_landmarks"] == rep.n_landmarks and rec["explanation"] == rep.explain()
 
 
+def test_suggest_m_certify_reports_the_auto_search_of_the_library(files):
+    """--certify: the m that NystromKME(n_landmarks="auto") certifies on the same data and
+    seed, beside the theorems' (absent without the flag)."""
+    tmp, A, _ = files
+    rec = ok_json("suggest-m", "A.npy", "--certify", cwd=tmp)
+    est = nk.NystromKME("gaussian", n_landmarks="auto", random_state=0).fit(A)
+    cert = rec["certificate"]
+    assert cert["type"] == "LandmarkSearch" and cert["n_landmarks"] == est.n_landmarks_report_.n_landmarks
+    assert cert["certified"] == est.n_landmarks_report_.certified
+    assert "certificate" not in ok_json("suggest-m", "A.npy", cwd=tmp)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["fit", "nope.npy", "-o", "x.npz"], "nope.npy: no such file"),
         (["fit", "nan.csv", "-o", "x.npz", "--n-landmarks", "1"], "nan.csv: line 2, column index 1: NaN or inf"),
-        (["fit", "A.npy", "-o", "x.npz", "--n-landmarks", "5000"], "n_landmarks=5000 exceeds"),
         (["fit", "A.npy", "-o", "x.npz", "--bandwidth", "-1"], "--bandwidth: .*positive number"),
         (["mmd", "A.npy", "A.csv"], "A.npy has 3 columns but A.csv has 4"),
         (["test", "A.csv", "B.npy"], "A.csv has 4 columns but B.npy has 3"),
@@ -278,11 +290,11 @@ def test_help_documents_the_exit_status():
     assert out.returncode == 0
     for line in (
         "0    success",
-        "1    'test' rejected H0 at level --alpha (the samples differ); nothing else",
+        "1    'test' rejected H0 at level --alpha (the samples differ), or 'drift",
         "2    any failure: usage error, bad input",
     ):
         assert line in out.stdout
-    for command in ("fit", "eval", "mmd", "test", "suggest-m", "info", "demo"):
+    for command in ("fit", "eval", "mmd", "test", "drift", "suggest-m", "info", "demo"):
         assert command in out.stdout
 
 
@@ -335,7 +347,19 @@ def test_mmd_and_test_share_the_bandwidth_on_large_files(tmp_path):
     for seed in ("0", "5"):
         mmd = ok_json("mmd", "A.npy", "B.npy", "--seed", seed, cwd=tmp_path)
         test = json.loads(
-            run("test", "A.npy", "B.npy", "--permutations", "9", "--seed", seed, "--json", cwd=tmp_path).stdout
+            run(
+                "test",
+                "A.npy",
+                "B.npy",
+                "--kernel",
+                "gaussian",
+                "--permutations",
+                "9",
+                "--seed",
+                seed,
+                "--json",
+                cwd=tmp_path,
+            ).stdout
         )
         want = resolve_kernel("gaussian", [as_source(A), as_source(B)], np.random.default_rng(int(seed)))
         assert mmd["kernel"] == test["kernel"] == kernel_spec(want)
@@ -439,15 +463,16 @@ def test_eval_leaves_no_partial_output(files, monkeypatch, capsys, suffix):
 
 # every command, with the call that fails: exit status 2 and one line, never 1 (H0 rejected)
 COMMANDS = [
-    (["fit", "A.npy", "-o", "e.npz"], "read_data"),
-    (["eval", "emb.npz", "B.npy"], "load"),
-    (["compress", "A.npy", "-m", "5", "-o", "c.npz"], "compress"),
-    (["mmd", "A.npy", "B.npy"], "mmd2"),
-    (["test", "A.npy", "B.npy", "--permutations", "5"], "two_sample_test"),
-    (["suggest-m", "A.npy"], "suggest_n_landmarks"),
-    (["info", "emb.npz"], "read_header"),
-    (["demo", "--n-samples", "100"], "run_demo"),
-    (["--version"], "show_config"),
+    (["fit", "A.npy", "-o", "e.npz"], "inputs", "read_data"),
+    (["eval", "emb.npz", "B.npy"], "inputs", "load"),
+    (["compress", "A.npy", "-m", "5", "-o", "c.npz"], "embeddings", "compress"),
+    (["mmd", "A.npy", "B.npy"], "compare", "mmd2"),
+    (["test", "A.npy", "B.npy", "--permutations", "5"], "compare", "two_sample_test"),
+    (["suggest-m", "A.npy"], "embeddings", "suggest_n_landmarks"),
+    (["drift", "fit", "A.npy", "-o", "d.npz"], "drift", "DriftDetector"),
+    (["info", "emb.npz"], "about", "read_header"),
+    (["demo", "--n-samples", "100"], "about", "run_demo"),
+    (["--version"], None, "show_config"),
 ]
 
 
@@ -462,8 +487,8 @@ COMMANDS = [
         OSError(28, "No space left on device"),
     ],
 )
-@pytest.mark.parametrize("args, target", COMMANDS, ids=[c[0][0] for c in COMMANDS])
-def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
+@pytest.mark.parametrize("args, module, target", COMMANDS, ids=[c[0][0] for c in COMMANDS])
+def test_no_failure_exits_1(files, monkeypatch, capsys, args, module, target, error):
     tmp, A, _ = files
     monkeypatch.chdir(tmp)
     nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save("emb.npz")
@@ -471,7 +496,9 @@ def test_no_failure_exits_1(files, monkeypatch, capsys, args, target, error):
     def fail(*a, **k):
         raise error
 
-    monkeypatch.setattr(cli if target == "show_config" else cli.commands, target, fail)
+    import importlib
+
+    monkeypatch.setattr(cli if module is None else importlib.import_module(f"nystrom_kme.cli.{module}"), target, fail)
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("nystrom-kme"), captured.err
@@ -515,7 +542,8 @@ def test_huge_requests_are_out_of_memory_with_exit_2(files):
     MemoryError reported as out of memory."""
     tmp, _, _ = files
     for args, says in (
-        (["test", "A.npy", "B.npy", "--permutations", str(10**11)], "too large"),
+        (["test", "A.npy", "B.npy", "--kernel", "gaussian", "--permutations", str(10**11)], "too large"),
+        (["test", "A.npy", "B.npy", "--permutations", str(10**11)], "out of memory"),
         (["demo", "--n-samples", str(10**11), "--n-landmarks", "2"], "out of memory"),
     ):
         out = run(*args, cwd=tmp)
@@ -612,7 +640,17 @@ def test_the_cli_package_uses_the_library_through_public_names():
 
     root = pathlib.Path(cli.__file__).parent
     modules = sorted(root.glob("*.py"))
-    assert {p.stem for p in modules} == {"__init__", "__main__", "commands", "output", "parser"}
+    assert {p.stem for p in modules} == {
+        "__init__",
+        "__main__",
+        "about",
+        "compare",
+        "drift",
+        "embeddings",
+        "inputs",
+        "output",
+        "parser",
+    }
     for path in modules:
         text = path.read_text(encoding="utf-8")
         assert len(text.splitlines()) < 600, path.name
@@ -621,3 +659,71 @@ def test_the_cli_package_uses_the_library_through_public_names():
                 assert not [a.name for a in node.names if a.name.startswith("_")], (path.name, node.module)
             elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.endswith("__"):
                 raise AssertionError(f"{path.name}: {ast.unparse(node)}")
+
+
+def test_options_speak_the_python_names_and_suggest_them(files):
+    """--n-permutations / --random-state / --n-landmarks auto work; the Python spelling of
+    an option gets the CLI's as a suggestion; the library's own kernel names are taken."""
+    tmp, _, _ = files
+    out = run(
+        "test",
+        "A.npy",
+        "B.npy",
+        "--n-permutations",
+        "19",
+        "--random-state",
+        "0",
+        "--n-landmarks",
+        "auto",
+        "--kernel",
+        "inverse_multiquadric",
+        "--json",
+        cwd=tmp,
+    )
+    assert out.returncode in (0, 1) and json.loads(out.stdout)["n_permutations"] == 19, out.stderr
+    out = run("test", "A.npy", "B.npy", "--n_permutations", "19", cwd=tmp)
+    assert out.returncode == 2 and "did you mean --n-permutations?" in out.stderr
+    old = run(
+        "test", "A.npy", "B.npy", "--permutations", "19", "--seed", "0", "--kernel", "gaussian", "--json", cwd=tmp
+    )
+    new = run(
+        "test",
+        "A.npy",
+        "B.npy",
+        "--n-permutations",
+        "19",
+        "--random-state",
+        "0",
+        "--kernel",
+        "gaussian",
+        "--json",
+        cwd=tmp,
+    )
+    assert json.loads(old.stdout)["pvalue"] == json.loads(new.stdout)["pvalue"]
+
+
+def test_library_warnings_and_errors_are_one_line_in_the_clis_words(files):
+    tmp, _, _ = files
+    out = run("fit", "A.npy", "-o", "x.npz", "--n-landmarks", "5000", cwd=tmp)
+    assert out.returncode == 0 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("nystrom-kme fit: warning: --n-landmarks 5000") and ".py" not in out.stderr
+    out = run("test", "A.npy", "B.npy", "--n-landmarks", "auto", "--n-permutations", "9", cwd=tmp)
+    assert out.returncode == 2 and "--n-landmarks 'auto' is for a single kernel" in out.stderr
+
+
+def test_a_closed_pipe_ends_quietly(files):
+    """'nystrom-kme info f.npz | head -1' used to say "Broken pipe" and exit 2."""
+    tmp, A, _ = files
+    nk.NystromKME(n_landmarks=5, random_state=0).fit(A).save(tmp / "emb.npz")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for _ in range(5):
+        p = subprocess.run(
+            f"'{sys.executable}' -m nystrom_kme info emb.npz | head -c 1",
+            shell=True,
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert p.stderr == "" and len(p.stdout) == 1, p.stderr

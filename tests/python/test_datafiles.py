@@ -255,3 +255,23 @@ def test_an_npz_member_is_checked_against_its_size_before_it_is_read(tmp_path, X
     src = read_data(tmp_path / "c.npz")
     assert src.dtype == np.float64 and src.dtype.isnative
     assert_array_equal(_rows(src), X)
+
+
+def test_every_suffix_has_exactly_one_reader():
+    """The format table is complete: each suffix of SUFFIXES is read by one path (an array
+    opener, the text reader or Parquet), and no reader serves an unlisted suffix."""
+    from nystrom_kme import datafiles
+
+    paths = [set(datafiles.ARRAY_READERS), set(datafiles.TEXT_SUFFIXES), {".parquet"}]
+    assert sum(len(p) for p in paths) == len(set().union(*paths)) == len(datafiles.SUFFIXES)
+    assert set().union(*paths) == set(datafiles.SUFFIXES)
+
+
+def test_a_csv_with_another_separator_suggests_the_delimiter(tmp_path):
+    from nystrom_kme.datafiles import DataFileError, read_data
+
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;c\n1;2;3\n4;5;6\n")
+    with pytest.raises(DataFileError, match="try --delimiter ';'"):
+        read_data(path).count_rows()
+    assert read_data(path, delimiter=";").count_rows() == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 import nystrom_kme as nk
 from nystrom_kme._estimator import ParamsMixin
+from references import dense_kernel
 
 
 class Toy(ParamsMixin):
@@ -65,19 +67,17 @@ CHECKED = [
     nk.NystromKME(n_landmarks=5, random_state=0),
     nk.NystromKME(n_landmarks=5, sampler="rpcholesky", solver="cod", random_state=0),
     nk.NystromKME(random_state=0),  # the defaults: m = sqrt(n) log sqrt(n)
+    nk.NystromKME(),  # the defaults, unseeded, as check_estimator(nk.NystromKME()) is called
+    # more landmarks than the checks' samples have rows (10 to 16): capped at n_samples
+    # with a warning, as scikit-learn's Nystroem caps n_components
+    nk.NystromKME(n_landmarks=20),
     nk.EmpiricalKME(random_state=0),
+    nk.EmpiricalKME(),
 ]
 
 
 def expected_failed_checks(estimator):
     """Checks that fail by design, with the reason (strict xfail: they must fail)."""
-    if isinstance(estimator, nk.NystromKME) and estimator.n_landmarks is None:
-        # The check calls partial_fit on an unfitted estimator with the default
-        # n_landmarks=None; partial_fit then refuses to size m from its first chunk
-        # (m for a stream of unknown length would be a guess) and asks for an integer.
-        # With an integer n_landmarks (the first two estimators) the check passes.
-        reason = "partial_fit needs an integer n_landmarks to choose landmarks from its first chunk"
-        return {"check_n_features_in_after_fitting": reason}
     if isinstance(estimator, nk.NystromKME) and estimator.sampler != "uniform":
         # A numpy.memmap is streamed block by block (O(chunk) memory, never loaded
         # whole); samplers other than uniform read all of X, so a memmapped X gets a
@@ -99,6 +99,9 @@ else:
 
 
 @SKLEARN_CHECKS
+# n_landmarks=20 on the checks' samples of 10 to 16 rows: the cap's warning, expected
+# (test_more_landmarks_than_rows_are_capped_with_a_warning checks it and the result)
+@pytest.mark.filterwarnings("ignore:n_landmarks=20 exceeds:UserWarning")
 def test_scikit_learn_estimator_checks(estimator, check):
     """Every check of sklearn.utils.estimator_checks for these unsupervised estimators.
     scikit-learn skips two by itself here: check_sample_weights_pandas_series (pandas is
@@ -116,7 +119,8 @@ def test_scikit_learn_array_api_check_with_numpy(tmp_path):
         "import warnings; warnings.simplefilter('ignore')\n"
         "import nystrom_kme as nk\n"
         "from sklearn.utils.estimator_checks import check_array_api_input\n"
-        "for est in (nk.NystromKME(n_landmarks=5, random_state=0), nk.EmpiricalKME(random_state=0)):\n"
+        "for est in (nk.NystromKME(n_landmarks=5, random_state=0), nk.NystromKME(), nk.NystromKME(n_landmarks=20),\n"
+        "            nk.EmpiricalKME(random_state=0)):\n"
         "    check_array_api_input(type(est).__name__, est, array_namespace='numpy',\n"
         "                          expect_only_array_outputs=False)\n"
         "print('passed')\n"
@@ -130,6 +134,150 @@ def test_scikit_learn_array_api_check_with_numpy(tmp_path):
     }
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "passed", out.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------- #
+# scikit-learn's conventions in full (issue 29): m capped at n_samples with a warning,
+# partial_fit's default m, unit weights are no weights, scores of one kernel
+# --------------------------------------------------------------------------- #
+def test_more_landmarks_than_rows_are_capped_with_a_warning():
+    X = np.random.default_rng(2029).normal(size=(15, 2))
+    k = nk.Gaussian(1.5)
+    with pytest.warns(UserWarning, match=r"^n_landmarks=20 exceeds n_samples=15: n_landmarks=15 is used$") as rec:
+        capped = nk.NystromKME(k, n_landmarks=20, random_state=0).fit(X)
+    assert [w.filename for w in rec] == [__file__]  # one warning, pointing at the user's call
+    asked = nk.NystromKME(k, n_landmarks=15, random_state=0).fit(X)
+    np.testing.assert_array_equal(capped.landmarks_, asked.landmarks_)
+    np.testing.assert_array_equal(capped.weights_, asked.weights_)
+    # a sampler of distinct rows then takes every row, and the Nyström embedding is the
+    # empirical one: ||mu_m - mu_hat||^2 from dense kernel matrices
+    with pytest.warns(UserWarning, match="n_landmarks=20 exceeds n_samples=15"):
+        every = nk.NystromKME(k, n_landmarks=20, sampler="rpcholesky", random_state=0).fit(X)
+    assert sorted(every.landmark_indices_.tolist()) == list(range(15))
+    L, a, w = every.landmarks_, every.weights_, np.full(15, 1 / 15)
+    d2 = a @ dense_kernel("gaussian", L, L, 1.5) @ a - 2 * a @ dense_kernel("gaussian", L, X, 1.5) @ w
+    d2 += w @ dense_kernel("gaussian", X, X, 1.5) @ w
+    assert abs(d2) < 1e-12
+    # partial_fit caps at its first chunk, passes=1 at the rows of a stream shorter than m
+    with pytest.warns(UserWarning, match=r"^n_landmarks=20 exceeds the 12 rows of the first chunk") as rec:
+        first = nk.NystromKME(k, n_landmarks=20, random_state=0).partial_fit(X[:12])
+    assert first.landmarks_.shape == (12, 2) and [w.filename for w in rec] == [__file__]
+    with pytest.warns(UserWarning, match=r"^n_landmarks=20 exceeds the 15 rows of the stream") as rec:
+        streamed = nk.NystromKME(k, n_landmarks=20, passes=1, random_state=0).fit(iter([X[:7], X[7:]]))
+    assert [w.filename for w in rec] == [__file__]
+    np.testing.assert_array_equal(streamed.landmarks_, capped.landmarks_)  # the in-memory fit's draws
+    np.testing.assert_allclose(streamed.weights_, capped.weights_, rtol=1e-12, atol=1e-12)
+    # genuinely bad values stay errors
+    for bad in (0, -3, 2.5, True, "many"):
+        with pytest.raises(ValueError, match="n_landmarks"):
+            nk.NystromKME(k, n_landmarks=bad).fit(X)
+
+
+def test_partial_fit_sizes_the_default_m_for_its_first_chunk():
+    X = np.random.default_rng(292).normal(size=(3000, 2))
+    k = nk.Gaussian(1.0)
+    est = nk.NystromKME(k, random_state=0).partial_fit(X[:1000])
+    m = math.ceil(math.sqrt(1000) * math.log(math.sqrt(1000)))  # the paper's m for 1000 rows: 110
+    assert est.landmarks_.shape == (m, 2) and est.landmark_indices_.max() < 1000
+    first = nk.NystromKME(k, random_state=0).fit(X[:1000])  # the first call is fit on the chunk
+    np.testing.assert_array_equal(est.landmarks_, first.landmarks_)
+    np.testing.assert_array_equal(est.weights_, first.weights_)
+    est.partial_fit(X[1000:])  # later chunks keep the landmarks
+    assert est.landmarks_.shape == (m, 2) and est.n_samples_ == 3000
+    whole = nk.NystromKME(k, sampler=est.landmarks_).fit(X)
+    np.testing.assert_allclose(est.s_sum_, whole.s_sum_, rtol=1e-14)
+    # K_m is numerically singular at m = 110 here: compare embeddings, not weights (see solver=)
+    assert nk.rkhs_distance(est, whole) < 1e-7 * whole.norm()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},  # the defaults: uniform draws with replacement, m = sqrt(n) log sqrt(n)
+        {"n_landmarks": 40, "sampler": nk.UniformSampling(replace=False)},
+        {"n_landmarks": 40, "sampler": "rpcholesky"},
+        {"n_landmarks": "auto"},
+    ],
+    ids=["defaults", "without-replacement", "rpcholesky", "auto"],
+)
+def test_unit_weights_are_no_weights(params):
+    X = np.random.default_rng(29).normal(size=(1500, 3))
+    plain = nk.NystromKME(random_state=0, **params).fit(X)
+    ones = nk.NystromKME(random_state=0, **params).fit(X, sample_weight=np.ones(len(X)))
+    for name in ("landmarks_", "landmark_indices_", "weights_", "s_sum_"):
+        np.testing.assert_array_equal(getattr(ones, name), getattr(plain, name), err_msg=name)
+    assert ones.weight_sum_ == plain.weight_sum_ == len(X)
+    # nor is any constant (only ratios matter): the same landmarks and weights, the
+    # statistics in its units
+    for c in (0.125, 3.0, 5e-324):
+        const = nk.NystromKME(random_state=0, **params).fit(X, sample_weight=np.full(len(X), c))
+        np.testing.assert_array_equal(const.landmarks_, plain.landmarks_)
+        np.testing.assert_array_equal(const.weights_, plain.weights_)
+        np.testing.assert_array_equal(const.s_sum_, plain.s_sum_ * c)
+        assert const.weight_sum_ == len(X) * c
+    # and the uniform policy draws with weights of one value as without weights
+    src = nk.sources.as_source(X)
+    draw = [
+        nk.UniformSampling().draw(src, None, 50, np.random.default_rng(1), sample_weight=w)
+        for w in (None, np.full(len(X), 7.0))
+    ]
+    np.testing.assert_array_equal(draw[0], draw[1])
+
+
+def test_unit_weights_are_no_weights_in_partial_fit_score_and_the_empirical_embedding():
+    rng = np.random.default_rng(2930)
+    X, Y = rng.normal(size=(900, 2)), rng.normal(size=(300, 2))
+    k = nk.Gaussian(1.0)
+    plain = nk.NystromKME(k, n_landmarks=30, random_state=0).partial_fit(X[:400]).partial_fit(X[400:])
+    ones = nk.NystromKME(k, n_landmarks=30, random_state=0)
+    ones.partial_fit(X[:400], sample_weight=np.ones(400)).partial_fit(X[400:], sample_weight=np.ones(500))
+    np.testing.assert_array_equal(ones.landmarks_, plain.landmarks_)
+    np.testing.assert_array_equal(ones.weights_, plain.weights_)
+    assert ones.weight_sum_ == plain.weight_sum_ == 900
+    assert plain.score(Y, sample_weight=np.ones(len(Y))) == plain.score(Y)
+    emp = nk.EmpiricalKME(k).fit(X, sample_weight=np.ones(len(X)))
+    np.testing.assert_array_equal(emp.weights_, nk.EmpiricalKME(k).fit(X).weights_)
+
+
+def test_scores_of_different_kernels_on_the_same_rows_warn():
+    rng = np.random.default_rng(2931)
+    X, Y, Z, V = (
+        rng.normal(size=(500, 2)),
+        rng.normal(size=(200, 2)),
+        rng.normal(size=(200, 2)),
+        rng.normal(size=(99, 2)),
+    )
+    gauss = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=10, random_state=0).fit(X)
+    more = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=50, random_state=0).fit(X)
+    laplace = nk.NystromKME(nk.Laplacian(1.0), n_landmarks=10, random_state=0).fit(X)
+    median_a = nk.NystromKME(n_landmarks=10, random_state=0).fit(X)
+    median_b = nk.NystromKME(n_landmarks=10, random_state=0).fit(X[:100])
+    assert median_a.kernel_ != median_b.kernel_  # two bandwidths from one choice, "median"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert more.score(Y) > gauss.score(Y)  # one kernel: comparable, no warning
+        laplace.score(Z)  # another kernel on other rows
+        median_a.score(V)  # one kernel choice, each fit's median bandwidth
+        median_b.score(V.copy())
+    with pytest.warns(UserWarning, match=r"also scored with kernel Gaussian\(bandwidth=1.0\), now Laplacian") as rec:
+        laplace.score(Y.copy())  # the same rows, another array
+    assert [w.filename for w in rec] == [__file__]
+
+
+def test_grid_search_over_bandwidths_is_warned():
+    """The silent failure of issue 29: a grid over bandwidths picks the widest, because
+    each score lives in its own RKHS. The search now warns."""
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X = np.random.default_rng(2932).normal(size=(600, 2))
+    kernels = [nk.Gaussian(0.3), nk.Gaussian(1.0), nk.Gaussian(10.0)]
+    grid = GridSearchCV(
+        nk.NystromKME(n_landmarks=30, random_state=0), {"kernel": kernels}, cv=KFold(3, shuffle=True, random_state=0)
+    )
+    with pytest.warns(UserWarning, match="scores compare embeddings of one kernel"):
+        grid.fit(X)
+    assert grid.best_params_["kernel"] == nk.Gaussian(10.0)  # what the warning is about
 
 
 # --------------------------------------------------------------------------- #

@@ -229,8 +229,14 @@ def test_median_distance_keeps_its_draws_and_errors():
     sub = X[np.random.default_rng(5).choice(1797, size=1000, replace=False)]
     assert nk.median_distance(X, random_state=5) == _numpy_median_distance(sub)
     assert nk.median_distance(X[:300]) == _numpy_median_distance(X[:300])  # no draw below 1000 rows
-    with pytest.raises(ValueError, match="median pairwise distance is 0"):
-        nk.median_distance(np.ones((10, 3)))
+    # most rows repeat: the median of the distances between distinct rows; one point: 1
+    assert nk.median_distance(np.ones((10, 3))) == 1.0
+    many = np.ones((10, 1))
+    many[:2, 0] = [0.0, 3.0]  # eight equal rows: 28 of the 45 distances are 0
+    nonzero = _numpy_median_distance(many)
+    assert nonzero == 0.0 and nk.median_distance(many) == np.median(
+        [abs(a - b) for i, a in enumerate(many[:, 0]) for b in many[i + 1 :, 0] if a != b]
+    )
     with pytest.raises(ValueError, match="at least 2 row"):
         nk.median_distance(np.ones((1, 3)))
     with pytest.raises(ValueError, match="NaN or inf"):

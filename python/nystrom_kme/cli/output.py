@@ -18,7 +18,13 @@ from .._files import non_regular_kind
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: What each command writes with -o, by suffix: the suffix names the format.
-OUTPUTS = {"fit": (".npz",), "compress": (".npz",), "test": (".json",), "eval": (".npy", ".csv", ".txt")}
+OUTPUTS = {
+    "fit": (".npz",),
+    "compress": (".npz",),
+    "drift fit": (".npz",),
+    "test": (".json",),
+    "eval": (".npy", ".csv", ".txt"),
+}
 
 
 class BadInput(Exception):

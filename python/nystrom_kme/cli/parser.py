@@ -4,32 +4,29 @@ and exit status 2, help texts that end with the exit statuses and file formats."
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
-from typing import NoReturn
+import re
+from typing import Any, NoReturn
 
-from ..aggregated import DEFAULT_MAX_BINS
-from ..aggregation import AGGREGATIONS
 from ..compression import EXACT_MMD_MAX_ROWS, WEIGHTS
 from ..datafiles import SUFFIXES
 from ..kernel_collection import GRIDS
+from ..kernels import KERNEL_ALIASES
 from ..sampling import SAMPLER_NAMES
-from .commands import (
-    KERNEL_NAMES,
-    cmd_compress,
-    cmd_demo,
-    cmd_eval,
-    cmd_fit,
-    cmd_info,
-    cmd_mmd,
-    cmd_suggest_m,
-    cmd_test,
-)
+from ..two_sample import AGGREGATIONS, DEFAULT_MAX_BINS
+from .about import cmd_demo, cmd_info
+from .compare import cmd_mmd, cmd_test
+from .drift import add_drift_commands
+from .embeddings import cmd_compress, cmd_eval, cmd_fit, cmd_suggest_m
+from .inputs import KERNEL_NAMES, PRIMARY_KERNEL_NAMES
 from .output import EXIT_BAD_INPUT
 
 EPILOG = f"""\
 exit status:
-  0    success (for 'test': H0 not rejected)
-  1    'test' rejected H0 at level --alpha (the samples differ); nothing else
+  0    success (for 'test': H0 not rejected; 'drift test' / 'watch': no drift)
+  1    'test' rejected H0 at level --alpha (the samples differ), or 'drift
+       test' / 'drift watch' found drift; nothing else
   2    any failure: usage error, bad input (missing or unreadable file, NaN in
        the data, mismatched columns, invalid option), out of memory: one line
        on stderr
@@ -39,16 +36,32 @@ data files: {", ".join(SUFFIXES)}
   (.npy memory-mapped; .h5 needs h5py, .zarr zarr, .parquet pyarrow);
   regular files only. --columns picks columns by 0-based index or header
   name; messages count lines from 1 and columns from 0 ("column index 2").
-output files (-o): the suffix names the format (fit, compress: .npz; test:
-  .json; eval: .npy, .csv or .txt); a file appears only when complete.
+output files (-o): the suffix names the format (fit, compress, drift fit:
+  .npz; test: .json; eval: .npy, .csv or .txt); a file appears only when complete.
 Output is human-readable; --json prints one JSON object for scripts."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr and exit status 2."""
+    """Usage errors as one line on stderr and exit status 2; an unknown option gets the
+    closest known one ("did you mean"), so the Python spelling finds the CLI's."""
+
+    #: Every parser built (the commands' too): their help lists the known options.
+    built: list[argparse.ArgumentParser] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _Parser.built.append(self)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        hint = ""
+        if message.startswith("unrecognized arguments:"):
+            known = sorted({o for p in _Parser.built for o in re.findall(r"--[a-z][a-z0-9-]*", p.format_help())})
+            for word in message.split(":", 1)[1].split():
+                close = difflib.get_close_matches(word.split("=", 1)[0].replace("_", "-"), known, n=1, cutoff=0.6)
+                if word.startswith("-") and close:
+                    hint = f"; did you mean {close[0]}?"
+                    break
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}{hint} (see {self.prog} --help)\n")
 
 
 def _bandwidth(text: str) -> float | str:
@@ -135,23 +148,47 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     threads = _Parser(add_help=False)
     threads.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: when stderr is a terminal)",
+    )
+    threads.add_argument(
+        "--n-threads",
         "--threads",
+        dest="threads",
         type=_positive_int,
         default=None,
         help="threads of the C++ core (default: all available); results do not depend on it",
     )
-    kern = _Parser(add_help=False)
-    k = kern.add_argument_group("kernel")
-    k.add_argument("--kernel", choices=KERNEL_NAMES, default="gaussian", help="default: gaussian")
-    k.add_argument(
-        "--bandwidth",
-        type=_bandwidth,
-        default=None,
-        help="a positive number or 'median' (default: median for radial kernels, 1 otherwise; "
-        "'mmd' and 'test' take the median over rows of both samples drawn from --seed, "
-        "so both give the same bandwidth on the same files)",
-    )
-    k.add_argument("--seed", type=int, default=0, help="seed of every random draw (default: 0)")
+
+    def kernel_options(default: str | None, help_: str) -> _Parser:
+        """--kernel, --bandwidth and --seed (each command its own actions: argparse shares a
+        parent's actions between the commands, defaults included)."""
+        parent = _Parser(add_help=False)
+        k = parent.add_argument_group("kernel")
+        k.add_argument(
+            "--kernel",
+            choices=KERNEL_NAMES,
+            metavar="{" + ",".join(PRIMARY_KERNEL_NAMES) + "}",
+            default=default,
+            help=f"{help_}; aliases: " + ", ".join(f"{a} = {n}" for a, n in KERNEL_ALIASES.items()),
+        )
+        k.add_argument(
+            "--bandwidth",
+            type=_bandwidth,
+            default=None,
+            help="a positive number or 'median' (default: median for radial kernels, 1 otherwise; "
+            "'mmd' and 'test' take the median over rows of both samples drawn from --seed, "
+            "so both give the same bandwidth on the same files)",
+        )
+        k.add_argument(
+            "--random-state", "--seed", dest="seed", type=int, default=0, help="seed of every random draw (default: 0)"
+        )
+        return parent
+
+    kern = kernel_options("gaussian", "default: gaussian")
+    one_or_many = kernel_options(None, "test this one kernel (default: a collection of kernels, see --kernels)")
 
     def add(name: str, help_: str, parents: list[_Parser]) -> argparse.ArgumentParser:
         return sub.add_parser(
@@ -226,55 +263,68 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unbiased", action="store_true", help="with --exact: the U-statistic")
     p.add_argument(
         "--n-landmarks",
-        type=_positive_int,
+        type=_n_landmarks,
         default=None,
-        help="m per sample (Nystrom; default ceil(sqrt(n) log sqrt(n)))",
+        help="m per sample (Nystrom; default ceil(sqrt(n) log sqrt(n))); 'auto': the landmark search per sample",
     )
     p.set_defaults(run=cmd_mmd)
 
     p = add(
         "test",
         "permutation two-sample test: do two data files come from one distribution?",
-        [files, kern, threads, out],
+        [files, one_or_many, threads, out],
     )
     p.add_argument("a", help="first sample (data file)")
     p.add_argument("b", help="second sample (data file, same columns)")
-    p.add_argument("--permutations", type=_positive_int, default=200, help="default: 200")
+    p.add_argument(
+        "--n-permutations", "--permutations", dest="permutations", type=_positive_int, default=200, help="default: 200"
+    )
     p.add_argument("--alpha", type=_probability, default=0.05, help="level of the test (default: 0.05)")
-    p.add_argument("--exact", action="store_true", help="exact MMD statistic, O(n^2) (default: Nystrom)")
+    p.add_argument("--method", choices=("nystrom", "exact"), default="nystrom", help="the statistic (default: nystrom)")
+    p.add_argument("--exact", dest="method", action="store_const", const="exact", help="--method exact, O(n^2)")
     p.add_argument(
         "--n-landmarks",
-        type=_positive_int,
+        type=_n_landmarks,
         default=None,
-        help="m (Nystrom; default ceil(sqrt(n) log sqrt(n)) of the pooled sample)",
+        help="m (Nystrom; default ceil(sqrt(n) log sqrt(n)) of the pooled sample); 'auto' (one kernel: the "
+        "landmark search on the pooled sample)",
     )
     p.add_argument(
+        "--aggregation",
         "--aggregate",
+        dest="aggregate",
         choices=AGGREGATIONS,
         default=None,
-        help="test a collection of kernels at once (--kernels at --bandwidths bandwidths each, "
-        "set from the data) with one permutation test: 'fuse' (MMD-FUSE's soft maximum) or "
-        "'mmdagg' (the smallest marginal p-value); default: one kernel (--kernel)",
+        help="how the kernels of a collection combine: 'fuse+median' (the default test: MMD-FUSE over "
+        "4 kernels or the median Gaussian, whichever has the smaller p-value), 'fuse' (MMD-FUSE's soft "
+        "maximum; the default with --kernels), 'mmdagg' (the smallest marginal p-value) or 'maxz' (the "
+        "largest standardised MMD); alone it takes MMD-FUSE's 20 kernels",
     )
     p.add_argument(
         "--kernels",
-        default="gaussian,laplacian",
-        help="with --aggregate: comma-separated radial kernels (default: gaussian,laplacian)",
+        default=None,
+        help="a collection of radial kernels, comma-separated (e.g. gaussian,laplacian), on the "
+        "bandwidth grid; without it and without --kernel, the library's default test",
     )
     p.add_argument(
-        "--bandwidths", type=_positive_int, default=None, help="with --aggregate: bandwidths per kernel (default: 10)"
+        "--n-bandwidths",
+        "--bandwidths",
+        dest="bandwidths",
+        type=_positive_int,
+        default=None,
+        help="bandwidths per kernel of the collection (default: 10, as MMD-FUSE)",
     )
     p.add_argument(
         "--grid",
         choices=GRIDS,
         default=None,
-        help="with --aggregate: even ('fuse', the default) or geometric spacing of the bandwidths",
+        help="the collection's bandwidths: even ('fuse', the default) or geometric spacing",
     )
     p.add_argument(
         "--max-bins",
         type=_positive_int,
         default=None,
-        help=f"with --aggregate: beyond this many pooled rows the permutations move random bins "
+        help=f"a collection: beyond this many pooled rows the Nystrom permutations move random bins "
         f"of rows (default: {DEFAULT_MAX_BINS})",
     )
     p.add_argument("-o", "--output", default=None, help="also save the full result (.json)")
@@ -290,7 +340,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", type=_probability, default=0.05, help="failure probability of the bounds (default 0.05)")
     p.add_argument("--target-error", type=float, default=None, help="aim the Theorem 4.1 bound at this error")
     p.add_argument("--max-landmarks", type=_positive_int, default=None, help="cap on the suggestion")
+    p.add_argument(
+        "--certify",
+        action="store_true",
+        help="also run n_landmarks='auto' on the data (uniform landmarks, about one fit) and "
+        "print the m it certifies beside the theorems'",
+    )
     p.set_defaults(run=cmd_suggest_m)
+
+    add_drift_commands(add, files, threads, out, _positive_int, _probability)
 
     p = add("info", "describe a saved embedding, rule or test result", [out])
     p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")
@@ -305,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="landmark counts to try, each in [1, n-samples] (default: around the paper's m)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--random-state", "--seed", dest="seed", type=int, default=0, help="default: 0")
     p.set_defaults(run=cmd_demo, parser=p)
     return parser
 

@@ -74,17 +74,20 @@ def test_mmd_matches_in_memory(client, data):
 
 def test_two_sample_matches_in_memory(client, data):
     X, Y = data[0][:6_000], data[1][:5_000]
-    ref = nk.two_sample_test(X, Y, n_landmarks=100, n_permutations=50, random_state=5)
+    kw = dict(n_landmarks=100, n_permutations=50, random_state=5)
+    ref = nk.two_sample_test(X, Y, kernel="gaussian", **kw)
     got = nk.two_sample_test(
-        da.from_array(X, chunks=(2_500, 5)),
-        da.from_array(Y, chunks=(2_000, 5)),
-        n_landmarks=100,
-        n_permutations=50,
-        random_state=5,
+        da.from_array(X, chunks=(2_500, 5)), da.from_array(Y, chunks=(2_000, 5)), kernel="gaussian", **kw
     )
     assert got.kernel == ref.kernel and got.n_landmarks == ref.n_landmarks
     assert _rel(got.statistic, ref.statistic) < 1e-10
     np.testing.assert_allclose(got.null_distribution, ref.null_distribution, rtol=1e-10)
+    assert got.pvalue == ref.pvalue
+    # the default test (several kernels, bins of rows): the same kernels and statistics
+    ref = nk.two_sample_test(X, Y, **kw)
+    got = nk.two_sample_test(da.from_array(X, chunks=(2_500, 5)), da.from_array(Y, chunks=(2_000, 5)), **kw)
+    assert got.kernels == ref.kernels and got.bin_size == ref.bin_size > 1
+    np.testing.assert_allclose(got.kernel_statistics, ref.kernel_statistics, rtol=1e-9)
     assert got.pvalue == ref.pvalue
     # the exact test too (each pooled block's sums run on the workers), and mixed inputs
     exact_ref = nk.two_sample_test(X[:800], Y[:700], method="exact", n_permutations=30, random_state=2)

@@ -1,0 +1,213 @@
+"""The commands about one data file: ``fit`` an embedding, ``compress`` to weighted
+points, ``eval`` a saved embedding, ``suggest-m``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .._files import atomic_write, write_npy_vector
+from ..bounds import default_n_landmarks, suggest_n_landmarks
+from ..compression import EXACT_MMD_MAX_ROWS, compress
+from ..nystrom import NystromKME
+from ..persistence import kernel_spec
+from ..sampling import as_policy, resolve_sampler
+from ..sources import RowSource
+from .inputs import (
+    all_rows,
+    data_source,
+    kernel_of,
+    load_embedding,
+    progress_callbacks,
+)
+from .output import EXIT_OK, BadInput, emit, fmt, report_record
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    kernel = kernel_of(args.kernel, args.bandwidth)
+    est = NystromKME(
+        kernel, n_landmarks=args.n_landmarks, sampler=args.sampler, random_state=args.seed, n_threads=args.threads
+    )
+    update, close = progress_callbacks("reading", args.progress)
+    src = data_source(args, args.data, update)
+    start = time.perf_counter()
+    try:
+        # the policies that say so, and m = "bound", look at all rows at once
+        in_memory = as_policy(resolve_sampler(args.sampler)).needs_data_in_memory or args.n_landmarks == "bound"
+        data: np.ndarray | RowSource = all_rows(src) if in_memory else src
+        est.fit(data)
+    finally:
+        close()
+    seconds = time.perf_counter() - start
+    est.save(args.output)
+    record = {
+        "output": args.output,
+        "data": args.data,
+        "n_samples": est.n_samples_,
+        "n_features": est.n_features_in_,
+        "n_landmarks": int(est.landmarks_.shape[0]),
+        "kernel": kernel_spec(est.kernel_),
+        "sampler": args.sampler,
+        "solver": est.solver_,
+        "rank": est.rank_,
+        "seconds": seconds,
+    }
+    lines = [
+        f"Nystrom KME of {args.data}: n = {est.n_samples_} rows, d = {est.n_features_in_} columns",
+        f"  kernel     {est.kernel_!r}",
+        f"  landmarks  m = {est.landmarks_.shape[0]} (sampler {args.sampler}, solver {est.solver_}, rank {est.rank_})",
+    ]
+    report = est.n_landmarks_report_  # how --n-landmarks auto or bound chose m
+    if report is not None:
+        record["n_landmarks_report"] = report_record(report)
+        text = record["n_landmarks_report"].get("explanation", record["n_landmarks_report"]["summary"])
+        lines += [f"  choice of m  {report!r}"] + [f"    {line}" for line in text.splitlines()]
+    emit(args, record, lines + [f"  time       {seconds:.3f} s", f"saved to {args.output}"])
+    return EXIT_OK
+
+
+def cmd_compress(args: argparse.Namespace) -> int:
+    kernel = kernel_of(args.kernel, args.bandwidth)
+    X = all_rows(data_source(args, args.data))
+    start = time.perf_counter()
+    try:
+        res = compress(
+            X,
+            args.n_points,
+            kernel=kernel,
+            sampler=args.sampler,
+            weights=args.weights,
+            ridge=args.ridge,
+            random_state=args.seed,
+            n_threads=args.threads,
+            compute_mmd=False if args.no_mmd else "auto",
+        )
+    except ImportError as err:
+        raise BadInput(str(err)) from None
+    seconds = time.perf_counter() - start
+    res.save(args.output)
+    w = res.weights
+    record = {
+        "output": args.output,
+        "data": args.data,
+        "n_samples": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+        "n_points": res.n_points,
+        "kernel": kernel_spec(res.kernel),
+        "sampler": args.sampler,
+        "weights": args.weights,
+        "ridge": res.ridge,
+        "mmd": res.mmd,
+        "min_weight": float(w.min()),
+        "max_weight": float(w.max()),
+        "weight_sum": float(w.sum()),
+        "seconds": seconds,
+    }
+    mmd = (
+        fmt(res.mmd)
+        if res.mmd is not None
+        else "not computed (--no-mmd)"
+        if args.no_mmd
+        else f"not computed (exact only up to {EXACT_MMD_MAX_ROWS} rows; --no-mmd skips it)"
+    )
+    emit(
+        args,
+        record,
+        [
+            f"compressed {args.data}: n = {X.shape[0]} rows, d = {X.shape[1]} columns -> m = {res.n_points} points",
+            f"  kernel     {res.kernel!r}",
+            f"  method     {res.method}" + (f", ridge {res.ridge:g}" if res.ridge else ""),
+            f"  weights    in [{fmt(w.min())}, {fmt(w.max())}], sum {fmt(w.sum())}, {int(np.count_nonzero(w))} nonzero",
+            f"  MMD to the data  {mmd}",
+            f"  time       {seconds:.3f} s",
+            f"saved to {args.output} (points, weights, indices, mmd)",
+        ],
+    )
+    return EXIT_OK
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    kme = load_embedding(args.embedding)
+    update, close = progress_callbacks("evaluating", args.progress)
+    written: list[int] = []
+    try:  # mu(y) block by block as the points are read; a file appears only when complete
+        blocks = (values for _, values in kme.evaluate_chunks(data_source(args, args.points, update)))
+        if args.output and os.path.splitext(args.output)[1].lower() == ".npy":
+            atomic_write(args.output, lambda f: written.append(write_npy_vector(f, blocks)))
+        elif args.output:
+            atomic_write(
+                args.output, lambda f: written.append(_write_lines(blocks, lambda text: f.write(text.encode("ascii"))))
+            )
+        elif args.json:
+            values = np.concatenate(list(blocks))
+            written.append(values.size)
+        else:
+            written.append(_write_lines(blocks, sys.stdout.write))
+    finally:
+        close()
+    if args.json:
+        record: dict[str, Any] = {"embedding": args.embedding, "points": args.points, "n_points": written[0]}
+        if args.output:
+            record["output"] = args.output
+        else:
+            record["values"] = values.tolist()
+        print(json.dumps(record, allow_nan=False))
+    elif args.output:
+        print(f"{written[0]} values of the embedding {args.embedding} written to {args.output}")
+    return EXIT_OK
+
+
+def _write_lines(blocks: Iterator[np.ndarray], write: Callable[[str], object]) -> int:
+    """Each value exactly (round-trip repr) on a line of its own, block by block; their number."""
+    n = 0
+    for values in blocks:
+        write("".join(f"{x!r}\n" for x in values.tolist()))
+        n += values.size
+    return n
+
+
+def cmd_suggest_m(args: argparse.Namespace) -> int:
+    X = all_rows(data_source(args, args.data))
+    kernel = kernel_of(args.kernel, args.bandwidth)
+    rep = suggest_n_landmarks(
+        X,
+        kernel,
+        delta=args.delta,
+        target_error=args.target_error,
+        max_landmarks=args.max_landmarks,
+        random_state=args.seed,
+        n_threads=args.threads,
+    )
+    record = {
+        "n_landmarks": rep.n_landmarks,
+        "n_samples": rep.n_samples,
+        "decay": rep.decay,
+        "params": rep.params,
+        "bound": rep.bound,
+        "bound_valid": rep.bound_valid,
+        "min_landmarks": rep.min_landmarks,
+        "delta": rep.delta,
+        "target_error": rep.target_error,
+        "reason": rep.reason,
+        "paper_default": default_n_landmarks(rep.n_samples),
+        "explanation": rep.explain(),
+    }
+    lines = [rep.explain(), f"(The paper's default ceil(sqrt(n) log sqrt(n)) is {record['paper_default']}.)"]
+    if args.certify:  # measured on the data: the search of n_landmarks="auto", one fit's cost
+        est = NystromKME(kernel, n_landmarks="auto", random_state=args.seed, n_threads=args.threads).fit(X)
+        search = est.n_landmarks_report_
+        assert search is not None  # "auto" always reports
+        record["certificate"] = report_record(search)
+        lines += ["", "Measured on the data (n_landmarks='auto'):", str(search.explain())]
+    emit(args, record, lines)
+    return EXIT_OK
+
+
+__all__ = ["cmd_compress", "cmd_eval", "cmd_fit", "cmd_suggest_m"]

@@ -1,0 +1,113 @@
+"""EXTENDING.md's tables against the code's: a row missing on either side fails."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+import nystrom_kme as nk
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _table(section: str, text: str | None = None) -> list[list[str]]:
+    """The rows of the first table under ``## section`` of EXTENDING.md (or ``text``),
+    every cell non-empty."""
+    text = (ROOT / "EXTENDING.md").read_text(encoding="utf-8") if text is None else text
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in body.splitlines() if line.startswith("|")][2:]  # past the header and rule
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    assert cells and all(all(cells_) for cells_ in cells), f"an empty cell in {section}"
+    return cells
+
+
+def test_kernels():
+    from nystrom_kme import kernels
+    from nystrom_kme.cuda.program import KERNEL_CODES
+    from nystrom_kme.persistence import kernel_from_spec, kernel_spec
+
+    rows = _table("Kernels")
+    names = [r[0] for r in rows]
+    assert sorted(names) == sorted(n for n in kernels.KERNEL_NAMES if n not in kernels.KERNEL_ALIASES)
+    enum = re.findall(
+        r"^\s+(\w+),",
+        (ROOT / "cpp/include/nystrom_kme/kernels.hpp")
+        .read_text()
+        .split("enum class KernelKind {", 1)[1]
+        .split("};", 1)[0],
+        flags=re.M,
+    )
+    for name, cls, kind, code in rows:
+        k = nk.get_kernel(name)
+        assert type(k).__name__ == cls and kind in enum, name
+        assert kernel_from_spec(kernel_spec(k.with_bandwidth(1.0) if k.radial else k)) is not None
+        assert (str(KERNEL_CODES[name]) if name in KERNEL_CODES else "-") == code, name
+    assert {r[1] for r in rows} == {c.__name__ for c in kernels.KERNEL_CLASSES}
+
+
+def test_aggregation_rules():
+    from nystrom_kme.two_sample.rules import AGGREGATIONS, RULES
+
+    rows = _table("Aggregation rules")
+    assert [r[0] for r in rows] == list(AGGREGATIONS) == list(RULES)
+    doc = nk.two_sample_test.__doc__ or ""
+    rng = __import__("numpy").random.default_rng(0)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(40, 2)) + 1
+    for name in AGGREGATIONS:
+        assert f'"{name}"' in doc, name
+        res = nk.two_sample_test(
+            X, Y, kernel=nk.KernelCollection(n_bandwidths=2), aggregation=name, n_permutations=19, random_state=0
+        )
+        assert nk.AggregatedTestResult.from_json(res.to_json()).statistic == res.statistic
+
+
+def test_data_formats():
+    from nystrom_kme import datafiles
+
+    rows = _table("Data formats")
+    assert [r[0] for r in rows] == list(datafiles.SUFFIXES)
+    for suffix, how in rows:
+        expected = (
+            "array" if suffix in datafiles.ARRAY_READERS else "text" if suffix in datafiles.TEXT_SUFFIXES else "Parquet"
+        )
+        assert how.startswith(expected), suffix
+
+
+def test_saved_classes():
+    from nystrom_kme.persistence import registry
+    from nystrom_kme.persistence.codecs import CODECS
+    from nystrom_kme.persistence.results import JSON_RESULTS
+
+    rows = _table("Saved classes")
+    names = {r[0] for r in rows}
+    assert names == set(CODECS) | set(JSON_RESULTS)
+    assert all(registry.is_registered(n) for n in names)
+    for name, fmt in rows:
+        cls = registry.registered_class(name)
+        assert fmt == (".json" if name in JSON_RESULTS else ".npz"), name
+        assert callable(getattr(cls, "summary", None)) and callable(getattr(cls, "save", None)), name
+
+
+def test_simd_levels():
+    text = (ROOT / "cpp/include/nystrom_kme/simd_level.hpp").read_text()
+    enum = re.search(r"enum class SimdLevel \{([^}]*)\}", text).group(1)
+    levels = [x.strip() for x in enum.split(",") if x.strip()]
+    assert [r[0] for r in _table("SIMD levels")] == levels
+    from nystrom_kme import _core
+
+    assert set(_core.compiled_simd_levels()) <= set(levels)
+
+
+@pytest.mark.parametrize("section", ["Kernels", "Aggregation rules", "Data formats", "Saved classes", "SIMD levels"])
+def test_an_incomplete_row_fails(section):
+    """The checker sees a row whose second cell was emptied."""
+    text = (ROOT / "EXTENDING.md").read_text(encoding="utf-8")
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    row = [line for line in body.splitlines() if line.startswith("|")][2]
+    cells = row.strip("|").split("|")
+    broken = text.replace(row, "|" + "|".join([cells[0], " "] + cells[2:]) + "|", 1)
+    _table(section, text)
+    with pytest.raises(AssertionError, match="an empty cell"):
+        _table(section, broken)
