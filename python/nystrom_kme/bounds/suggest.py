@@ -413,8 +413,8 @@ def suggest_n_landmarks(
                 f", raised to the theorem's minimal m = {m_min}" if m_min > hi and m_min <= n else ""
             )
     if m > cap:
+        reason += f"; that is {m}, capped at {cap} (" + ("max_landmarks)" if cap < n else "n, the rows)")
         m = cap
-        reason += f"; capped at {cap}"
     m = int(max(1, m))
     value, lam, N = _bound_at(m, n, delta, K, spectrum, fit)
     valid = bool(4 <= m <= n and m >= m_min)

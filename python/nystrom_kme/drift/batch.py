@@ -168,7 +168,7 @@ class DriftDetector:
     chunk_rows : int or None
         Rows per read of the reference.
     progress : bool or None
-        A progress bar over the reference's passes (needs tqdm); None: only in a terminal.
+        A progress bar over the reference's passes (tqdm); None: only when stderr is a terminal.
 
     Examples
     --------

@@ -211,7 +211,8 @@ def two_sample_test(
         thread count, the SIMD level or the data; :func:`random_splits` returns them for the
         samples in the test's order: the larger first).
     progress : bool or None
-        Progress bar (needs tqdm); None: only when stderr is a terminal.
+        A progress bar (tqdm) over the pass over the rows, or over the kernels of a
+        collection; None: only when stderr is a terminal.
     n_threads : int or None
     chunk_rows : int or None
         Rows per read for array-like sources.

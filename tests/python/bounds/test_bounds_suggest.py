@@ -180,3 +180,15 @@ def test_linear_algebra_of_the_bounds_runs_on_one_blas_thread(monkeypatch, mixtu
     assert (one.n_landmarks, one.bound, one.eff_dim) == (two.n_landmarks, two.bound, two.eff_dim)
     np.testing.assert_array_equal(spec_one.eigenvalues, spec_two.eigenvalues)
     np.testing.assert_array_equal(lev_one, lev_two)
+
+
+def test_a_capped_suggestion_says_what_the_corollary_asked_and_why_it_was_capped(mixture_problem):
+    """The reason names the uncapped m and the cap's cause (issue 29: "capped at 412" with
+    no reason, where suggest-m said 901 for the same file)."""
+    gm, kernel = mixture_problem
+    X = gm.sample(2000, random_state=0)
+    free = B.suggest_n_landmarks(X, kernel, max_samples=300, random_state=0)
+    cap = max(1, free.n_landmarks // 2)
+    s = B.suggest_n_landmarks(X, kernel, max_samples=300, random_state=0, max_landmarks=cap)
+    assert s.n_landmarks == cap
+    assert f"that is {free.n_landmarks}, capped at {cap} (max_landmarks)" in s.reason
