@@ -16,8 +16,9 @@ POOL_RATIO times the batch's rows where the reference allows. The kernels' stati
 combine by the rules of :mod:`nystrom_kme.two_sample.rules` (the default: "fuse+median",
 as ``two_sample_test``).
 
-Cost per ``predict``: O(b m d) for the batch's kernel values, O(B (h + b) m) for the
-splits' sums and O(B m^2) for the features, per kernel; memory O(K (h + m) m).
+Cost per ``predict``: O(b m d) for the batch's kernel values, O(B b m) for the splits'
+sums (each split's batch units gathered) and O(B m^2) for the features, per kernel,
+whatever the sizes of the reference and of H; memory O(K (h + m) m).
 """
 
 from __future__ import annotations
@@ -63,11 +64,15 @@ from ._reference import (
 
 #: The default test's rule (as ``two_sample_test(kernel="auto")``); a collection: "fuse".
 DEFAULT_RULE = "fuse+median"
-#: Landmarks by default: the paper's m for min(n_ref, MAX_DEFAULT_ROWS) rows (the test's
-#: resolution is set by the batch and the held-out rows, not by a huge reference).
-MAX_DEFAULT_ROWS = 20_000
+#: Landmarks by default: the paper's m for min(n_ref - n_holdout, MAX_DEFAULT_ROWS) rows
+#: (302: the test's resolution is set by the batch and the held-out rows, not by a huge
+#: reference, and a predict costs the same at any n_ref above 10^4).
+MAX_DEFAULT_ROWS = 5_000
 #: The level of the distance's interval.
 LEVEL = 0.95
+#: Splits whose batch units are summed per block of gathered rows (SPLIT_BLOCK x b x m
+#: values at a time).
+SPLIT_BLOCK = 16
 #: Held-out rows permuted one by one with small batches.
 ROW_POOL = 2000
 #: Larger batches permute bins of this many rows, against every held-out row in bins.
@@ -148,14 +153,15 @@ class DriftDetector:
         ``aggregation`` over it (default "fuse"). Bandwidths come from the reference only.
     aggregation : {"fuse+median", "fuse", "mmdagg", "maxz"} or None
     n_landmarks : int or None
-        m; None: ceil(sqrt(n) log sqrt(n)) for n = min(n_ref - n_holdout, 20000).
+        m; None: ceil(sqrt(n) log sqrt(n)) for n = min(n_ref - n_holdout, 5000) (302 above
+        10^4 reference rows).
     n_permutations : int, default=200
     n_holdout : int, default=20000
         Reference rows held out to permute against each batch (at most half the
         reference). Batches of at most 100 rows are permuted row by row with the first
         2000 of them; larger batches in bins of 10 rows with all of them, so that the pool
         holds 20 times the batch's rows up to batches of n_holdout / 20 rows. Memory
-        O(K (2000 + n_holdout / 10) m), time per batch O(B (units) m).
+        O(K (2000 + n_holdout / 10) m), time per batch O(B b m + B m^2), whatever n_holdout.
     alpha : float, default=0.05
         The level: ``is_drift`` when ``pvalue <= alpha``.
     preprocess : callable or None
@@ -356,7 +362,9 @@ class DriftDetector:
         # the batch's rows in random bins of BIN (b mod BIN dropped at random)
         keep = np.arange(b) if by_rows else rng.permutation(b)[: units_x * BIN]
         chosen = SplitSpec(units_x, units_h, self.n_permutations, seed).new().next_weights(units_x + units_h) > 0
-        chosen_t = np.ascontiguousarray(chosen.T.astype(np.float64))  # (B + 1, units): split s's batch units
+        chosen_t = np.ascontiguousarray(chosen.T)  # (B + 1, units): split s's batch units
+        # each split's batch units by index: gathering them costs O(B b m), whatever |H|
+        picks = np.nonzero(chosen_t)[1].reshape(chosen_t.shape[0], units_x) if _gather(units_x, units_h) else None
         V = np.empty((len(self.kernels_), self.n_permutations + 1))
         batch_values = []
         for j, k in enumerate(self.kernels_):
@@ -366,7 +374,10 @@ class DriftDetector:
                 units = np.vstack([KX, self._row_pool[j]])
             else:
                 units = np.vstack([KX[keep].reshape(units_x, BIN, -1).sum(axis=1), self._bin_pool[j]])
-            C = _core.matrix_product(chosen_t, units, nt) / (units_x * size)  # (B + 1, m): the chosen rows' mean
+            if picks is not None:
+                C = _split_sums(units, picks) / (units_x * size)  # (B + 1, m): the chosen rows' mean
+            else:  # large batches: one product over every unit
+                C = _core.matrix_product(chosen_t.astype(np.float64), units, nt) / (units_x * size)
             D = C @ self._features[j].T - self._means[j]
             V[j] = np.einsum("sr,sr->s", D, D)
         self._calls += 1
@@ -461,6 +472,22 @@ def _resolve(
             return [kernels]
         return [kernels.with_bandwidth(median_distance(sample, random_state=rng))]
     return list(kernels.resolve(sample, rng, with_median=rule == "fuse+median"))
+
+
+def _gather(units_x: int, units_h: int) -> bool:
+    """Whether summing each split's gathered batch units (memory-bound, O(B b m)) beats one
+    product over all units (O(B (b + |H|) m) at matrix-product speed): when the held-out
+    units outnumber the batch's several times, i.e. always at the default pool sizes."""
+    return 4 * units_x <= units_x + units_h
+
+
+def _split_sums(units: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """(B + 1, m): for each split, the sum of the rows of ``units`` it picks (``picks``:
+    (B + 1, k) row indices), SPLIT_BLOCK splits at a time."""
+    out = np.empty((picks.shape[0], units.shape[1]))
+    for s in range(0, picks.shape[0], SPLIT_BLOCK):
+        out[s : s + SPLIT_BLOCK] = units[picks[s : s + SPLIT_BLOCK]].sum(axis=1)
+    return out
 
 
 __all__ = ["DriftDetector", "DriftResult"]
