@@ -93,6 +93,10 @@ def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse")
     [3.0, 97.5, 192.0]
     """
     _, q_low, q_high = distance_statistics(distances)
+    return _grid_between(q_low, q_high, n_bandwidths, grid)
+
+
+def _grid_between(q_low: float, q_high: float, n_bandwidths: int, grid: str) -> np.ndarray:
     low, high = q_low / 2, q_high * 2
     if grid == "fuse":
         return np.linspace(low, high, n_bandwidths)
@@ -199,9 +203,9 @@ class KernelCollection:
             if self.is_resolved:
                 return self
             return self.with_distances(self.distances(X, random_state))
-        d = self.distances(X, random_state)
-        kernels = list(self if self.is_resolved else self.with_distances(d))
-        return KernelCollection([*kernels, Gaussian(median_bandwidth(d))])
+        median, q_low, q_high = distance_statistics(self.distances(X, random_state))  # one partition
+        kernels = list(self if self.is_resolved else self._with_quantiles(q_low, q_high))
+        return KernelCollection([*kernels, Gaussian(median)])
 
     def distances(self, X: SourceLike, random_state: RandomStateLike = None) -> np.ndarray:
         """The pairwise distances that set the grid: those of up to ``subset`` rows of X
@@ -216,7 +220,12 @@ class KernelCollection:
 
     def with_distances(self, distances: np.ndarray) -> KernelCollection:
         """This collection with every grid set from the given pairwise distances."""
-        bandwidths = bandwidth_grid(distances, max(self.n_bandwidths, 2), self.grid)
+        _, q_low, q_high = distance_statistics(distances)
+        return self._with_quantiles(q_low, q_high)
+
+    def _with_quantiles(self, q_low: float, q_high: float) -> KernelCollection:
+        """Every grid set from the distances' 5% and 95% quantiles (bandwidth_grid)."""
+        bandwidths = _grid_between(q_low, q_high, max(self.n_bandwidths, 2), self.grid)
         if self.n_bandwidths == 1:
             bandwidths = np.array([math.sqrt(bandwidths[0] * bandwidths[-1])])
         kernels: list[Kernel] = []
