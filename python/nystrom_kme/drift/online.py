@@ -12,8 +12,10 @@ A new row costs one evaluation of mu_R (m kernel values: the core's row sums) an
 kernel values with the window (W of them): O((m + W) d), independent of the reference.
 
 Thresholds (as alibi-detect's online detectors, with two differences): streams of 2W rows
-are drawn from held-out reference rows (not used for mu_R, the landmarks or the
-bandwidth), and for each of the W + 1 windows after the first full one the threshold is
+are drawn from held-out reference rows H (not used for mu_R, the landmarks or the
+bandwidth), each window compared with H's own embedding (leave-one-out, so that the
+simulated T has mean 0 as the live one nearly has), and for each of the W + 1 windows
+after the first full one the threshold is
 the (1 - p) quantile of the statistic among the simulated streams without an earlier
 alarm (later windows use the last threshold). alibi-detect sets p = 1 / ert; here
 p = 1 / (ert - W + 1), because no alarm is possible during the first W - 1 updates: the
