@@ -234,6 +234,20 @@ def test_aggregated_options_are_checked(files, args, message):
     assert out.returncode == 2 and message in out.stderr, out.stderr
 
 
+def test_kernels_without_aggregation_test_that_collection(files):
+    """`test --kernels laplacian` alone used to run the one-kernel Gaussian test silently:
+    it tests the Laplacian collection, as two_sample_test(kernel=KernelCollection(("laplacian",)))."""
+    tmp, A, B = files
+    out = run("test", "A.npy", "B.npy", "--kernels", "laplacian", "--n-permutations", "19", "--json", cwd=tmp)
+    assert out.returncode == 1, out.stderr  # 1: H0 rejected (B is shifted)
+    rec = json.loads(out.stdout)
+    res = nk.two_sample_test(
+        A, B, kernel=nk.KernelCollection(("laplacian",)), n_permutations=19, random_state=0, effect=False
+    )
+    assert {k["type"] for k in rec["kernels"]} == {"Laplacian"} and rec["aggregation"] == "fuse"
+    assert rec["pvalue"] == res.pvalue and len(rec["kernels"]) == len(res.kernels)
+
+
 def test_suggest_m_matches_the_bounds_module(files):
     tmp, A, _ = files
     rec = ok_json("suggest-m", "A.npy", cwd=tmp)
