@@ -263,12 +263,14 @@ class OnlineDriftDetector:
         fseq = np.concatenate([self._f, f])
         head = self._rows.shape[0]
         stats = np.full(X.shape[0], np.nan)
+        core = self.kernel_.to_core()
         # rows in chunks of W: each chunk's windows need it and the W - 1 rows before it
         for c0 in range(0, X.shape[0], W):
             c1 = min(X.shape[0], c0 + W)
             lo = max(0, head + c0 - (W - 1))
             seg = seq[lo : head + c1]
-            K = _core.kernel_matrix(seg, seg, self.kernel_.to_core(), nt)
+            # (2W - 1)^2 values: below ~256 rows threads cost more than they save
+            K = _core.kernel_matrix(seg, seg, core, nt if seg.shape[0] > 256 else 1)
             ends = np.arange(head + c0, head + c1) - lo  # window ends, in seg
             stats[c0:c1] = _sliding(K, fseq[lo : head + c1], ends, W, self.norm2_)
         times = self.t_ + 1 + np.arange(X.shape[0])
