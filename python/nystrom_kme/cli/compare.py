@@ -15,7 +15,7 @@ from ..kernels import get_kernel
 from ..mmd_estimators import mmd2, mmd2_exact
 from ..persistence import kernel_spec
 from ..sources import RowSource
-from ..two_sample import DEFAULT_MAX_BINS, AggregatedTestResult, two_sample_test
+from ..two_sample import DEFAULT_MAX_BINS, AggregatedTestResult, TwoSampleResult, two_sample_test
 from .inputs import (
     PRIMARY_KERNEL_NAMES,
     kernel_of,
@@ -115,22 +115,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     # the bandwidth of 'mmd' on the same files (two_sample_test would draw its rows after
     # the splits' seed); the splits and landmarks then come from --seed as before
     kernel = pooled_kernel(args, a, b, np.random.default_rng(args.seed))
-    start = time.perf_counter()
-    res = two_sample_test(
-        a,
-        b,
-        kernel=kernel,
-        method=args.method,
-        n_landmarks=args.n_landmarks,
-        n_permutations=args.permutations,
-        random_state=args.seed,
-        progress=args.progress,
-        n_threads=args.threads,
-    )
-    seconds = time.perf_counter() - start
-    reject = res.pvalue <= args.alpha
-    if args.output:
-        res.save(args.output)
+    res, seconds, reject = _run_test(args, a, b, kernel=kernel)
+    assert isinstance(res, TwoSampleResult)  # one kernel
     record = {
         "statistic": res.statistic,
         "pvalue": res.pvalue,
@@ -160,6 +146,29 @@ def cmd_test(args: argparse.Namespace) -> int:
         + ([f"saved to {args.output}"] if args.output else []),
     )
     return EXIT_REJECTED if reject else EXIT_OK
+
+
+def _run_test(
+    args: argparse.Namespace, a: RowSource, b: RowSource, **kernel_choice: Any
+) -> tuple[TwoSampleResult | AggregatedTestResult, float, bool]:
+    """two_sample_test with the options every 'test' shares, timed, saved with -o; the
+    result, its seconds and the decision at --alpha."""
+    start = time.perf_counter()
+    res = two_sample_test(
+        a,
+        b,
+        method=args.method,
+        n_landmarks=args.n_landmarks,
+        n_permutations=args.permutations,
+        random_state=args.seed,
+        progress=args.progress,
+        n_threads=args.threads,
+        **kernel_choice,
+    )
+    seconds = time.perf_counter() - start
+    if args.output:
+        res.save(args.output)
+    return res, seconds, bool(res.pvalue <= args.alpha)
 
 
 def aggregated_record(res: AggregatedTestResult) -> dict[str, Any]:
@@ -219,24 +228,15 @@ def _aggregated_test(args: argparse.Namespace, a: RowSource, b: RowSource) -> in
                 f"{', '.join(n for n in PRIMARY_KERNEL_NAMES if get_kernel(n).radial)}"
             )
         collection = KernelCollection(families, n_bandwidths=args.bandwidths or 10, grid=args.grid or "fuse")
-    start = time.perf_counter()
-    res = two_sample_test(
+    res, seconds, reject = _run_test(
+        args,
         a,
         b,
         kernel=collection,
         aggregation=args.aggregate,
-        method=args.method,
-        n_landmarks=args.n_landmarks,
-        n_permutations=args.permutations,
         max_bins=DEFAULT_MAX_BINS if args.max_bins is None else args.max_bins,
-        random_state=args.seed,
-        progress=args.progress,
-        n_threads=args.threads,
     )
-    seconds = time.perf_counter() - start
-    reject = res.pvalue <= args.alpha
-    if args.output:
-        res.save(args.output)
+    assert isinstance(res, AggregatedTestResult)  # a collection
     record = {
         **aggregated_record(res),
         "alpha": args.alpha,
