@@ -72,6 +72,25 @@ def test_each_kernels_statistic_is_the_dense_feature_distance(ref):
     assert res.pvalue == pytest.approx((1 + np.sum(T[1:] >= T[0] * (1 - 1e-12))) / 20)
 
 
+@pytest.mark.parametrize("b", [60, 400])  # rows against 500 held-out rows; 40 bins against 50
+def test_gathered_and_multiplied_split_sums_agree(monkeypatch, ref, b):
+    """predict sums each split's chosen units by gathering them when the held-out units
+    outnumber the batch's (the default pools) and by one matrix product otherwise: both
+    give the same statistics, p-value and distance on the same batch and calls."""
+    from nystrom_kme.drift import batch
+
+    X = np.random.default_rng(30).normal(size=(b, 3)) + 0.1
+    results = []
+    for gather in (True, False):
+        monkeypatch.setattr(batch, "_gather", lambda units_x, units_h, g=gather: g)
+        det = nk.DriftDetector(ref, n_holdout=500, n_permutations=99, random_state=3)
+        results.append(det.predict(X))
+    a, c = results
+    np.testing.assert_allclose(a.statistic, c.statistic, rtol=1e-10)
+    np.testing.assert_allclose(a.kernel_pvalues, c.kernel_pvalues)
+    assert a.pvalue == c.pvalue and a.distance.mmd == pytest.approx(c.distance.mmd, rel=1e-10)
+
+
 def test_pvalues_are_uniform_under_h0(ref, detector):
     """200 batches from the reference's distribution: KS against U(0, 1) at level 0.001,
     the permutation p-value's discreteness (1/100) taken into account by a continuity
