@@ -12,6 +12,15 @@ import nystrom_kme as nk
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def _header(name: str) -> str:
+    """A core header's text: the checkout's, else the installed package's (the wheel's
+    tests run from a copy of tests/ beside EXTENDING.md, without cpp/)."""
+    path = ROOT / "cpp/include/nystrom_kme" / name
+    if not path.is_file():
+        path = pathlib.Path(nk.get_include()) / "nystrom_kme" / name
+    return path.read_text()
+
+
 def _table(section: str, text: str | None = None) -> list[list[str]]:
     """The rows of the first table under ``## section`` of EXTENDING.md (or ``text``),
     every cell non-empty."""
@@ -33,10 +42,7 @@ def test_kernels():
     assert sorted(names) == sorted(n for n in kernels.KERNEL_NAMES if n not in kernels.KERNEL_ALIASES)
     enum = re.findall(
         r"^\s+(\w+),",
-        (ROOT / "cpp/include/nystrom_kme/kernels.hpp")
-        .read_text()
-        .split("enum class KernelKind {", 1)[1]
-        .split("};", 1)[0],
+        _header("kernels.hpp").split("enum class KernelKind {", 1)[1].split("};", 1)[0],
         flags=re.M,
     )
     for name, cls, kind, code in rows:
@@ -91,7 +97,7 @@ def test_saved_classes():
 
 
 def test_simd_levels():
-    text = (ROOT / "cpp/include/nystrom_kme/simd_level.hpp").read_text()
+    text = _header("simd_level.hpp")
     enum = re.search(r"enum class SimdLevel \{([^}]*)\}", text).group(1)
     levels = [x.strip() for x in enum.split(",") if x.strip()]
     assert [r[0] for r in _table("SIMD levels")] == levels
