@@ -66,20 +66,6 @@ def distance_statistics(distances: np.ndarray) -> tuple[float, float, float]:
     return median, float(d[at[0]]), float(d[at[1]])
 
 
-def median_bandwidth(distances: np.ndarray) -> float:
-    """The median heuristic's bandwidth from pairwise distances, with the fallbacks of
-    :func:`distance_statistics` (non-zero distances when most are 0; 1 for one point).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from nystrom_kme.kernel_collection import median_bandwidth
-    >>> median_bandwidth(np.array([0.0, 0.0, 0.0, 2.0, 4.0])), median_bandwidth(np.zeros(3))
-    (3.0, 1.0)
-    """
-    return distance_statistics(distances)[0]
-
-
 def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse") -> np.ndarray:
     """Bandwidths from half the 5% quantile to twice the 95% quantile of ``distances``
     (see :func:`distance_statistics`), evenly (``"fuse"``, as MMD-FUSE's code) or
@@ -287,6 +273,5 @@ __all__ = [
     "as_collection",
     "bandwidth_grid",
     "distance_statistics",
-    "median_bandwidth",
     "pairwise_distances",
 ]
