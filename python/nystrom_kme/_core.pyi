@@ -120,3 +120,14 @@ def nystrom_feature_sums(
 def split_kernel_sums_multi(
     L: NDArray[_F], Z: NDArray[_F], splits: RandomSplits, kernels: list[Kernel], n_threads: int = ...
 ) -> NDArray[np.float64]: ...
+
+# gradient_sums.hpp: [sum_j w_j k(a_i, b_j), sum_j w_j grad_a k(a_i, b_j)], (p, d + 1), radial kernels
+def kernel_value_gradients(
+    A: NDArray[_F],
+    B: NDArray[_F],
+    w: NDArray[np.float64],
+    kernel: Kernel,
+    n_threads: int = ...,
+    scale: float = ...,
+    out: NDArray[np.float64] | None = ...,
+) -> NDArray[np.float64]: ...

@@ -3,6 +3,7 @@
 
 #include <nystrom_kme/bin_sums.hpp>
 #include <nystrom_kme/feature_sums.hpp>
+#include <nystrom_kme/gradient_sums.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/kernels.hpp>
 #include <nystrom_kme/matrix_product.hpp>

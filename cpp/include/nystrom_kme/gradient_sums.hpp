@@ -1,0 +1,292 @@
+// Kernel values and their gradients summed over weighted points, for radial kernels:
+//   V(i)    = sum_j w_j k(a_i, b_j)                       (p,)
+//   G(i, :) = sum_j w_j grad_a k(a_i, b_j)                (p, d)
+// without storing any p x q matrix: the forward and backward passes of kernel losses
+// (the MMD of nystrom_kme.torch). For k(x, y) = k(r), r = ||x - y||,
+// grad_a k = psi(r) (b - a) with psi(r) = -k'(r) / r; the gradient sums are
+// G = (sum_j w_j psi_j b_j) - a (sum_j w_j psi_j), i.e. kernel sums with the weight
+// columns [w, w * b] under the kernel psi. Two routes:
+//   - fused (Gaussian, Matern 3/2 and 5/2): psi is a core kernel up to a constant
+//     (Gaussian k / h^2; Matern 3/2 3/h^2 times the Laplacian of bandwidth h / sqrt 3;
+//     Matern 5/2 5/(3 h^2) times Matern 3/2 of bandwidth h sqrt(3/5)), so the sums are
+//     kernel_sums (kernel_sums.hpp, the tile engine) with d + 1 weight columns;
+//   - blocked (Laplacian, inverse multiquadric; any radial kernel through
+//     detail::add_value_gradients_blocked): blocks of 64 rows of A against 256 rows of
+//     B, distances by the dispatched float64 product (simd_body/gemm.inl) with
+//     near-duplicates recomputed from coordinate differences, the kernel map of the
+//     active SIMD level, psi from the kernel value, and the product with [1, b].
+// The Laplacian's psi = k / (h r) is singular at r = 0, where its gradient is not
+// defined: a pair at distance 0 adds 0 (the subgradient of smallest norm).
+// Memory: bounded blocks (a few MiB) besides the output; no p x q buffer.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nystrom_kme/detail/checks.hpp>
+#include <nystrom_kme/detail/parallel.hpp>
+#include <nystrom_kme/detail/simd_select.hpp>
+#include <nystrom_kme/kernel_sums.hpp>
+#include <nystrom_kme/kernels.hpp>
+#include <nystrom_kme/types.hpp>
+
+namespace nystrom_kme {
+
+namespace detail {
+
+/// Rows of A per task and rows of B per block of the blocked route.
+inline constexpr Index kGradientRows = 64;
+inline constexpr Index kGradientCols = 256;
+/// Squared distances below this fraction of ||a||^2 + ||b||^2 (scaled, centred) are
+/// recomputed from coordinate differences: the expansion loses their leading bits.
+inline constexpr double kRecomputeFraction = 1.0 / 1024.0;
+/// Bytes of float64 weights per block of B and of running sums per block of A in the
+/// fused route (kernel_sums keeps two running sums and the result per row of A).
+inline constexpr Index kFusedWeightBytes = Index(4) << 20;
+inline constexpr Index kFusedRowBytes = Index(12) << 20;
+
+/// h^2 psi(r) from the kernel value k = k(r) and s = r / h (h the bandwidth): the
+/// gradient factor of the radial kernels, in units of the bandwidth.
+inline double gradient_factor(KernelKind kind, double k, double s) {
+  switch (kind) {
+    case KernelKind::gaussian:
+      return k;
+    case KernelKind::laplacian:
+      return s > 0.0 ? k / s : 0.0;  // singular at 0: the subgradient 0
+    case KernelKind::matern32:
+      return 3.0 * k / (1.0 + 1.7320508075688772 * s);
+    case KernelKind::matern52: {
+      const double t = 2.23606797749979 * s;
+      return (5.0 / 3.0) * k * (1.0 + t) / (1.0 + t + t * t / 3.0);
+    }
+    case KernelKind::inverse_multiquadric:
+      return k * k * k;
+    default:
+      return 0.0;
+  }
+}
+
+/// The column means of B in float64: the centre of the weight columns, so that
+/// [w, w * (b - c)] loses no digits to an offset of the data.
+template <class T>
+Eigen::RowVectorXd column_means(const ConstRowRef<T>& B) {
+  Eigen::RowVectorXd c = Eigen::RowVectorXd::Zero(B.cols());
+  for (Index j = 0; j < B.rows(); ++j)
+    for (Index f = 0; f < B.cols(); ++f) c[f] += double(B(j, f));
+  if (B.rows() > 0) c /= double(B.rows());
+  return c;
+}
+
+inline void check_gradient_arguments(Index a_rows, Index a_cols, Index b_rows, Index b_cols,
+                                     Index w_size, const Kernel& kernel, Index out_rows,
+                                     Index out_cols) {
+  if (!kernel.is_radial()) {
+    throw std::invalid_argument("kernel_value_gradients: the kernel must be radial (gaussian, "
+                                "laplacian, matern32, matern52, inverse_multiquadric)");
+  }
+  if (a_cols != b_cols) {
+    throw std::invalid_argument("kernel_value_gradients: A has " + std::to_string(a_cols) +
+                                " features but B has " + std::to_string(b_cols));
+  }
+  if (w_size != b_rows) {
+    throw std::invalid_argument("kernel_value_gradients: w has " + std::to_string(w_size) +
+                                " entries but B has " + std::to_string(b_rows) + " rows");
+  }
+  if (out_rows != a_rows || out_cols != a_cols + 1) {
+    throw std::invalid_argument("kernel_value_gradients: out must have shape (" +
+                                std::to_string(a_rows) + ", " + std::to_string(a_cols + 1) +
+                                "), got (" + std::to_string(out_rows) + ", " +
+                                std::to_string(out_cols) + ")");
+  }
+}
+
+/// The blocked route for any radial kernel: out(i, 0) += scale V(i), out(i, 1:) += scale
+/// G(i, :). Tasks of kGradientRows rows of A, each summing the blocks of B in order: the
+/// result does not depend on the thread count.
+template <class T>
+void add_value_gradients_blocked(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
+                                 const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
+                                 double scale, Eigen::Ref<RowMatrixXd> out,
+                                 const SumOptions& options) {
+  const Index p = A.rows(), q = B.rows(), d = A.cols(), d1 = d + 1;
+  if (p == 0 || q == 0) return;
+  const double inv_h = kernel.inv_bandwidth();
+  const Eigen::RowVectorXd c = column_means(B);
+  const auto gemm = simd_table().gemm_acc;
+  const auto map = simd_table().map_values;
+  const Index tasks = (p + kGradientRows - 1) / kGradientRows;
+  parallel_tasks(tasks, options.n_threads, [&](Index task) {
+    const Index r0 = task * kGradientRows, rows = std::min(kGradientRows, p - r0);
+    // a_s = (a - c) / h, b1 = [1, (b - c) / h]: scaled, centred, float64.
+    const auto size = [](Index n) { return static_cast<std::size_t>(n); };
+    std::vector<double> as(size(rows * d)), na(size(rows));
+    std::vector<double> b1(size(kGradientCols * d1)), nb(size(kGradientCols));
+    std::vector<double> dots(size(rows * kGradientCols)), vals(dots.size());
+    std::vector<double> S(size(rows * d1), 0.0), V(size(rows), 0.0);
+    for (Index i = 0; i < rows; ++i) {
+      double n2 = 0.0;
+      for (Index f = 0; f < d; ++f) {
+        const double x = (double(A(r0 + i, f)) - c[f]) * inv_h;
+        as[std::size_t(i * d + f)] = x;
+        n2 += x * x;
+      }
+      na[std::size_t(i)] = n2;
+    }
+    for (Index j0 = 0; j0 < q; j0 += kGradientCols) {
+      const Index cols = std::min(kGradientCols, q - j0);
+      for (Index j = 0; j < cols; ++j) {
+        double n2 = 0.0;
+        double* row = b1.data() + j * d1;
+        row[0] = 1.0;
+        for (Index f = 0; f < d; ++f) {
+          const double x = (double(B(j0 + j, f)) - c[f]) * inv_h;
+          row[1 + f] = x;
+          n2 += x * x;
+        }
+        nb[std::size_t(j)] = n2;
+      }
+      std::fill(dots.begin(), dots.begin() + rows * cols, 0.0);
+      // dots(i, j) = a_s(i) . b_s(j): Bt(f, j) = b1[1 + j * d1 + f]
+      gemm(as.data(), d, rows, d, b1.data() + 1, 1, d1, cols, 1.0, false, dots.data(), cols);
+      for (Index i = 0; i < rows; ++i) {
+        for (Index j = 0; j < cols; ++j) {
+          const double norms = na[std::size_t(i)] + nb[std::size_t(j)];
+          double r2 = norms - 2.0 * dots[std::size_t(i * cols + j)];
+          if (r2 < kRecomputeFraction * norms) {  // a near-duplicate: direct differences
+            r2 = 0.0;
+            const double* a = as.data() + i * d;
+            const double* b = b1.data() + j * d1 + 1;
+            for (Index f = 0; f < d; ++f) r2 += (a[f] - b[f]) * (a[f] - b[f]);
+          }
+          dots[std::size_t(i * cols + j)] = r2;
+          vals[std::size_t(i * cols + j)] = r2;
+        }
+      }
+      map(kernel, vals.data(), rows * cols);  // kernel values of the scaled distances
+      for (Index i = 0; i < rows; ++i) {
+        double v = 0.0;
+        for (Index j = 0; j < cols; ++j) {
+          const std::size_t ij = std::size_t(i * cols + j);
+          const double k = vals[ij], wj = w[j0 + j];
+          v += wj * k;
+          dots[ij] = wj * gradient_factor(kernel.kind(), k, std::sqrt(dots[ij]));
+        }
+        V[std::size_t(i)] += v;
+      }
+      // S += Psi [1, b_s]: Bt(j, f) = b1[j * d1 + f]
+      gemm(dots.data(), cols, rows, cols, b1.data(), d1, 1, d1, 1.0, false, S.data(), d1);
+    }
+    // G = (sum w psi_s b_s - a_s sum w psi_s) / h  (psi = psi_s / h^2, b - a = h (b_s - a_s))
+    for (Index i = 0; i < rows; ++i) {
+      const double* s = S.data() + i * d1;
+      out(r0 + i, 0) += scale * V[std::size_t(i)];
+      for (Index f = 0; f < d; ++f)
+        out(r0 + i, 1 + f) += scale * inv_h * (s[1 + f] - as[std::size_t(i * d + f)] * s[0]);
+    }
+  });
+}
+
+/// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
+/// pass when `same` is true). Blocks of A and B sized so that the weights and kernel_sums'
+/// running sums stay within a few MiB.
+template <class T>
+void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
+                               const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
+                               const Kernel& grad_kernel, double factor, bool same, double scale,
+                               Eigen::Ref<RowMatrixXd> out, const SumOptions& options) {
+  const Index p = A.rows(), q = B.rows(), d = A.cols(), d1 = d + 1;
+  if (p == 0 || q == 0) return;
+  const Eigen::RowVectorXd c = column_means(B);
+  const Index row_bytes = 3 * 8 * (d1 + 8);
+  const Index a_block = std::max<Index>(256, kFusedRowBytes / row_bytes);
+  const Index b_block = std::max<Index>(256, kFusedWeightBytes / (8 * d1));
+  RowMatrixXd Wb(std::min(b_block, q), d1);
+  for (Index i0 = 0; i0 < p; i0 += a_block) {
+    const Index rows = std::min(a_block, p - i0);
+    const auto a = A.middleRows(i0, rows);
+    RowMatrixXd S = RowMatrixXd::Zero(rows, d1);
+    Eigen::VectorXd V = Eigen::VectorXd::Zero(rows);
+    for (Index j0 = 0; j0 < q; j0 += b_block) {
+      const Index cols = std::min(b_block, q - j0);
+      const auto b = B.middleRows(j0, cols);
+      for (Index j = 0; j < cols; ++j) {
+        const double wj = w[j0 + j];
+        Wb(j, 0) = wj;
+        for (Index f = 0; f < d; ++f) Wb(j, 1 + f) = wj * (double(b(j, f)) - c[f]);
+      }
+      const auto wb = Wb.topRows(cols);
+      S += kernel_sums<T>(a, b, wb, grad_kernel, options);
+      if (!same) V += kernel_sums<T>(a, b, wb.leftCols(1), kernel, options).col(0);
+    }
+    if (same) V = S.col(0);
+    for (Index i = 0; i < rows; ++i) {
+      out(i0 + i, 0) += scale * V[i];
+      for (Index f = 0; f < d; ++f)
+        out(i0 + i, 1 + f) +=
+            scale * factor * (S(i, 1 + f) - (double(a(i, f)) - c[f]) * S(i, 0));
+    }
+  }
+}
+
+}  // namespace detail
+
+/// out(i, 0) += scale * sum_j w_j k(a_i, b_j) and out(i, 1 + f) += scale * sum_j w_j
+/// d/da_f k(a_i, b_j), for a radial kernel: the kernel sums and their gradients with
+/// respect to the rows of A, computed together (Gaussian: one pass of kernel_sums with
+/// d + 1 weight columns; Matern: two passes; Laplacian and inverse multiquadric: the
+/// blocked route). The Laplacian's gradient at distance 0 is taken as 0.
+/// @param A    (p, d) points where the sums and gradients are evaluated
+/// @param B    (q, d) points summed over
+/// @param w    (q,) weights
+/// @param out  (p, d + 1) float64, added to
+/// @throws std::invalid_argument for a kernel that is not radial, shapes that disagree,
+///         NaN/inf in A, B or w; nystrom_kme::Interrupted when the interrupt check stops it
+template <class T>
+void add_kernel_value_gradients(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
+                                const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
+                                double scale, Eigen::Ref<RowMatrixXd> out,
+                                const SumOptions& options = {}) {
+  detail::check_gradient_arguments(A.rows(), A.cols(), B.rows(), B.cols(), w.size(), kernel,
+                                   out.rows(), out.cols());
+  if (!std::isfinite(scale)) throw std::invalid_argument("kernel_value_gradients: scale must be finite");
+  detail::check_finite(A, "A");
+  detail::check_finite(B, "B");
+  for (Index j = 0; j < w.size(); ++j)
+    if (!std::isfinite(w[j])) throw std::invalid_argument("kernel_value_gradients: w contains NaN or inf");
+  const double h = kernel.bandwidth();
+  switch (kernel.kind()) {
+    case KernelKind::gaussian:
+      detail::add_value_gradients_fused<T>(A, B, w, kernel, kernel, 1.0 / (h * h), true, scale,
+                                           out, options);
+      return;
+    case KernelKind::matern32:
+      detail::add_value_gradients_fused<T>(A, B, w, kernel,
+                                           Kernel(KernelKind::laplacian, h / 1.7320508075688772),
+                                           3.0 / (h * h), false, scale, out, options);
+      return;
+    case KernelKind::matern52:
+      detail::add_value_gradients_fused<T>(A, B, w, kernel,
+                                           Kernel(KernelKind::matern32, h * 0.7745966692414834),
+                                           5.0 / (3.0 * h * h), false, scale, out, options);
+      return;
+    default:
+      detail::add_value_gradients_blocked<T>(A, B, w, kernel, scale, out, options);
+  }
+}
+
+/// [V | G], (p, d + 1) float64: column 0 the sums sum_j w_j k(a_i, b_j), columns 1..d
+/// their gradients with respect to a_i (see add_kernel_value_gradients).
+/// @throws the same as add_kernel_value_gradients
+template <class T>
+RowMatrixXd kernel_value_gradients(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
+                                   const Eigen::Ref<const Eigen::VectorXd>& w,
+                                   const Kernel& kernel, const SumOptions& options = {}) {
+  RowMatrixXd out = RowMatrixXd::Zero(A.rows(), A.cols() + 1);
+  add_kernel_value_gradients<T>(A, B, w, kernel, 1.0, out, options);
+  return out;
+}
+
+}  // namespace nystrom_kme
