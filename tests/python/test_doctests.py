@@ -21,6 +21,15 @@ OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 # Examples that import an optional dependency: (test name prefix, module they need).
 _OPTIONAL = {"nystrom_kme.sources.dask.": "dask"}
+# Subpackages that import an optional dependency when imported: skipped without it.
+_OPTIONAL_PACKAGES = {"nystrom_kme.torch": "torch"}
+
+
+def _importable(name: str) -> bool:
+    return not any(
+        (name == package or name.startswith(package + ".")) and importlib.util.find_spec(needs) is None
+        for package, needs in _OPTIONAL_PACKAGES.items()
+    )
 
 
 def _module_names() -> list[str]:
@@ -28,7 +37,7 @@ def _module_names() -> list[str]:
     for info in pkgutil.walk_packages(nystrom_kme.__path__, prefix="nystrom_kme."):
         leaf = info.name.rsplit(".", 1)[-1]
         # _core: compiled; __main__: importing it runs the command line
-        if not leaf.startswith("_core") and leaf != "__main__":
+        if not leaf.startswith("_core") and leaf != "__main__" and _importable(info.name):
             names.append(info.name)
     return sorted(names)
 

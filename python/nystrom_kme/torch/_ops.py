@@ -1,0 +1,192 @@
+"""The MMD to a frozen embedding and its gradient as one torch custom operator.
+
+``nystrom_kme::mmd_to_embedding(y, landmarks, weights, centre, projector, reference_norm2,
+kernel, bandwidth, within, unbiased, precision, block, n_threads) -> (loss, grad)``
+computes, for a batch Y = (y_1 .. y_B) and the embedding mu_ref = sum_j a_j k(l_j, .),
+
+    loss = ||mu_B||^2 - 2 <mu_B, mu_ref> + ||mu_ref||^2,   mu_B = (1/B) sum_i k(y_i, .),
+
+and its gradient with respect to Y, in one pass: CPU tensors through the compiled core
+(``kernel_value_gradients``, fused kernel sums with the weight columns [w, w * l]),
+others (CUDA) through :mod:`._device`. ``within`` says how ||mu_B||^2 is computed:
+``"exact"`` (all B^2 pairs; ``unbiased`` drops the diagonal and divides by B (B - 1)) or
+``"nystrom"`` (the batch's embedding projected on the landmarks, s^T K_m^+ s / B^2 with
+s = K(L, Y) 1: then loss = ||P mu_B - mu_ref||^2 >= 0; ``projector`` is Phi (r, m) with
+Phi^T Phi = K_m^+, so that s^T K_m^+ s = ||Phi s||^2).
+The autograd formula multiplies the saved gradient by the incoming one: first
+derivatives only. The operator is opaque to ``torch.compile`` (a fake implementation
+gives the shapes), so compiled training loops call it as one node.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _core
+from . import _device
+
+#: Rows of the batch per call of the core: its per-call buffers stay at a few MiB.
+_BLOCK_BYTES = 8 << 20
+
+_SCHEMA = (
+    "(Tensor y, Tensor landmarks, Tensor weights, Tensor centre, Tensor projector, float reference_norm2, "
+    "str kernel, float bandwidth, str within, bool unbiased, str precision, int block, int n_threads) "
+    "-> (Tensor, Tensor)"
+)
+
+
+def _batch_blocks(n_batch: int, d: int) -> list[tuple[int, int]]:
+    rows = max(64, _BLOCK_BYTES // (8 * (d + 1)))
+    return [(i, min(n_batch, i + rows)) for i in range(0, n_batch, rows)]
+
+
+def _within_scale(n_batch: int, unbiased: bool) -> float:
+    return 1.0 / (n_batch * (n_batch - 1)) if unbiased else 1.0 / (n_batch * n_batch)
+
+
+def _cpu(
+    y: torch.Tensor,
+    landmarks: torch.Tensor,
+    weights: torch.Tensor,
+    projector: torch.Tensor,
+    reference_norm2: float,
+    kernel: str,
+    bandwidth: float,
+    within: str,
+    unbiased: bool,
+    n_threads: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    Y = y.detach().contiguous().numpy()
+    if not np.isfinite(Y).all():  # here, inside the operator: torch.compile does not trace it
+        raise ValueError("y contains NaN or inf")
+    L = landmarks.detach().contiguous().numpy()
+    alpha = weights.detach().to(torch.float64).contiguous().numpy()
+    core = _core.Kernel(kernel, bandwidth)
+    n_batch, d = Y.shape
+    grad = torch.empty_like(y, memory_format=torch.contiguous_format)
+    G = grad.numpy()
+    parts: list[float] = [reference_norm2]
+    if within == "nystrom":
+        s = _core.kernel_row_sums(L, Y, core, n_threads)  # s_j = sum_i k(l_j, y_i)
+        Phi = projector.detach().numpy()
+        f = Phi @ s  # s^T K_m^+ s = ||Phi s||^2
+        beta = Phi.T @ f
+        parts += [math.fsum(f * f) / n_batch**2, -2.0 / n_batch * math.fsum(alpha * s)]
+        w = (2.0 / n_batch**2) * beta - (2.0 / n_batch) * alpha
+        for i0, i1 in _batch_blocks(n_batch, d):
+            buf = _core.kernel_value_gradients(Y[i0:i1], L, w, core, n_threads)
+            G[i0:i1] = buf[:, 1:]
+        return torch.tensor(math.fsum(parts), dtype=y.dtype), grad
+    scale = _within_scale(n_batch, unbiased)
+    ones = np.ones(n_batch)
+    within_sum: list[float] = []
+    for i0, i1 in _batch_blocks(n_batch, d):
+        att = _core.kernel_value_gradients(Y[i0:i1], L, alpha, core, n_threads, -2.0 / n_batch)
+        wit = _core.kernel_value_gradients(Y[i0:i1], Y, ones, core, n_threads, 2.0 * scale)
+        parts.append(math.fsum(att[:, 0]))
+        within_sum.append(math.fsum(wit[:, 0]))
+        np.add(att[:, 1:], wit[:, 1:], out=att[:, 1:])
+        G[i0:i1] = att[:, 1:]
+    # the within values carry the gradient's factor 2; k(y, y) = 1 on the diagonal
+    within_value = 0.5 * math.fsum(within_sum) - (n_batch * scale if unbiased else 0.0)
+    return torch.tensor(math.fsum([*parts, within_value]), dtype=y.dtype), grad
+
+
+def _on_device(
+    y: torch.Tensor,
+    landmarks: torch.Tensor,
+    weights: torch.Tensor,
+    centre: torch.Tensor,
+    projector: torch.Tensor,
+    reference_norm2: float,
+    kernel: str,
+    bandwidth: float,
+    within: str,
+    unbiased: bool,
+    precision: str,
+    block: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    n_batch = y.shape[0]
+    alpha = weights.to(y.dtype)
+    opts: dict[str, Any] = {"precision": precision, "block": block}
+    if within == "nystrom":
+        ones = torch.ones(n_batch, dtype=y.dtype, device=y.device)
+        s = _device.value_gradient_sums(landmarks, y, ones, centre, kernel, bandwidth, gradients=False, **opts)
+        s64 = s[:, 0].double()
+        f = projector @ s64
+        w = (2.0 / n_batch**2) * (projector.T @ f) - (2.0 / n_batch) * weights.double()
+        loss = (f @ f) / n_batch**2 - (2.0 / n_batch) * (weights.double() @ s64) + reference_norm2
+        vg = _device.value_gradient_sums(y, landmarks, w.to(y.dtype), centre, kernel, bandwidth, **opts)
+        return loss.to(y.dtype), vg[:, 1:].contiguous()
+    scale = _within_scale(n_batch, unbiased)
+    att = _device.value_gradient_sums(y, landmarks, alpha, centre, kernel, bandwidth, **opts)
+    ones = torch.ones(n_batch, dtype=y.dtype, device=y.device)
+    wit = _device.value_gradient_sums(y, y, ones, centre, kernel, bandwidth, **opts)
+    within_value = wit[:, 0].double().sum() * scale - (n_batch * scale if unbiased else 0.0)
+    loss = within_value - (2.0 / n_batch) * att[:, 0].double().sum() + reference_norm2
+    grad = wit[:, 1:].mul_(2.0 * scale).sub_(att[:, 1:], alpha=2.0 / n_batch)
+    return loss.to(y.dtype), grad
+
+
+def _mmd_to_embedding(
+    y: torch.Tensor,
+    landmarks: torch.Tensor,
+    weights: torch.Tensor,
+    centre: torch.Tensor,
+    projector: torch.Tensor,
+    reference_norm2: float,
+    kernel: str,
+    bandwidth: float,
+    within: str,
+    unbiased: bool,
+    precision: str,
+    block: int,
+    n_threads: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, d loss / d y): see the module docstring. Arguments are checked by the caller
+    (:class:`nystrom_kme.torch.MMDLoss`)."""
+    if y.device.type == "cpu":
+        return _cpu(y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, within, unbiased, n_threads)
+    return _on_device(
+        y, landmarks, weights, centre, projector, reference_norm2, kernel, bandwidth, within, unbiased, precision, block
+    )
+
+
+def _fake(
+    y: torch.Tensor,
+    landmarks: torch.Tensor,
+    weights: torch.Tensor,
+    centre: torch.Tensor,
+    projector: torch.Tensor,
+    reference_norm2: float,
+    kernel: str,
+    bandwidth: float,
+    within: str,
+    unbiased: bool,
+    precision: str,
+    block: int,
+    n_threads: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return y.new_empty(()), torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
+def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
+    ctx.mark_non_differentiable(output[1])
+    ctx.save_for_backward(output[1])
+
+
+def _backward(ctx: Any, grad_loss: torch.Tensor, grad_grad: torch.Tensor | None) -> tuple[Any, ...]:
+    (grad,) = ctx.saved_tensors
+    return (grad * grad_loss, *([None] * 12))
+
+
+#: The operator (torch.library.CustomOpDef): called as a function, (loss, gradient).
+mmd_to_embedding: Any = torch.library.custom_op("nystrom_kme::mmd_to_embedding", mutates_args=(), schema=_SCHEMA)(
+    _mmd_to_embedding
+)
+mmd_to_embedding.register_fake(_fake)
+mmd_to_embedding.register_autograd(_backward, setup_context=_setup_context)

@@ -1,0 +1,236 @@
+"""nystrom_kme.torch.MMDLoss against a dense torch implementation written here (every
+kernel from its definition, autograd for the gradient), torch.autograd.gradcheck, and
+closed forms. Skipped without torch; the CUDA tests also need a GPU (marker ``gpu``)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import nystrom_kme as nk
+
+torch = pytest.importorskip("torch")
+
+from nystrom_kme.torch import MMDLoss  # noqa: E402  after the skip
+
+KERNELS = ["gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"]
+
+
+def dense_kernel(name: str, A, B, h: float):
+    """k(a_i, b_j) from the definitions; the distance's gradient is 0 at 0 (clamp)."""
+    r = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1).clamp_min(1e-300).sqrt()
+    s = r / h
+    if name == "gaussian":
+        return torch.exp(-(s**2) / 2)
+    if name == "laplacian":
+        return torch.exp(-s)
+    if name == "matern32":
+        return (1 + math.sqrt(3) * s) * torch.exp(-math.sqrt(3) * s)
+    if name == "matern52":
+        return (1 + math.sqrt(5) * s + 5 * s**2 / 3) * torch.exp(-math.sqrt(5) * s)
+    return 1 / torch.sqrt(1 + s**2)
+
+
+def dense_terms(y, L, a, name: str, h: float, unbiased: bool = False):
+    """(||mu_B||^2, <mu_B, mu_ref>, ||mu_ref||^2), dense, differentiable in y."""
+    B = y.shape[0]
+    Kyy = dense_kernel(name, y, y, h)
+    within = (Kyy.sum() - Kyy.diagonal().sum()) / (B * (B - 1)) if unbiased else Kyy.sum() / B**2
+    cross = (dense_kernel(name, y, L, h) @ a).sum() / B
+    return within, cross, a @ dense_kernel(name, L, L, h) @ a
+
+
+def terms_scale(within, cross, norm2) -> float:
+    """The size of the terms that cancel in the loss: the tolerances' unit."""
+    return float((within + 2 * cross.abs() + norm2).detach())
+
+
+def fitted(name: str, rng, *, n=2000, d=3, m=60, weighted=False, dtype=np.float64):
+    X = (rng.normal(size=(n, d)) + 1.0).astype(dtype)
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    kernel = nk.get_kernel(name).with_bandwidth(1.3)
+    return nk.NystromKME(kernel, n_landmarks=m, random_state=0).fit(X, sample_weight=w)
+
+
+def test_importing_the_package_does_not_import_torch() -> None:
+    code = "import sys, nystrom_kme; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("within", ["exact", "unbiased", "nystrom"])
+def test_gradcheck_every_kernel_and_term(name, within, rng) -> None:
+    ref = fitted(name, rng, weighted=True, m=40)
+    loss = MMDLoss(ref, within_batch="nystrom" if within == "nystrom" else "exact", unbiased=within == "unbiased")
+    y = torch.from_numpy(rng.normal(size=(9, 3)) + 1.0).requires_grad_()
+    assert torch.autograd.gradcheck(loss, (y,), eps=1e-6, atol=1e-8, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_loss_and_gradient_match_dense_float64(name, unbiased, rng) -> None:
+    ref = fitted(name, rng, weighted=True)
+    L, a = torch.from_numpy(ref.landmarks_), torch.from_numpy(ref.weights_)
+    y = torch.from_numpy(rng.normal(size=(50, 3)) + 0.5).requires_grad_()
+    got = MMDLoss(ref, unbiased=unbiased)(y)
+    (g,) = torch.autograd.grad(got, y)
+    y2 = y.detach().clone().requires_grad_()
+    within, cross, norm2 = dense_terms(y2, L, a, name, 1.3, unbiased)
+    want = within - 2 * cross + norm2
+    (g2,) = torch.autograd.grad(want, y2)
+    scale = terms_scale(within, cross, norm2)
+    assert abs(float(got.detach()) - float(want.detach())) <= 1e-12 * scale
+    assert float((g - g2).abs().max()) <= 1e-12 * float(g2.abs().max())
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_loss_and_gradient_match_dense_float32(name, rng) -> None:
+    ref = fitted(name, rng, dtype=np.float32)
+    L, a = torch.from_numpy(ref.landmarks_).double(), torch.from_numpy(ref.weights_)
+    y32 = torch.from_numpy((rng.normal(size=(50, 3)) + 0.5).astype(np.float32)).requires_grad_()
+    got = MMDLoss(ref)(y32)
+    (g,) = torch.autograd.grad(got, y32)
+    assert got.dtype == torch.float32 and g.dtype == torch.float32
+    y64 = y32.detach().double().requires_grad_()  # the same points, in float64
+    within, cross, norm2 = dense_terms(y64, L, a, name, 1.3)
+    (g2,) = torch.autograd.grad(within - 2 * cross + norm2, y64)
+    scale = terms_scale(within, cross, norm2)
+    assert abs(float(got.detach()) - float((within - 2 * cross + norm2).detach())) <= 1e-5 * scale
+    assert float((g.double() - g2).abs().max()) <= 1e-5 * float(g2.abs().max())
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_finite_gradient_where_a_batch_row_is_a_landmark(name, rng) -> None:
+    ref = fitted(name, rng, m=30)
+    L, a = torch.from_numpy(ref.landmarks_), torch.from_numpy(ref.weights_)
+    y = torch.cat([L[:3], L[:3], torch.from_numpy(rng.normal(size=(4, 3)))]).requires_grad_()  # repeats too
+    got = MMDLoss(ref)(y)
+    (g,) = torch.autograd.grad(got, y)
+    assert torch.isfinite(g).all() and torch.isfinite(got)
+    # the dense reference's distance has gradient 0 at 0: the Laplacian's subgradient 0
+    y2 = y.detach().clone().requires_grad_()
+    within, cross, norm2 = dense_terms(y2, L, a, name, 1.3)
+    (g2,) = torch.autograd.grad(within - 2 * cross + norm2, y2)
+    assert float((g - g2).abs().max()) <= 1e-12 * float(g2.abs().max())
+
+
+def test_nystrom_batch_term_is_the_projection(rng) -> None:
+    # 12 distinct, well separated landmarks: K_m is well conditioned, K_m^+ = K_m^-1
+    X = rng.normal(size=(3000, 2)) * 3.0
+    L = np.array([[i, j] for i in range(-3, 3) for j in (-2.0, 2.0)], dtype=np.float64) * 1.5
+    ref = nk.NystromKME(nk.Gaussian(1.0), sampler=L).fit(X)
+    y = torch.from_numpy(rng.normal(size=(20, 2)) * 3.0)
+    got = MMDLoss(ref, within_batch="nystrom")(y).item()
+    K = ref.kernel_(L)
+    s = ref.kernel_(L, y.numpy()).sum(1) / 20
+    a = ref.weights_
+    want = s @ np.linalg.solve(K, s) - 2 * a @ s + a @ K @ a  # ||P mu_B - mu_ref||^2
+    assert abs(got - want) <= 1e-10
+    assert got >= 0
+
+
+def test_collections_sum_or_max(rng) -> None:
+    X = rng.normal(size=(1500, 2))
+    kc = nk.KernelCollection([nk.Gaussian(0.5), nk.Laplacian(2.0), nk.Matern(1.0, nu=2.5)])
+    y = torch.from_numpy(rng.normal(size=(30, 2)) + 0.3).requires_grad_()
+    total = MMDLoss(X, kc, n_landmarks=50, random_state=0)
+    worst = MMDLoss(X, kc, n_landmarks=50, random_state=0, aggregate="max")
+    assert len({id(total.get_buffer(n)) for n in ("landmarks_0",)}) == 1 and len(total.kernels_) == 3
+    singles = [MMDLoss(X, k, n_landmarks=50, random_state=0)(y) for k in kc]
+    assert torch.allclose(total(y), sum(singles), rtol=1e-13, atol=0)
+    assert torch.allclose(worst(y), max(singles), rtol=1e-13, atol=0)
+    # fitted embeddings give the same loss as fitting from the rows
+    refs = [nk.NystromKME(k, n_landmarks=50, random_state=0).fit(X) for k in kc]
+    assert torch.allclose(MMDLoss(refs)(y), total(y), rtol=1e-12, atol=0)
+
+
+def test_half_precision_batches_train_in_float32(rng) -> None:
+    ref = fitted("gaussian", rng, dtype=np.float32)
+    loss = MMDLoss(ref)
+    y16 = torch.from_numpy(rng.normal(size=(40, 3)).astype(np.float32)).to(torch.bfloat16).requires_grad_()
+    out = loss(y16)
+    out.backward()
+    assert out.dtype == torch.float32 and y16.grad.dtype == torch.bfloat16
+    y32 = y16.detach().float().requires_grad_()
+    loss(y32).backward()
+    assert torch.allclose(y16.grad.float(), y32.grad, rtol=1e-2, atol=1e-3 * float(y32.grad.abs().max()))
+
+
+def test_torch_compile_keeps_the_operator(rng) -> None:
+    loss = MMDLoss(fitted("matern32", rng, m=30))
+    compiled = torch.compile(loss, backend="aot_eager", fullgraph=True)
+    y = torch.from_numpy(rng.normal(size=(16, 3))).requires_grad_()
+    (g,) = torch.autograd.grad(compiled(y), y)
+    (g2,) = torch.autograd.grad(loss(y), y)
+    assert torch.equal(g, g2)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_device_path_matches_dense_on_cpu_tensors(name, rng) -> None:
+    # The CUDA path's arithmetic (blocked products, torch operations) run on CPU tensors.
+    from nystrom_kme.torch._device import value_gradient_sums
+
+    ref = fitted(name, rng, weighted=True)
+    L, a = torch.from_numpy(ref.landmarks_), torch.from_numpy(ref.weights_)
+    y = torch.cat([L[:2], torch.from_numpy(rng.normal(size=(30, 3)))]).requires_grad_()
+    got = value_gradient_sums(y.detach(), L, a, L.mean(0), name, 1.3, block=17)
+    values = dense_kernel(name, y, L, 1.3) @ a
+    (g,) = torch.autograd.grad(values.sum(), y)
+    assert float((got[:, 0] - values.detach()).abs().max()) <= 1e-12 * float(a.abs().sum())
+    assert float((got[:, 1:] - g).abs().max()) <= 1e-12 * float(g.abs().max())
+    only = value_gradient_sums(y.detach(), L, a, L.mean(0), name, 1.3, block=64, gradients=False)
+    assert torch.allclose(only[:, 0], got[:, 0], rtol=1e-13, atol=1e-15)
+
+
+def test_bad_arguments_are_named(rng) -> None:
+    ref = fitted("gaussian", rng, m=20)
+    loss = MMDLoss(ref)
+    with pytest.raises(TypeError, match="y must be a torch.Tensor"):
+        loss(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"y must have shape \(B, 3\)"):
+        loss(torch.zeros(4, 2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="floating-point"):
+        loss(torch.zeros(4, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        MMDLoss(ref, unbiased=True)(torch.zeros(1, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="within_batch"):
+        MMDLoss(ref, within_batch="diagonal")
+    with pytest.raises(ValueError, match="unbiased=True needs"):
+        MMDLoss(ref, within_batch="nystrom", unbiased=True)
+    with pytest.raises(ValueError, match="aggregate"):
+        MMDLoss(ref, aggregate="mean")
+    with pytest.raises(ValueError, match="precision"):
+        MMDLoss(ref, precision="fp8")
+    with pytest.raises(ValueError, match="block_size"):
+        MMDLoss(ref, block_size=0)
+    with pytest.raises(ValueError, match="is not the kernel of the reference"):
+        MMDLoss(ref, nk.Gaussian(2.0))
+    with pytest.raises(ValueError, match="must be radial"):
+        MMDLoss(rng.normal(size=(100, 2)), nk.Linear(), n_landmarks=10)
+    with pytest.raises(nk.NotFittedError):
+        MMDLoss(nk.NystromKME())
+    with pytest.raises(ValueError, match="reference"):
+        MMDLoss(np.zeros(5))
+    with pytest.raises(ValueError, match="y contains NaN"):
+        loss(torch.full((4, 3), float("nan"), dtype=torch.float64))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("within", ["exact", "nystrom"])
+def test_cuda_tensors_match_the_cpu_path(name, within, rng) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    ref = fitted(name, rng, weighted=True, m=300)
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        loss = MMDLoss(ref, within_batch=within, precision="highest").to(dtype)
+        y = torch.from_numpy(rng.normal(size=(257, 3)) + 0.5).to(dtype).requires_grad_()
+        (g,) = torch.autograd.grad(cpu := loss(y), y)
+        yc = y.detach().cuda().requires_grad_()
+        (gc,) = torch.autograd.grad(dev := loss.cuda()(yc), yc)
+        assert abs(float(dev.detach()) - float(cpu.detach())) <= tol * max(1.0, abs(float(cpu.detach())))
+        assert float((gc.cpu() - g).abs().max()) <= tol * float(g.abs().max()) * 10
