@@ -49,10 +49,10 @@ def terms_scale(within, cross, norm2) -> float:
     return float((within + 2 * cross.abs() + norm2).detach())
 
 
-def fitted(name: str, rng, *, n=2000, d=3, m=60, weighted=False, dtype=np.float64):
+def fitted(name: str, rng, *, n=2000, d=3, m=60, weighted=False, dtype=np.float64, h=1.3):
     X = (rng.normal(size=(n, d)) + 1.0).astype(dtype)
     w = rng.uniform(0.2, 3.0, size=n) if weighted else None
-    kernel = nk.get_kernel(name).with_bandwidth(1.3)
+    kernel = nk.get_kernel(name).with_bandwidth(h)
     return nk.NystromKME(kernel, n_landmarks=m, random_state=0).fit(X, sample_weight=w)
 
 
@@ -72,14 +72,16 @@ def test_gradcheck_every_kernel_and_term(name, within, rng) -> None:
 
 @pytest.mark.parametrize("name", KERNELS)
 @pytest.mark.parametrize("unbiased", [False, True])
-def test_loss_and_gradient_match_dense_float64(name, unbiased, rng) -> None:
-    ref = fitted(name, rng, weighted=True)
+@pytest.mark.parametrize("d", [3, 200])  # the core; the blocked products (d > CORE_MAX_FEATURES)
+def test_loss_and_gradient_match_dense_float64(name, unbiased, d, rng) -> None:
+    h = 1.3 * math.sqrt(d / 3)
+    ref = fitted(name, rng, weighted=True, d=d, h=h)
     L, a = torch.from_numpy(ref.landmarks_), torch.from_numpy(ref.weights_)
-    y = torch.from_numpy(rng.normal(size=(50, 3)) + 0.5).requires_grad_()
+    y = torch.from_numpy(rng.normal(size=(50, d)) + 0.5).requires_grad_()
     got = MMDLoss(ref, unbiased=unbiased)(y)
     (g,) = torch.autograd.grad(got, y)
     y2 = y.detach().clone().requires_grad_()
-    within, cross, norm2 = dense_terms(y2, L, a, name, 1.3, unbiased)
+    within, cross, norm2 = dense_terms(y2, L, a, name, h, unbiased)
     want = within - 2 * cross + norm2
     (g2,) = torch.autograd.grad(want, y2)
     scale = terms_scale(within, cross, norm2)
@@ -177,13 +179,43 @@ def test_device_path_matches_dense_on_cpu_tensors(name, rng) -> None:
     ref = fitted(name, rng, weighted=True)
     L, a = torch.from_numpy(ref.landmarks_), torch.from_numpy(ref.weights_)
     y = torch.cat([L[:2], torch.from_numpy(rng.normal(size=(30, 3)))]).requires_grad_()
-    got = value_gradient_sums(y.detach(), L, a, L.mean(0), name, 1.3, block=17)
+    grads = torch.zeros(y.shape, dtype=torch.float64)
+    got = value_gradient_sums(y.detach(), L, a, L.mean(0), name, 1.3, block=17, grad_out=grads, scale=-0.5)
     values = dense_kernel(name, y, L, 1.3) @ a
     (g,) = torch.autograd.grad(values.sum(), y)
-    assert float((got[:, 0] - values.detach()).abs().max()) <= 1e-12 * float(a.abs().sum())
-    assert float((got[:, 1:] - g).abs().max()) <= 1e-12 * float(g.abs().max())
+    assert float((got - values.detach()).abs().max()) <= 1e-12 * float(a.abs().sum())
+    assert float((grads + 0.5 * g).abs().max()) <= 1e-12 * float(g.abs().max())
     only = value_gradient_sums(y.detach(), L, a, L.mean(0), name, 1.3, block=64, gradients=False)
-    assert torch.allclose(only[:, 0], got[:, 0], rtol=1e-13, atol=1e-15)
+    assert torch.allclose(only, got, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("within", ["exact", "unbiased", "nystrom"])
+def test_device_path_loss_matches_the_core_on_cpu_tensors(within, rng) -> None:
+    from nystrom_kme.torch import _ops
+
+    ref = fitted("laplacian", rng, weighted=True, m=50)
+    loss = MMDLoss(ref, within_batch="nystrom" if within == "nystrom" else "exact", unbiased=within == "unbiased")
+    y = torch.cat([loss.landmarks_0[:2], torch.from_numpy(rng.normal(size=(40, 3)))])
+    args = (y, loss.landmarks_0, loss.weights_0, loss.centre_0, loss.projector_0, loss.reference_norms2_[0])
+    kind = ("laplacian", 1.3, loss.within_batch, loss.unbiased)
+    core_loss, core_grad = _ops.mmd_to_embedding(*args, *kind, "highest", 0, 0)
+    dev_loss, dev_grad = _ops._on_device(*args, *kind, "highest", 13)
+    assert abs(float(dev_loss) - float(core_loss)) <= 1e-13
+    assert float((dev_grad - core_grad).abs().max()) <= 1e-12 * float(core_grad.abs().max())
+
+
+def test_tf32_switch_restores_either_setting() -> None:
+    code = (
+        "import torch\n"
+        "from nystrom_kme.torch._device import tf32\n"
+        "m = torch.backends.cuda.matmul\n"
+        "with tf32(True): assert m.allow_tf32\n"
+        "assert not m.allow_tf32\n"
+        "m.fp32_precision = 'ieee'  # the new setting: the old one can no longer be read\n"
+        "with tf32(True): assert m.fp32_precision == 'tf32'\n"
+        "assert m.fp32_precision == 'ieee'\n"
+    )
+    assert subprocess.run([sys.executable, "-W", "error", "-c", code], check=False).returncode == 0
 
 
 def test_bad_arguments_are_named(rng) -> None:

@@ -41,26 +41,21 @@ _SQRT5 = math.sqrt(5.0)
 @contextlib.contextmanager
 def tf32(enabled: bool) -> Iterator[None]:
     """CUDA float32 products with TF32 on or off for the block, the previous setting back
-    afterwards (the new ``fp32_precision`` setting where torch has it, else ``allow_tf32``)."""
+    afterwards: through ``allow_tf32``, or through ``fp32_precision`` where the program set
+    that one (torch refuses to read the one after the other was set)."""
     matmul: Any = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        try:
-            before = matmul.fp32_precision
-            matmul.fp32_precision = "tf32" if enabled else "ieee"
-        except (RuntimeError, AttributeError, ValueError):
-            pass
-        else:
-            try:
-                yield
-            finally:
-                matmul.fp32_precision = before
-            return
-    before_flag = matmul.allow_tf32
-    matmul.allow_tf32 = enabled
+    name: str = "allow_tf32"
+    value: Any = enabled
+    try:
+        before = matmul.allow_tf32
+    except RuntimeError:  # the new API is in use
+        before = matmul.fp32_precision
+        name, value = "fp32_precision", "tf32" if enabled else "ieee"
+    setattr(matmul, name, value)
     try:
         yield
     finally:
-        matmul.allow_tf32 = before_flag
+        setattr(matmul, name, before)
 
 
 def _tf32_parts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -70,26 +65,27 @@ def _tf32_parts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return hi, x - hi
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
-    """a @ b at ``precision`` for CUDA float32 (see the module docstring); float64, and
-    any tensor off CUDA, as torch computes it."""
-    if a.dtype != torch.float32 or a.device.type != "cuda":
-        return a @ b
-    if precision == "highest":
-        with tf32(False):
-            return a @ b
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str, out: torch.Tensor | None = None) -> torch.Tensor:
+    """a @ b, added into ``out`` when given, at ``precision`` for CUDA float32 (see the
+    module docstring); float64, and any tensor off CUDA, as torch computes it."""
+    if a.dtype != torch.float32 or a.device.type != "cuda" or precision == "highest":
+        with tf32(False) if a.device.type == "cuda" else contextlib.nullcontext():
+            return a @ b if out is None else out.addmm_(a, b)
     if precision == "tf32":
         with tf32(True):
-            return a @ b
+            return a @ b if out is None else out.addmm_(a, b)
     if precision == "bf16":
-        return (a.bfloat16() @ b.bfloat16()).float()
+        product = (a.bfloat16() @ b.bfloat16()).float()
+        return product if out is None else out.add_(product)
     a_hi, a_lo = _tf32_parts(a)
     b_hi, b_lo = _tf32_parts(b)
     with tf32(True):
-        out = a_hi @ b_lo
-        out.addmm_(a_lo, b_hi)
-        out.addmm_(a_hi, b_hi)
-    return out
+        if out is None:
+            out = a_hi @ b_lo
+        else:
+            out.addmm_(a_hi, b_lo)
+        out.addmm_(a_lo, b_hi)  # the small terms first
+        return out.addmm_(a_hi, b_hi)
 
 
 def _psi_from_values(kernel: str, k: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
@@ -133,9 +129,12 @@ def value_gradient_sums(
     precision: str = "highest",
     block: int = 2048,
     gradients: bool = True,
+    same: bool = False,
+    grad_out: torch.Tensor | None = None,
+    scale: float = 1.0,
 ) -> torch.Tensor:
-    """[V, G] of shape (B, d + 1) in y's dtype: V_i = sum_j w_j k(y_i, p_j) and
-    G_i = sum_j w_j grad_y k(y_i, p_j) (only V, shape (B, 1), when ``gradients`` is False).
+    """V_i = sum_j w_j k(y_i, p_j), (B,) in y's dtype; with ``grad_out`` (B, d), also
+    grad_out += scale * G with G_i = sum_j w_j grad_y k(y_i, p_j).
 
     Parameters
     ----------
@@ -147,48 +146,57 @@ def value_gradient_sums(
     kernel : one of ``KERNELS``; bandwidth : float > 0
     precision : one of ``PRECISIONS`` (CUDA float32 only)
     block : points per block (the largest matrix formed is B x block)
+    gradients : False for V alone (``grad_out`` is then ignored)
+    same : points is y (the batch against itself): the diagonal's distances are set to 0
+    grad_out : Tensor of shape (B, d), y's dtype, added to (required with ``gradients``)
+    scale : the factor of G in ``grad_out``
+
+    Memory besides the outputs: the augmented batch (B, d + 2), the sums (B, d + 1) and
+    one block: B x block plus 2 (block, d + 2).
     """
     h2 = bandwidth * bandwidth
     n_batch, d = y.shape
-    yc = y - centre
     # Q = [-|y|^2 / (2 h^2), y / h^2, -1 / h^2]: Q . [1, p, |p|^2 / 2] = -r^2 / (2 h^2)
     q = torch.empty((n_batch, d + 2), dtype=y.dtype, device=y.device)
-    q[:, 0] = yc.square().sum(1).mul_(-0.5 / h2)
-    q[:, 1 : d + 1] = yc / h2
+    torch.sub(y, centre, out=q[:, 1 : d + 1])
+    q[:, 0] = q[:, 1 : d + 1].square().sum(1).mul_(-0.5 / h2)
+    q[:, 1 : d + 1].div_(h2)
     q[:, d + 1] = -1.0 / h2
-    cols = d + 1 if gradients else 1
-    out = torch.zeros((n_batch, cols), dtype=y.dtype, device=y.device)
-    values = out[:, 0] if kernel == "gaussian" or not gradients else torch.zeros_like(out[:, 0])
+    gradients = gradients and grad_out is not None
+    # the sums [sum_j w_j h^2 psi_j, sum_j w_j h^2 psi_j (p_j - c)] (Gaussian: h^2 psi = k)
+    sums = torch.zeros((n_batch, d + 1 if gradients else 1), dtype=y.dtype, device=y.device)
+    values = sums[:, 0] if kernel == "gaussian" or not gradients else torch.zeros_like(sums[:, 0])
     for j0 in range(0, points.shape[0], block):
-        pc = points[j0 : j0 + block] - centre
         wb = weights[j0 : j0 + block]
-        keys = torch.empty((pc.shape[0], d + 2), dtype=y.dtype, device=y.device)
+        keys = torch.empty((wb.shape[0], d + 2), dtype=y.dtype, device=y.device)
+        pc = torch.sub(points[j0 : j0 + block], centre, out=keys[:, 1 : d + 1])
         keys[:, 0] = 1.0
-        keys[:, 1 : d + 1] = pc
         keys[:, d + 1] = pc.square().sum(1).mul_(0.5)
         logits = matmul(q, keys.T, precision)  # -r^2 / (2 h^2), (B, block)
         if kernel == "gaussian":
-            k = logits.clamp_(max=0.0).exp_()
+            k = logits.exp_()  # logits <= 0 up to rounding: k <= 1 + rounding
         else:
             # r^2 / h^2; below the expansion's rounding error (scale: the largest squared
             # norms) the points are taken as one (the Laplacian's psi is singular there)
             s2 = logits.mul_(-2.0)
-            noise = (keys[:, d + 1].max() / h2 - q[:, 0].min()).mul_(32.0 * torch.finfo(y.dtype).eps)  # no sync
-            s2 = s2.masked_fill_(s2 <= noise, 0.0)
+            noise = (keys[:, d + 1].max() / h2 - q[:, 0].min()).mul_(16.0 * math.sqrt(d + 2) * torch.finfo(y.dtype).eps)
+            s2 = s2.masked_fill_(s2 <= noise, 0.0)  # a 0-d tensor: no wait for the device
+            if same:  # the batch against itself: its diagonal is exactly 0
+                s2.diagonal(-j0).fill_(0.0)
             s = s2.sqrt() if gradients else s2
             k = _values(kernel, s2)
             if gradients:
-                values.add_(matmul(k, wb.unsqueeze(1), precision)[:, 0])
+                matmul(k, wb.unsqueeze(1), precision, out=values.unsqueeze(1))
                 k = _psi_from_values(kernel, k, s)
         if gradients:
-            v = torch.empty((pc.shape[0], d + 1), dtype=y.dtype, device=y.device)
-            v[:, 0] = wb
-            v[:, 1:] = pc * wb.unsqueeze(1)
+            keys[:, 1 : d + 1].mul_(wb.unsqueeze(1))  # keys becomes [1, w (p - c), .]
+            keys[:, 0] = wb
+            matmul(k, keys[:, : d + 1], precision, out=sums)
         else:
-            v = wb.unsqueeze(1)
-        out.add_(matmul(k, v, precision))
-    if not gradients:
-        return out
-    # sum_j w_j psi_j (p_j - y) = (sum_j w_j h^2 psi_j p_j - y sum_j w_j h^2 psi_j) / h^2
-    grads = (out[:, 1:] - yc * out[:, :1]).div_(h2)
-    return torch.cat([values.unsqueeze(1), grads], 1)
+            matmul(k, wb.unsqueeze(1), precision, out=sums)
+    if gradients:
+        assert grad_out is not None
+        # sum_j w_j psi_j (p_j - y) = (sum_j w_j h^2 psi_j (p_j - c) - (y - c) sum_j w_j h^2 psi_j) / h^2,
+        # and y - c = h^2 Q[:, 1:d+1]
+        grad_out.add_(sums[:, 1:], alpha=scale / h2).addcmul_(q[:, 1 : d + 1], sums[:, :1], value=-scale)
+    return values

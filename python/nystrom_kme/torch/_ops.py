@@ -6,9 +6,10 @@ computes, for a batch Y = (y_1 .. y_B) and the embedding mu_ref = sum_j a_j k(l_
 
     loss = ||mu_B||^2 - 2 <mu_B, mu_ref> + ||mu_ref||^2,   mu_B = (1/B) sum_i k(y_i, .),
 
-and its gradient with respect to Y, in one pass: CPU tensors through the compiled core
-(``kernel_value_gradients``, fused kernel sums with the weight columns [w, w * l]),
-others (CUDA) through :mod:`._device`. ``within`` says how ||mu_B||^2 is computed:
+and its gradient with respect to Y, in one pass: CPU tensors of at most
+``CORE_MAX_FEATURES`` columns through the compiled core (``kernel_value_gradients``, fused
+kernel sums with the weight columns [w, w * l]), others (CUDA, and wide CPU batches)
+through the blocked products of :mod:`._device`. ``within`` says how ||mu_B||^2 is computed:
 ``"exact"`` (all B^2 pairs; ``unbiased`` drops the diagonal and divides by B (B - 1)) or
 ``"nystrom"`` (the batch's embedding projected on the landmarks, s^T K_m^+ s / B^2 with
 s = K(L, Y) 1: then loss = ||P mu_B - mu_ref||^2 >= 0; ``projector`` is Phi (r, m) with
@@ -29,6 +30,10 @@ import torch
 from .. import _core
 from . import _device
 
+#: CPU tensors with at most this many features go through the core; wider ones through
+#: the blocked products of :mod:`._device` (torch's BLAS, float32 products for float32),
+#: faster there than the core's float64 multi-column product (bench/RESULTS.md, issue 38).
+CORE_MAX_FEATURES = 192
 #: Rows of the batch per call of the core: its per-call buffers stay at a few MiB.
 _BLOCK_BYTES = 8 << 20
 
@@ -111,24 +116,29 @@ def _on_device(
     block: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     n_batch = y.shape[0]
-    alpha = weights.to(y.dtype)
     opts: dict[str, Any] = {"precision": precision, "block": block}
+    grad = torch.zeros_like(y, memory_format=torch.contiguous_format)
+    alpha = weights.double()
     if within == "nystrom":
         ones = torch.ones(n_batch, dtype=y.dtype, device=y.device)
         s = _device.value_gradient_sums(landmarks, y, ones, centre, kernel, bandwidth, gradients=False, **opts)
-        s64 = s[:, 0].double()
-        f = projector @ s64
-        w = (2.0 / n_batch**2) * (projector.T @ f) - (2.0 / n_batch) * weights.double()
-        loss = (f @ f) / n_batch**2 - (2.0 / n_batch) * (weights.double() @ s64) + reference_norm2
-        vg = _device.value_gradient_sums(y, landmarks, w.to(y.dtype), centre, kernel, bandwidth, **opts)
-        return loss.to(y.dtype), vg[:, 1:].contiguous()
+        s64 = s.double()
+        f = projector @ s64  # s^T K_m^+ s = ||Phi s||^2
+        w = (2.0 / n_batch**2) * (projector.T @ f) - (2.0 / n_batch) * alpha
+        _device.value_gradient_sums(y, landmarks, w.to(y.dtype), centre, kernel, bandwidth, grad_out=grad, **opts)
+        loss = (f @ f) / n_batch**2 - (2.0 / n_batch) * (alpha @ s64) + reference_norm2
+        return loss.to(y.dtype), grad
     scale = _within_scale(n_batch, unbiased)
-    att = _device.value_gradient_sums(y, landmarks, alpha, centre, kernel, bandwidth, **opts)
+    att = _device.value_gradient_sums(
+        y, landmarks, weights.to(y.dtype), centre, kernel, bandwidth, grad_out=grad, scale=-2.0 / n_batch, **opts
+    )
+    cross = att.double().sum()
     ones = torch.ones(n_batch, dtype=y.dtype, device=y.device)
-    wit = _device.value_gradient_sums(y, y, ones, centre, kernel, bandwidth, **opts)
-    within_value = wit[:, 0].double().sum() * scale - (n_batch * scale if unbiased else 0.0)
-    loss = within_value - (2.0 / n_batch) * att[:, 0].double().sum() + reference_norm2
-    grad = wit[:, 1:].mul_(2.0 * scale).sub_(att[:, 1:], alpha=2.0 / n_batch)
+    wit = _device.value_gradient_sums(
+        y, y, ones, centre, kernel, bandwidth, same=True, grad_out=grad, scale=2.0 * scale, **opts
+    )
+    within_value = wit.double().sum() * scale - (n_batch * scale if unbiased else 0.0)
+    loss = within_value - (2.0 / n_batch) * cross + reference_norm2
     return loss.to(y.dtype), grad
 
 
@@ -149,7 +159,7 @@ def _mmd_to_embedding(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, d loss / d y): see the module docstring. Arguments are checked by the caller
     (:class:`nystrom_kme.torch.MMDLoss`)."""
-    if y.device.type == "cpu":
+    if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:
         return _cpu(y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, within, unbiased, n_threads)
     return _on_device(
         y, landmarks, weights, centre, projector, reference_norm2, kernel, bandwidth, within, unbiased, precision, block

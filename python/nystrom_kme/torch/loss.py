@@ -21,8 +21,9 @@ KernelSpec = Union[Kernel, str, KernelCollection, Sequence[Union[Kernel, str]], 
 
 WITHIN = ("exact", "nystrom")
 AGGREGATES = ("sum", "max")
-#: Batch rows times points per block of the device path when ``block_size`` is None.
-_DEVICE_BLOCK_ELEMENTS = 1 << 23
+#: Batch rows times points per block of the blocked path when ``block_size`` is None
+#: (16 MiB of float32 logits).
+_DEVICE_BLOCK_ELEMENTS = 1 << 22
 
 
 class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed by mypy
@@ -37,9 +38,11 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     mu_B = (1/B) sum_i k(y_i, .). ||mu_ref||^2 is computed once; the attraction
     <mu_B, mu_ref> = (1/B) sum_ij a_j k(y_i, l_j) costs O(B m d) per step, never the
     data's size. The forward pass computes the gradient with respect to the batch in the
-    same pass (CPU tensors: the compiled core's fused kernel sums; CUDA tensors: blocked
-    matrix products on the device) and the backward pass only scales it: no B x m or
-    B x B matrix is kept for backward, and the CPU path never forms one.
+    same pass and the backward pass only scales it: no B x m or B x B matrix is kept
+    for backward, and none is formed whole. CPU tensors of up to 192 features go
+    through the compiled core's fused sums; CUDA tensors, and wider CPU batches (where
+    torch's BLAS beats the core's float64 product), through blocked products that form
+    B x ``block_size`` at a time.
 
     Parameters
     ----------
@@ -72,8 +75,8 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         is "highest" when the loss is built, else "tf32" (``precision_``). CPU tensors
         always use the core (float32 kernel values, float64 sums).
     block_size : int or None, default=None
-        Points per block of the CUDA path (its largest temporary is B x block_size);
-        None: about 2^23 / B.
+        Points per block of the blocked products (their largest temporary is B x
+        block_size); None: 2^22 / B, at least 256.
     n_threads : int or None
         OpenMP threads of the core (None: all).
 
@@ -152,7 +155,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         self.aggregate = aggregate
         self.precision = precision
         if precision is None:  # read here: torch.compile cannot trace the setting's getter
-            precision = "highest" if torch.get_float32_matmul_precision() == "highest" else "tf32"
+            precision = "highest" if _float32_matmul_precision() == "highest" else "tf32"
         self.precision_ = precision
         self.block_size = block_size
         self.n_threads = n_threads
@@ -293,3 +296,10 @@ def _kernel_list(kernel: KernelSpec) -> list[Kernel]:
 
 def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _float32_matmul_precision() -> str:
+    try:
+        return str(torch.get_float32_matmul_precision())
+    except RuntimeError:  # torch's legacy and new TF32 settings both used: take the safe one
+        return "highest"
