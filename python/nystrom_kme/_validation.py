@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any, Union, overload
 
 import numpy as np
@@ -226,11 +227,148 @@ def normalised_weights(w: Weights) -> np.ndarray:
 
 
 def check_positive_int(value: object, name: str) -> int:
+    """``value`` as a Python int >= 1 (any integer type, numpy's included; not a bool).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._validation import check_positive_int
+    >>> check_positive_int(np.int64(100), "ert")
+    100
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def _as_real(value: object) -> float | None:
+    """``value`` as a float when it is a real number of any type (Python's, numpy's
+    float16/32/64 and integers, ``numbers.Real``; numpy registers its scalar types
+    there), else None: bools and strings are no numbers."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def check_probability(value: object, name: str) -> float:
+    """A level or failure probability: a real number in (0, 1), of any numeric type, as
+    a Python float. The one check of ``alpha``, ``delta`` and the like, so that
+    ``np.float32(0.05)`` is accepted wherever ``0.05`` is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._validation import check_probability
+    >>> check_probability(np.float32(0.25), "alpha")
+    0.25
+    >>> check_probability(1.0, "alpha")
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be in (0, 1), got 1.0
+    """
+    x = _as_real(value)
+    if x is None or not 0.0 < x < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return x
+
+
+def check_positive_real(value: object, name: str) -> float:
+    """A finite real number > 0 of any numeric type (``np.int64(100)`` as ``100``), as
+    a Python float.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._validation import check_positive_real
+    >>> check_positive_real(np.int64(100), "ert")
+    100.0
+    >>> check_positive_real(float("inf"), "ert")
+    Traceback (most recent call last):
+    ...
+    ValueError: ert must be a positive number, got inf
+    """
+    x = _as_real(value)
+    if x is None or not (math.isfinite(x) and x > 0.0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return x
+
+
+def check_finite_real(value: object, name: str) -> float:
+    """A finite real number of any numeric type, as a Python float.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._validation import check_finite_real
+    >>> check_finite_real(np.float32(0.5), "temperature")
+    0.5
+    """
+    x = _as_real(value)
+    if x is None or not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return x
+
+
+def physical_memory_bytes() -> int:
+    """The machine's physical memory in bytes (0 when the system does not say), the
+    bound of :func:`check_allocation` (the core's ``detail/memory.hpp`` reads the same)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # not POSIX, or the name is unknown
+        return 0
+
+
+def check_allocation(n_bytes: float, what: str) -> None:
+    """Refuse, before any work, a computation whose arrays need more than the machine's
+    physical memory: numpy would end it later in a bare MemoryError, and where the
+    system overcommits, a request beyond memory is not even refused but fails on first
+    touch. ``what`` names the argument and the size, e.g. ``"n_permutations=2**40"``.
+
+    Examples
+    --------
+    >>> from nystrom_kme._validation import check_allocation
+    >>> check_allocation(1e6, "a small array")
+    >>> check_allocation(1e30, "n_permutations=1e27")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_permutations=1e27 is too large: it needs 1e+30 bytes, more than this machine's ...
+    """
+    total = physical_memory_bytes()
+    if total > 0 and n_bytes > total:
+        raise ValueError(
+            f"{what} is too large: it needs {n_bytes:.3g} bytes, more than this machine's {total:.3g} bytes of memory"
+        )
+
+
+#: The least a permutation costs in every permutation test of the package: its split's
+#: state in the core (32 bytes), one statistic and one null value per kernel (float64).
+MIN_BYTES_PER_PERMUTATION = 48
+
+
+def check_n_permutations(value: object, name: str = "n_permutations", *, bytes_each: float = 0.0) -> int:
+    """A permutation count: a positive integer whose ``value + 1`` permutations (the
+    observed split is one) fit in memory at ``bytes_each`` bytes each (at least
+    :data:`MIN_BYTES_PER_PERMUTATION`; a caller that knows more, e.g. ``8 * (m + K)``
+    for an (m, B + 1) block of split sums over K kernels, passes it). An impossible
+    count is refused before any work, naming it, instead of a bare MemoryError at the
+    first large array.
+
+    Examples
+    --------
+    >>> from nystrom_kme._validation import check_n_permutations
+    >>> check_n_permutations(200)
+    200
+    >>> check_n_permutations(2**60)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_permutations=1152921504606846976 is too large: it needs 5.53e+19 bytes, ...
+    """
+    B = check_positive_int(value, name)
+    each = max(float(bytes_each), float(MIN_BYTES_PER_PERMUTATION))
+    check_allocation((B + 1) * each, f"{name}={B}")
+    return B
 
 
 def check_random_state(random_state: RandomStateLike, name: str = "random_state") -> np.random.Generator:

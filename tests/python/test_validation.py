@@ -8,16 +8,23 @@ import pytest
 import nystrom_kme as nk
 from nystrom_kme._validation import (
     GOODPOINTS_SEED_BOUND,
+    MIN_BYTES_PER_PERMUTATION,
     SAMPLER_SEED_BOUND,
     SPLIT_SEED_BOUND,
     NotFittedError,
     as_data_matrix,
+    check_allocation,
+    check_finite_real,
     check_is_fitted,
+    check_n_permutations,
     check_positive_int,
+    check_positive_real,
+    check_probability,
     check_random_state,
     check_sample_weight,
     draw_seed,
     n_threads_arg,
+    physical_memory_bytes,
 )
 
 
@@ -133,3 +140,45 @@ def test_messages_scikit_learn_expects():
         as_data_matrix(bad)
     with pytest.raises(ValueError, match="sample_weight must have a positive sum \\(all weights are zero\\)"):
         check_sample_weight([0.0, 0.0], 2)
+
+
+# Every numeric type a user may hold: Python's, numpy's floats of each width, numpy's
+# integers (the value is exactly representable in each).
+def _numbers(value):
+    out = [value, np.float64(value), np.float32(value), np.float16(value)]
+    if float(value).is_integer():
+        out += [int(value), np.int64(value), np.int32(value), np.uint16(value)]
+    return out
+
+
+def test_numpy_scalars_are_numbers_wherever_python_numbers_are():
+    for x in _numbers(0.25):  # 0.25 is exact in float16
+        assert check_probability(x, "alpha") == 0.25 and type(check_probability(x, "alpha")) is float
+    for x in _numbers(100.0):
+        assert check_positive_real(x, "ert") == 100.0 and check_finite_real(x, "t") == 100.0
+    assert check_finite_real(np.float32(-2.5), "t") == -2.5
+    for bad in (0, 1, 1.5, -0.1, np.float32(1.0), np.nan, True, np.bool_(True), "0.05", None, [0.05]):
+        with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\), got "):
+            check_probability(bad, "alpha")
+    for bad in (0, -1.0, np.int64(0), np.float32(np.inf), np.nan, False, "100", None):
+        with pytest.raises(ValueError, match="^ert must be a positive number, got "):
+            check_positive_real(bad, "ert")
+    for bad in (np.inf, np.float64(np.nan), True, "1"):
+        with pytest.raises(ValueError, match="^t must be a finite number, got "):
+            check_finite_real(bad, "t")
+
+
+def test_impossible_permutation_counts_are_refused_before_any_work():
+    total = physical_memory_bytes()
+    assert total > 2**20  # a POSIX machine says how much memory it has
+    # the count at which (B + 1) * bytes each crosses the machine's memory
+    largest = total // MIN_BYTES_PER_PERMUTATION - 1
+    assert check_n_permutations(np.int64(200)) == 200 and check_n_permutations(largest) == largest
+    for B, each in ((2**40, 0.0), (largest + 1, 0.0), (total // 8000, 8000.0)):
+        with pytest.raises(ValueError, match=rf"^n_permutations={B} is too large: it needs .* bytes, more than"):
+            check_n_permutations(B, bytes_each=each)
+    with pytest.raises(ValueError, match="B must be a positive integer"):
+        check_n_permutations(0, "B")
+    check_allocation(total, "all of it")  # at the bound: allowed
+    with pytest.raises(ValueError, match=r"^X \(n = 10\^12\) is too large"):
+        check_allocation(total + 1, "X (n = 10^12)")
