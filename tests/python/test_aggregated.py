@@ -366,15 +366,22 @@ except KeyboardInterrupt:
 """
 
 
+#: Seconds from the signal to KeyboardInterrupt allowed: 5x the slowest stop seen (1.1 s
+#: under load; the Nystrom collection stops 0.1-0.36 s after the signal on 2 cores here,
+#: quiet or busy). Without the signal the calls run 17 s (exact) and 60 s (Nystrom) here,
+#: so one that does not stop still fails.
+CTRL_C_SECONDS = 5.0
+
+
 @pytest.mark.parametrize("method,n", [("exact", 4000), ("nystrom", 200_000)])
-def test_ctrl_c_stops_a_long_aggregated_test_within_a_second(method, n):
+def test_ctrl_c_stops_a_long_aggregated_test_soon_after_the_signal(method, n):
     import subprocess
     import sys
 
     out = subprocess.run(
         [sys.executable, "-c", _INTERRUPT, method, str(n)], capture_output=True, text=True, timeout=300, check=True
     ).stdout.splitlines()
-    assert out[0] != "not interrupted" and float(out[0]) < 2.0, out
+    assert out[0] != "not interrupted" and float(out[0]) < 1.0 + CTRL_C_SECONDS, out  # the signal comes at 1 s
 
 
 def test_very_unequal_samples_stream_single_rows_and_match_the_exact_ranks():

@@ -155,7 +155,7 @@ X, Y = rng.normal(size=(100_000, 5)), rng.normal(size=(100_000, 5))
 threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 start = time.perf_counter()
 try:
-    nk.two_sample_test(X, Y, method=sys.argv[1], kernel=nk.Gaussian(1.0), n_permutations=50, progress=False)
+    nk.two_sample_test(X, Y, method=sys.argv[1], kernel=nk.Gaussian(1.0), n_permutations=1000, progress=False)
     print("not interrupted")
 except KeyboardInterrupt:
     print(f"{time.perf_counter() - start:.3f}")
@@ -163,15 +163,23 @@ print(nk.mmd2_exact(X[:500], Y[:500], kernel=nk.Gaussian(1.0)) >= 0)  # the core
 """
 
 
+#: Seconds from the signal to KeyboardInterrupt that the Ctrl-C tests allow: 5x the
+#: slowest stop seen (1.1 s under load; 0.01-0.36 s on 2 quiet or busy cores here), so a
+#: loaded machine does not fail them; each call runs several times as long without the
+#: signal (exact: minutes; Nystrom with 1000 permutations: ~20 s), so a call that does not
+#: stop still fails.
+CTRL_C_SECONDS = 5.0
+
+
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
-def test_ctrl_c_stops_a_long_test_within_a_second(method):
+def test_ctrl_c_stops_a_long_test_soon_after_the_signal(method):
     out = subprocess.run(
         [sys.executable, "-c", _INTERRUPT, method], capture_output=True, text=True, timeout=300, check=True
     ).stdout.splitlines()
-    if out[0] == "not interrupted":  # the Nystrom test may finish first on a fast machine
+    if out[0] == "not interrupted":  # the Nystrom test may finish first on a very fast machine
         assert method == "nystrom"
     else:
-        assert float(out[0]) < 2.0  # signal at 1 s: stopped within a second of it
+        assert float(out[0]) < 1.0 + CTRL_C_SECONDS, out  # the signal comes at 1 s
     assert out[-1] == "True"
 
 

@@ -66,8 +66,8 @@ X = rng.normal(size=(20_000, 3))
 threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 start = time.perf_counter()
 try:
-    if case == "core":  # the dictionary's system alone: a 3000 x 3000 factorisation and inverse
-        _core.ridge_leverage_estimates(X[:100], X[:3000], np.full(3000, 1e-3), 1e-3,
+    if case == "core":  # the dictionary's system alone: a 7000 x 7000 factorisation and inverse
+        _core.ridge_leverage_estimates(X[:100], X[:7000], np.full(7000, 1e-3), 1e-3,
                                        _core.Kernel("gaussian", 1.0), 0)
     elif case == "bless":
         nk.ridge_leverage_scores(X, nk.Gaussian(1.0), lam=1e-7, random_state=0)
@@ -81,19 +81,25 @@ print(nk.mmd2_exact(X[:500], X[500:1000], kernel=nk.Gaussian(1.0)) >= 0)  # the 
 """
 
 
+#: Seconds from the signal to KeyboardInterrupt allowed: 5x the slowest stop seen (1.1 s
+#: under load; 0.02-0.24 s here on 2 quiet or busy cores). Without the signal each case
+#: runs 2-4x as long as the signal's delay plus this (the 7000-row dictionary ~12 s,
+#: BLESS and the fit ~11 s at load 3 here), so a call that does not stop still fails.
+CTRL_C_SECONDS = 5.0
+
+
 @pytest.mark.parametrize(("case", "delay"), [("core", 0.3), ("bless", 1.0), ("rls", 1.0)])
-def test_ctrl_c_stops_leverage_scores_within_a_second(case, delay):
+def test_ctrl_c_stops_leverage_scores_soon_after_the_signal(case, delay):
     """The dictionary's Cholesky factorisation and inverse poll the interrupt check (a
     3000-row dictionary took 9 s to honour Ctrl-C when they were single Eigen calls).
     Each case runs for several seconds on 2 cores, so the signal lands in the middle of
     the work; a machine fast enough to finish before the signal passes, and one that
-    runs on past it without stopping fails. (Quiet: ~0.1 s; a second leaves room for a
-    busy machine, where 0.5 s failed once.)"""
+    runs on past it without stopping fails."""
     out = subprocess.run(
         [sys.executable, "-c", _INTERRUPT, case, str(delay)], capture_output=True, text=True, timeout=300, check=True
     ).stdout.splitlines()
     if out[0].startswith("finished"):
-        assert float(out[0].split()[1]) < delay + 1.0, out[0]
+        assert float(out[0].split()[1]) < delay + CTRL_C_SECONDS, out[0]
     else:
-        assert float(out[0]) < 1.0, out[0]
+        assert float(out[0]) < CTRL_C_SECONDS, out[0]
     assert out[-1] == "True"
