@@ -341,8 +341,9 @@ def _gpu_timings(args: argparse.Namespace, B: int, m: int, d: int) -> list[list[
     pairs = B * m + B * B
     rows = []
     loss = MMDLoss(ref).to(dev, torch.float32)  # ||mu_ref||^2 once, on the CPU core
-    default_block = max(256, (1 << 23) // B)
-    for precision, block in [(p, default_block) for p in PRECISIONS] + [("tf32", 4 * default_block)]:
+    default_block = max(256, (1 << 22) // B)  # MMDLoss's default
+    bigger = [("tf32", 4 * default_block), ("tf32", 16 * default_block), ("bf16", 16 * default_block)]
+    for precision, block in [(p, default_block) for p in PRECISIONS] + bigger:
         loss.precision_, loss.block_size = precision, block
 
         def ours() -> None:
