@@ -66,8 +66,10 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         sum_{i != i'} k(y_i, y_i') / (B (B - 1)) (the loss may then be negative).
     aggregate : {"sum", "max"}, default="sum"
         How the losses of several kernels combine.
-    n_landmarks, random_state :
-        For fitting from rows (see :class:`~nystrom_kme.NystromKME`).
+    n_landmarks : int or None, default=None
+        For fitting from rows: the landmarks (see :class:`~nystrom_kme.NystromKME`).
+    random_state : None, int or numpy Generator
+        For fitting from rows: the landmark draw and the collection's bandwidths.
     precision : {"highest", "tf32x3", "tf32", "bf16"} or None, default=None
         The float32 matrix products of the CUDA path: IEEE float32; each operand split
         in two TF32 parts (float32 accuracy on tensor cores); one TF32 product; one
