@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -249,6 +250,18 @@ def test_bad_arguments_are_named(rng) -> None:
         MMDLoss(np.zeros(5))
     with pytest.raises(ValueError, match="y contains NaN"):
         loss(torch.full((4, 3), float("nan"), dtype=torch.float64))
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(not (ROOT / "bench").is_dir(), reason="needs the source tree")
+def test_bench_gpu_mode_fails_cleanly_without_a_gpu() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    out = subprocess.run([sys.executable, "-m", "bench.loss", "--gpu"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2
+    assert "no CUDA device" in out.stderr and "Traceback" not in out.stderr
 
 
 @pytest.mark.gpu

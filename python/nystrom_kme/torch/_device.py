@@ -65,27 +65,29 @@ def _tf32_parts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return hi, x - hi
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, precision: str, out: torch.Tensor | None = None) -> torch.Tensor:
-    """a @ b, added into ``out`` when given, at ``precision`` for CUDA float32 (see the
-    module docstring); float64, and any tensor off CUDA, as torch computes it."""
+def matmul(
+    a: torch.Tensor, b: torch.Tensor, precision: str, out: torch.Tensor | None = None, alpha: float = 1.0
+) -> torch.Tensor:
+    """a @ b, or out += alpha * a @ b, at ``precision`` for CUDA float32 (see the module
+    docstring); float64, and any tensor off CUDA, as torch computes it."""
     if a.dtype != torch.float32 or a.device.type != "cuda" or precision == "highest":
         with tf32(False) if a.device.type == "cuda" else contextlib.nullcontext():
-            return a @ b if out is None else out.addmm_(a, b)
+            return a @ b if out is None else out.addmm_(a, b, alpha=alpha)
     if precision == "tf32":
         with tf32(True):
-            return a @ b if out is None else out.addmm_(a, b)
+            return a @ b if out is None else out.addmm_(a, b, alpha=alpha)
     if precision == "bf16":
         product = (a.bfloat16() @ b.bfloat16()).float()
-        return product if out is None else out.add_(product)
+        return product if out is None else out.add_(product, alpha=alpha)
     a_hi, a_lo = _tf32_parts(a)
     b_hi, b_lo = _tf32_parts(b)
     with tf32(True):
         if out is None:
-            out = a_hi @ b_lo
+            out, alpha = a_hi @ b_lo, 1.0
         else:
-            out.addmm_(a_hi, b_lo)
-        out.addmm_(a_lo, b_hi)  # the small terms first
-        return out.addmm_(a_hi, b_hi)
+            out.addmm_(a_hi, b_lo, alpha=alpha)
+        out.addmm_(a_lo, b_hi, alpha=alpha)  # the small terms first
+        return out.addmm_(a_hi, b_hi, alpha=alpha)
 
 
 def _psi_from_values(kernel: str, k: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
@@ -151,8 +153,8 @@ def value_gradient_sums(
     grad_out : Tensor of shape (B, d), y's dtype, added to (required with ``gradients``)
     scale : the factor of G in ``grad_out``
 
-    Memory besides the outputs: the augmented batch (B, d + 2), the sums (B, d + 1) and
-    one block: B x block plus 2 (block, d + 2).
+    Memory besides the outputs: the augmented batch (B, d + 2) and one block: B x block
+    (twice for the kernels other than the Gaussian) plus (block, d + 2).
     """
     h2 = bandwidth * bandwidth
     n_batch, d = y.shape
@@ -163,9 +165,10 @@ def value_gradient_sums(
     q[:, 1 : d + 1].div_(h2)
     q[:, d + 1] = -1.0 / h2
     gradients = gradients and grad_out is not None
-    # the sums [sum_j w_j h^2 psi_j, sum_j w_j h^2 psi_j (p_j - c)] (Gaussian: h^2 psi = k)
-    sums = torch.zeros((n_batch, d + 1 if gradients else 1), dtype=y.dtype, device=y.device)
-    values = sums[:, 0] if kernel == "gaussian" or not gradients else torch.zeros_like(sums[:, 0])
+    # sum_j w_j h^2 psi_j (Gaussian: the values, h^2 psi = k); the sums
+    # sum_j w_j h^2 psi_j (p_j - c) go into grad_out directly, times scale / h^2
+    psi_sums = torch.zeros(n_batch, dtype=y.dtype, device=y.device)
+    values = psi_sums if kernel == "gaussian" or not gradients else torch.zeros_like(psi_sums)
     for j0 in range(0, points.shape[0], block):
         wb = weights[j0 : j0 + block]
         keys = torch.empty((wb.shape[0], d + 2), dtype=y.dtype, device=y.device)
@@ -188,15 +191,14 @@ def value_gradient_sums(
             if gradients:
                 matmul(k, wb.unsqueeze(1), precision, out=values.unsqueeze(1))
                 k = _psi_from_values(kernel, k, s)
+        matmul(k, wb.unsqueeze(1), precision, out=psi_sums.unsqueeze(1))
         if gradients:
-            keys[:, 1 : d + 1].mul_(wb.unsqueeze(1))  # keys becomes [1, w (p - c), .]
-            keys[:, 0] = wb
-            matmul(k, keys[:, : d + 1], precision, out=sums)
-        else:
-            matmul(k, wb.unsqueeze(1), precision, out=sums)
+            assert grad_out is not None
+            keys[:, 1 : d + 1].mul_(wb.unsqueeze(1))  # w (p - c)
+            matmul(k, keys[:, 1 : d + 1], precision, out=grad_out, alpha=scale / h2)
     if gradients:
         assert grad_out is not None
         # sum_j w_j psi_j (p_j - y) = (sum_j w_j h^2 psi_j (p_j - c) - (y - c) sum_j w_j h^2 psi_j) / h^2,
         # and y - c = h^2 Q[:, 1:d+1]
-        grad_out.add_(sums[:, 1:], alpha=scale / h2).addcmul_(q[:, 1 : d + 1], sums[:, :1], value=-scale)
+        grad_out.addcmul_(q[:, 1 : d + 1], psi_sums.unsqueeze(1), value=-scale)
     return values
