@@ -55,7 +55,7 @@ finally:
         _os.environ["OMP_WAIT_POLICY"] = _user_wait_policy
     del _user_wait_policy
 
-from . import bounds, persistence, sampling, sources
+from . import bounds, datafiles, persistence, sampling, sources
 from ._validation import NotFittedError
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
@@ -162,6 +162,7 @@ __all__ = [
     "simd_level",
     "two_sample_test",
     "bounds",
+    "datafiles",
     "persistence",
     "sampling",
     "sources",

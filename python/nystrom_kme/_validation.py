@@ -59,13 +59,56 @@ def _converted(X: ArrayLike, dtype: DTypeLike | None, problem: str) -> np.ndarra
         raise ValueError(f"{problem}: {err}") from None
 
 
+#: The reader of data files, ``nystrom_kme.datafiles.read_data``, which registers itself
+#: when imported (the package's ``__init__`` imports it): a path (str or path-like) is
+#: then a data file's rows wherever rows are taken, and this module, which every other
+#: imports, does not import the one that reads files.
+_DATA_FILE_READER: list[Any] = []
+
+
+def register_data_file_reader(reader: Any) -> None:
+    """Make ``reader(path)`` (returning a row source) the way paths are read."""
+    _DATA_FILE_READER[:] = [reader]
+
+
+def is_path(X: object) -> bool:
+    """Whether ``X`` names a file: a ``str`` or an ``os.PathLike``.
+
+    >>> import pathlib
+    >>> is_path("ref.csv"), is_path(pathlib.Path("ref.csv")), is_path([[1.0]])
+    (True, True, False)
+    """
+    return isinstance(X, (str, os.PathLike))
+
+
+def open_data_file(path: str | os.PathLike[str]) -> Any:
+    """The row source of the data file at ``path`` (:func:`nystrom_kme.datafiles.read_data`
+    with its defaults); ValueError (``DataFileError``) for a file it cannot read."""
+    if not _DATA_FILE_READER:  # pragma: no cover - the package imports datafiles
+        raise ValueError(f"{os.fspath(path)!r}: reading data files needs nystrom_kme.datafiles (import it)")
+    return _DATA_FILE_READER[0](path)
+
+
+def read_data_file(path: str | os.PathLike[str]) -> np.ndarray:
+    """All rows of the data file at ``path`` in one array (for what needs them in memory)."""
+    src = open_data_file(path)
+    arr = src.to_array()
+    if arr is None:
+        blocks = [block for _, block in src.chunks()]
+        arr = np.concatenate(blocks) if blocks else np.empty((0, 0))
+    return np.asarray(arr)
+
+
 def as_data_matrix(X: ArrayLike, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     """Return ``X`` as a 2-D float32 or float64 array in the core's layout, or raise.
 
     float32 and float64 input keep their dtype (no copy when already C-contiguous);
-    anything else (ints, bools, lists, Fortran order, views) is converted once.
+    anything else (ints, bools, lists, Fortran order, views) is converted once; a path
+    (str or path-like) is a data file, all of whose rows are read (:func:`read_data_file`).
     The messages follow scikit-learn's wording where its estimator checks expect it.
     """
+    if is_path(X):
+        X = read_data_file(X)  # type: ignore[arg-type]  # is_path: str or PathLike
     check_not_sparse(X, name)
     if isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64):
         arr = core_array(X)  # native byte order: a swapped dtype compares unequal

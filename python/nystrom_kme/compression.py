@@ -323,7 +323,7 @@ def compress(
         raise ValueError(f"ridge applies to weights='signed' only, got ridge={ridge!r} with weights={weights!r}")
     if not (isinstance(compute_mmd, (bool, np.bool_)) or (isinstance(compute_mmd, str) and compute_mmd == "auto")):
         raise ValueError(f"compute_mmd must be 'auto', True or False, got {compute_mmd!r}")
-    X = as_data_matrix(X)
+    X = as_data_matrix(X)  # a data file's path: all its rows
     n = X.shape[0]
     m = check_positive_int(n_points, "n_points")
     if m > n:

@@ -8,7 +8,9 @@ than memory is never loaded whole.
 ``.npz``                    one member (``key``, or the only one), read in memory
                             (zip members cannot be memory-mapped); no pickle
 ``.csv``, ``.tsv``, ``.txt``  parsed in blocks of lines; a first line that is not all
-                            numbers is a header (its names select columns); ``#``
+                            numbers is a header (its names select columns and are
+                            kept; pandas' ``0,1,2,...`` over decimals is taken as a
+                            header with a warning; ``header=`` decides); ``#``
                             starts a comment; delimiter ``,`` (``.csv``), tab
                             (``.tsv``) or whitespace (``.txt``) unless given
 ``.h5``, ``.hdf5``          a 2-D dataset (``key``, or the only one), read in blocks
@@ -36,6 +38,7 @@ import difflib
 import io
 import itertools
 import os
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
@@ -44,6 +47,7 @@ from typing import IO, Any
 import numpy as np
 
 from ._files import NpzArchive, non_regular_kind, open_regular
+from ._validation import register_data_file_reader
 from .sources import ArrayLikeSource, ArraySource, IterableSource, RowSource
 from .sources.chunked import Dataset
 
@@ -79,6 +83,7 @@ def read_data(
     key: str | None = None,
     delimiter: str | None = None,
     on_rows: RowsRead | None = None,
+    header: bool | None = None,
 ) -> RowSource:
     """The rows of a data file, as a :class:`~nystrom_kme.sources.RowSource` that every
     estimator, MMD and test of the package accepts in place of an array.
@@ -97,11 +102,17 @@ def read_data(
         Field separator of a text file (default from the suffix).
     on_rows : callable, optional
         Told the number of rows each time a block is read (progress bars).
+    header : bool or None, default=None
+        Whether the first line of a text file is a header; None detects it (see
+        :func:`first_line_is_header`: a line with a non-numeric field is one, and
+        pandas' ``0,1,2,...`` over decimals is taken as one with a UserWarning).
 
     Returns
     -------
     RowSource
-        Of shape (n_rows, n_columns), named after ``path`` in error messages.
+        Of shape (n_rows, n_columns), named after ``path`` in error messages; its
+        ``feature_names`` are the selected columns' names (a text header, Parquet's
+        schema) or None.
 
     Raises
     ------
@@ -115,8 +126,8 @@ def read_data(
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
     >>> _ = path.write_text("a,b,c\\n1,2,3\\n4,5,6\\n")
     >>> src = read_data(path, columns=["c", "a"])
-    >>> src.count_rows(), src.n_features
-    (2, 2)
+    >>> src.count_rows(), src.n_features, src.feature_names
+    (2, 2, ('c', 'a'))
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -131,7 +142,7 @@ def read_data(
         raise DataFileError(f"{path}: not a regular file ({kind})")
     try:
         if suffix in TEXT_SUFFIXES:
-            return _text_source(path, suffix, columns, delimiter, on_rows)
+            return _text_source(path, suffix, columns, delimiter, on_rows, header)
         if suffix == ".parquet":
             return _parquet_source(path, columns, on_rows)
         return _array_source(ARRAY_READERS[suffix](path, key), path, columns, on_rows)
@@ -325,24 +336,31 @@ def _open_text(path: str) -> IO[str]:
 
 
 def _text_source(
-    path: str, suffix: str, columns: Sequence[str | int] | None, delimiter: str | None, on_rows: RowsRead | None
+    path: str,
+    suffix: str,
+    columns: Sequence[str | int] | None,
+    delimiter: str | None,
+    on_rows: RowsRead | None,
+    header: bool | None,
 ) -> RowSource:
     delim = delimiter if delimiter is not None else {".csv": ",", ".tsv": "\t"}.get(suffix)
-    first, first_no = None, 0
+    found: list[tuple[int, str]] = []  # (line number, content) of the first two lines with fields
     with _open_text(path) as f:
         try:
-            for line in f:
-                first_no += 1
+            for no, line in enumerate(f, 1):
                 if _content(line).strip():
-                    first = _content(line)
-                    break
+                    found.append((no, _content(line)))
+                    if len(found) == 2:
+                        break
         except UnicodeDecodeError:
             raise DataFileError(f"{path}: not UTF-8 text") from None
-    if first is None:
+    if not found:
         raise DataFileError(f"{path}: no rows")
+    first_no, first = found[0]
     fields = _split(first, delim)
-    has_header = not all(_is_number(x) for x in fields)
-    names = fields if has_header else None
+    has_header, names = first_line_is_header(
+        fields, _split(found[1][1], delim) if len(found) > 1 else None, header, f"{path}: line {first_no}"
+    )
     cols = list(range(len(fields))) if columns is None else _column_indices(path, columns, names, len(fields))
     start_line = first_no if has_header else first_no - 1  # lines before the first data line
     what = f"the header (line {first_no})" if has_header else f"line {first_no}"
@@ -407,7 +425,53 @@ def _text_source(
                     on_rows(arr.shape[0])
                 yield arr
 
-    return IterableSource(chunks, path)
+    src = IterableSource(chunks, path)
+    src.feature_names = None if names is None else tuple(names[c] for c in cols)
+    return src
+
+
+def _is_integer(field: str) -> bool:
+    return field.strip().lstrip("+-").isdigit()
+
+
+def first_line_is_header(
+    fields: Sequence[str], next_fields: Sequence[str] | None, header: bool | None, where: str
+) -> tuple[bool, list[str] | None]:
+    """Whether the first line of a text table is a header, and its column names (None
+    when it has none, or when its names are only column numbers).
+
+    ``header`` True or False decides; None detects: a line with a field that is not a
+    number is a header. A line of numbers is data, except the header pandas writes for
+    columns without names (``0,1,...,d-1``, d >= 2) over a line of decimals: that is
+    taken as a header with a UserWarning saying so (``header=False`` reads it as data),
+    neither eaten silently nor read as a data row. ``where`` names the line in messages
+    (``"today.csv: line 1"``). Shared by data files and ``drift watch``'s standard input.
+
+    Examples
+    --------
+    >>> from nystrom_kme.datafiles import first_line_is_header
+    >>> first_line_is_header(["age", "income"], ["31", "2.5"], None, "x.csv: line 1")
+    (True, ['age', 'income'])
+    >>> first_line_is_header(["3", "1.5"], ["4", "2.5"], None, "x.csv: line 1")
+    (False, None)
+    """
+    if header is not None:
+        return bool(header), (list(fields) if header else None)
+    if not all(_is_number(x) for x in fields):
+        return True, list(fields)
+    numbered = len(fields) >= 2 and all(_is_integer(x) for x in fields)
+    if not numbered or [int(x) for x in fields] != list(range(len(fields))):
+        return False, None
+    if next_fields is None or len(next_fields) != len(fields) or all(_is_integer(x) for x in next_fields):
+        return False, None  # integer data (or nothing after it): the line is data
+    warnings.warn(
+        f"{where} ({','.join(fields)}) is read as a header, not as data: the column numbers "
+        f"0 to {len(fields) - 1} over rows of decimals look like the header pandas writes for "
+        "columns without names (header=False, or --no-header, reads the line as data)",
+        UserWarning,
+        stacklevel=3,
+    )
+    return True, None
 
 
 def _delimiter_hint(field: str, delimiter: str | None) -> str:
@@ -434,6 +498,10 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
     names = list(pq.ParquetFile(path).schema_arrow.names)
     cols = list(range(len(names))) if columns is None else _column_indices(path, columns, names, len(names))
     selected = [names[i] for i in cols]
+    if not all(isinstance(n, str) and n for n in selected):
+        selected_names = None
+    else:
+        selected_names = tuple(selected)
 
     def chunks() -> Iterator[np.ndarray]:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=selected):
@@ -451,7 +519,13 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
             if arr.shape[0]:
                 yield arr
 
-    return IterableSource(chunks, path)
+    src = IterableSource(chunks, path)
+    src.feature_names = selected_names
+    return src
 
 
-__all__ = ["DataFileError", "SUFFIXES", "read_data"]
+# Paths are data files wherever rows are taken (as_source, as_data_matrix), read by this
+# module's reader: registered here so that the modules below need not import this one.
+register_data_file_reader(read_data)
+
+__all__ = ["DataFileError", "SUFFIXES", "first_line_is_header", "read_data"]

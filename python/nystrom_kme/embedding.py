@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _core
+from ._columns import as_feature_names, check_feature_names, column_names
 from ._compensated import fsum_dot
 from ._estimator import ParamsMixin
 from ._validation import (
@@ -37,7 +38,7 @@ from ._validation import (
 from .cuda.arrays import is_cuda_array
 from .kernels import Kernel, get_kernel
 from .persistence import persistable, save
-from .sources import RowSource, SourceLike, as_source
+from .sources import RowSource, SourceLike, as_rows, as_source
 
 
 class KernelMeanEmbedding:
@@ -50,6 +51,9 @@ class KernelMeanEmbedding:
     kernel_ : Kernel, with a numeric bandwidth
     n_samples_ : int
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), dtype object
+        Only when fitted on data with column names (a DataFrame, a data file's header);
+        evaluations of data with other names, or in another order, are refused.
 
     Examples
     --------
@@ -76,6 +80,31 @@ class KernelMeanEmbedding:
 
     def _check_fitted(self) -> None:
         check_is_fitted(self, "_embedding")
+
+    def _names(self) -> tuple[str, ...] | None:
+        """The fitted column names (``feature_names_in_``), or None."""
+        names = self.__dict__.get("feature_names_in_")
+        return None if names is None else tuple(str(n) for n in names)
+
+    def _keep_names(self, names: Sequence[str] | np.ndarray | None) -> None:
+        """Set ``feature_names_in_`` to ``names`` (an object array), or remove it for data
+        without names, as scikit-learn does."""
+        kept = as_feature_names(None if names is None else [str(n) for n in names])
+        if kept is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = kept
+
+    def _source(self, X: SourceLike, name: str, chunk_rows: int | None = None) -> RowSource:
+        """``X`` as a row source, its column names checked against the fitted ones: a
+        DataFrame's before it is converted (a frame with other names can hold anything,
+        NaN from a reindex included), a data file's once its header is read."""
+        fitted = self._names()
+        if fitted is not None and not isinstance(X, (str, os.PathLike)):
+            check_feature_names(fitted, column_names(X, name), owner=type(self).__name__, what=name)
+        src = as_source(X, name, chunk_rows=chunk_rows)
+        check_feature_names(fitted, src.feature_names, owner=type(self).__name__, what=src.name)
+        return src
 
     def _publish(self) -> None:
         """Make the fitted support, weights and kernel what evaluations use, as one
@@ -147,7 +176,7 @@ class KernelMeanEmbedding:
             from .cuda.sums import evaluate
 
             return iter([(0, evaluate(Y, support, weights, kernel))])
-        src = as_source(Y, "Y", chunk_rows=chunk_rows)
+        src = self._source(Y, "Y", chunk_rows)
         _check_width(src, src.n_features, support.shape[1])
         return _evaluations(src, support, weights, kernel, n_threads_arg(getattr(self, "n_threads", None)))
 
@@ -212,6 +241,7 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
         raise ValueError(f"the embeddings use different kernels: {ka!r} and {kb!r}")
     if Za.shape[1] != Zb.shape[1]:
         raise ValueError(f"the embeddings live in R^{Za.shape[1]} and R^{Zb.shape[1]}")
+    check_feature_names(a._names(), b._names(), owner=f"the first {type(a).__name__}", what="the second embedding")
     if Za.shape[0] > Zb.shape[0]:  # the smaller support is the output side
         Za, wa, Zb, wb = Zb, wb, Za, wa
     Za, Zb = common_dtype(Za, Zb)
@@ -313,6 +343,7 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         -------
         self
         """
+        X, names = as_rows(X, "X")
         X = as_data_matrix(X, "X")
         n = X.shape[0]
         n_threads_arg(self.n_threads)
@@ -323,6 +354,7 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
         self.weights_ = np.full(n, 1.0 / n) if w is None else normalised_weights(w)
         self.n_samples_ = n
         self.n_features_in_ = X.shape[1]
+        self._keep_names(names)
         self._publish()
         return self
 
@@ -333,9 +365,15 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
 
     def _state(self) -> dict[str, Any]:
         """The fitted state, read at once: ``kernel``, ``support`` (n, d), ``weights`` (n,),
-        ``n_samples``. NotFittedError before a fit. The inverse of :meth:`_from_state`."""
+        ``n_samples``, ``feature_names`` (or None). NotFittedError before a fit. The inverse of :meth:`_from_state`."""
         support, weights, kernel = self.fitted()
-        return {"kernel": kernel, "support": support, "weights": weights, "n_samples": support.shape[0]}
+        return {
+            "kernel": kernel,
+            "support": support,
+            "weights": weights,
+            "n_samples": support.shape[0],
+            "feature_names": self.__dict__.get("feature_names_in_"),
+        }
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> EmpiricalKME:
@@ -358,6 +396,7 @@ class EmpiricalKME(ParamsMixin, KernelMeanEmbedding):
             n_samples_=state["n_samples"],
             n_features_in_=support.shape[1],
         )
+        est._keep_names(state.get("feature_names"))
         est._publish()
         return est
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._columns import check_feature_names
 from ._compensated import CompensatedSum
 from ._estimator import ParamsMixin
 from ._landmark_choice import LandmarkChoice, LandmarkSettings
@@ -119,6 +120,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     support_ : alias of landmarks_
     kernel_ : Kernel with a numeric bandwidth
     n_samples_, n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), dtype object
+        The column names of the data fitted on (a DataFrame's, a data file's header),
+        only when it had names (scikit-learn's convention). Later batches with names
+        (``partial_fit``, ``score``, evaluation) must have these, in this order
+        (:func:`nystrom_kme._columns.check_feature_names`); a batch without names
+        (an array) is taken by position.
     solver_ : str, the solver actually used ("cholesky" or "cod")
     rank_ : int, numerical rank of K_m (COD) or number of distinct landmarks
     s_sum_ : ndarray of shape (m,), float64, sufficient statistic sum_i w_i k(L, x_i)
@@ -199,11 +206,13 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         n: int,
         solved: tuple[np.ndarray, str, int] | None = None,
         scale: float = 1.0,
+        names: tuple[str, ...] | None = None,
     ) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum on ``choice``'s landmarks and set the fitted
         attributes; ``acc`` and ``weight_sum`` in units of ``scale``, ``solved`` as for
         :func:`~nystrom_kme._sufficient.solve_statistics`. ``s_sum_`` and ``weight_sum_``
-        keep the weights' own units."""
+        keep the weights' own units; ``names`` become ``feature_names_in_`` (None: the
+        attribute is removed, as scikit-learn does for data without names)."""
         rcond, n_threads = self._check_params()
         landmarks = choice.landmarks
         out = solve_statistics(
@@ -235,6 +244,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             weight_sum_=out.weight_sum,
             n_landmarks_report_=choice.report,
         )
+        self._keep_names(names)
         self._publish()
         return self
 
@@ -304,7 +314,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         acc, total = src.kernel_sums(
             choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
         )
-        return self._solve(choice, acc, total, n, scale=scale)
+        return self._solve(choice, acc, total, n, scale=scale, names=src.feature_names)
 
     def _fit_auto(
         self, src: RowSource, sample_weight: Weights | None, scale: float, rng: np.random.Generator
@@ -314,7 +324,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         choice, sums, weight_sum, solution = self._settings().search(
             src, sample_weight, rng, solver=self.solver, rcond=rcond, n_threads=n_threads
         )
-        return self._solve(choice, sums, weight_sum, src.count_rows(), solution, scale=scale)
+        return self._solve(choice, sums, weight_sum, src.count_rows(), solution, scale=scale, names=src.feature_names)
 
     def _fit_one_pass(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator) -> NystromKME:
         if sample_weight is not None:
@@ -326,7 +336,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         acc, total = IterableSource(blocks, src.name).kernel_sums(
             choice.landmarks, choice.kernel, n_threads=n_threads_arg(self.n_threads)
         )
-        return self._solve(choice, acc, total, int(total))
+        return self._solve(choice, acc, total, int(total), names=src.feature_names)
 
     def partial_fit(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> NystromKME:
         """Add the rows of X (n_chunk, n_features) to the embedding, landmarks fixed.
@@ -350,7 +360,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         """
         self._check_params()
         check_not_sparse(X, "X")
-        src = as_source(X, "X", chunk_rows=self.chunk_rows)
+        src = self._source(X, "X", self.chunk_rows)  # names checked once fitted
         n_chunk = src.count_rows()
         sample_weight, part_scale = scale_or_drop_weights(
             check_sample_weight(sample_weight, n_chunk, normalisable=False)
@@ -375,7 +385,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             part, part_total = src.kernel_sums(
                 choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
             )
-            return self._solve(choice, part, part_total, n_chunk, scale=part_scale)
+            return self._solve(choice, part, part_total, n_chunk, scale=part_scale, names=src.feature_names)
         self._check_n_features(src)
         self._check_statistics_normal("partial_fit")
         choice = LandmarkChoice(
@@ -385,11 +395,13 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
         )
         acc, total, scale = add_statistics(self._sums, self.weight_sum_, part, part_total, part_scale)
-        return self._solve(choice, acc, total, self.n_samples_ + n_chunk, scale=scale)
+        return self._solve(choice, acc, total, self.n_samples_ + n_chunk, scale=scale, names=self._names())
 
     def _check_n_features(self, src: RowSource) -> None:
-        """X's width against the fitted one, in scikit-learn's words (streamed sources
-        of unknown width are checked when their first block is read)."""
+        """X's column names, then its width, against the fitted ones, in scikit-learn's
+        words (streamed sources of unknown width are checked when their first block is
+        read)."""
+        check_feature_names(self._names(), src.feature_names, owner=type(self).__name__, what=src.name)
         if src.n_features is not None and src.n_features != self.n_features_in_:
             raise ValueError(
                 f"X has {src.n_features} features, but {type(self).__name__} is expecting "
@@ -449,6 +461,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                 raise ValueError(f"the embeddings use different kernels: {self.kernel_!r} and {e.kernel_!r}")
             if e.n_features_in_ != self.n_features_in_:
                 raise ValueError(f"the embeddings live in R^{self.n_features_in_} and R^{e.n_features_in_}")
+            check_feature_names(self._names(), e._names(), owner="this NystromKME", what="an embedding merged")
             e._check_statistics_normal("merge")
         total = float(sum(e.weight_sum_ for e in parts))
         n = sum(e.n_samples_ for e in parts)
@@ -458,7 +471,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             n_threads_arg(self.n_threads),
         )
         choice = LandmarkChoice(self.kernel_, self.sampler_, None, landmarks, self.n_landmarks_report_)
-        return copy.copy(self)._solve(choice, acc, total, n)
+        names = self._names() or next((e._names() for e in others if e._names() is not None), None)
+        return copy.copy(self)._solve(choice, acc, total, n, names=names)
 
     def score(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> float:
         """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2, higher is
@@ -499,7 +513,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         """
         landmarks, weights, kernel = self.fitted()
         check_not_sparse(X, "X")
-        src = as_source(X, "X", chunk_rows=self.chunk_rows)
+        src = self._source(X, "X", self.chunk_rows)
         self._check_n_features(src)
         sample_weight = scale_or_drop_weights(check_sample_weight(sample_weight, src.count_rows()))[0]
         try:
@@ -540,7 +554,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         fit's even while another thread refits. ``kernel``, ``landmarks`` (m, d),
         ``weights``, ``s_sum``, ``s_comp`` (m,) (the compensated statistic, kept apart so
         that ``partial_fit`` and ``merge`` continue exactly), ``weight_sum``, ``n_samples``,
-        ``solver``, ``rank``, ``landmark_indices``, ``sampler`` (the policy used).
+        ``solver``, ``rank``, ``landmark_indices``, ``sampler`` (the policy used),
+        ``feature_names`` (``feature_names_in_``, or None without names).
         NotFittedError before a fit. The inverse of :meth:`_from_state`."""
         self.fitted()
         st = dict(vars(self))
@@ -556,6 +571,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             "rank": st["rank_"],
             "landmark_indices": st.get("landmark_indices_"),
             "sampler": st.get("sampler_"),
+            "feature_names": st.get("feature_names_in_"),
         }
 
     @classmethod
@@ -593,6 +609,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             weight_sum_=state["weight_sum"],
             n_landmarks_report_=None,
         )
+        est._keep_names(state.get("feature_names"))
         est._publish()
         return est
 

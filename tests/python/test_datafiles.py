@@ -67,6 +67,32 @@ def test_text_files_with_and_without_header(tmp_path, X, suffix, delimiter):
         read_data(named, columns=["e"])
     with pytest.raises(DataFileError, match="has no column names"):
         read_data(plain, columns=["a"])
+    assert read_data(plain).feature_names is None
+    assert read_data(named).feature_names == ("a", "b", "c", "d")
+    assert src.feature_names == ("d", "b")  # the selected columns, in their order
+
+
+def test_a_numbered_header_over_decimals_is_a_header_with_a_warning(tmp_path, X):
+    """pandas writes ``0,1,2,3`` for columns without names (DataFrame(X).to_csv(index=False)):
+    taken as a header, with a warning saying so; not a data row (n would be 701), not
+    silently eaten. Integer data under such a line stays data; header= decides."""
+    path = tmp_path / "today.csv"
+    np.savetxt(path, X, delimiter=",", fmt="%.17g", header="0,1,2,3", comments="")
+    with pytest.warns(UserWarning, match=r"today.csv: line 1 \(0,1,2,3\) is read as a header, not as data") as rec:
+        src = read_data(path)
+    assert len(rec) == 1 and "header=False, or --no-header" in str(rec[0].message)
+    assert src.count_rows() == 700 and src.feature_names is None  # column numbers are no names
+    assert_array_equal(_rows(src), X)
+    data = read_data(path, header=False)  # the line as data: no warning
+    assert data.count_rows() == 701 and _rows(data)[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    counts = tmp_path / "counts.csv"
+    counts.write_text("0,1,2\n4,0,7\n5,5,1\n")  # integers: the first line is a row like the others
+    assert read_data(counts).count_rows() == 3
+    not_numbered = tmp_path / "data.csv"
+    not_numbered.write_text("0,2,1\n0.5,1.5,2.5\n")
+    assert read_data(not_numbered).count_rows() == 2
+    named = read_data(path, header=True)
+    assert named.count_rows() == 700 and named.feature_names == ("0", "1", "2", "3")
 
 
 def test_text_blocks_are_streamed(tmp_path, X, monkeypatch):
@@ -106,6 +132,7 @@ def test_parquet(tmp_path, X):
 
     pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "n": np.arange(700)}), tmp_path / "x.parquet")
     assert_array_equal(_rows(read_data(tmp_path / "x.parquet", columns=["b", "n"])), np.c_[X[:, 1], np.arange(700.0)])
+    assert read_data(tmp_path / "x.parquet", columns=["n", "a"]).feature_names == ("n", "a")  # the schema's names
     pq.write_table(pa.table({"a": X[:, 0], "s": ["x"] * 700}), tmp_path / "s.parquet")
     with pytest.raises(DataFileError, match="s.parquet: non-numeric column"):
         _rows(read_data(tmp_path / "s.parquet"))

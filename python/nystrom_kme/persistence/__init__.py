@@ -28,6 +28,8 @@ zip of ``.npy`` files). The member ``header`` is a uint8 array holding a UTF-8
 * ``state``: the fitted scalars, e.g. for NystromKME ``kernel`` (a kernel spec with a
   numeric bandwidth), ``n_samples``, ``n_features_in``, ``solver`` (the solver used),
   ``rank``, ``weight_sum``, ``sampler`` (the policy that chose the landmarks);
+  ``feature_names_in`` (a list of d distinct strings) only for an object fitted on
+  data with column names (files without it, older ones included, have none);
 * ``arrays``: for each array member, ``{"dtype": "<f8", "shape": [...], "sha256": ...}``.
 
 Not stored: what a sampling policy computed (e.g. ``sampler_.scores_``: the loaded

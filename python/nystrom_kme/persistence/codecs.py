@@ -26,6 +26,7 @@ from .fields import (
     indices_member,
     matrix_member,
     member,
+    names_field,
     positive_field,
     probabilities_member,
     vector_member,
@@ -71,6 +72,15 @@ def _shared_params(params: dict[str, Any], arrays: Arrays) -> dict[str, Any]:
     return params
 
 
+def keep_names(state: dict[str, Any], names: Any) -> dict[str, Any]:
+    """``state`` with the fitted column names (``feature_names_in``: a list of str) when
+    there are any; without the key otherwise, so that a file of an object fitted without
+    names is written byte for byte as before names were kept."""
+    if names is not None:
+        state["feature_names_in"] = [str(n) for n in names]
+    return state
+
+
 def _features(state: dict[str, Any], support: np.ndarray) -> int:
     d = get_field(state, "n_features_in", int)
     if d != support.shape[1]:
@@ -101,7 +111,7 @@ def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
         "weight_sum": float(st["weight_sum"]),
         "sampler": policy_spec(st["sampler"], arrays),
     }
-    return {"params": params, "state": state}, arrays
+    return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
 def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
@@ -150,6 +160,7 @@ def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> o
             "s_sum": s_sum,
             "s_comp": s_comp,
             "weight_sum": positive_field(state, "weight_sum"),
+            "feature_names": names_field(state, L.shape[1]),
         },
     )
 
@@ -165,7 +176,7 @@ def _encode_empirical(est: Any) -> tuple[dict[str, Any], Arrays]:
         "n_samples": int(st["n_samples"]),
         "n_features_in": int(st["support"].shape[1]),
     }
-    return {"params": params_spec(est, arrays), "state": state}, arrays
+    return {"params": params_spec(est, arrays), "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
 def _decode_empirical(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
@@ -179,7 +190,10 @@ def _decode_empirical(cls: type[Any], header: dict[str, Any], arrays: Arrays) ->
     w = probabilities_member(arrays, "weights", n)
     kernel = resolved_kernel(state)
     _features(state, Z)
-    return cls._from_state(params, {"kernel": kernel, "support": Z, "weights": w, "n_samples": n})
+    names = names_field(state, Z.shape[1])
+    return cls._from_state(
+        params, {"kernel": kernel, "support": Z, "weights": w, "n_samples": n, "feature_names": names}
+    )
 
 
 # --------------------------------------------------------------------------- #

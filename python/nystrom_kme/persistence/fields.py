@@ -56,6 +56,18 @@ def get_field(d: object, key: str, types: type[_Value] | tuple[type[_Value], ...
     return value
 
 
+def names_field(state: dict[str, Any], d: int, key: str = "feature_names_in") -> list[str] | None:
+    """The column names a fitted object kept (``feature_names_in_``), or None when the file
+    has none (files written before names were kept, and objects fitted without names):
+    ``d`` distinct non-empty strings."""
+    if key not in state:
+        return None
+    names = get_field(state, key, list)
+    if len(names) != d or not all(isinstance(n, str) and n for n in names) or len(set(names)) != d:
+        raise FileFormatError(f"{key} must be {d} distinct non-empty column names, got {short_repr(names)}")
+    return names
+
+
 def count_field(state: dict[str, Any], key: str) -> int:
     """A positive integer."""
     value = get_field(state, key, int)

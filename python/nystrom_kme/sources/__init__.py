@@ -11,7 +11,13 @@
   chunks, or a one-shot iterator / generator: :class:`IterableSource`;
 * a dask array chunked by rows: :class:`DaskSource`, summed on the workers;
 * a CUDA array (CuPy, PyTorch, ``__cuda_array_interface__`` or a CUDA DLPack
-  device): :class:`CudaSource`, summed on its GPU (needs CuPy, the ``gpu`` extra).
+  device): :class:`CudaSource`, summed on its GPU (needs CuPy, the ``gpu`` extra);
+* a path (``str`` or path-like): the data file's rows,
+  :func:`nystrom_kme.datafiles.read_data` with its defaults (every format the command
+  line reads; a CSV header's names kept).
+
+A DataFrame (pandas, polars, the interchange protocol) is an in-memory array whose
+column names the source keeps (``feature_names``), as a data file's header does.
 
 Estimators, MMDs and tests are written once over sources, so every kind works
 everywhere; results agree with the in-memory ones bit for bit (array-likes) or to
@@ -21,12 +27,14 @@ everywhere; results agree with the in-memory ones bit for bit (array-likes) or t
 from __future__ import annotations
 
 import collections.abc
+import os
 from typing import Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_not_sparse
+from .._columns import column_names
+from .._validation import check_not_sparse, is_path, open_data_file
 from ..cuda.arrays import is_cuda_array
 from .base import RowSource, core_block_rows
 from .chunked import ArrayLikeSource, Chunks, Dataset, IterableSource, is_array_like
@@ -38,8 +46,9 @@ from .memory import ArraySource
 
 #: What the estimators, MMDs and tests take as a sample, each becoming a source by
 #: :func:`as_source`: a source; an array-like (numpy arrays and lists, memmaps, dask
-#: and CUDA arrays); a sliceable 2-D dataset (h5py, zarr); chunks of rows.
-SourceLike = Union[RowSource, ArrayLike, Dataset, Chunks]
+#: and CUDA arrays, DataFrames); a sliceable 2-D dataset (h5py, zarr); chunks of rows;
+#: the path of a data file.
+SourceLike = Union[RowSource, ArrayLike, Dataset, Chunks, str, "os.PathLike[str]"]
 
 
 def _kind(X: object) -> str:
@@ -94,6 +103,9 @@ def as_source(X: SourceLike, name: str = "X", *, chunk_rows: int | None = None) 
     """
     if isinstance(X, RowSource):
         return X
+    if is_path(X):
+        src: RowSource = open_data_file(X)  # type: ignore[arg-type]  # is_path: str or PathLike
+        return src
     check_not_sparse(X, name)
     kind = _kind(X)
     if kind == "cuda":
@@ -112,7 +124,38 @@ def as_source(X: SourceLike, name: str = "X", *, chunk_rows: int | None = None) 
         return ArrayLikeSource(cast(Dataset, X), name, chunk_rows)
     if kind == "chunks":
         return IterableSource(cast(Chunks, X), name)
-    return ArraySource(cast(ArrayLike, X), name)
+    names = column_names(X, name)  # a DataFrame's, before it becomes an array
+    src = ArraySource(cast(ArrayLike, X), name)
+    src.feature_names = names
+    return src
+
+
+def as_rows(X: SourceLike, name: str = "X") -> tuple[ArrayLike, tuple[str, ...] | None]:
+    """(rows, column names) for the functions that need all rows in memory (``compress``,
+    ``suggest_n_landmarks``, ``EmpiricalKME.fit``, a detector's batch): a path becomes
+    the data file's rows in one array and its header's names
+    (:func:`nystrom_kme.datafiles.read_data`), a row source its rows and names, a
+    DataFrame itself (converted by the caller) and its names; anything else passes
+    through without names.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from nystrom_kme import sources
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = path.write_text("age,income\\n30,1.5\\n40,2.5\\n")
+    >>> rows, names = sources.as_rows(path)
+    >>> rows.tolist(), names
+    ([[30.0, 1.5], [40.0, 2.5]], ('age', 'income'))
+    """
+    if is_path(X) or isinstance(X, RowSource):
+        src = as_source(X, name)
+        arr = src.to_array()
+        if arr is None:
+            blocks = [block for _, block in src.chunks()]
+            arr = np.concatenate(blocks) if blocks else np.empty((0, src.n_features or 0))
+        return arr, src.feature_names
+    return cast(ArrayLike, X), column_names(X, name)  # the caller converts (or refuses) the rest
 
 
 def as_source_pair(X: SourceLike, Y: SourceLike, *, chunk_rows: int | None = None) -> tuple[RowSource, RowSource]:
@@ -173,6 +216,7 @@ __all__ = [
     "IterableSource",
     "RowSource",
     "SourceLike",
+    "as_rows",
     "as_source",
     "as_source_pair",
     "concatenate",

@@ -112,6 +112,10 @@ class RowSource(abc.ABC):
         d (None until the first block of an iterable has been read).
     dtype : numpy.dtype or None
         float32 or float64: the dtype the core computes in for these rows.
+    feature_names : tuple of str or None
+        The columns' names when the rows came with them (a DataFrame, a data file's
+        header), else None; fitted objects keep them as ``feature_names_in_`` and
+        check later batches against them (:mod:`nystrom_kme._columns`).
 
     Examples
     --------
@@ -130,6 +134,7 @@ class RowSource(abc.ABC):
     name: str = "X"
     n_features: int | None = None
     dtype: np.dtype | None = None
+    feature_names: tuple[str, ...] | None = None
 
     # -- shape --------------------------------------------------------------
     @property
