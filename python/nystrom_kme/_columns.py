@@ -108,6 +108,37 @@ def as_feature_names(names: Sequence[str] | None) -> np.ndarray | None:
     return out
 
 
+def keep_feature_names(obj: object, names: Sequence[str] | np.ndarray | None) -> None:
+    """Set ``obj.feature_names_in_`` to ``names`` (an object array), or remove it when the
+    data had no names, as scikit-learn does: what every fitted object of the package
+    calls where it is fitted (and loaded).
+
+    Examples
+    --------
+    >>> from nystrom_kme._columns import fitted_feature_names, keep_feature_names
+    >>> class Fitted:
+    ...     pass
+    >>> obj = Fitted()
+    >>> keep_feature_names(obj, ["age", "income"])
+    >>> obj.feature_names_in_, fitted_feature_names(obj)
+    (array(['age', 'income'], dtype=object), ('age', 'income'))
+    >>> keep_feature_names(obj, None)
+    >>> hasattr(obj, "feature_names_in_"), fitted_feature_names(obj)
+    (False, None)
+    """
+    kept = as_feature_names(None if names is None else [str(n) for n in names])
+    if kept is None:
+        vars(obj).pop("feature_names_in_", None)
+    else:
+        vars(obj)["feature_names_in_"] = kept
+
+
+def fitted_feature_names(obj: object) -> tuple[str, ...] | None:
+    """``obj.feature_names_in_`` as a tuple of str, or None when it was fitted without names."""
+    names = vars(obj).get("feature_names_in_")
+    return None if names is None else tuple(str(n) for n in names)
+
+
 def _listed(names: Sequence[str]) -> str:
     shown = [f"- {n}\n" for n in names[:_SHOWN]]
     return "".join(shown) + ("- ...\n" if len(names) > _SHOWN else "")
@@ -199,4 +230,4 @@ def check_feature_names(
     )
 
 
-__all__ = ["as_feature_names", "check_feature_names", "column_names"]
+__all__ = ["as_feature_names", "check_feature_names", "column_names", "fitted_feature_names", "keep_feature_names"]

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _core
-from ._columns import as_feature_names, check_feature_names, column_names
+from ._columns import check_feature_names, column_names, fitted_feature_names, keep_feature_names
 from ._compensated import fsum_dot
 from ._estimator import ParamsMixin
 from ._validation import (
@@ -83,17 +83,11 @@ class KernelMeanEmbedding:
 
     def _names(self) -> tuple[str, ...] | None:
         """The fitted column names (``feature_names_in_``), or None."""
-        names = self.__dict__.get("feature_names_in_")
-        return None if names is None else tuple(str(n) for n in names)
+        return fitted_feature_names(self)
 
     def _keep_names(self, names: Sequence[str] | np.ndarray | None) -> None:
-        """Set ``feature_names_in_`` to ``names`` (an object array), or remove it for data
-        without names, as scikit-learn does."""
-        kept = as_feature_names(None if names is None else [str(n) for n in names])
-        if kept is None:
-            self.__dict__.pop("feature_names_in_", None)
-        else:
-            self.feature_names_in_ = kept
+        """Set ``feature_names_in_`` to ``names``, or remove it for data without names."""
+        keep_feature_names(self, names)
 
     def _source(self, X: SourceLike, name: str, chunk_rows: int | None = None) -> RowSource:
         """``X`` as a row source, its column names checked against the fitted ones: a

@@ -318,7 +318,7 @@ def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
         "n_reference": int(st["n_reference"]),
     }
     arrays = {name: st[name] for name in ("holdout", "landmarks", "sums", "mean_sq")}
-    return {"params": params, "state": state}, arrays
+    return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
 def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
@@ -371,6 +371,7 @@ def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obj
             "calls": calls,
             "n_features_in": d,
             "n_reference": n_ref,
+            "feature_names": names_field(state, d),
         },
     )
 
@@ -392,7 +393,7 @@ def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
         "rows": np.ascontiguousarray(st["rows"], dtype=np.float64),
         "f": st["f"],
     }
-    return {"params": params, "state": state}, arrays
+    return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
 def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
@@ -435,6 +436,7 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
             "f": f,
             "n_features_in": d,
             "n_reference": count_field(state, "n_reference"),
+            "feature_names": names_field(state, d),
         },
     )
 
