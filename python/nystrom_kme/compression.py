@@ -43,6 +43,7 @@ from ._validation import (
     normalised_weights,
     scale_weights,
 )
+from .defaults import COMPRESS_SAMPLER, COMPRESS_WEIGHTS
 from .kernels import Kernel
 from .nystrom import NystromKME
 from .persistence import persistable, save
@@ -244,8 +245,8 @@ def compress(
     n_points: int,
     *,
     kernel: Kernel | str = "gaussian",
-    sampler: SamplerLike = "rpcholesky",
-    weights: str = "simplex",
+    sampler: SamplerLike = COMPRESS_SAMPLER,
+    weights: str = COMPRESS_WEIGHTS,
     ridge: float = 0.0,
     random_state: RandomStateLike = None,
     n_threads: int | None = None,

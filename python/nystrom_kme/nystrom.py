@@ -34,6 +34,7 @@ from ._validation import (
     scale_or_drop_weights,
 )
 from .bounds import LandmarkSuggestion
+from .defaults import FIT_SAMPLER
 from .embedding import KernelMeanEmbedding
 from .kernels import Kernel, get_kernel
 from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec
@@ -161,7 +162,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         n_landmarks: int | str | AutoLandmarks | None = None,
         solver: str = "auto",
         rcond: float | None = None,
-        sampler: SamplerLike = "uniform",
+        sampler: SamplerLike = FIT_SAMPLER,
         random_state: RandomStateLike = None,
         n_threads: int | None = None,
         chunk_rows: int | None = None,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from numpy.typing import ArrayLike
 
 from .._validation import RandomStateLike, as_data_matrix
+from ..defaults import BOUNDS_DELTA
 from ..kernels import Kernel
 from ._checks import count, positive, probability, real
 from .decay import DecayFit, fit_spectral_decay
@@ -282,7 +283,7 @@ def _bound_at(
 def suggest_n_landmarks(
     X: ArrayLike,
     kernel: Kernel | str = "gaussian",
-    delta: float = 0.05,
+    delta: float = BOUNDS_DELTA,
     target_error: float | None = None,
     *,
     max_samples: int = 1000,

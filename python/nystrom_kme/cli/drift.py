@@ -10,7 +10,9 @@ import time
 
 import numpy as np
 
+from ..bounds import default_n_landmarks
 from ..datafiles import read_data
+from ..defaults import ALPHA, DRIFT_MAX_DEFAULT_ROWS, DRIFT_N_HOLDOUT, N_PERMUTATIONS, ONLINE_MAX_DEFAULT_ROWS
 from ..drift import DriftDetector, OnlineDriftDetector
 from ..persistence import load
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
@@ -180,25 +182,30 @@ def add_drift_commands(
         "--kernel", default=None, help="one kernel by name (default: the default test, 'auto'; online: gaussian)"
     )
     f.add_argument(
-        "--n-landmarks", type=positive_int, default=None, help="m (default: sqrt(n) log sqrt(n), n at most 20000)"
+        "--n-landmarks",
+        type=positive_int,
+        default=None,
+        help=f"m (default: ceil(sqrt(n) log sqrt(n)) for the n reference rows outside the held-out ones, n at "
+        f"most {DRIFT_MAX_DEFAULT_ROWS}: {default_n_landmarks(DRIFT_MAX_DEFAULT_ROWS)} landmarks from "
+        f"{DRIFT_MAX_DEFAULT_ROWS} rows on; --online: n at most {ONLINE_MAX_DEFAULT_ROWS})",
     )
     f.add_argument(
         "--n-permutations",
         "--permutations",
         dest="permutations",
         type=positive_int,
-        default=200,
-        help="per batch (default: 200)",
+        default=N_PERMUTATIONS,
+        help=f"per batch (default: {N_PERMUTATIONS})",
     )
     f.add_argument(
         "--n-holdout",
         "--holdout",
         dest="holdout",
         type=positive_int,
-        default=2000,
-        help="reference rows permuted against each batch (default: 2000)",
+        default=DRIFT_N_HOLDOUT,
+        help=f"reference rows permuted against each batch, at most half the reference (default: {DRIFT_N_HOLDOUT})",
     )
-    f.add_argument("--alpha", type=probability, default=0.05, help="level (default: 0.05)")
+    f.add_argument("--alpha", type=probability, default=ALPHA, help=f"level (default: {ALPHA})")
     f.add_argument("--online", action="store_true", help="an online detector (for 'watch')")
     f.add_argument("--ert", type=float, default=None, help="online: expected rows between false alarms")
     f.add_argument(

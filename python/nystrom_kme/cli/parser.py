@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from ..compression import EXACT_MMD_MAX_ROWS, WEIGHTS
 from ..datafiles import SUFFIXES
+from ..defaults import ALPHA, BOUNDS_DELTA, COMPRESS_SAMPLER, COMPRESS_WEIGHTS, FIT_SAMPLER, N_PERMUTATIONS
 from ..kernel_collection import GRIDS
 from ..kernels import KERNEL_ALIASES
 from ..sampling import SAMPLER_NAMES
@@ -215,8 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sampler",
         choices=SAMPLER_NAMES,
-        default="uniform",
-        help="landmark policy (default: uniform with replacement, streamed; the others read the data into memory)",
+        default=FIT_SAMPLER,
+        help=f"landmark policy (default: {FIT_SAMPLER}, with replacement, streamed; the others read the data "
+        "into memory)",
     )
     p.set_defaults(run=cmd_fit)
 
@@ -239,13 +241,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sampler",
         choices=(*SAMPLER_NAMES, "kernel-thinning"),
-        default="rpcholesky",
-        help="how the points are chosen (default: rpcholesky; kernel-thinning needs goodpoints)",
+        default=COMPRESS_SAMPLER,
+        help=f"how the points are chosen (default: {COMPRESS_SAMPLER}; kernel-thinning needs goodpoints)",
     )
     p.add_argument(
         "--weights",
         choices=WEIGHTS,
-        default="simplex",
+        default=COMPRESS_WEIGHTS,
         help="simplex: MMD-optimal probability weights (default); signed: Nystrom projection; uniform: 1/m",
     )
     p.add_argument("--ridge", type=float, default=0.0, help="Tikhonov lambda for --weights signed (default 0)")
@@ -277,9 +279,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("a", help="first sample (data file)")
     p.add_argument("b", help="second sample (data file, same columns)")
     p.add_argument(
-        "--n-permutations", "--permutations", dest="permutations", type=_positive_int, default=200, help="default: 200"
+        "--n-permutations",
+        "--permutations",
+        dest="permutations",
+        type=_positive_int,
+        default=N_PERMUTATIONS,
+        help=f"default: {N_PERMUTATIONS}",
     )
-    p.add_argument("--alpha", type=_probability, default=0.05, help="level of the test (default: 0.05)")
+    p.add_argument("--alpha", type=_probability, default=ALPHA, help=f"level of the test (default: {ALPHA})")
     p.add_argument("--method", choices=("nystrom", "exact"), default="nystrom", help="the statistic (default: nystrom)")
     p.add_argument("--exact", dest="method", action="store_const", const="exact", help="--method exact, O(n^2)")
     p.add_argument(
@@ -337,7 +344,12 @@ def build_parser() -> argparse.ArgumentParser:
         [files, kern, threads, out],
     )
     p.add_argument("data", help="data file")
-    p.add_argument("--delta", type=_probability, default=0.05, help="failure probability of the bounds (default 0.05)")
+    p.add_argument(
+        "--delta",
+        type=_probability,
+        default=BOUNDS_DELTA,
+        help=f"failure probability of the bounds (default {BOUNDS_DELTA})",
+    )
     p.add_argument("--target-error", type=float, default=None, help="aim the Theorem 4.1 bound at this error")
     p.add_argument("--max-landmarks", type=_positive_int, default=None, help="cap on the suggestion")
     p.add_argument(
