@@ -17,8 +17,9 @@ CPU (default), threads as ``--threads`` for the core and torch alike:
    dense torch forward + backward (``torch.cdist``-free: the expansion and one matmul per
    term, as the usual MMDLoss modules do); pairs per second and the ratios.
 3. ``memory``: peak resident-memory growth during one forward + backward at (4096,
-   16384, 768) float32, in a fresh worker process per implementation, against the bytes
-   of the inputs plus the reference (Y, L and the weights).
+   16384, 768) float32 (after a first step; large blocks returned to the system when
+   freed, so the resident size follows what is live), in a fresh worker process per
+   implementation, against the bytes of the inputs plus the reference (Y, L, weights).
 
 GPU (``--gpu``; PyTorch with CUDA, ~1 minute): the same loss with CUDA tensors.
 1. ``correct``: every kernel, float64 and float32 at every precision, against the dense
@@ -235,9 +236,9 @@ def memory_worker(which: str, threads: int) -> dict[str, Any]:
         def run(y: Any) -> Any:
             return dense_loss(torch, y, La, a, "gaussian", h, 0.5)
 
+    run(torch.from_numpy(Y).requires_grad_()).backward()  # a first step: libraries, BLAS buffers
     y = torch.from_numpy(Y).requires_grad_()
-    run(torch.from_numpy(Y[:64]).requires_grad_()).backward()  # warm-up: libraries, pools
-    with RssPeak(interval=0.002) as peak:
+    with RssPeak(interval=0.002) as peak:  # a training step's peak above the inputs
         run(y).backward()
     inputs = Y.nbytes + L.nbytes + alpha.nbytes
     return {"which": which, "growth_MB": peak.growth_mb, "inputs_reference_MB": inputs / 2**20}
@@ -245,6 +246,10 @@ def memory_worker(which: str, threads: int) -> dict[str, Any]:
 
 def cpu_memory(args: argparse.Namespace) -> str:
     rows = []
+    # glibc returns blocks above the threshold to the system when they are freed, so the
+    # resident size follows what is live (by default it keeps them after the first step)
+    saved = {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+    os.environ.update(MALLOC_MMAP_THRESHOLD_=str(1 << 17), MALLOC_TRIM_THRESHOLD_=str(1 << 17))
     for which in ("ours", "dense"):
         try:
             res = run_worker("loss", which, str(args.threads))
@@ -256,6 +261,11 @@ def cpu_memory(args: argparse.Namespace) -> str:
             which, f"{res['growth_MB']:.0f}", f"{res['inputs_reference_MB']:.0f}",
             f"{(res['growth_MB'] + res['inputs_reference_MB']) / res['inputs_reference_MB']:.2f}×",
         ])  # fmt: skip
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     B, m, d = MEMORY_CASE
     return f"### Memory at (B, m, d) = ({B}, {m}, {d}) float32, one forward + backward\n\n" + table(
         ["loss", "resident growth MB", "inputs + reference MB", "peak / (inputs + reference)"], rows
