@@ -268,7 +268,7 @@ def _array_source(arr: Dataset, path: str, columns: Sequence[str | int] | None, 
     if shape[0] < 1:
         raise DataFileError(f"{path}: no rows")
     d = 1 if len(shape) == 1 else shape[1]
-    cols = None if columns is None else _column_indices(path, columns, None, d)
+    cols = None if columns is None else column_indices(path, columns, None, d)
     if isinstance(arr, np.ndarray) and not isinstance(arr, np.memmap) and cols is None and len(shape) == 2:
         return ArraySource(arr, path)  # already in memory (.npz)
     if isinstance(arr, np.memmap) and cols is None and len(shape) == 2 and on_rows is None:
@@ -276,7 +276,17 @@ def _array_source(arr: Dataset, path: str, columns: Sequence[str | int] | None, 
     return ArrayLikeSource(_Rows(arr, cols, on_rows), path)
 
 
-def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | None, d: int) -> list[int]:
+def column_indices(path: str, columns: Sequence[str | int], names: Sequence[str] | None, d: int) -> list[int]:
+    """The 0-based indices of ``columns`` (indices, or names from ``names``) among ``d``
+    columns; DataFileError naming ``path`` (the file, or ``"stdin"``) for a name the
+    header lacks (with the closest one), an index out of range, or none selected.
+
+    Examples
+    --------
+    >>> from nystrom_kme.datafiles import column_indices
+    >>> column_indices("x.csv", ["c", "0"], ["a", "b", "c"], 3)
+    [2, 0]
+    """
     out = []
     for c in columns:
         if isinstance(c, str) and not c.lstrip("-").isdigit():
@@ -285,8 +295,10 @@ def _column_indices(path: str, columns: Sequence[str | int], names: list[str] | 
                     f"{path}: column {c!r} given by name, but the file has no column names (give 0-based indices)"
                 )
             if c not in names:
-                raise DataFileError(f"{path}: no column {c!r}{_did_you_mean(c, names)}; columns: {', '.join(names)}")
-            out.append(names.index(c))
+                raise DataFileError(
+                    f"{path}: no column {c!r}{_did_you_mean(c, list(names))}; columns: {', '.join(names)}"
+                )
+            out.append(list(names).index(c))
         else:
             i = int(c)
             if not 0 <= i < d:
@@ -310,6 +322,19 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 # --------------------------------------------------------------------------- #
 # text files
 # --------------------------------------------------------------------------- #
+def split_fields(line: str, delimiter: str | None) -> list[str]:
+    """The fields of one line of a text table (``#`` comments removed, quotes and blanks
+    around fields stripped; ``delimiter`` None: whitespace), as data files read them.
+
+    Examples
+    --------
+    >>> from nystrom_kme.datafiles import split_fields
+    >>> split_fields('"age", income  # the header\\n', ",")
+    ['age', 'income']
+    """
+    return _split(_content(line), delimiter)
+
+
 def _split(line: str, delimiter: str | None) -> list[str]:
     return [f.strip().strip('"').strip("'") for f in line.split(delimiter)]
 
@@ -361,7 +386,7 @@ def _text_source(
     has_header, names = first_line_is_header(
         fields, _split(found[1][1], delim) if len(found) > 1 else None, header, f"{path}: line {first_no}"
     )
-    cols = list(range(len(fields))) if columns is None else _column_indices(path, columns, names, len(fields))
+    cols = list(range(len(fields))) if columns is None else column_indices(path, columns, names, len(fields))
     start_line = first_no if has_header else first_no - 1  # lines before the first data line
     what = f"the header (line {first_no})" if has_header else f"line {first_no}"
 
@@ -496,7 +521,7 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
             f'{path}: reading .parquet files needs pyarrow, which is not installed (pip install "nystrom-kme[parquet]")'
         ) from None
     names = list(pq.ParquetFile(path).schema_arrow.names)
-    cols = list(range(len(names))) if columns is None else _column_indices(path, columns, names, len(names))
+    cols = list(range(len(names))) if columns is None else column_indices(path, columns, names, len(names))
     selected = [names[i] for i in cols]
     if not all(isinstance(n, str) and n for n in selected):
         selected_names = None
@@ -528,4 +553,4 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
 # module's reader: registered here so that the modules below need not import this one.
 register_data_file_reader(read_data)
 
-__all__ = ["DataFileError", "SUFFIXES", "first_line_is_header", "read_data"]
+__all__ = ["DataFileError", "SUFFIXES", "column_indices", "first_line_is_header", "read_data", "split_fields"]

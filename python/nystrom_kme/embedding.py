@@ -94,7 +94,7 @@ class KernelMeanEmbedding:
         DataFrame's before it is converted (a frame with other names can hold anything,
         NaN from a reindex included), a data file's once its header is read."""
         fitted = self._names()
-        if fitted is not None and not isinstance(X, (str, os.PathLike)):
+        if fitted is not None and not isinstance(X, (str, os.PathLike, RowSource)):
             check_feature_names(fitted, column_names(X, name), owner=type(self).__name__, what=name)
         src = as_source(X, name, chunk_rows=chunk_rows)
         check_feature_names(fitted, src.feature_names, owner=type(self).__name__, what=src.name)

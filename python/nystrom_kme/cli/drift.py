@@ -4,22 +4,25 @@ batches against it, ``watch`` a stream of rows on standard input."""
 from __future__ import annotations
 
 import argparse
-import io
+import itertools
 import sys
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
+from .._columns import check_feature_names, fitted_feature_names
 from ..bounds import default_n_landmarks
-from ..datafiles import read_data
+from ..datafiles import column_indices, first_line_is_header, split_fields
 from ..defaults import ALPHA, DRIFT_MAX_DEFAULT_ROWS, DRIFT_N_HOLDOUT, N_PERMUTATIONS, ONLINE_MAX_DEFAULT_ROWS
 from ..drift import DriftDetector, OnlineDriftDetector
 from ..persistence import load
+from .inputs import data_source
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
 def cmd_drift_fit(args: argparse.Namespace) -> int:
-    src = read_data(args.reference, columns=args.columns, key=args.key, delimiter=args.delimiter)
+    src = data_source(args, args.reference)
     kernel = "auto" if args.kernel is None else args.kernel
     start = time.perf_counter()
     det: DriftDetector | OnlineDriftDetector
@@ -77,7 +80,11 @@ def cmd_drift_test(args: argparse.Namespace) -> int:
     assert isinstance(det, DriftDetector)
     rows, any_drift = [], False
     for path in args.batches:
-        src = read_data(path, columns=args.columns, key=args.key, delimiter=args.delimiter)
+        src = data_source(args, path)
+        try:  # names first: a batch in another order has the reference's width
+            check_feature_names(fitted_feature_names(det), src.feature_names, owner="the detector", what=path)
+        except ValueError as err:
+            raise BadInput(str(err)) from None
         if src.count_rows() and src.n_features != det.n_features_in_:
             raise BadInput(f"{path} has {src.n_features} columns but the reference has {det.n_features_in_}")
         X = np.concatenate([block for _, block in src.chunks()])
@@ -112,33 +119,87 @@ def cmd_drift_test(args: argparse.Namespace) -> int:
     return EXIT_REJECTED if any_drift else EXIT_OK
 
 
-def _stdin_blocks(delimiter: str | None, rows: int) -> object:
-    """Blocks of up to ``rows`` parsed lines of standard input, as soon as they arrive."""
-    buffer: list[str] = []
-    line_no = 0
-    for line in sys.stdin:
-        line_no += 1
-        if line.strip():
-            buffer.append(line)
-        if len(buffer) >= rows:
-            yield line_no - len(buffer) + 1, _parse(buffer, delimiter, line_no - len(buffer) + 1)
-            buffer = []
-    if buffer:
-        yield line_no - len(buffer) + 1, _parse(buffer, delimiter, line_no - len(buffer) + 1)
+def _stdin_lines() -> Iterator[tuple[int, str]]:
+    """(line number, line) of standard input's lines that hold fields, as they arrive."""
+    for no, line in enumerate(sys.stdin, 1):
+        if line.split("#", 1)[0].strip():
+            yield no, line
 
 
-def _parse(lines: list[str], delimiter: str | None, first: int) -> np.ndarray:
+class _Stdin:
+    """Standard input as a table: its header (detected as in data files, or --header /
+    --no-header), the columns chosen by --columns, and blocks of parsed rows."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.delimiter: str | None = args.delimiter
+        self.lines = _stdin_lines()
+        self.pending: list[tuple[int, str]] = []
+        first = next(self.lines, None)
+        self.names: list[str] | None = None
+        self.columns: list[int] | None = None
+        if first is None:
+            return
+        fields = split_fields(first[1], self.delimiter)
+        self.pending.append(first)
+        following = None
+        if args.header is None and all(_is_number(x) for x in fields):
+            second = next(self.lines, None)  # pandas' numbered header is told by the line after it
+            if second is not None:
+                self.pending.append(second)
+                following = split_fields(second[1], self.delimiter)
+        is_header, names = first_line_is_header(fields, following, args.header, f"stdin: line {first[0]}")
+        if is_header:
+            self.pending.pop(0)
+        self.width = len(fields)
+        if args.columns is not None:
+            self.columns = column_indices("stdin", args.columns, names, len(fields))
+        if names is not None:
+            self.names = names if self.columns is None else [names[c] for c in self.columns]
+
+    def blocks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+        """(first line number, rows) blocks of up to ``rows`` lines, as soon as they arrive."""
+        buffer: list[tuple[int, str]] = []
+        for item in itertools.chain(self.pending, self.lines):
+            buffer.append(item)
+            if len(buffer) >= rows:
+                yield buffer[0][0], self.parse(buffer)
+                buffer = []
+        if buffer:
+            yield buffer[0][0], self.parse(buffer)
+
+    def parse(self, lines: list[tuple[int, str]]) -> np.ndarray:
+        out = []
+        for no, line in lines:
+            fields = split_fields(line, self.delimiter)
+            if len(fields) != self.width:
+                raise BadInput(f"stdin: line {no} has {len(fields)} fields but the first line has {self.width}")
+            chosen = fields if self.columns is None else [fields[c] for c in self.columns]
+            for j, x in enumerate(chosen):
+                if not _is_number(x):
+                    c = j if self.columns is None else self.columns[j]
+                    raise BadInput(f"stdin: line {no}, column index {c}: {x!r} is not a number")
+            out.append([float(x) for x in chosen])
+        return np.asarray(out, dtype=np.float64)
+
+
+def _is_number(field: str) -> bool:
     try:
-        return np.atleast_2d(np.loadtxt(io.StringIO("".join(lines)), delimiter=delimiter, ndmin=2))
-    except ValueError as err:
-        raise BadInput(f"stdin: lines {first}-{first + len(lines) - 1}: {err}") from None
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 def cmd_drift_watch(args: argparse.Namespace) -> int:
     det = _detector(args.detector, OnlineDriftDetector)
     assert isinstance(det, OnlineDriftDetector)
     alarms = 0
-    for first, X in _stdin_blocks(args.delimiter, args.rows):  # type: ignore[attr-defined]
+    stdin = _Stdin(args)
+    try:
+        check_feature_names(fitted_feature_names(det), stdin.names, owner="the detector", what="stdin")
+    except ValueError as err:
+        raise BadInput(str(err)) from None
+    for first, X in stdin.blocks(args.rows):
         if X.shape[1] != det.n_features_in_:
             raise BadInput(f"stdin line {first}: {X.shape[1]} columns but the reference has {det.n_features_in_}")
         try:
@@ -164,6 +225,7 @@ def add_drift_commands(
     out: argparse.ArgumentParser,
     positive_int: object,
     probability: object,
+    column_list: object,
 ) -> None:
     """The 'drift' command and its three actions, on the main parser's ``add``."""
     p = add("drift", "drift detection against a reference file: fit, test batches, watch a stream", [])  # type: ignore[operator]
@@ -233,11 +295,25 @@ def add_drift_commands(
 
     w = actions.add_parser(
         "watch",
-        help="read rows from standard input (CSV), one line per alarm; exit 1 if any",
-        description="read rows from standard input (CSV), one line per alarm; exit 1 if any",
+        help="read rows from standard input (CSV, a header line allowed), one line per alarm; exit 1 if any",
+        description="read rows from standard input (CSV, a header line allowed), one line per alarm; exit 1 if any",
     )
     w.add_argument("detector", help="an online detector saved by 'drift fit --online' (.npz)")
     w.add_argument("--delimiter", default=",", help="field separator (default: ',')")
+    w.add_argument(
+        "--columns",
+        type=column_list,
+        default=None,
+        help="comma-separated columns to use, in this order: names from the header line, or indices counted "
+        "from 0 (default: all)",
+    )
+    w.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether the first line is a header (default: detected, as in data files: a line with a field "
+        "that is not a number); its names are checked against the reference's",
+    )
     w.add_argument("--rows", type=positive_int, default=1, help="rows read before each update (default: 1)")
     w.add_argument("--keep-going", action="store_true", help="report every alarm (default: stop at the first)")
     w.set_defaults(run=cmd_drift_watch)

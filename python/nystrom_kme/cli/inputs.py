@@ -47,7 +47,14 @@ def progress_callbacks(
 
 
 def data_source(args: argparse.Namespace, path: str, on_rows: Callable[[int], None] | None = None) -> RowSource:
-    return read_data(path, columns=args.columns, key=args.key, delimiter=args.delimiter, on_rows=on_rows)
+    return read_data(
+        path,
+        columns=args.columns,
+        key=args.key,
+        delimiter=args.delimiter,
+        on_rows=on_rows,
+        header=getattr(args, "header", None),
+    )
 
 
 def all_rows(src: RowSource) -> np.ndarray:

@@ -37,6 +37,8 @@ data files: {", ".join(SUFFIXES)}
   (.npy memory-mapped; .h5 needs h5py, .zarr zarr, .parquet pyarrow);
   regular files only. --columns picks columns by 0-based index or header
   name; messages count lines from 1 and columns from 0 ("column index 2").
+  Column names (a header, Parquet) are saved with what is fitted, and a
+  later file with other names or another order is refused.
 output files (-o): the suffix names the format (fit, compress, drift fit:
   .npz; test: .json; eval: .npy, .csv or .txt); a file appears only when complete.
 Output is human-readable; --json prints one JSON object for scripts."""
@@ -144,6 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--delimiter",
         default=None,
         help="field separator of text files (default: ',' for .csv, tab for .tsv, whitespace for .txt)",
+    )
+    g.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether the first line of a text file is a header (default: detected: a line with a field that "
+        "is not a number; pandas' 0,1,2,... over decimals is taken as one, with a warning)",
     )
     out = _Parser(add_help=False)
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -360,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=cmd_suggest_m)
 
-    add_drift_commands(add, files, threads, out, _positive_int, _probability)
+    add_drift_commands(add, files, threads, out, _positive_int, _probability, _columns)
 
     p = add("info", "describe a saved embedding, rule or test result", [out])
     p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")
