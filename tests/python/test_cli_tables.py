@@ -122,3 +122,17 @@ def test_names_are_saved_by_fit_and_checked_by_eval(tables):
     assert reordered.returncode == plain.returncode == 0
     assert reordered.stdout == plain.stdout
     np.testing.assert_allclose(np.array(plain.stdout.split(), dtype=float), emb(Y), rtol=1e-12)
+
+
+def test_progress_bars_count_rows_in_rows_pass_by_pass(tables):
+    """A fit reads a CSV several times (count, draws, sums): the bar counts each pass's
+    rows out of the file's rows, not values (rows x columns) nor rows x passes."""
+    d, X, _ = tables
+    out = run("fit", "ref.csv", "-o", "bar.npz", "--n-landmarks", 20, "--progress", cwd=d)
+    assert out.returncode == 0, out.stderr
+    states = [s.strip() for s in out.stderr.replace("\r", "\n").splitlines() if s.strip()]
+    assert states and all(s.startswith("reading ref.csv") and " rows" in s for s in states), states
+    assert not any(" it" in s or "it/s" in s for s in states)
+    assert any("pass 2" in s and "/3.00k" in s for s in states)  # the total is the file's rows
+    quiet = run("fit", "ref.csv", "-o", "quiet.npz", "--n-landmarks", 20, cwd=d)  # stderr not a terminal
+    assert quiet.returncode == 0 and quiet.stderr == ""

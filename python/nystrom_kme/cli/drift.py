@@ -17,41 +17,43 @@ from ..datafiles import column_indices, first_line_is_header, split_fields
 from ..defaults import ALPHA, DRIFT_MAX_DEFAULT_ROWS, DRIFT_N_HOLDOUT, N_PERMUTATIONS, ONLINE_MAX_DEFAULT_ROWS
 from ..drift import DriftDetector, OnlineDriftDetector
 from ..persistence import load
-from .inputs import data_source
+from .inputs import data_source, read_counted
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
 def cmd_drift_fit(args: argparse.Namespace) -> int:
-    src = data_source(args, args.reference)
-    kernel = "auto" if args.kernel is None else args.kernel
+    if args.online and (args.ert is None or args.window is None):
+        raise BadInput("--online needs --ert (expected updates between false alarms) and --window (rows)")
+    if not args.online and (args.ert is not None or args.window is not None):
+        raise BadInput("--ert and --window configure an online detector: add --online")
+    src, bar = read_counted(args, args.reference)  # every pass over the file, in rows
     start = time.perf_counter()
     det: DriftDetector | OnlineDriftDetector
-    if args.online:
-        if args.ert is None or args.window is None:
-            raise BadInput("--online needs --ert (expected updates between false alarms) and --window (rows)")
-        det = OnlineDriftDetector(
-            src,
-            ert=args.ert,
-            window_size=args.window,
-            kernel="gaussian" if args.kernel is None else args.kernel,
-            n_landmarks=args.n_landmarks,
-            random_state=args.seed,
-            n_threads=args.threads,
-        )
-    else:
-        if args.ert is not None or args.window is not None:
-            raise BadInput("--ert and --window configure an online detector: add --online")
-        det = DriftDetector(
-            src,
-            kernel=kernel,
-            n_landmarks=args.n_landmarks,
-            n_permutations=args.permutations,
-            n_holdout=args.holdout,
-            alpha=args.alpha,
-            random_state=args.seed,
-            n_threads=args.threads,
-            progress=args.progress,
-        )
+    try:
+        if args.online:
+            det = OnlineDriftDetector(
+                src,
+                ert=args.ert,
+                window_size=args.window,
+                kernel="gaussian" if args.kernel is None else args.kernel,
+                n_landmarks=args.n_landmarks,
+                random_state=args.seed,
+                n_threads=args.threads,
+            )
+        else:
+            det = DriftDetector(
+                src,
+                kernel="auto" if args.kernel is None else args.kernel,
+                n_landmarks=args.n_landmarks,
+                n_permutations=args.permutations,
+                n_holdout=args.holdout,
+                alpha=args.alpha,
+                random_state=args.seed,
+                n_threads=args.threads,
+                progress=False,  # the reading bar above counts the reference's passes
+            )
+    finally:
+        bar.close()
     seconds = time.perf_counter() - start
     det.save(args.output)
     record = {

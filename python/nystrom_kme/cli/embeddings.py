@@ -26,6 +26,7 @@ from .inputs import (
     kernel_of,
     load_embedding,
     progress_callbacks,
+    read_counted,
 )
 from .output import EXIT_OK, BadInput, emit, fmt, report_record
 
@@ -35,8 +36,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     est = NystromKME(
         kernel, n_landmarks=args.n_landmarks, sampler=args.sampler, random_state=args.seed, n_threads=args.threads
     )
-    update, close = progress_callbacks("reading", args.progress)
-    src = data_source(args, args.data, update)
+    src, bar = read_counted(args, args.data)
     start = time.perf_counter()
     try:
         # the policies that say so, and m = "bound", look at all rows at once
@@ -44,7 +44,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         data: np.ndarray | RowSource = all_rows(src) if in_memory else src
         est.fit(data)
     finally:
-        close()
+        bar.close()
     seconds = time.perf_counter() - start
     est.save(args.output)
     record = {
@@ -75,7 +75,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def cmd_compress(args: argparse.Namespace) -> int:
     kernel = kernel_of(args.kernel, args.bandwidth)
-    X = all_rows(data_source(args, args.data))
+    src, bar = read_counted(args, args.data)
+    try:
+        X = all_rows(src)
+    finally:
+        bar.close()
     start = time.perf_counter()
     try:
         res = compress(
@@ -174,7 +178,11 @@ def _write_lines(blocks: Iterator[np.ndarray], write: Callable[[str], object]) -
 
 
 def cmd_suggest_m(args: argparse.Namespace) -> int:
-    X = all_rows(data_source(args, args.data))
+    src, bar = read_counted(args, args.data)
+    try:
+        X = all_rows(src)
+    finally:
+        bar.close()
     kernel = kernel_of(args.kernel, args.bandwidth)
     rep = suggest_n_landmarks(
         X,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._progress import RowsBar
 from ..datafiles import read_data
 from ..embedding import KernelMeanEmbedding
 from ..kernels import KERNEL_ALIASES, Kernel, get_kernel, resolve_kernel
@@ -34,16 +35,28 @@ def kernel_of(name: str, bandwidth: float | str | None) -> Kernel:
 def progress_callbacks(
     desc: str, enabled: bool | None = None
 ) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
-    """(callback told the rows read, close) of a tqdm bar on stderr: shown when
+    """(callback told the rows read, close) of a bar on stderr counting rows: shown when
     ``enabled`` (--progress), or by default when stderr is a terminal; (None, no-op)
     otherwise (--no-progress, a pipe or a file)."""
     show = sys.stderr.isatty() if enabled is None else enabled
     if not show:
         return None, lambda: None
-    from tqdm.auto import tqdm
-
-    bar = tqdm(desc=desc, unit=" rows", unit_scale=True, leave=False, file=sys.stderr)
+    bar = RowsBar(desc, True)
     return bar.update, bar.close
+
+
+def read_counted(args: argparse.Namespace, path: str) -> tuple[RowSource, RowsBar]:
+    """The data file at ``path`` and a bar counting its rows in rows (--progress): the
+    first pass counts them (no total yet, but no silence either), every later pass of
+    the library over the file shows "pass k" out of those rows. Close the bar when done."""
+    bar = RowsBar(f"reading {path}", getattr(args, "progress", None))
+    try:
+        src = data_source(args, path, bar.update)
+        bar.set_rows(src.count_rows())
+    except BaseException:
+        bar.close()
+        raise
+    return src, bar
 
 
 def data_source(args: argparse.Namespace, path: str, on_rows: Callable[[int], None] | None = None) -> RowSource:
@@ -105,5 +118,6 @@ __all__ = [
     "load_embedding",
     "pooled_kernel",
     "progress_callbacks",
+    "read_counted",
     "two_sources",
 ]
