@@ -47,7 +47,7 @@ class RowsBar:
     --------
     >>> from nystrom_kme._progress import RowsBar
     >>> bar = RowsBar("reading", enabled=False, n_rows=1000, passes=2)
-    >>> for _ in range(4):
+    >>> for _ in range(3):
     ...     bar.update(500)
     >>> bar.pass_number, bar.rows_in_pass
     (2, 500)
