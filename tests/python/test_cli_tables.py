@@ -4,6 +4,7 @@ and ``drift watch`` reading a stream with a header line and ``--columns``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -136,3 +137,21 @@ def test_progress_bars_count_rows_in_rows_pass_by_pass(tables):
     assert any("pass 2" in s and "/3.00k" in s for s in states)  # the total is the file's rows
     quiet = run("fit", "ref.csv", "-o", "quiet.npz", "--n-landmarks", 20, cwd=d)  # stderr not a terminal
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_suggest_m_leads_with_the_m_to_use(tables):
+    """--certify: the first line is the m the library's search certifies on the same rows
+    and seed (the one to use), the theorems' m after it; without: the corollary's."""
+    d, X, _ = tables
+    out = run("suggest-m", "ref.csv", "--certify", cwd=d)
+    assert out.returncode == 0, out.stderr
+    search = nk.NystromKME("gaussian", n_landmarks="auto", random_state=0).fit(X).n_landmarks_report_
+    suggestion = nk.bounds.suggest_n_landmarks(X, "gaussian", random_state=0)
+    assert search.certified and search.n_landmarks < suggestion.n_landmarks  # the two disagree here
+    first, second = out.stdout.splitlines()[:2]
+    assert first.startswith(f"Use m = {search.n_landmarks}: the smallest m the search certifies on the data")
+    assert second.startswith(f"Corollary 4.1 asks for m = {suggestion.n_landmarks}, the paper's default is ")
+    rec = json.loads(run("suggest-m", "ref.csv", "--certify", "--json", cwd=d).stdout)
+    assert (rec["recommended"], rec["recommended_by"]) == (search.n_landmarks, "certificate")
+    plain = run("suggest-m", "ref.csv", cwd=d)
+    assert plain.stdout.startswith(f"Use m = {suggestion.n_landmarks}: the size Corollary 4.1 finds sufficient")
