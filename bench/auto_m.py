@@ -551,7 +551,25 @@ def main() -> None:
     p.add_argument("--case", action="append", default=None, help="NAME:N for --certificate, e.g. 'digits (d=64):1797'")
     p.add_argument("--coverage", type=int, default=0, help="instead: the bound's coverage over this many searches")
     p.add_argument("--large", type=int, default=0, help="instead: one search at this n (d = 10), timed")
+    p.add_argument(
+        "--adversarial",
+        type=int,
+        default=0,
+        help="instead: issue 34's suite, this many fits per distribution and n (--n; default 10^4 and 4 10^4), "
+        "false certificates, coverage and m/m* against exact errors (bench/certificate_suite.py)",
+    )
+    p.add_argument("--check", default="auto", help="AutoLandmarks(check=...) for --adversarial")
+    p.add_argument("--only", default=None, help="--adversarial: the distributions whose name contains this")
+    p.add_argument(
+        "--old", action="store_true", help="--adversarial with a search that has no check= (before issue 34)"
+    )
     args = p.parse_args()
+    if args.adversarial:
+        from bench import certificate_suite
+
+        ns = args.n if args.n != [1000, 10_000, 100_000] else [10_000, 40_000]
+        certificate_suite.run(args.adversarial, ns, args.check, args.old, args.only)
+        return
     if args.coverage:
         coverage(args.coverage)
         return

@@ -1,37 +1,57 @@
-"""Upper confidence bounds on the Nyström error e(m)^2 = ||mu_hat_n - P_m mu_hat_n||^2 at
-every m of a landmark path: the certificate of ``n_landmarks="auto"``
-(:mod:`nystrom_kme.landmark_search`).
+"""Confidence bounds behind the certificate of ``n_landmarks="auto"``
+(:mod:`nystrom_kme.landmark_search`): valid for any data, using only that the kernel is
+bounded on the sample. Pure functions of arrays; the search computes their inputs.
 
-The projection identity e(m)^2 = ||mu_hat_n||^2 - t(m), with t(m) = ||P_m mu_hat_n||^2
-exact (:mod:`nystrom_kme._nested_projection`), leaves one unknown, N^2 = ||mu_hat_n||^2
-= sum_i p_i mu_hat_n(x_i): the mean of mu_hat_n under the sample's distribution p. It
-is estimated from rows x drawn from p whose kernel sums are known, through the residual
-g_m(x) = mu_hat_n(x) - (P_m mu_hat_n)(x), whose mean under p is e(m)^2 (g_m is
-orthogonal to the landmarks' span, so sum_i p_i g_m(x_i) = <g_m, mu_hat_n> = e(m)^2):
+Notation: p the sample's distribution (uniform on the n rows, or the normalised
+weights), mu_hat = sum_i p_i phi(x_i), P_m the projection on the span of the first m
+landmarks, e(m) = ||mu_hat - P_m mu_hat||, and g_m(x) = mu_hat(x) - (P_m mu_hat)(x) =
+<(I - P_m) phi(x), (I - P_m) mu_hat>, the residual of the embedding at x.
 
-* **probes** (any sampler): q rows drawn from p with replacement, independently of the
-  landmarks. The mean of g_m over them is unbiased for e(m)^2 at every m, with the
-  usual standard error sd / sqrt(q).
-* **prequential** (uniform samplers, no extra row): each landmark x_i is itself a draw
-  from p, taken after the first i - 1, among the rows of mass M_i (1 with replacement;
-  1 - the mass of the rows already drawn without, where g vanishes). Given the
-  past, u_i = M_i g_{i-1}(x_i) + t(i - 1) has mean exactly N^2: the known change
-  t(m) - t(i - 1) carries the estimate from the prefix i - 1 to m. The u_i are a
-  martingale sequence, so the mean of the last w of them, minus t(m), is unbiased for
-  e(m)^2 and its sample standard deviation / sqrt(w) is its standard error (martingale
-  central limit theorem). The window (the last max(64, m / 3) landmarks) leaves out
-  the early landmarks, whose residuals vary most.
+**What the data fix.** e(m)^2 = ||mu_hat||^2 - t(m) (the projection identity), with
+t(m) = ||P_m mu_hat||^2 exact for every prefix (:mod:`nystrom_kme._nested_projection`).
+The one unknown N^2 = ||mu_hat||^2 = sum_{i,j} p_i p_j k(x_i, x_j) is either computed
+(O(n^2 d), "exact": e(m)^2 is then known to round-off) or bounded from rows drawn from p
+independently of the landmarks ("validation rows"):
 
-The bound is max(estimate, 0) + z' std_error with z the normal quantile of the
-confidence and z' = z + gamma (2 z^2 + 1) / (6 sqrt(k)) for a right-skewed sample (skewness
-gamma > 0, k values; the Cornish-Fisher correction of the studentized mean, Johnson 1978,
-Hall 1992): the residuals are skewed (most rows are close to a landmark, a few are far),
-and a window that has not met the far ones underestimates both the mean and its spread.
-The estimate is clamped at 0 so that a negative one certifies nothing by itself, and at
-least 64 values are needed. What no sample-based bound sees is a mass of rows smaller
-than about 1 / k whose residual carries e(m)^2: where m is a sizable fraction of n, most
-rows are landmarks and the residual sits on the rest, and the coverage drops (95% at
-m = n / 2 on 3-d data for a nominal 99%, tests).
+* **The residual's mean is e(m)^2**: E_p g_m = <(I - P_m) mu_hat, (I - P_m) mu_hat>.
+* **Its range scales with e(m)**: by Cauchy-Schwarz |g_m(x)| <= ||(I - P_m) phi(x)|| e(m)
+  <= sqrt(kappa) e(m), kappa = max_i k(x_i, x_i). A row that no landmark reaches carries
+  g_m of order e(m), never more; this is what makes a mass of rows missed by every
+  landmark visible at a cost of about log(1/delta) / e rows, not 1 / e^2.
+
+**The test** (:func:`certified_distance`). Fix a grid e_0 = sqrt(kappa) > e_1 > ...,
+e_{k+1} = e_k / GRID_RATIO, independent of the data. For each interval [e_{k+1}, e_k]
+the null "e(m) lies in it" implies E g >= e_{k+1}^2 with |g| <= e_k sqrt(kappa); a test
+by betting (Waudby-Smith and Ramdas 2023, JRSSB 86(1): the wealth prod_i (1 + lambda_i
+(mu_0 - X_i)) of bets against the null mean, lambda_i chosen from the earlier values
+only, is a non-negative supermartingale under the null, so by Ville's inequality it
+exceeds 1/delta with probability at most delta, at any number of rows) rejects it. The
+certified bound is the upper end of the highest interval not rejected: if e(m) exceeds
+it, the interval holding e(m), a fixed one, was rejected, which has probability at most
+delta. No union over the intervals is needed (an intersection-union test), and the rows
+may be added until the test decides.
+
+**The statistical error** sigma^2 = q (a - b), a = E k(x, x), b = E k(x, x'), q = sum p_i^2
+(1/n unweighted): its lower confidence bound (:func:`u_statistic_lower`) comes from the
+unbiased U-statistic (a_hat - N^2) / (1 - q) over the n rows (Hoeffding 1963, Sec. 5:
+an order-2 U-statistic of n i.i.d. rows with a kernel h in [0, R] deviates by t with
+probability at most exp(-2 floor(n/2) t^2 / R^2); here h(x, y) = (k(x,x) + k(y,y))/2 -
+k(x, y) = ||phi(x) - phi(y)||^2 / 2, R bounded from the data's diameter) and, with
+validation rows, an upper bound on N^2 (:func:`mean_upper`, the empirical Bernstein bound
+of Maurer and Pontil 2009, Theorem 4). With weights n is replaced by n_eff = 1 / q (an
+approximation, as for sigma itself).
+
+**Assumptions, named.** The n rows are i.i.d. draws of the distribution whose sigma is
+meant (only sigma's bound uses it; e(m) is a property of the sample and its bound holds
+for any sample); the validation rows are drawn from p independently of the landmarks;
+the kernel is bounded on the sample (kappa finite: always, for a finite sample). Round-off
+is added to every value (:func:`round_off_level`).
+
+The screening estimate (:func:`prequential_bound`, :func:`probe_bound`) is *not* a
+bound: from the landmarks' own residuals (each landmark validates the ones before it) or
+256 probe rows, with a normal approximation, it only decides *when* the test is tried
+(it reads no validation row), so that the test is tried a few times, each at its own
+share of the confidence.
 """
 
 from __future__ import annotations
@@ -42,23 +62,27 @@ from statistics import NormalDist
 
 import numpy as np
 
-#: Fewest values behind a bound (landmarks of the window, or probes), and the prequential
-#: window: the last max(WINDOW_MIN, WINDOW_FRACTION m) landmarks. Chosen by measurement
-#: (bench/RESULTS.md, issue 31): with 32 values and m / 4, the first m that passed had
-#: its bound wrong in 10 of 100 paths on 3-d data with a local kernel (the residual
-#: carried by 5% of the rows); with 64 and m / 3, in 1 of 100 there and on the mixture and
-#: digits, for a median m 3% larger.
+#: Screening: the fewest values behind an estimate, and the prequential window (the last
+#: max(WINDOW_MIN, WINDOW_FRACTION m) landmarks). The window leaves out the early
+#: landmarks, whose residuals vary most (issue 31); a window can miss a rare mass, which
+#: is why the screen decides nothing by itself (issue 34).
 WINDOW_MIN = 64
 WINDOW_FRACTION = 1.0 / 3.0
 #: Round-off level of an estimate of e^2 or of the statistical gap: ROUNDOFF_FACTOR eps
 #: kappa max(r, 1) for kernel values <= kappa and rank r. The path's projections agree with
 #: an extended-precision factorization to about eps r (tests), so 64 leaves a margin.
 ROUNDOFF_FACTOR = 64.0
+#: The grid of the test: consecutive interval ends differ by this factor (the certified
+#: bound is at most this much above the best the rows allow).
+GRID_RATIO = 1.02
+#: The largest bet, as a fraction of the one that can zero the wealth (Waudby-Smith and
+#: Ramdas's c; 1/2 to 3/4 are their recommendations).
+MAX_BET = 0.75
 
 
 @dataclass(frozen=True)
 class Bound:
-    """An estimate of e(m)^2 and its upper confidence bound.
+    """A screening estimate of e(m)^2 (not a confidence bound).
 
     Attributes
     ----------
@@ -66,7 +90,8 @@ class Bound:
         Unbiased estimate of e(m)^2 (may be negative).
     std_error : float
     bound : float
-        max(estimate, 0) + z std_error; inf with fewer than WINDOW_MIN values.
+        max(estimate, 0) + z' std_error (a normal approximation with a skewness
+        correction); inf with fewer than WINDOW_MIN values.
     norm2 : float
         The estimate of ||mu_hat_n||^2 behind it.
     n_values : int
@@ -102,16 +127,16 @@ def _bound(values: np.ndarray, t_m: float, z: float) -> Bound:
 
 
 def prequential_bound(u: np.ndarray, t_m: float, z: float) -> Bound:
-    """The bound at m = u.size from the prequential values u (u[i] for landmark i + 1)
-    and t_m = t(m): the window of the last max(WINDOW_MIN, WINDOW_FRACTION m) values,
-    without the first landmark's."""
+    """The screen at m = u.size from the prequential values u (u[i] for landmark i + 1,
+    with mean ||mu_hat||^2 given the landmarks before it) and t_m = t(m): the window of the
+    last max(WINDOW_MIN, WINDOW_FRACTION m) values, without the first landmark's."""
     m = u.size
     width = min(m - 1, max(WINDOW_MIN, math.ceil(WINDOW_FRACTION * m)))
     return _bound(u[m - width :] if width > 0 else u[:0], t_m, z)
 
 
 def probe_bound(residuals: np.ndarray, t_m: float, z: float) -> Bound:
-    """The bound at m from the probes' residuals g_m (their mean estimates e(m)^2)."""
+    """The screen at m from the probes' residuals g_m (their mean estimates e(m)^2)."""
     return _bound(residuals + t_m, t_m, z)
 
 
@@ -120,13 +145,141 @@ def round_off_level(kappa: float, rank: int) -> float:
     return ROUNDOFF_FACTOR * float(np.finfo(np.float64).eps) * max(kappa, 0.0) * max(rank, 1)
 
 
+def attempt_delta(attempt: int, delta: float) -> float:
+    """The share of ``delta`` spent on the test's ``attempt``-th try (1, 2, ...):
+    6 delta / (pi^2 j^2), whose sum over every try is delta."""
+    return 6.0 * delta / (math.pi**2 * attempt * attempt)
+
+
+def u_statistic_lower(value: float, n_eff: float, h_range: float, delta: float) -> float:
+    """A lower confidence bound, at 1 - delta, on the mean of an order-2 U-statistic
+    ``value`` over ``n_eff`` i.i.d. rows whose kernel lies in [0, h_range]: Hoeffding's
+    value - h_range (ln(1/delta) / (2 floor(n_eff / 2)))^(1/2).
+
+    Examples
+    --------
+    >>> from nystrom_kme._certificate import u_statistic_lower
+    >>> round(u_statistic_lower(0.5, 10_000, 1.0, 0.01), 4)
+    0.4785
+    """
+    pairs = max(math.floor(n_eff / 2.0), 1)
+    return value - h_range * math.sqrt(math.log(1.0 / delta) / (2.0 * pairs))
+
+
+def mean_upper(values: np.ndarray, value_range: float, delta: float) -> float:
+    """An upper confidence bound, at 1 - delta, on the mean of i.i.d. values lying in an
+    interval of width ``value_range``: the empirical Bernstein bound of Maurer and Pontil
+    (2009, Theorem 4), mean + (2 V ln(2/delta) / k)^(1/2) + 7 R ln(2/delta) / (3 (k - 1)),
+    V the sample variance of the k values. inf below 2 values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._certificate import mean_upper
+    >>> v = np.random.default_rng(0).uniform(0.4, 0.6, 10_000)
+    >>> 0.5 < mean_upper(v, 1.0, 0.01) < 0.51
+    True
+    """
+    k = values.size
+    if k < 2:
+        return math.inf
+    log_term = math.log(2.0 / delta)
+    var = float(np.var(values, ddof=1))
+    return float(np.mean(values)) + math.sqrt(2.0 * var * log_term / k) + 7.0 * value_range * log_term / (3.0 * (k - 1))
+
+
+def _rejects(
+    g: np.ndarray, low: float, high: float, sqrt_kappa: float, spread: float, horizon: int, log_level: float
+) -> bool:
+    """Whether the betting test rejects "e lies in [low, high]" from the values g (rounded
+    up already): under that null E g >= low^2 and |g| <= high sqrt(kappa) + spread."""
+    R = high * sqrt_kappa + spread
+    if R <= 0.0:
+        return False
+    if float(np.max(np.abs(g), initial=0.0)) > R:  # a value the null cannot produce
+        return True
+    x = (g + R) / (2.0 * R)  # in [0, 1] under the null
+    mu0 = (low * low + R) / (2.0 * R)
+    k = x.size
+    steps = np.arange(1, k + 1, dtype=np.float64)
+    # predictable plug-in bets: the mean and variance of the values before each one, with
+    # the prior (1/2, 1/4) of a value in [0, 1] counted once (Waudby-Smith and Ramdas, eq. 26)
+    csum = np.cumsum(x)
+    mean_incl = (0.5 + csum) / (steps + 1.0)
+    sq = np.cumsum((x - mean_incl) ** 2)
+    var_before = np.concatenate([[0.25], (0.25 + sq[:-1]) / (steps[:-1] + 1.0)])
+    cap = MAX_BET / max(1.0 - mu0, 1e-300)
+    lam = np.minimum(cap, np.sqrt(2.0 * log_level / (horizon * np.maximum(var_before, 1e-300))))
+    wealth = np.cumsum(np.log1p(lam * (mu0 - x)))
+    return bool(wealth.max(initial=-math.inf) >= log_level)
+
+
+def certified_distance(
+    g: np.ndarray, kappa: float, shift: float, spread: float, stop_at: float, delta: float, horizon: int
+) -> float:
+    """The smallest upper bound on e(m) that the betting test certifies from the residuals
+    ``g`` of validation rows (see the module documentation), at confidence 1 - delta.
+
+    Parameters
+    ----------
+    g : ndarray of shape (k,)
+        Values with mean e^2 at k rows drawn from p independently of the landmarks, in
+        their draw order, within ``spread`` of the range [-e sqrt(kappa), e sqrt(kappa)].
+    kappa : float
+        max_i k(x_i, x_i) over the sample.
+    shift : float
+        The round-off of each value: the values are taken as g + shift (a larger mean
+        keeps the test valid).
+    spread : float
+        What the values may exceed the range by (round-off, and a known constant added to
+        the residuals).
+    stop_at : float
+        The search stops once every interval above this is rejected (the bound returned is
+        then the end of the grid at or below it).
+    delta : float
+    horizon : int
+        The number of rows the bets are sized for (their validity does not depend on it).
+
+    Returns
+    -------
+    float
+        e* = the upper end of the highest interval of the grid not rejected (sqrt(kappa)
+        when none is); e(m) <= e* with probability at least 1 - delta.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme._certificate import certified_distance
+    >>> g = np.full(5000, 1e-6)                # residuals of a sample with e^2 = 1e-6
+    >>> e = certified_distance(g, 1.0, 0.0, 0.0, 1e-3, 0.01, 5000)
+    >>> 1e-3 < e < 2e-3                        # e = 1e-3 is not excluded: the bound is above it
+    True
+    """
+    sqrt_kappa = math.sqrt(max(kappa, 0.0))
+    values = np.asarray(g, dtype=np.float64) + shift
+    log_level = math.log(1.0 / delta)
+    high = sqrt_kappa
+    while high > stop_at:
+        low = high / GRID_RATIO
+        if not _rejects(values, low, high, sqrt_kappa, spread, max(horizon, values.size), log_level):
+            return high
+        high = low
+    return high
+
+
 __all__ = [
+    "GRID_RATIO",
+    "MAX_BET",
     "ROUNDOFF_FACTOR",
     "WINDOW_FRACTION",
     "WINDOW_MIN",
     "Bound",
+    "attempt_delta",
+    "certified_distance",
+    "mean_upper",
     "prequential_bound",
     "probe_bound",
     "round_off_level",
+    "u_statistic_lower",
     "z_value",
 ]

@@ -40,11 +40,12 @@ from . import _core
 
 #: A landmark whose residual is at most PIVOT_TOL k(x, x) is not a pivot. Taken in
 #: order (not largest first), pivots barely above the threshold amplify rounding along
-#: the factor: on 2-d data (n = 1500, m = 600, rank ~ 90) t(m) agrees with an
-#: extended-precision factorization on the same pivots to 1e-7 sigma^2 at 1e-8, but only
-#: to 3e-5 sigma^2 at 1e-10, where it can even exceed ||mu_hat_n||^2. The directions left
-#: out only make the certified error larger; the solvers' weights use them (landmark_search).
-PIVOT_TOL = 1e-8
+#: the factor: on Cauchy rows in the plane (n = 10^4, 1500 landmarks in blocks as the
+#: search takes them, rank ~200) t(m) drifted from a dense solve on the same pivots by
+#: 4.5e-3 at 1e-8, 3e-5 at 1e-7, 1.3e-8 at 1e-6 and 1e-12 at 1e-5 (issue 34), and can then
+#: exceed ||mu_hat_n||^2. The path only proposes (the certificate is for the solver's
+#: weights on every landmark), so the directions left out cost nothing but resolution.
+PIVOT_TOL = 1e-6
 #: Panels kept before they are merged into one (the inverse of the whole factor): the
 #: forward substitution costs one product per panel, so a long path of small blocks
 #: would spend its time in calls; merging costs O(r^3 / 2), geometric along the path.
@@ -111,11 +112,11 @@ class NestedProjection:
         self.residuals = np.zeros(0)
         self.is_pivot = np.zeros(0, dtype=bool)
         self.max_diagonal = 0.0
-        self._probes = probes
-        self._probe_f = np.zeros((0 if probes is None else probes[1].size, 0))
+        self._probes: tuple[np.ndarray, np.ndarray] | None = None
+        self._probe_f = np.zeros((0, 0))
+        self._probe_diag = np.zeros(0)
         if probes is not None:
-            diag = _core.kernel_diagonal(np.ascontiguousarray(probes[0]), kernel, n_threads)
-            self.max_diagonal = float(np.max(diag, initial=0.0))
+            self.add_probes(*probes)
 
     @property
     def size(self) -> int:
@@ -187,7 +188,7 @@ class NestedProjection:
         if not c_new.size:
             return
         left = np.ascontiguousarray(F[pivot])
-        if self._probes is not None:  # the probes' coordinates on the new pivots
+        if self._probes is not None and self._probe_f.shape[0]:  # the probes' coordinates on the new pivots
             K_VB = np.asarray(_core.kernel_matrix(np.ascontiguousarray(self._probes[0]), B[pivot], core, nt))
             rhs = K_VB - self._product(self._probe_f, left.T) if r_old else K_VB
             self._probe_f = np.concatenate([self._probe_f, self._product(rhs, inverse.T)], axis=1)
@@ -202,12 +203,60 @@ class NestedProjection:
         )
         self._c = np.concatenate([self._c, c_new])
 
+    def add_probes(self, points: np.ndarray, means: np.ndarray) -> None:
+        """More rows at which :meth:`probe_residuals` returns g_m: their coordinates on the
+        pivots so far (O(q r (d + r))), kept up to date as landmarks join.
+
+        Parameters
+        ----------
+        points : ndarray of shape (q, d)
+        means : ndarray of shape (q,)
+            mu_hat at the points.
+        """
+        P = np.ascontiguousarray(points)
+        core, nt = self._kernel, self._n_threads
+        diag = np.asarray(_core.kernel_diagonal(P, core, nt), dtype=np.float64)
+        self.max_diagonal = max(self.max_diagonal, float(np.max(diag, initial=0.0)))
+        if self.rank:
+            assert self._pivot_points is not None
+            K = np.asarray(_core.kernel_matrix(self._pivot_points, P, core, nt))  # (r, q)
+            f = self._solve_lower(K).T
+        else:
+            f = np.zeros((P.shape[0], 0))
+        m = np.asarray(means, dtype=np.float64)
+        if self._probes is None:
+            self._probes, self._probe_f, self._probe_diag = (P, m), f, diag
+        else:
+            self._probes = (np.concatenate([self._probes[0], P]), np.concatenate([self._probes[1], m]))
+            self._probe_f = np.concatenate([self._probe_f, f])
+            self._probe_diag = np.concatenate([self._probe_diag, diag])
+
+    @property
+    def n_probes(self) -> int:
+        return 0 if self._probes is None else int(self._probes[1].size)
+
     def probe_residuals(self) -> np.ndarray:
         """g_m at the probes for the current m, shape (q,)."""
         if self._probes is None:
             raise ValueError("no probes were given")
         explained = self._product(self._probe_f, self._c[:, None])[:, 0] if self.rank else 0.0
         return np.asarray(self._probes[1] - explained)
+
+    def probe_residual_diagonal(self) -> np.ndarray:
+        """d_m(x) = k(x, x) - ||f(x)||^2 at the probes, shape (q,): their squared distance
+        to the pivots' span in the RKHS (0 to round-off for a probe in it)."""
+        return np.asarray(self._probe_diag - np.einsum("ij,ij->i", self._probe_f, self._probe_f))
+
+    def residual_diagonal(self, points: np.ndarray) -> np.ndarray:
+        """d_m(x) = k(x, x) - ||f(x)||^2 at any rows (q, d) against all the pivots so far,
+        shape (q,), without keeping them: O(q r (d + r))."""
+        P = np.ascontiguousarray(points)
+        diag = np.asarray(_core.kernel_diagonal(P, self._kernel, self._n_threads), dtype=np.float64)
+        if not self.rank:
+            return diag
+        assert self._pivot_points is not None
+        f = self._solve_lower(np.asarray(_core.kernel_matrix(self._pivot_points, P, self._kernel, self._n_threads)))
+        return np.asarray(diag - np.einsum("ij,ij->j", f, f))
 
     def weights(self, m: int) -> np.ndarray:
         """beta of shape (m,) with P_m mu_hat = sum_i beta_i phi(x_i) (0 off the pivots,

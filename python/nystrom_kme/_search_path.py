@@ -1,24 +1,36 @@
 """The walk of ``n_landmarks="auto"`` along a landmark stream: blocks of landmarks join
-the nested projection (:mod:`nystrom_kme._nested_projection`), the certificate
-(:mod:`nystrom_kme._certificate`) is evaluated at every m, and the walk stops at the first
-m it certifies (:mod:`nystrom_kme.landmark_search` documents the rule).
+the nested projection (:mod:`nystrom_kme._nested_projection`), a screen decides when the
+certificate is worth trying, and the certificate (:mod:`nystrom_kme._certificate`) either
+computes e(m) ("exact") or bounds it from validation rows. The walk stops at the first m
+it certifies, at a plateau (no row can join the landmarks' span), or at the cap
+(:mod:`nystrom_kme.landmark_search` documents the rule).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _core
-from ._certificate import Bound, prequential_bound, probe_bound, round_off_level, z_value
-from ._compensated import CompensatedSum
-from ._nested_projection import NestedProjection
-from ._statistical_error import StatisticalError, statistical_error_from_norm
+from ._certificate import (
+    Bound,
+    attempt_delta,
+    certified_distance,
+    mean_upper,
+    prequential_bound,
+    probe_bound,
+    round_off_level,
+    u_statistic_lower,
+    z_value,
+)
+from ._compensated import CompensatedSum, fsum_dot
+from ._nested_projection import PIVOT_TOL, NestedProjection
 
 if TYPE_CHECKING:
+    from ._kernel_range import KernelRange
     from ._validation import Weights
     from .kernels import Kernel
     from .sampling.base import NestedDraws
@@ -30,8 +42,37 @@ SUM_CHUNK = 64
 #: The later blocks of landmarks: BLOCK_FRACTION m, between BLOCK_MIN and BLOCK_MAX.
 BLOCK_FRACTION = 0.05
 BLOCK_MIN, BLOCK_MAX = 16, 512
-#: Probe rows of the samplers whose landmarks are not draws from the data's distribution.
+#: Screening probe rows of the samplers whose landmarks are not draws from p.
 PROBE_ROWS = 256
+#: The screen tries the certificate when its estimate of e^2 is at most SCREEN tol^2 sigma^2
+#: (e about 0.84 of the target: the validation rows then decide at a few log(1/delta) / e
+#: of them) and m grew by GROWTH since the last try.
+SCREEN = 0.7
+GROWTH = 1.25
+#: "exact": the weights are tried at prefixes that grow by at least this factor (each try
+#: solves for them, O(m^3)), from the first prefix whose projection meets the target.
+EXACT_GROWTH = 1.05
+#: The validation rows' budget: VALIDATION_FACTOR ln(1/delta_1) sqrt(kappa) / (tol sigma)
+#: rows, the number at which the test certifies e up to ~0.9 of the target; drawn in
+#: batches, doubling from VALIDATION_FIRST. Where n^2 / 2 kernel values cost less than the
+#: budget's n of them, ||mu_hat||^2 is computed instead ("exact").
+VALIDATION_FACTOR = 8.0
+VALIDATION_FIRST = 1024
+#: The certificate's confidence is spent as: SIGMA_SHARE on sigma's lower bound, the rest
+#: on the tries of the test (attempt_delta).
+SIGMA_SHARE = 0.2
+#: A plateau is looked for when the last max(PLATEAU_MIN, PLATEAU_FRACTION m) landmarks
+#: added no direction to the span; it is confirmed when every row lies in the span to
+#: PIVOT_TOL (one pass, O(n r (d + r))), if that costs at most PLATEAU_BUDGET times the
+#: sums already computed (n m d).
+PLATEAU_MIN = 64
+PLATEAU_FRACTION = 0.25
+PLATEAU_BUDGET = 4.0
+#: Rows of the exact norm's blocks (their kernel sums against every row at once).
+EXACT_BLOCK = 4096
+#: The round-off allowance of the weights' products (see CertifiedPath._slack).
+SLACK_FACTOR = 8.0
+EPS = float(np.finfo(np.float64).eps)
 
 
 class RowSums:
@@ -65,16 +106,28 @@ class RowSums:
 
 
 @dataclass(frozen=True)
+class Sigma:
+    """The statistical error's estimate sigma_hat^2 and lower confidence bound (squared)."""
+
+    squared: float
+    lower: float
+    n_used: int
+    std_error: float
+
+
+@dataclass(frozen=True)
 class Check:
     """The certificate at one m (squared quantities)."""
 
     m: int
-    bound: Bound
-    sigma2: float  # the statistical error's estimate, q (E k(x,x) - ||mu_hat_n||^2) / (1 - q)
-    gap: float  # E k(x,x) - ||mu_hat_n||^2, estimated
+    bound: float  # upper confidence bound on e_beta(m)^2 (inf: none)
+    estimate: float  # point estimate of e(m)^2
+    sigma: Sigma
     round_off: float
-    verdict: str | None  # "tolerance", "round-off" or None (go on)
+    certified: bool
     zero: bool  # the error and the gap both zero to round-off: sigma = 0, exact
+    n_values: int  # rows behind the bound (n for "exact")
+    solution: tuple[np.ndarray, str, int]  # the core's (alpha (m, 1), solver used, rank), certified as is
 
 
 @dataclass(frozen=True)
@@ -82,14 +135,23 @@ class PathResult:
     """Where the walk stopped."""
 
     indices: np.ndarray
-    projection_weights: np.ndarray  # (m,): P_m mu_hat_n = sum_i w_i phi(x_i)
     check: Check
     stop: str
-    statistical_error: StatisticalError
     path: list[int]
     path_ratios: list[float]
+    attempts: list[tuple[int, float]]
     validation: str
+    screening: str
     nested: bool
+
+
+@dataclass
+class _Validation:
+    """The validation rows: their draw (fixed in advance), and how many are in use."""
+
+    indices: np.ndarray
+    used: int = 0
+    sizes: list[int] = field(default_factory=list)  # the batch ends, for sigma's union bound
 
 
 class CertifiedPath:
@@ -104,63 +166,250 @@ class CertifiedPath:
         confidence: float,
         ratio_bound: float,
         rng: np.random.Generator,
+        validation_rng: np.random.Generator,
         p: np.ndarray | None,
         q: float,
         first: int,
         cap: int,
         n_threads: int,
+        krange: KernelRange,
+        check: str,
+        pilot: Sigma | None,
+        solver: str,
+        rcond: float,
     ) -> None:
         self.src, self.stream, self.sums, self.rng, self.p, self.q = src, stream, sums, rng, p, q
-        self.first, self.cap, self.n_threads = first, cap, n_threads
+        self.validation_rng = validation_rng
+        self.first, self.cap, self.n_threads, self.krange = first, cap, n_threads, krange
+        self.n = src.count_rows()
         self.core = kernel.to_core()
+        self.delta = 1.0 - confidence
         self.z, self.tol2 = z_value(confidence), ratio_bound**2
-        # the same chunks for every source and every thread count: the core centres each
-        # call's landmarks, so the sums (and the search) are bit for bit those of an array
-        # on any number of threads; a streamed source is then read once per chunk
+        self.check_mode = check  # "auto", "exact" or "validation"
+        self.solver, self.rcond = solver, rcond
+        self.pilot = pilot  # sigma from a subsample (stat_samples), else None
         self.chunk = SUM_CHUNK
-        # the rows behind the statistical error: the landmarks so far, or the probes
+        # the screen's rows: the landmarks so far (prequential), or the screening probes
         self.diag, self.means = np.zeros(0), np.zeros(0)
+        self.norm2: float | None = None  # ||mu_hat||^2 when computed ("exact")
+        self.mu_spread = 0.0  # the standard deviation of mu_hat(x) over the rows ("exact")
+        self.validation: _Validation | None = None
+        self.mode: str | None = None  # "exact" or "validation", decided at the first check
+        self.n_screen = 0  # screening probes among the projection's probes
+        self.attempt = 0
+        self.last_attempt = 0
+        self.plateau_checked = 0
+
+    # ------------------------------------------------------------ the screen
 
     def _diagonal(self, points: np.ndarray) -> np.ndarray:
         return np.asarray(_core.kernel_diagonal(np.ascontiguousarray(points), self.core, self.n_threads))
 
-    def _probes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rows drawn from p with replacement, independently of the landmarks."""
-        n = self.src.count_rows()
-        idx = self.rng.integers(0, n, size=PROBE_ROWS) if self.p is None else self.rng.choice(n, PROBE_ROWS, p=self.p)
+    def _draw_rows(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Rows drawn from p with replacement."""
+        return rng.integers(0, self.n, size=count) if self.p is None else rng.choice(self.n, count, p=self.p)
+
+    def _screen_probes(self) -> tuple[np.ndarray, np.ndarray]:
+        idx = self._draw_rows(PROBE_ROWS, self.rng)
         points = np.ascontiguousarray(self.src.take(idx))
         means = self.sums.means(idx)
         self.diag, self.means = self._diagonal(points), means
         return points, means
 
-    def _check(self, m: int, bound: Bound, proj: NestedProjection) -> Check:
-        gap = float(self.diag.mean()) - bound.norm2
-        sigma2 = self.q / (1.0 - self.q) * gap
-        kappa = max(proj.max_diagonal, float(self.diag.max(initial=0.0)))
-        level = round_off_level(kappa, proj.rank)
-        zero = bound.bound <= level and gap <= level
-        if zero:  # sigma = 0 and the embedding exact, both to round-off: certified
-            verdict: str | None = "round-off"
-        elif bound.bound <= self.tol2 * sigma2:
-            verdict = "tolerance"
-        elif bound.bound <= level:  # above the target, but more landmarks cannot lower it
-            verdict = "round-off"
-        else:
-            verdict = None
-        return Check(m=m, bound=bound, sigma2=sigma2, gap=gap, round_off=level, verdict=verdict, zero=zero)
+    def _screen_sigma2(self, screen: Bound) -> float:
+        return self.q / (1.0 - self.q) * (self.krange.mean_diagonal - screen.norm2)
+
+    # ------------------------------------------------------------ sigma
+
+    def _u_lower(self, gap: float) -> float:
+        """sigma^2's lower bound from the sample's U-statistic gap / (1 - q) (delta share)."""
+        # exact: sigma is the one random quantity; validation rows: it shares with N^2's bound
+        spend = self.delta if self.mode == "exact" else SIGMA_SHARE * self.delta / 2.0
+        value = gap / (1.0 - self.q)
+        return self.q * u_statistic_lower(value, 1.0 / self.q, self.krange.gap_high, spend)
+
+    def _sigma(self, level: float) -> Sigma:
+        if self.pilot is not None:
+            return self.pilot
+        if self.mode == "exact":
+            assert self.norm2 is not None
+            gap = self.krange.mean_diagonal - self.norm2
+            squared = max(self.q / (1.0 - self.q) * gap, 0.0)
+            se = self.q / (1.0 - self.q) * 2.0 * self.mu_spread * math.sqrt(self.q)
+            return Sigma(squared, max(self._u_lower(gap), 0.0), self.n, se)
+        val = self.validation
+        assert val is not None and val.used >= 2
+        means = self.means_validation()
+        gap = self.krange.mean_diagonal - float(np.mean(means))
+        sizes = max(len(val.sizes), 1)
+        spend = SIGMA_SHARE * self.delta / 2.0 / sizes  # a union over the batch sizes used
+        n2_high = mean_upper(means, self.krange.kappa - self.krange.value_low, spend)
+        lower = self._u_lower(self.krange.mean_diagonal - n2_high)
+        se = self.q / (1.0 - self.q) * float(np.std(means, ddof=1)) / math.sqrt(means.size)
+        return Sigma(max(self.q / (1.0 - self.q) * gap, 0.0), max(lower, 0.0), val.used, se)
+
+    def means_validation(self) -> np.ndarray:
+        val = self.validation
+        assert val is not None
+        return np.asarray(self.sums.means(val.indices[: val.used]))
+
+    # ------------------------------------------------------------ the two checks
+
+    def _decide(self, screen: Bound) -> None:
+        """exact or validation, at the first check: whichever costs fewer kernel values."""
+        sigma2 = self._screen_sigma2(screen) if self.pilot is None else self.pilot.squared
+        budget = math.inf
+        if sigma2 > 0:
+            level = math.log(1.0 / attempt_delta(1, (1.0 - SIGMA_SHARE) * self.delta))
+            budget = VALIDATION_FACTOR * level * math.sqrt(self.krange.kappa) / math.sqrt(self.tol2 * sigma2)
+        if self.check_mode == "exact" or (self.check_mode == "auto" and self.n <= 2.0 * budget):
+            self.mode = "exact"
+            self.norm2 = self._exact_norm2()
+            return
+        self.mode = "validation"
+        # more rows than 2n cost more than the exact norm (n^2 / 2 values), whatever sigma
+        total = max(VALIDATION_FIRST, math.ceil(min(budget, 2.0 * self.n)))
+        self.validation = _Validation(self._draw_rows(total, self.validation_rng))
+
+    def _exact_norm2(self) -> float:
+        """||mu_hat||^2 = sum_j p_j mu_hat(x_j): every row's sums, block by block."""
+        terms, squares = [], []
+        for start, rows in self.src.chunks():
+            for s in range(0, rows.shape[0], EXACT_BLOCK):
+                block = np.ascontiguousarray(rows[s : s + EXACT_BLOCK])
+                acc, total = self.src.kernel_sums(
+                    block, self.sums.kernel, weights=self.sums.weights, n_threads=self.n_threads
+                )
+                lo = start + s
+                p = np.full(block.shape[0], 1.0 / self.n) if self.p is None else self.p[lo : lo + block.shape[0]]
+                mu = acc.value() / total
+                terms.append(math.fsum((p * mu).tolist()))
+                squares.append(math.fsum((p * mu * mu).tolist()))
+        norm2 = math.fsum(terms)
+        # the spread of mu_hat over the rows: sigma^2's standard error, Hoeffding's first projection
+        self.mu_spread = math.sqrt(max(math.fsum(squares) - norm2 * norm2, 0.0))
+        return norm2
+
+    def _grow_validation(self, count: int) -> None:
+        val = self.validation
+        assert val is not None
+        new = val.indices[val.used : val.used + count]
+        if new.size:
+            self.sums.of(new)  # their kernel sums over every row: the expensive part
+            val.used += new.size
+            val.sizes.append(val.used)
+
+    def _solve(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, str, int], float, float]:
+        """The core's weights alpha for these landmarks, and what the certificate needs of
+        them: (L, s = mu_hat at L, solution, alpha^T s, c = alpha^T (K alpha - s)), with
+        c's round-off folded into the caller's slack."""
+        L = np.ascontiguousarray(self.src.take(indices))
+        s = np.asarray(self.sums.means(indices), dtype=np.float64)
+        solution = _core.nystrom_weights(L, s.reshape(-1, 1), self.core, self.solver, self.rcond, 1e-12, self.n_threads)
+        alpha = np.ascontiguousarray(solution[0][:, 0], dtype=np.float64)
+        K_alpha = np.asarray(_core.kernel_sums(L, L, alpha.reshape(-1, 1), self.core, self.n_threads))[:, 0]
+        return L, alpha, solution, fsum_dot(alpha, s), fsum_dot(alpha, K_alpha - s)
+
+    def _slack(self, alpha: np.ndarray, kappa: float, rank: int) -> float:
+        """The round-off of e_alpha^2 = N^2 - alpha^T s + alpha^T (K alpha - s): the level of
+        the path's sums plus a random-walk estimate for the weights' products,
+        SLACK_FACTOR eps kappa sqrt(m) ||alpha||^2 (issue 31 measured such products against
+        extended precision at 100x below this)."""
+        norm2 = float(alpha @ alpha)
+        return round_off_level(kappa, rank) + SLACK_FACTOR * EPS * kappa * math.sqrt(alpha.size) * norm2
+
+    def _check(self, indices: np.ndarray, proj: NestedProjection, final: bool) -> Check:
+        """The certificate of the core's weights on these landmarks (the mode decided):
+        for any weights alpha, e_alpha^2 = ||mu_hat - sum_j alpha_j phi(l_j)||^2 =
+        N^2 - alpha^T s + c with c = alpha^T (K alpha - s) (exact: O(m^2 d))."""
+        m = indices.size
+        kappa = max(proj.max_diagonal, self.krange.kappa)
+        L, alpha, solution, a_s, c = self._solve(indices)
+        level = self._slack(alpha, kappa, proj.rank)
+        if self.mode == "exact":
+            assert self.norm2 is not None
+            e2 = self.norm2 - a_s + c
+            sigma = self._sigma(level)
+            bound = max(e2, 0.0) + level
+            zero = bound <= 2.0 * level and self.krange.mean_diagonal - self.norm2 <= level
+            certified = zero or bound <= self.tol2 * sigma.lower
+            return Check(m, bound, e2, sigma, level, certified, zero, self.n, solution)
+        # validation rows: y(v) = mu_hat(v) - sum_j alpha_j k(l_j, v) + c has mean e_alpha^2 and
+        # |y - c| <= sqrt(kappa) e_alpha; grow them while the test is short of certifying and could
+        self.attempt += 1
+        delta = attempt_delta(self.attempt, (1.0 - SIGMA_SHARE) * self.delta)
+        val = self.validation
+        assert val is not None
+        if val.used == 0:
+            self._grow_validation(min(VALIDATION_FIRST, val.indices.size))
+        while True:
+            rows = val.indices[: val.used]
+            V = np.ascontiguousarray(self.src.take(rows))
+            fitted = np.asarray(_core.kernel_sums(V, L, alpha.reshape(-1, 1), self.core, self.n_threads))[:, 0]
+            y = self.sums.means(rows) - fitted + c
+            sigma = self._sigma(level)
+            target = math.sqrt(self.tol2 * sigma.lower)
+            estimate = float(np.mean(y))
+            n2_high = mean_upper(self.means_validation(), self.krange.kappa - self.krange.value_low, 1.0)
+            zero = (
+                float(np.max(np.abs(y), initial=0.0)) <= level
+                and self.krange.mean_diagonal - n2_high <= level
+                and sigma.lower <= level
+            )
+            if zero:
+                return Check(m, level, estimate, sigma, level, True, True, val.used, solution)
+            e_star = (
+                certified_distance(y, kappa, level, abs(c) + 2.0 * level, 0.25 * target, delta, val.indices.size)
+                if target > 0
+                else math.inf
+            )
+            bound = e_star * e_star
+            if bound <= target * target:
+                return Check(m, bound, estimate, sigma, level, True, False, val.used, solution)
+            promising = estimate < 0.9 * target * target or final
+            if val.used >= val.indices.size or not promising:
+                return Check(m, bound, estimate, sigma, level, False, False, val.used, solution)
+            self._grow_validation(val.used)  # double
+
+    # ------------------------------------------------------------ the plateau
+
+    def _plateau(self, proj: NestedProjection, done: int) -> bool:
+        """Whether no row can join the span: the last landmarks added none, and every row
+        lies in the span to PIVOT_TOL (checked over all rows if affordable)."""
+        quiet = max(PLATEAU_MIN, math.ceil(PLATEAU_FRACTION * done))
+        joined = np.flatnonzero(proj.is_pivot)
+        last = int(joined[-1]) + 1 if joined.size else 0
+        if done - last < quiet or done - self.plateau_checked < quiet:
+            return False
+        self.plateau_checked = done
+        d = max(self.src.n_features or 1, 1)
+        r = proj.rank
+        if self.n * r * (r + d) > PLATEAU_BUDGET * self.n * done * d:
+            return False
+        for _, rows in self.src.chunks():
+            block = np.ascontiguousarray(rows, dtype=np.float64)
+            resid = proj.residual_diagonal(block)
+            if (resid > PIVOT_TOL * self._diagonal(block)).any():
+                return False
+        return True
+
+    # ------------------------------------------------------------ the walk
 
     def run(self) -> PathResult:
-        n = self.src.count_rows()
+        n = self.n
         drawn = self.stream.get(self.first)
         exhausted = drawn.size < self.first
         prequential = self.stream.available_mass(1) is not None
-        probes = None if prequential else self._probes()
+        probes = None if prequential else self._screen_probes()
+        self.n_screen = 0 if probes is None else PROBE_ROWS
         proj = NestedProjection(self.core, self.n_threads, probes)
         u = np.zeros(0)
         path: list[int] = []
         ratios: list[float] = []
+        attempts: list[tuple[int, float]] = []
         nested, done, summed = True, 0, 0  # summed: the rows of the stream whose sums are known
         check: Check | None = None
+        screen: Bound | None = None
         while True:
             b = self.first if done == 0 else min(max(math.ceil(BLOCK_FRACTION * done), BLOCK_MIN), BLOCK_MAX)
             if done + b > drawn.size and drawn.size < self.cap and not exhausted:
@@ -169,7 +418,7 @@ class CertifiedPath:
                 exhausted = new.size < want
                 if not np.array_equal(new[:done], drawn[:done]):  # not nested: start again on this draw
                     nested, done, summed, u, b = False, 0, 0, np.zeros(0), self.first
-                    proj = NestedProjection(self.core, self.n_threads, probes)
+                    proj = self._restart(proj, probes)
                     if prequential:
                         self.diag, self.means = np.zeros(0), np.zeros(0)
                 drawn = new
@@ -195,19 +444,89 @@ class CertifiedPath:
                 u = np.concatenate([u, mass[done : done + b] * proj.residuals[done:] + t_before])
             done += b
             t_m = float(proj.t[-1])
-            bound = (
-                prequential_bound(u, t_m, self.z) if prequential else probe_bound(proj.probe_residuals(), t_m, self.z)
+            screen = (
+                prequential_bound(u, t_m, self.z)
+                if prequential
+                else probe_bound(proj.probe_residuals()[: self.n_screen], t_m, self.z)
             )
-            check = self._check(done, bound, proj)
             path.append(done)
-            ratios.append(_ratio(bound.bound, check.sigma2))
-            if check.verdict is not None:
-                return self._result(drawn[:done], proj, check, check.verdict, path, ratios, prequential, nested)
+            sigma2 = self._screen_sigma2(screen)
+            ratios.append(_ratio(max(screen.estimate, 0.0), sigma2))
+            end_reason = None
             if self.stream.exhaustive and done == n:
-                break
-        assert check is not None, "the search drew no landmark"
-        stop = "every row" if self.stream.exhaustive and done == n else "exhausted" if exhausted else "max_landmarks"
-        return self._result(drawn[:done], proj, check, stop, path, ratios, prequential, nested)
+                end_reason = "every row"
+            elif done >= self.cap:
+                end_reason = "max_landmarks"
+            elif exhausted and done >= drawn.size:
+                end_reason = "exhausted"
+            elif self._plateau(proj, done):
+                end_reason = "plateau"
+            if self.mode is None:
+                self._decide(screen)
+            if end_reason == "every row":  # exact: e = 0, but no cheaper than the empirical embedding
+                check = self._check(drawn[:done], proj, True)
+                return self._result(drawn[:done], proj, check, end_reason, path, ratios, attempts, prequential, nested)
+            if self.mode == "exact":
+                found = self._exact_prefixes(drawn[:done], proj, attempts)
+                if found is not None:
+                    return self._result(
+                        drawn[: found.m], proj, found, "tolerance", path, ratios, attempts, prequential, nested
+                    )
+            screened = screen.estimate <= SCREEN * self.tol2 * max(sigma2, 0.0) and done >= GROWTH * self.last_attempt
+            if end_reason is not None or (self.mode == "validation" and screened):
+                self.last_attempt = done
+                check = self._check(drawn[:done], proj, end_reason is not None)
+                attempts.append((done, _ratio(check.bound, check.sigma.lower)))
+                if check.certified:
+                    return self._result(
+                        drawn[:done], proj, check, "tolerance", path, ratios, attempts, prequential, nested
+                    )
+                if end_reason is not None:
+                    return self._result(
+                        drawn[:done], proj, check, end_reason, path, ratios, attempts, prequential, nested
+                    )
+        # the stream ended without a final check (it drew fewer rows than asked)
+        assert screen is not None, "the search drew no landmark"
+        if check is None or check.m != done:
+            if self.mode is None:
+                self._decide(screen)
+            check = self._check(drawn[:done], proj, True)
+            attempts.append((done, _ratio(check.bound, check.sigma.lower)))
+        stop = "tolerance" if check.certified else "exhausted" if exhausted else "max_landmarks"
+        return self._result(drawn[: check.m], proj, check, stop, path, ratios, attempts, prequential, nested)
+
+    def _exact_prefixes(
+        self, drawn: np.ndarray, proj: NestedProjection, attempts: list[tuple[int, float]]
+    ) -> Check | None:
+        """Exact mode: e(m) is known for every prefix, so the smallest prefix is certified,
+        not only block ends. The nested projection proposes (its e(m')^2 = N^2 - t(m') is
+        the projection's, to its round-off); the core's weights decide, tried at prefixes
+        at least EXACT_GROWTH apart."""
+        assert self.norm2 is not None
+        sigma = self._sigma(0.0)
+        target2 = self.tol2 * sigma.lower
+        proposed = np.flatnonzero(self.norm2 - proj.t <= target2) + 1  # prefixes m' (1-based)
+        start = 1 if not self.last_attempt else math.ceil(EXACT_GROWTH * self.last_attempt)
+        while True:
+            later = proposed[proposed >= start]
+            if later.size == 0:
+                return None
+            m = int(later[0])
+            self.last_attempt = m
+            check = self._check(drawn[:m], proj, False)
+            attempts.append((m, _ratio(check.bound, check.sigma.lower)))
+            if check.certified:
+                return check
+            start = math.ceil(EXACT_GROWTH * m)
+
+    def _restart(self, proj: NestedProjection, probes: tuple[np.ndarray, np.ndarray] | None) -> NestedProjection:
+        """A new projection for a draw that did not extend the last one, with the same probes."""
+        fresh = NestedProjection(self.core, self.n_threads, probes)
+        val = self.validation
+        if val is not None and val.used:
+            idx = val.indices[: val.used]
+            fresh.add_probes(np.ascontiguousarray(self.src.take(idx)), self.sums.means(idx))
+        return fresh
 
     def _result(
         self,
@@ -217,19 +536,19 @@ class CertifiedPath:
         stop: str,
         path: list[int],
         ratios: list[float],
+        attempts: list[tuple[int, float]],
         prequential: bool,
         nested: bool,
     ) -> PathResult:
-        stat = statistical_error_from_norm(check.bound.norm2, self.diag, self.means, self.q)
         return PathResult(
             indices=np.asarray(indices, dtype=np.int64),
-            projection_weights=proj.weights(indices.size),
             check=check,
             stop=stop,
-            statistical_error=stat,
             path=path,
             path_ratios=ratios,
-            validation="landmarks" if prequential else "probes",
+            attempts=attempts,
+            validation=self.mode or "exact",
+            screening="landmarks" if prequential else "probes",
             nested=nested,
         )
 
@@ -237,7 +556,17 @@ class CertifiedPath:
 def _ratio(bound: float, sigma2: float) -> float:
     if not math.isfinite(bound):
         return math.inf
-    return math.sqrt(bound / sigma2) if sigma2 > 0 else (0.0 if bound == 0 else math.inf)
+    return math.sqrt(max(bound, 0.0) / sigma2) if sigma2 > 0 else (0.0 if bound == 0 else math.inf)
 
 
-__all__ = ["BLOCK_FRACTION", "BLOCK_MAX", "BLOCK_MIN", "PROBE_ROWS", "CertifiedPath", "Check", "PathResult", "RowSums"]
+__all__ = [
+    "BLOCK_FRACTION",
+    "BLOCK_MAX",
+    "BLOCK_MIN",
+    "PROBE_ROWS",
+    "CertifiedPath",
+    "Check",
+    "PathResult",
+    "RowSums",
+    "Sigma",
+]

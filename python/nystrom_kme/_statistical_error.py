@@ -19,19 +19,17 @@ Two estimators of a = E k(x, x) and b = E k(x, x'):
   the subsample is drawn proportionally to w (with replacement) and pairs of draws
   of the same row are left out, which makes it unbiased for the weighted
   U-statistic sum_{i != j} p_i p_j k(x_i, x_j) / (1 - q). O(s^2 d).
-* :func:`statistical_error_from_norm` (the search's): from ||mu_hat_n||^2, which the
-  search estimates anyway. E ||mu_hat_n||^2 = q a + (1 - q) b, so
+* the landmark search's (:mod:`nystrom_kme._search_path`): from ||mu_hat_n||^2, which
+  its certificate computes or bounds anyway. E ||mu_hat_n||^2 = q a + (1 - q) b, so
   sigma^2 = q (a - b) has the unbiased estimate q (a_hat - ||mu_hat_n||^2) / (1 - q),
-  with a_hat the mean of k(x, x) (exact for radial kernels, whose diagonal is
-  constant). Its standard error as an estimate of the population sigma is the first
-  projection's, sqrt(q) sd(k(x, x) - 2 mu(x)) q / (1 - q), from the rows whose
-  sums the search has. Nothing beyond the search's own sums: O(1).
+  with a lower confidence bound from Hoeffding's inequality for U-statistics
+  (:mod:`nystrom_kme._certificate`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,6 +47,8 @@ from .sources import RowSource, SourceLike, as_source
 
 #: Default subsample size of :func:`estimate_statistical_error`.
 STAT_SAMPLES = 2000
+#: The confidence 1 - LOWER_DELTA of :func:`estimate_statistical_error`'s lower bound.
+LOWER_DELTA = 0.01
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,12 @@ class StatisticalError:
     n_effective : float
         n (unweighted) or (sum w)^2 / sum w^2.
     n_used : int
-        Rows sampled: the subsample, or the rows whose kernel sums the landmark search
-        had (its landmarks or probes).
+        Rows sampled: the subsample, the validation rows of the landmark search, or
+        every row when it computed ||mu_hat_n||^2.
+    lower : float
+        A lower confidence bound on sigma (the landmark search's, at its confidence;
+        :func:`estimate_statistical_error`'s at 0.99 for the radial kernels, whose
+        U-statistic kernel lies in [0, 1]; nan where no bound is known).
 
     Examples
     --------
@@ -84,6 +88,7 @@ class StatisticalError:
     squared: float
     n_effective: float
     n_used: int
+    lower: float = math.nan
 
     def __repr__(self) -> str:
         return (
@@ -138,30 +143,12 @@ def subsample_statistical_error(
     r = np.where(pairs > 0, off / np.maximum(pairs, 1.0), b_hat)
     g = 0.5 * (diag + a_hat) - r
     se_theta = 2.0 * float(np.std(g, ddof=1)) / math.sqrt(s)
-    return _from_squared(theta / n_eff, se_theta / n_eff, n_eff, s)
-
-
-def statistical_error_from_norm(norm2: float, diagonal: np.ndarray, means: np.ndarray, q: float) -> StatisticalError:
-    """sigma from an estimate of ||mu_hat_n||^2 (see the module documentation).
-
-    Parameters
-    ----------
-    norm2 : float
-        Estimate of ||mu_hat_n||^2 = sum_{i,j} p_i p_j k(x_i, x_j).
-    diagonal : ndarray of shape (s,)
-        k(x, x) at s >= 1 rows drawn from p (s >= 2 for a standard error).
-    means : ndarray of shape (s,)
-        mu_hat_n(x) = sum_i p_i k(x, x_i) at the same rows.
-    q : float
-        sum_i p_i^2 = 1 / n_eff, in (0, 1).
-    """
-    if not 0 < q < 1:
-        raise ValueError("sample_weight puts all its mass on one row: the statistical error is undefined (n_eff = 1)")
-    a_hat = float(diagonal.mean())
-    factor = q / (1.0 - q)
-    h = diagonal - 2.0 * means  # first projection of a - b, up to a constant
-    sd = float(np.std(h, ddof=1)) if h.size >= 2 else 0.0
-    return _from_squared(factor * (a_hat - norm2), factor * math.sqrt(q) * sd, 1.0 / q, h.size)
+    out = _from_squared(theta / n_eff, se_theta / n_eff, n_eff, s)
+    if not kernel.radial:
+        return out
+    # radial kernels: h(x, y) = 1 - k(x, y) lies in [0, 1], Hoeffding's bound for U-statistics
+    low = max(theta - math.sqrt(math.log(1.0 / LOWER_DELTA) / (2.0 * (s // 2))), 0.0)
+    return replace(out, lower=math.sqrt(low / n_eff))
 
 
 def estimate_statistical_error(
@@ -219,6 +206,5 @@ __all__ = [
     "STAT_SAMPLES",
     "StatisticalError",
     "estimate_statistical_error",
-    "statistical_error_from_norm",
     "subsample_statistical_error",
 ]

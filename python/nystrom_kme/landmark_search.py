@@ -1,6 +1,6 @@
 """An a-posteriori number of landmarks: the smallest m whose Nyström embedding is, at a
-stated confidence, as good as the empirical embedding up to a set fraction of the
-latter's own statistical error. ``NystromKME(n_landmarks="auto")`` runs it.
+stated confidence and for any data, as good as the empirical embedding up to a set
+fraction of the latter's own statistical error. ``NystromKME(n_landmarks="auto")`` runs it.
 
 The paper's m = sqrt(n) log sqrt(n) (Corollary 4.1) is a worst-case rate. Here m is
 measured on the data.
@@ -12,58 +12,65 @@ embedding mu_m = P_m mu_hat_n (the orthogonal projection on the landmarks' span)
     ||mu_m - mu||^2 = ||mu_hat_n - mu||^2 + e(m)^2 - 2 <mu_hat_n - mu_m, mu_hat_n - mu>,
 
 with e(m) = ||mu_hat_n - mu_m||. The last term is a cross term between the residual
-and the sample's noise, small against e(m)^2: measured on the Section 6.1 mixture,
-digits and a d = 50 mixture, the excess ||mu_m - mu||^2 - ||mu_hat_n - mu||^2 is
-e(m)^2 within a few percent (``bench/RESULTS.md``). So the target "the Nyström
-embedding's RMS error within 10% of the empirical one's", E ||mu_m - mu||^2 <=
-1.1^2 sigma^2, is e(m) <= tol sigma with tol = (1.1^2 - 1)^(1/2) = 0.458
-(``AutoLandmarks(within=0.1)``, the default; ``tol`` sets the ratio directly). It is a
-statement in expectation: for one sample, whose own error ||mu_hat_n - mu|| may be
-below sigma, the ratio of the two errors may exceed 1.1 while the excess stays below
-0.21 sigma^2.
+and the sample's noise, small against e(m)^2 (measured on the Section 6.1 mixture,
+digits and a d = 50 mixture: bench/RESULTS.md). So the target "the Nyström embedding's
+RMS error within 10% of the empirical one's", E ||mu_m - mu||^2 <= 1.1^2 sigma^2, is
+e(m) <= tol sigma with tol = (1.1^2 - 1)^(1/2) = 0.458 (``AutoLandmarks(within=0.1)``,
+the default; ``tol`` sets the ratio directly). It is a statement in expectation: for one
+sample, whose own error may be below sigma, the ratio of the two errors may exceed 1.1
+while the excess stays below 0.21 sigma^2.
 
-**The certificate** (:mod:`nystrom_kme._certificate`). At every m of the landmark
-path, e(m)^2 = ||mu_hat_n||^2 - ||P_m mu_hat_n||^2 (the projection identity). The
-second term is exact for every prefix of the landmarks at once
-(:mod:`nystrom_kme._nested_projection`, one in-order pivoted Cholesky factorization);
-the first is estimated without bias from rows drawn from the data whose kernel sums
-are known -- the landmarks themselves for the uniform samplers (each validates the
-landmarks before it), 256 independent probe rows for the others -- with a standard
-error. The search stops at the first m where the upper bound (the estimate plus z
-standard errors, z the normal quantile of ``confidence`` with a correction for the
-residuals' skewness) is at most tol^2 sigma_hat^2. Each bound holds with probability
-about ``confidence`` (0.99 by default; a central-limit approximation over the draws);
-the returned m is the first of several bounds that passed, and the measured rate at
-which its bound holds is 98-99% on the mixture, digits and a 3-d set with a local
-kernel (``bench/RESULTS.md``). sigma_hat comes from the same estimate of
-||mu_hat_n||^2 (:mod:`nystrom_kme._statistical_error`): sigma^2 = q (E k(x,x) -
-E k(x,x')), q = sum_i p_i^2 = 1/n_eff. Not covered: a mass of rows below about 1/k (k
-the values behind the bound, at least 64) that no draw has met and that carries e^2;
-where m is a sizable fraction of n the residual sits on the few rows left and the
-bound covers less often.
+**The certificate** (:mod:`nystrom_kme._certificate` has the bounds and why they hold).
+"certified" means: with probability at least ``confidence`` (0.99 by default) over the
+draws of the search, e(m) <= tol sigma, where sigma is the population's statistical
+error, for *any* data -- no normal approximation, no assumption on how the mass is
+spread; only that the rows are i.i.d. (for sigma) and the kernel bounded on them. By the
+projection identity e(m)^2 = ||mu_hat_n||^2 - ||P_m mu_hat_n||^2, the second term exact for
+every prefix of the landmarks (:mod:`nystrom_kme._nested_projection`). The first is
 
-**The returned weights.** The bound is for the path's projection, which skips
-landmarks within 1e-8 of the span of the earlier ones. The fit keeps the weights of
-the core's solver (``solver``, ``rcond``), whose squared error differs from the
-path's by exactly delta^T K delta + 2 delta^T r (delta the difference of the weights,
-r the solver's residual at the landmarks, O(m^2 d)); the report's bound includes that
-shift and a random-walk allowance for its rounding. Where the solver's weights could
-not be certified but the path's are, the path's are returned (``weights="path"``).
+* computed ("exact", O(n^2 d)) where that costs less than the rows below: e(m) is then
+  known to round-off, and only sigma's lower bound (Hoeffding's, for the U-statistic of
+  the n rows) is random;
+* or bounded from validation rows drawn from the data independently of the landmarks,
+  by a test by betting whose values have mean e(m)^2 and a range proportional to e(m):
+  a mass of rows that no landmark reaches shows up after about log(1/delta) / e of them.
+  Their number is sized for the target: VALIDATION_FACTOR ln(1/delta) / (tol sigma)
+  rows at most (about 40 / sigma at the defaults), drawn in doubling batches while the
+  test can still decide; each costs one kernel sum over the n rows.
 
-**Round-off.** Where both the bound and E k(x,x) - ||mu_hat_n||^2 are zero to
-round-off (:func:`~nystrom_kme._certificate.round_off_level`: 64 eps kappa r, not
-scaled by the weights), the kernel is constant on the data (sigma = 0) and the
-embedding exact: certified. A bound at round-off level that still exceeds
-tol^2 sigma_hat^2 stops the search (more landmarks change nothing float64 can see)
-without a certificate.
+A screen (the landmarks' own residuals, as a prequential estimate; 256 probe rows for
+samplers whose landmarks are not draws from the data) decides when the test is tried:
+when it estimates e(m) at about 0.7 of the target, and m grew by a quarter since the
+last try. Each try j spends 6 delta / (pi^2 j^2) of the confidence, so the tries together
+spend at most delta; the screen reads no validation row, so it cannot bias the test.
+
+**The returned weights** are the core solver's (``solver``, ``rcond``), and they are
+what is certified: for any weights alpha on the landmarks L, ||mu_hat_n - sum_j alpha_j
+phi(l_j)||^2 = ||mu_hat_n||^2 - alpha^T s + alpha^T (K_m alpha - s), s = mu_hat_n(L), the
+last two terms exact (O(m^2 d)); the validation rows see the residual mu_hat_n(v) -
+sum_j alpha_j k(l_j, v), whose mean is the same up to that exact term. So neither the
+solver's treatment of a rank-deficient K_m nor the nested factorization's rounding
+(which only proposes where to look) enters the bound, beyond a round-off allowance.
+
+**Stops.** "tolerance": certified. "every row": sampling without replacement took all n
+rows (exact, but no cheaper than the empirical embedding: not certified). "plateau": the
+last landmarks added no direction to the span and every row lies in it to 1e-6 of k(x, x) (constant
+or near-constant kernels, few distinct rows): more landmarks change nothing. "exhausted":
+a pivoted-Cholesky sampler found no further landmark. "max_landmarks": the cap (not
+converged). Only "tolerance" is certified; constant data (sigma = 0, both errors zero to
+round-off) are certified at the first check.
 
 **The path.** Landmarks join in blocks from the policy's ``nested_draws``: 64, then
-blocks of 5% of m (at least 16), the bound checked at each block's end; their kernel
-sums are computed in chunks of 64 landmarks (four of the core's tasks; the same chunks
-on any number of threads, so the search's bits do not depend on it), so the sums cost
-one fit at the returned m plus at most one chunk. The first bound needs 64
-values, so the smallest m returned with uniform samplers is 80. The largest is
-``max_landmarks`` (default min(n, max(8192, 2 ceil(sqrt(n) log sqrt(n))))).
+blocks of 5% of m (at least 16), the screen (or, "exact", the certificate) at each
+block's end; their kernel sums are computed in chunks of 64 landmarks (four of the core's
+tasks; the same chunks on any number of threads, so the search's bits do not depend on
+it). The smallest m returned is 64. The largest is ``max_landmarks`` (default min(n,
+max(8192, 2 ceil(sqrt(n) log sqrt(n))))).
+
+**Cost** (bench/RESULTS.md, issue 34): the landmarks' sums, as one fit at the returned
+m; plus the certificate: n^2 d / 2 kernel values for "exact" (n up to about 2x the
+validation budget, ~10^4 to 4 10^4 rows at the defaults), else the validation rows'
+sums, a few times sqrt(n) of them times n; plus one O(n d) pass for the kernel's range.
 
 **Samplers.** Uniform sampling (the default, with or without replacement, weighted or
 not) draws one stream whose prefixes are the sets. The sequential policies
@@ -71,8 +78,7 @@ not) draws one stream whose prefixes are the sets. The sequential policies
 rerun at doubling sizes from one seed: their first m picks do not depend on how many
 follow, so every prefix of the last run is a set of that policy. "block-rpcholesky"
 below 128 landmarks, "rls" and callables need not nest: the factorization then starts
-again on the new run (``LandmarkSearch.nested`` is False). They are certified with the
-probes, whose sums cost 256 landmarks' worth.
+again on the new run (``LandmarkSearch.nested`` is False).
 """
 
 from __future__ import annotations
@@ -84,16 +90,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
 from ._blas import one_blas_thread
-from ._compensated import CompensatedSum, fsum_dot
-from ._search_path import CertifiedPath, RowSums
+from ._certificate import u_statistic_lower
+from ._compensated import CompensatedSum
+from ._kernel_range import kernel_range
+from ._search_path import SIGMA_SHARE, CertifiedPath, RowSums, Sigma
 from ._statistical_error import (
     StatisticalError,
     estimate_statistical_error,
     subsample_statistical_error,
 )
-from ._validation import Weights, normalised_weights
+from ._validation import Weights, draw_seed, normalised_weights
 from .bounds import default_n_landmarks
 from .kernels import Kernel
 from .sampling import Policy, as_policy
@@ -104,11 +111,12 @@ MAX_FACTOR = 2
 MAX_FLOOR = 8192
 #: m of the first block of landmarks (the window of the certificate needs 64 values).
 FIRST_BLOCK = 64
-#: The round-off allowance of the solver's shift (see _solver_shift).
-SHIFT_SLACK = 8.0
-EPS = float(np.finfo(np.float64).eps)
+#: The validation rows' generator is seeded by one draw below this bound.
+SEED_BOUND = 2**63
 #: The default target: the Nyström embedding's RMS error within 10% of the empirical one's.
 DEFAULT_WITHIN = 0.1
+#: How the certificate obtains ||mu_hat_n||^2 (AutoLandmarks.check).
+CHECKS = ("auto", "exact", "validation")
 
 
 def _is_number(x: object) -> bool:
@@ -126,7 +134,7 @@ class AutoLandmarks:
         The bound to certify on e / sigma, the Nyström embedding's distance to the
         empirical one over the latter's statistical error. None: from ``within``.
     initial : int or None, default=None
-        m of the first block of landmarks; None: 32 (at most ``max_landmarks``).
+        m of the first block of landmarks; None: 64 (at most ``max_landmarks``).
     max_landmarks : int or None, default=None
         Largest m tried; None: min(n, max(8192, 2 ceil(sqrt(n) log sqrt(n)))). The
         factorization takes 8 m^2 bytes (0.5 GiB at m = 8192) and O(m^3) time.
@@ -138,8 +146,14 @@ class AutoLandmarks:
         The target as a fraction: the Nyström embedding's RMS error at most
         (1 + within) times the empirical embedding's, i.e.
         tol = ((1 + within)^2 - 1)^(1/2). None: 0.1 (tol = 0.458) unless ``tol`` is set.
-    confidence : float in (0.5, 1), default=0.95
-        Confidence of the upper bound on e.
+    confidence : float in (0.5, 1), default=0.99
+        The probability, over the search's random draws, that a certified embedding
+        meets the target (for any data: see :mod:`nystrom_kme.landmark_search`).
+    check : {"auto", "exact", "validation"}, default="auto"
+        How ||mu_hat_n||^2 enters the certificate: "exact" computes it (O(n^2 d)),
+        "validation" bounds it from rows drawn independently of the landmarks (about
+        40 / sigma of them at most, each a kernel sum over the n rows), "auto" takes the
+        cheaper of the two.
 
     Examples
     --------
@@ -156,8 +170,11 @@ class AutoLandmarks:
     stat_samples: int | None = None
     within: float | None = None
     confidence: float = 0.99
+    check: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.check not in CHECKS:
+            raise ValueError(f"check must be one of {CHECKS}, got {self.check!r}")
         for name in ("tol", "within"):
             value = getattr(self, name)
             if value is not None and not (_is_number(value) and math.isfinite(float(value)) and float(value) > 0):
@@ -204,41 +221,47 @@ class LandmarkSearch:
         m of the returned embedding.
     approximation_error : float
         The upper bound, at ``confidence``, on e = ||mu_hat_n - mu_m|| (RKHS norm) of the
-        returned embedding (0 when every row is a landmark).
+        returned embedding (0 when every row is a landmark; inf when nothing bounds it).
     estimate : float
         The point estimate of e (its square clamped at 0).
     statistical_error : StatisticalError
-        sigma, the RMS error of the empirical embedding, with its standard error.
+        sigma, the RMS error of the empirical embedding, with its standard error and its
+        lower confidence bound ``lower``.
     ratio : float
-        approximation_error / statistical_error.value (when sigma = 0: 0 for an error
-        zero to round-off, else inf).
+        approximation_error / statistical_error.lower, the quantity certified against
+        ``tol`` (when sigma's bound is 0: 0 for an error zero to round-off, else inf).
     tol : float
         The bound to certify on ``ratio`` (0.458: RMS error within 10%).
     confidence : float
     converged : bool
         The search stopped on its own: the bound was met ("tolerance"), or nothing more
-        could be gained ("round-off", "exhausted", "every row"); False when
+        could be gained ("plateau", "exhausted", "every row"); False when
         ``max_landmarks`` stopped it.
     certified : bool
-        ratio <= tol (or both errors zero to round-off) with fewer landmarks than rows.
+        ratio <= tol (or both errors zero to round-off) with fewer landmarks than rows;
+        then ``stop`` is "tolerance".
     round_off : float
-        The round-off level of the squared error's estimate (see the module documentation).
+        The round-off level of the squared error (see the module documentation).
     stop : str
-        "tolerance", "round-off" (the bound is at round-off level), "exhausted" (a
-        pivoted-Cholesky sampler found no further landmark), "every row" (sampling
-        without replacement took all n rows: exact), or "max_landmarks".
+        "tolerance" (certified), "plateau" (no row can join the landmarks' span: more
+        landmarks change nothing), "exhausted" (a pivoted-Cholesky sampler found no
+        further landmark), "every row" (sampling without replacement took all n rows:
+        exact), or "max_landmarks".
     path : tuple of int
-        m at the end of each block of landmarks (the bound is evaluated at every m).
+        m at the end of each block of landmarks.
     path_ratios : tuple of float
-        The bound on e / sigma_hat at each m of ``path`` (inf before enough values).
+        The screen's estimate of e / sigma at each m of ``path`` (a point estimate that
+        only decides when the certificate is tried; inf before enough values).
+    attempts : tuple of (int, float)
+        Each m where the certificate was evaluated, with its bound on e / sigma's lower bound.
     validation : str
-        "landmarks" (each landmark validates the ones before it) or "probes" (independent rows).
+        "exact" (||mu_hat_n||^2 computed over every pair of rows) or "validation"
+        (validation rows drawn independently of the landmarks).
+    screening : str
+        What the screen read: "landmarks" (each landmark validates the ones before it)
+        or "probes" (256 independent rows).
     n_validation : int
-        The values behind the last bound.
-    weights : str
-        "solver": the core solver's weights (``solver``, ``rcond``), certified through their
-        exact distance to the path's projection; "path": the path's own (an in-order
-        pivoted Cholesky, solver "cholesky"), where the solver's could not be certified as close.
+        The rows behind the last bound (n for "exact").
     nested : bool
         Whether every draw of the sampler extended the previous one.
     seconds : float
@@ -267,9 +290,10 @@ class LandmarkSearch:
     stop: str
     path: tuple[int, ...]
     path_ratios: tuple[float, ...]
+    attempts: tuple[tuple[int, float], ...]
     validation: str
+    screening: str
     n_validation: int
-    weights: str
     nested: bool
     seconds: float
 
@@ -286,8 +310,8 @@ class LandmarkSearch:
         return (
             f"LandmarkSearch(m={self.n_landmarks}, approximation <= {self.approximation_error:.3g} "
             f"= {self.ratio:.3g} x statistical error {self.statistical_error.value:.3g} "
-            f"(± {self.statistical_error.std_error:.2g}), tol={self.tol:.3g} at {self.confidence:g}, "
-            f"{self.seconds:.3g} s{state})"
+            f"(>= {self.statistical_error.lower:.3g}), tol={self.tol:.3g} at {self.confidence:g}, "
+            f"{self.validation}, {self.seconds:.3g} s{state})"
         )
 
     def explain(self) -> str:
@@ -298,17 +322,22 @@ class LandmarkSearch:
         >>> import numpy as np, nystrom_kme as nk
         >>> X = np.ones((400, 2))                      # constant rows: sigma = 0
         >>> rep = nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto").fit(X).n_landmarks_report_
-        >>> rep.n_landmarks, rep.certified, "zero to round-off" in rep.explain()
-        (80, True, True)
+        >>> rep.n_landmarks, rep.certified, rep.stop, "zero to round-off" in rep.explain()
+        (1, True, 'tolerance', True)
         """
         st = self.statistical_error
+        how = (
+            f"||mu_hat_n||^2 computed over every pair of the {self.n_validation} rows"
+            if self.validation == "exact"
+            else f"{self.n_validation} validation rows drawn independently of the landmarks"
+        )
         head = (
             f"m = {self.n_landmarks}: the Nyström embedding is within {self.approximation_error:.3g} "
-            f"(RKHS norm, upper bound at confidence {self.confidence:g}; estimate {self.estimate:.3g}) "
-            f"of the empirical embedding, {self.ratio:.3g} x its estimated statistical error "
-            f"{st.value:.3g} ± {st.std_error:.2g} (n_eff = {st.n_effective:.6g}); target {self.tol:.3g}, "
-            f"i.e. an RMS error within {math.sqrt(1 + self.tol**2) - 1:.1%} of the empirical one's. "
-            f"Validated by {self.n_validation} {self.validation}."
+            f"(RKHS norm, upper bound at confidence {self.confidence:g} for any data; estimate "
+            f"{self.estimate:.3g}) of the empirical embedding, {self.ratio:.3g} x a lower bound "
+            f"{st.lower:.3g} on its statistical error (estimate {st.value:.3g}, n_eff = {st.n_effective:.6g}); "
+            f"target {self.tol:.3g}, i.e. an RMS error within {math.sqrt(1 + self.tol**2) - 1:.1%} of the "
+            f"empirical one's. Checked by {how}."
         )
         if not self.converged:
             return head + (
@@ -321,19 +350,23 @@ class LandmarkSearch:
                 f"landmark set smaller than the {self.n_landmarks} rows met the target, so it is no cheaper "
                 "than the empirical one (EmpiricalKME); a larger tol would allow fewer landmarks."
             )
-        if self.stop == "round-off":
-            body = f" The error is zero to round-off (bound at most {self.round_off:.2g})" + (
-                " and so is the statistical error: the kernel is constant on the data."
-                if self.certified
-                else ", but above the target: more landmarks change nothing float64 can see, and nothing is certified."
+        if self.certified and st.lower <= self.round_off:
+            return head + (
+                f" The error is zero to round-off (at most {self.round_off:.2g}) and so is the statistical "
+                "error: the kernel is constant on the data."
+            )
+        if self.certified:
+            return head + " The target is met."
+        if self.stop == "plateau":
+            body = (
+                " The landmarks' span stopped growing (every row lies in it to 1e-6 of k(x, x)): more landmarks change "
+                "nothing float64 can see."
             )
         elif self.stop == "exhausted":
             body = " The sampler found no further landmark (the kernel matrix is exhausted to its tolerance)."
         else:
-            body = " The target is met."
-        if self.stop != "round-off" and not self.certified:
-            body += " NOT certified: the bound is above the target."
-        return head + body
+            body = ""
+        return head + body + " NOT certified: the bound is above the target."
 
     def __str__(self) -> str:
         return self.explain()
@@ -398,6 +431,11 @@ def search_landmarks(
     """
     start = time.perf_counter()
     n = src.count_rows()
+    if n < 2:
+        raise ValueError(
+            f"n_landmarks='auto' needs at least 2 rows (the statistical error of {n} row is undefined); "
+            "give an integer n_landmarks"
+        )
     weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     drawer = as_policy(policy)
     if drawer.needs_data_in_memory and src.to_array() is None:
@@ -418,45 +456,57 @@ def search_landmarks(
     if spec.initial is not None and first > cap:
         raise ValueError(f"initial={first} exceeds max_landmarks={cap}")
     first = min(first, cap)
-    subsample = (
-        None
-        if spec.stat_samples is None
-        else subsample_statistical_error(src, kernel, weights, spec.stat_samples, rng, n_threads)
-    )
     p = None if weights is None else normalised_weights(weights)
     q = 1.0 / n if p is None else float(np.sum(p * p))
+    if not q < 1.0:
+        raise ValueError("sample_weight puts all its mass on one row: the statistical error is undefined (n_eff = 1)")
+    krange = kernel_range(src, kernel, p, n_threads)
+    delta = 1.0 - float(spec.confidence)
+    pilot = None
+    if spec.stat_samples is not None:
+        sub = subsample_statistical_error(src, kernel, weights, spec.stat_samples, rng, n_threads)
+        lower = u_statistic_lower(sub.squared * sub.n_effective, sub.n_used, krange.gap_high, SIGMA_SHARE * delta)
+        pilot = Sigma(sub.squared, max(lower / sub.n_effective, 0.0), sub.n_used, sub.std_error**2)
+    # the validation rows' own generator, seeded before any landmark is drawn: independent draws
+    validation_rng = np.random.default_rng(draw_seed(rng, SEED_BOUND))
     sums = RowSums(src, kernel, sample_weight, n_threads)
     with one_blas_thread():  # the factorizations' bits must not depend on numpy's threads
         found = CertifiedPath(
-            src, kernel, stream, sums, spec.confidence, spec.ratio_bound, rng, p, q, first, cap, n_threads
+            src,
+            kernel,
+            stream,
+            sums,
+            spec.confidence,
+            spec.ratio_bound,
+            rng,
+            validation_rng,
+            p,
+            q,
+            first,
+            cap,
+            n_threads,
+            krange,
+            spec.check,
+            pilot,
+            solver,
+            rcond,
         ).run()
     idx = found.indices
     L = np.ascontiguousarray(src.take(idx))
     acc = sums.of(idx)
-    core = kernel.to_core()
-    s = (acc.value() / sums.total).reshape(-1, 1)
-    solution = _core.nystrom_weights(L, s, core, solver, rcond, 1e-12, n_threads)
-    shift, slack = _solver_shift(L, s[:, 0], solution[0][:, 0], found.projection_weights, core, n_threads)
-    stat = subsample if subsample is not None else found.statistical_error
-    tol = spec.ratio_bound
     check = found.check
+    solution = check.solution  # the weights the certificate is for
+    tol = spec.ratio_bound
+    sigma = check.sigma
     every_row = found.stop == "every row"
-    # the certificate is for the path's projection; the solver's weights are shift closer
-    bound2, estimate2, kept = check.bound.bound - shift + slack, check.bound.estimate - shift, "solver"
-    if not every_row and bound2 > check.bound.bound and bound2 > tol**2 * stat.squared >= check.bound.bound:
-        # the solver's weights cannot be certified where the path's are: return the path's
-        bound2, estimate2, kept = check.bound.bound, check.bound.estimate, "path"
-        solution = (
-            found.projection_weights[:, None].copy(),
-            "cholesky",
-            int(np.count_nonzero(found.projection_weights)),
-        )
-    error = 0.0 if every_row else math.sqrt(max(bound2, 0.0))
-    if stat.value > 0:
-        ratio = error / stat.value
+    certified = check.certified and not every_row
+    bound2, estimate2 = check.bound, check.estimate
+    error = 0.0 if every_row else math.sqrt(bound2) if math.isfinite(bound2) else math.inf
+    if sigma.lower > 0:
+        ratio = error / math.sqrt(sigma.lower)
     else:
-        ratio = 0.0 if error <= math.sqrt(check.round_off) else math.inf
-    certified = idx.size < n and (check.zero or ratio <= tol)
+        ratio = 0.0 if check.zero or every_row else math.inf
+    stat = _statistical_error(sigma, q)
     converged = found.stop != "max_landmarks"
     if not converged:
         warnings.warn(
@@ -480,9 +530,10 @@ def search_landmarks(
         stop=found.stop,
         path=tuple(found.path),
         path_ratios=tuple(found.path_ratios),
+        attempts=tuple(found.attempts),
         validation=found.validation,
-        n_validation=int(check.bound.n_values),
-        weights=kept,
+        screening=found.screening,
+        n_validation=int(check.n_values),
         nested=bool(found.nested),
         seconds=time.perf_counter() - start,
     )
@@ -491,31 +542,19 @@ def search_landmarks(
     )
 
 
-def _solver_shift(
-    L: np.ndarray, means: np.ndarray, alpha: np.ndarray, beta: np.ndarray, core: _core.Kernel, n_threads: int
-) -> tuple[float, float]:
-    """(shift, slack): e_beta^2 - e_alpha^2 for the core's weights alpha and the path's
-    projection beta on the landmarks L, and the round-off of its computation.
-
-    With delta = alpha - beta and r = mu_hat - mu_alpha at the landmarks (the
-    interpolation residual), e_beta^2 = e_alpha^2 + delta^T K delta + 2 delta^T r exactly,
-    whatever either set of weights: no bound on their difference is needed, and a
-    rank-deficient K_m, where the solvers keep directions the path leaves out, gets the
-    benefit. O(m^2 d). The slack is a random-walk estimate of the float64 error,
-    SHIFT_SLACK eps kappa sqrt(m) ||delta|| (||delta|| + 2 ||alpha||), 100x the errors
-    measured against extended precision with weights of norm 1e4 (tests); the
-    worst-case bound eps |delta|^T K |delta| would be 1e3x larger and is what made the
-    old round-off stop certify changes above the target (issue 31).
-    """
-    delta = alpha - beta
-    columns = np.ascontiguousarray(np.stack([delta, alpha], axis=1))
-    K_cols = _core.kernel_sums(L, L, columns, core, n_threads)
-    residual = means - K_cols[:, 1]
-    shift = fsum_dot(delta, K_cols[:, 0]) + 2.0 * fsum_dot(delta, residual)
-    kappa = float(np.max(_core.kernel_diagonal(L, core, n_threads), initial=0.0))
-    norm_delta, norm_alpha = float(np.linalg.norm(delta)), float(np.linalg.norm(alpha))
-    slack = SHIFT_SLACK * EPS * kappa * math.sqrt(alpha.size) * norm_delta * (norm_delta + 2.0 * norm_alpha)
-    return shift, slack
+def _statistical_error(sigma: Sigma, q: float) -> StatisticalError:
+    """The report's sigma: the estimate, its standard error and the lower confidence bound."""
+    se_sq = sigma.std_error
+    value = math.sqrt(max(sigma.squared, 0.0))
+    se = se_sq / (2.0 * value) if value > 0 else math.sqrt(max(se_sq, 0.0))
+    return StatisticalError(
+        value=value,
+        std_error=se,
+        squared=max(sigma.squared, 0.0),
+        n_effective=1.0 / q,
+        n_used=sigma.n_used,
+        lower=math.sqrt(max(sigma.lower, 0.0)),
+    )
 
 
 __all__ = [

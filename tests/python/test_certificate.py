@@ -13,7 +13,7 @@ import pytest
 from nystrom_kme import _core
 from nystrom_kme._blas import one_blas_thread
 from nystrom_kme._certificate import WINDOW_MIN, prequential_bound, probe_bound, z_value
-from nystrom_kme._nested_projection import NestedProjection
+from nystrom_kme._nested_projection import PIVOT_TOL, NestedProjection
 
 
 def _skewness(v):
@@ -104,5 +104,71 @@ def test_a_draw_without_replacement_sees_the_residual_scaled_by_the_mass_left(bl
     e2 = mu.mean() - path.t[-1]
     rest = np.setdiff1d(np.arange(n), S)
     assert g.mean() == pytest.approx(e2, rel=1e-6)
-    np.testing.assert_allclose(g[S], 0.0, atol=1e-9)
-    assert g[rest].mean() == pytest.approx(e2 / (1 - S.size / n), rel=1e-6)
+    # zero at the pivots; a landmark left out lies within sqrt(PIVOT_TOL) of their span in
+    # the RKHS, so its residual is at most sqrt(PIVOT_TOL) e (Cauchy-Schwarz)
+    np.testing.assert_allclose(g[S][path.is_pivot], 0.0, atol=1e-9)
+    assert np.all(np.abs(g[S]) <= math.sqrt(PIVOT_TOL) * math.sqrt(e2) + 1e-9)
+    on_landmarks = g[S].sum() / n  # the skipped landmarks' residuals, tiny
+    assert abs(on_landmarks) <= S.size / n * math.sqrt(PIVOT_TOL * e2)
+    assert g[rest].mean() == pytest.approx((e2 - on_landmarks) / (1 - S.size / n), rel=1e-6)
+
+
+# --------------------------------------------------------------------------- #
+# the distribution-free bounds (issue 34): formulas and coverage over repetitions
+# --------------------------------------------------------------------------- #
+def test_u_statistic_and_empirical_bernstein_follow_their_formulas():
+    from nystrom_kme._certificate import mean_upper, u_statistic_lower
+
+    # Hoeffding (1963, Sec. 5): t = R sqrt(ln(1/delta) / (2 floor(n/2)))
+    assert u_statistic_lower(0.5, 1001, 2.0, 0.05) == pytest.approx(0.5 - 2.0 * math.sqrt(math.log(20) / 1000))
+    v = np.random.default_rng(1).uniform(0.0, 0.3, 400)
+    L = math.log(2 / 0.01)
+    expected = v.mean() + math.sqrt(2 * v.var(ddof=1) * L / 400) + 7 * 0.3 * L / (3 * 399)
+    assert mean_upper(v, 0.3, 0.01) == pytest.approx(expected, rel=1e-12)
+    assert mean_upper(v[:1], 0.3, 0.01) == math.inf
+
+
+def test_mean_upper_covers_a_rare_mass():
+    """Values in [0, 1] with mass 0.003 at 1: the empirical Bernstein bound at 0.95 covers
+    the mean in >= 95% of 600 samples of 500 values (the binomial band: >= 555 expected
+    under 0.95; measured: every one, the bound being conservative)."""
+    from nystrom_kme._certificate import mean_upper
+
+    rng = np.random.default_rng(2)
+    covered = sum(mean_upper((rng.random(500) < 0.003).astype(float), 1.0, 0.05) >= 0.003 for _ in range(600))
+    assert covered >= 555
+
+
+@pytest.mark.parametrize("q", [0.002, 0.02])
+def test_betting_bound_covers_the_residual_of_an_unseen_mass(q):
+    """The adversary of issue 34: a mass q of rows no landmark reaches, where the residual
+    is of order e (here y = e w.p. q, else 0: mean e^2 with e = q, the range the bound
+    allows). At confidence 0.9 the certified e* >= e in >= 90% of 300 repetitions (>= 260
+    is 3 sd below 0.9); and it is not vacuous: with 4 ln(10) / e rows it is below 3 e."""
+    from nystrom_kme._certificate import certified_distance
+
+    e = q
+    rows = math.ceil(4 * math.log(10) / e)
+    rng = np.random.default_rng(3)
+    bounds = [
+        certified_distance(np.where(rng.random(rows) < q, e, 0.0), 1.0, 0.0, 0.0, 0.25 * e, 0.1, rows)
+        for _ in range(300)
+    ]
+    assert sum(b >= e for b in bounds) >= 260
+    assert float(np.median(bounds)) < 3 * e
+
+
+def test_betting_bound_tightens_with_rows_and_respects_the_grid():
+    """Values exactly e^2 (no spread): the bound approaches e from above as rows are added,
+    never below e, and is a point of the grid sqrt(kappa) / 1.02^k."""
+    from nystrom_kme._certificate import GRID_RATIO, certified_distance
+
+    e = 0.01
+    previous = math.inf
+    for rows in (1000, 4000, 16000):
+        b = certified_distance(np.full(rows, e * e), 1.0, 0.0, 0.0, 0.1 * e, 0.01, rows)
+        assert e <= b < previous
+        k = math.log(1.0 / b) / math.log(GRID_RATIO)
+        assert abs(k - round(k)) < 1e-9
+        previous = b
+    assert previous < 1.2 * e

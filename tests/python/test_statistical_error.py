@@ -11,7 +11,6 @@ import pytest
 
 import nystrom_kme as nk
 from nystrom_kme import _core
-from nystrom_kme._statistical_error import statistical_error_from_norm
 from nystrom_kme.datasets import GaussianMixture
 
 MIX = GaussianMixture(8, 10, random_state=0)
@@ -50,32 +49,17 @@ def test_weighted_subsample_estimate_uses_the_effective_sample_size():
         nk.estimate_statistical_error(X, nk.Gaussian(bw), sample_weight=np.ones(n - 1))
 
 
-def test_estimate_from_the_norm_is_the_plug_in_of_the_exact_v_statistic():
-    """With the exact ||mu_hat_n||^2 (dense numpy) the estimate is
-    q (mean k(x,x) - ||mu_hat_n||^2) / (1 - q) exactly, and it matches the closed form."""
-    n, bw = 3000, 4.0
-    X = MIX.sample(n, random_state=5)
-    K = _core.kernel_matrix(X, X, _core.Kernel("gaussian", bw))
-    norm2 = float(K.mean())
-    rows = np.arange(0, n, 7)
-    est = statistical_error_from_norm(norm2, np.ones(rows.size), K[rows].mean(axis=1), 1.0 / n)
-    assert est.squared == pytest.approx((1.0 - norm2) / (n - 1), rel=1e-12)
-    exact = math.sqrt(_closed_form_sigma2(bw) / n)
-    assert abs(est.value - exact) <= 4 * est.std_error and abs(est.value / exact - 1) < 0.05
-    assert est.n_effective == n and est.n_used == rows.size
-    with pytest.raises(ValueError, match="n_eff = 1"):
-        statistical_error_from_norm(norm2, np.ones(3), np.ones(3), 1.0)
-
-
 def test_the_search_reports_the_closed_form_sigma():
-    """n_landmarks="auto" estimates sigma from its own sums: within 4 standard errors and
-    2% of the closed form, with no subsample (and the subsample when asked for)."""
+    """n_landmarks="auto" estimates sigma from the certificate's ||mu_hat_n||^2: within 4
+    standard errors and 2% of the closed form, with no subsample (and the subsample when
+    asked for), and bounds it from below."""
     n = 10_000
     X = MIX.sample(n, random_state=11)
     kme = nk.NystromKME(nk.Gaussian(4.0), n_landmarks="auto", random_state=0).fit(X)
     st = kme.n_landmarks_report_.statistical_error
     exact = math.sqrt(_closed_form_sigma2(4.0) / n)
     assert abs(st.value - exact) <= 4 * st.std_error and abs(st.value / exact - 1) < 0.02
-    assert st.n_used == kme.n_landmarks_report_.n_landmarks  # the landmarks' sums
+    assert st.n_used == n  # ||mu_hat_n||^2 computed over every row ("exact" at this n)
+    assert st.lower < exact  # the lower confidence bound (Hoeffding's, for the U-statistic)
     sub = nk.NystromKME(nk.Gaussian(4.0), n_landmarks=nk.AutoLandmarks(stat_samples=500), random_state=0).fit(X)
     assert sub.n_landmarks_report_.statistical_error.n_used == 500
