@@ -12,13 +12,30 @@ sampler of :class:`~nystrom_kme.NystromKME` and weights them one of three ways:
 * ``"uniform"``: 1/m each (a plain subsample).
 
 Here K_m = K(L, L) and s = sum_i a_i k(L, x_i) with a the normalised sample weights
-(1/n). The result can report the exact MMD to the weighted empirical measure P_n:
-MMD^2 = w^T K_m w - 2 w^T s + a^T K a, the last term streamed by the core in O(n^2 d)
-time and O(1) memory. By default (``compute_mmd="auto"``) it is computed only up to
-``EXACT_MMD_MAX_ROWS`` = 20,000 rows (of positive weight), where it costs about as much
-as the compression itself; above, ``mmd`` is None (``compute_mmd=True`` forces it).
-No estimate is offered instead: a subsample of s rows estimates a^T K a with an error
-of order 1/s, larger than the MMD^2 of a good compression unless s is near n.
+(1/n). The result reports the MMD to the weighted empirical measure P_n,
+MMD^2 = w^T K_m w - 2 w^T s + a^T K a. Up to ``EXACT_MMD_MAX_ROWS`` = 20,000 rows (of
+positive weight) it is exact, the last term streamed by the core in O(n^2 d) time and
+O(1) memory, at about the cost of the compression. Above, it is estimated with a 95%
+interval (``mmd_interval``) at O(n r d) cost, r = ``MMD_ESTIMATE_ROWS``: with alpha the
+Nystrom weights on the same points (the projection of mu_n onto their span) and
+rho = mu_n - mu_alpha the projection's residual function,
+
+    MMD^2 = w^T K_m w - 2 w^T s + alpha^T s + E_{x ~ P_n} rho(x)
+
+exactly (a^T K a = E mu_n(x) and alpha^T s = E mu_alpha(x)), and the mean of rho over r
+rows drawn from P_n estimates the last term without bias. Since rho is the residual of
+the best approximation on the points, |rho(x)| <= ||mu_n - P mu_n|| <= MMD, so its
+spread, hence the interval, is of the order of MMD / sqrt(r), not of the data's spread
+(a plain subsample estimate of a^T K a would be off by the order of 1/sqrt(r), far
+larger than the MMD^2 of a good compression).
+
+Memory: the data are read from any row source (a path, a memmap, chunks) and never held
+whole: the points' weights need s (one streamed pass), the estimate r rows and one pass.
+The samplers that read rows (all but uniform draws and given indices) choose among at
+most :func:`sampler_rows` rows: all of them while their n x m float64 factor fits in
+``SAMPLER_MAX_BYTES`` (256 MiB: n up to 131,072 at m = 256), else a uniform subsample of
+that size (at least 16 m rows; m^2 for kernel thinning); the weights and the MMD are
+still those of all n rows. So a compression holds O(m^2 + chunk) memory whatever n.
 """
 
 from __future__ import annotations
@@ -27,6 +44,7 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -35,10 +53,14 @@ from numpy.typing import ArrayLike
 from . import _core
 from ._compensated import fsum_dot
 from ._validation import (
+    SPLIT_SEED_BOUND,
     RandomStateLike,
     as_data_matrix,
+    check_not_sparse,
     check_positive_int,
+    check_random_state,
     check_sample_weight,
+    draw_seed,
     n_threads_arg,
     normalised_weights,
     scale_weights,
@@ -47,13 +69,46 @@ from .defaults import COMPRESS_SAMPLER, COMPRESS_WEIGHTS
 from .kernels import Kernel
 from .nystrom import NystromKME
 from .persistence import persistable, save
-from .sampling import SamplerLike
+from .sampling import SamplerLike, as_policy, resolve_sampler
+from .sources import RowSource, SourceLike, as_source
 
-__all__ = ["EXACT_MMD_MAX_ROWS", "CompressionResult", "compress", "compression_mmd"]
+__all__ = [
+    "EXACT_MMD_MAX_ROWS",
+    "MMD_ESTIMATE_ROWS",
+    "SAMPLER_MAX_BYTES",
+    "CompressionResult",
+    "compress",
+    "compression_mmd",
+    "sampler_rows",
+]
 
 WEIGHTS = ("simplex", "signed", "uniform")
-#: compute_mmd="auto" computes the exact O(n^2 d) MMD up to this many rows of positive weight.
+#: compute_mmd="auto" computes the exact O(n^2 d) MMD up to this many rows of positive
+#: weight, and estimates it above.
 EXACT_MMD_MAX_ROWS = 20_000
+#: Rows drawn from P_n for an estimated MMD (its interval narrows as 1 / sqrt of them).
+MMD_ESTIMATE_ROWS = 2_000
+#: Level of the estimated MMD's interval.
+MMD_LEVEL = 0.95
+#: The n x m float64 factor a row-reading sampler may build (beyond: a subsample).
+SAMPLER_MAX_BYTES = 256 << 20
+_COMPUTE_MMD = ("auto", "estimate")
+
+
+def sampler_rows(n: int, m: int, *, thinning: bool = False) -> int:
+    """The rows a sampler that reads rows chooses ``m`` points among, out of ``n``: all of
+    them while its n x m float64 factor fits in :data:`SAMPLER_MAX_BYTES`, else a uniform
+    subsample of SAMPLER_MAX_BYTES / (8 m) rows, at least 16 m (and m^2 for kernel
+    thinning, which thins m^2 rows).
+
+    Examples
+    --------
+    >>> from nystrom_kme.compression import sampler_rows
+    >>> sampler_rows(10**6, 256), sampler_rows(50_000, 256), sampler_rows(10**6, 4096)
+    (131072, 50000, 65536)
+    """
+    cap = max(SAMPLER_MAX_BYTES // (8 * m), 16 * m, m * m if thinning else 0)
+    return min(n, cap)
 
 
 @persistable
@@ -70,14 +125,17 @@ class CompressionResult:
     indices : ndarray of shape (m,), int64
         Row indices of the points in X.
     mmd : float or None
-        The exact MMD between sum_j w_j delta_{points_j} and the (weighted) empirical
-        measure of X, None when not computed (see :attr:`mmd_kind`).
+        The MMD between sum_j w_j delta_{points_j} and the (weighted) empirical measure
+        of X: exact, or estimated (see :attr:`mmd_kind`); None when not computed.
     kernel : Kernel
         The kernel, with its numeric bandwidth.
     method : str
         ``"<sampler>/<weights>"``, e.g. ``"rpcholesky/simplex"``.
     ridge : float
         The Tikhonov parameter used for signed weights (0 otherwise).
+    mmd_interval : tuple of float or None
+        For an estimated MMD, its 95% confidence interval (low, high); None for an exact
+        one or none.
 
     Examples
     --------
@@ -95,6 +153,7 @@ class CompressionResult:
     kernel: Kernel
     method: str
     ridge: float = 0.0
+    mmd_interval: tuple[float, float] | None = None
 
     @property
     def n_points(self) -> int:
@@ -103,10 +162,11 @@ class CompressionResult:
 
     @property
     def mmd_kind(self) -> str | None:
-        """What ``mmd`` is: ``"exact"`` (computed from every row) or None (not computed:
-        ``compute_mmd=False``, or more than ``EXACT_MMD_MAX_ROWS`` rows with the default
-        ``compute_mmd="auto"``). :func:`compress` returns no estimates."""
-        return None if self.mmd is None else "exact"
+        """What ``mmd`` is: ``"exact"`` (from every pair of rows), ``"estimate"`` (from
+        ``MMD_ESTIMATE_ROWS`` rows, with ``mmd_interval``) or None (not computed)."""
+        if self.mmd is None:
+            return None
+        return "exact" if self.mmd_interval is None else "estimate"
 
     def summary(self) -> dict[str, Any]:
         """What ``nystrom-kme info`` prints: the result's fields as JSON data."""
@@ -118,12 +178,19 @@ class CompressionResult:
             "weights": self.method.rpartition("/")[2],
             "ridge": self.ridge,
             "mmd": self.mmd,
+            "mmd_kind": self.mmd_kind,
+            **({} if self.mmd_interval is None else {"mmd_interval": list(self.mmd_interval)}),
             "weight_sum": float(self.weights.sum()),
         }
 
     def __repr__(self) -> str:
         w = self.weights
-        mmd = "not computed" if self.mmd is None else f"{self.mmd:.4g} (exact)"
+        if self.mmd is None:
+            mmd = "not computed"
+        elif self.mmd_interval is None:
+            mmd = f"{self.mmd:.4g} (exact)"
+        else:
+            mmd = f"{self.mmd:.4g} (estimate, 95% interval [{self.mmd_interval[0]:.4g}, {self.mmd_interval[1]:.4g}])"
         ridge = f", ridge={self.ridge:g}" if self.ridge else ""
         return (
             f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
@@ -241,7 +308,7 @@ def _mmd(w: np.ndarray, Km: np.ndarray, s: np.ndarray, self_term: float) -> floa
 
 
 def compress(
-    X: ArrayLike,
+    X: SourceLike,
     n_points: int,
     *,
     kernel: Kernel | str = "gaussian",
@@ -257,8 +324,9 @@ def compress(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
-        The sample (in memory: the samplers other than uniform read all of it).
+    X : array-like of shape (n, d), a row source or the path of a data file
+        The sample, read block by block (never held whole: see the module docstring;
+        the samplers other than uniform draws read at most :func:`sampler_rows` rows).
     n_points : int
         m, 1 <= m <= n (m ~ sqrt(n) keeps the MMD at the statistical rate n^{-1/2}
         for kernels with fast spectral decay, Chatalic et al. 2022).
@@ -287,13 +355,14 @@ def compress(
         The result does not depend on it (bit for bit).
     sample_weight : array-like of shape (n,) or None
         Non-negative row weights: the target is sum_i a_i delta_{x_i}, a = w / sum w.
-    compute_mmd : {"auto", True, False}, default="auto"
-        True: compute the exact MMD to the empirical measure (O(n^2 d) time, streamed,
-        O(1) memory); False: leave ``mmd`` None, and the whole call costs the
-        sampler's time plus O(n m d + m^3). "auto": exact when at most
-        ``EXACT_MMD_MAX_ROWS`` (20,000) rows have positive weight, where it costs about
-        as much as the compression, else None. ``CompressionResult.mmd_kind`` says
-        which happened.
+    compute_mmd : {"auto", True, "estimate", False}, default="auto"
+        "auto": the exact MMD to the empirical measure when at most
+        ``EXACT_MMD_MAX_ROWS`` (20,000) rows have positive weight (O(n^2 d), about the
+        compression's cost), else an estimate with a 95% interval from
+        ``MMD_ESTIMATE_ROWS`` rows (O(n r d), see the module docstring). True: exact at
+        any n (O(n^2 d) time; the rows in memory); "estimate": the estimate at any n;
+        False: ``mmd`` None, and the call costs the sampler's time plus O(n m d + m^3).
+        ``CompressionResult.mmd_kind`` says which happened.
 
     Returns
     -------
@@ -322,25 +391,45 @@ def compress(
     ridge = _check_ridge(ridge)
     if ridge and weights != "signed":
         raise ValueError(f"ridge applies to weights='signed' only, got ridge={ridge!r} with weights={weights!r}")
-    if not (isinstance(compute_mmd, (bool, np.bool_)) or (isinstance(compute_mmd, str) and compute_mmd == "auto")):
-        raise ValueError(f"compute_mmd must be 'auto', True or False, got {compute_mmd!r}")
-    X = as_data_matrix(X)  # a data file's path: all its rows
-    n = X.shape[0]
+    mode: str | bool
+    if isinstance(compute_mmd, (bool, np.bool_)):
+        mode = bool(compute_mmd)
+    elif isinstance(compute_mmd, str) and compute_mmd in _COMPUTE_MMD:
+        mode = compute_mmd
+    else:
+        raise ValueError(f"compute_mmd must be 'auto', 'estimate', True or False, got {compute_mmd!r}")
+    check_not_sparse(X, "X")
+    src = as_source(X, "X")
+    n = src.count_rows()
     m = check_positive_int(n_points, "n_points")
     if m > n:
         raise ValueError(f"n_points={m} exceeds the {n} rows of X")
     nt = n_threads_arg(n_threads)
     a = check_sample_weight(sample_weight, n)
     sampler_name = sampler if isinstance(sampler, str) else type(sampler).__name__
-    if isinstance(sampler, str) and sampler == "kernel-thinning":
+    thinning = isinstance(sampler, str) and sampler == "kernel-thinning"
+    if thinning:
         from .sampling.thinning import KernelThinning
 
         sampler = KernelThinning()
     # Weights of a safe scale (only their ratios matter): s_sum_ / weight_sum_ is then exact.
     a = scale_weights(a)[0]
-    est = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state, n_threads=n_threads).fit(
-        X, sample_weight=a
-    )
+    rng = check_random_state(random_state)
+    reads_rows = not isinstance(sampler, np.ndarray) and as_policy(resolve_sampler(sampler)).needs_data_in_memory
+    rows = sampler_rows(n, m, thinning=thinning)
+    data: SourceLike = src
+    fit_kernel, fit_sampler, fit_seed = kernel, sampler, random_state
+    if reads_rows and rows < n:  # the sampler chooses among a uniform subsample of the rows
+        chosen = np.sort(rng.choice(n, size=rows, replace=False))
+        picker = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=rng, n_threads=n_threads)
+        picker.fit(src.take(chosen))
+        fit_kernel, fit_sampler, fit_seed = picker.kernel_, chosen[picker.landmark_indices_], None
+    elif reads_rows:
+        data = _all_rows(src)  # at most sampler_rows: the sampler's factor fits
+    # the subsample's points as given indices: all of them (a pivoted Cholesky may stop short of m)
+    fit_m = m if fit_sampler is sampler else None
+    est = NystromKME(fit_kernel, n_landmarks=fit_m, sampler=fit_sampler, random_state=fit_seed, n_threads=n_threads)
+    est.fit(data, sample_weight=a)
     L, kern = est.landmarks_, est.kernel_
     indices = est.landmark_indices_
     core = kern.to_core()
@@ -356,11 +445,17 @@ def compress(
     else:
         w = _core.simplex_weights(Km, s)["weights"]
     w = np.ascontiguousarray(w, dtype=np.float64)
-    mmd = None
-    rows = n if a is None else int(np.count_nonzero(a))
-    if (rows <= EXACT_MMD_MAX_ROWS) if isinstance(compute_mmd, str) else bool(compute_mmd):
+    mmd, interval = None, None
+    positive = n if a is None else int(np.count_nonzero(a))
+    if mode is True or (mode == "auto" and positive <= EXACT_MMD_MAX_ROWS):
         an = None if a is None else normalised_weights(a)
-        mmd = _mmd(w, Km, s, _self_term(X, an, core, nt))
+        mmd = _mmd(w, Km, s, _self_term(_all_rows(src), an, core, nt))
+    elif mode in _COMPUTE_MMD:
+        # rows for the estimate drawn independently of the points (rows that are points have
+        # rho ~ 0 and would bias it low): a generator of its own from the seed
+        mmd_rng = np.random.default_rng([draw_seed(rng, SPLIT_SEED_BOUND), 1])
+        mmd, low, high = _estimated_mmd(src, a, w, est.weights_, Km, s, L, kern, mmd_rng, nt)
+        interval = (low, high)
     return CompressionResult(
         points=L,
         weights=w,
@@ -369,4 +464,43 @@ def compress(
         kernel=kern,
         method=f"{sampler_name}/{weights}",
         ridge=ridge,
+        mmd_interval=interval,
     )
+
+
+def _all_rows(src: RowSource) -> np.ndarray:
+    """The rows of ``src`` in one array (a few: the sampler's, or the exact MMD's)."""
+    arr = src.to_array()
+    return arr if arr is not None else np.concatenate([block for _, block in src.chunks()])
+
+
+def _estimated_mmd(
+    src: RowSource,
+    a: np.ndarray | None,
+    w: np.ndarray,
+    alpha: np.ndarray,
+    Km: np.ndarray,
+    s: np.ndarray,
+    L: np.ndarray,
+    kernel: Kernel,
+    rng: np.random.Generator,
+    n_threads: int,
+) -> tuple[float, float, float]:
+    """(MMD, low, high): the estimate of the module docstring from MMD_ESTIMATE_ROWS rows
+    drawn i.i.d. from P_n (proportional to the sample weights ``a``), one pass over the
+    rows for mu_n at them; a normal interval at MMD_LEVEL on MMD^2, clamped at 0."""
+    n = src.count_rows()
+    p = None if a is None else normalised_weights(a)
+    S = np.ascontiguousarray(src.take(rng.choice(n, size=MMD_ESTIMATE_ROWS, replace=True, p=p)), dtype=np.float64)
+    acc, total = src.kernel_sums(S, kernel, weights=a, n_threads=n_threads)
+    mu_n = acc.value() / total  # mu_n at the drawn rows
+    core = kernel.to_core()
+    mu_alpha = _core.kernel_sums(S, np.ascontiguousarray(L, dtype=np.float64), alpha.reshape(-1, 1), core, n_threads)
+    rho = mu_n - mu_alpha[:, 0]
+    Kw = (Km * w).sum(axis=1)
+    base = math.fsum([fsum_dot(w, Kw), -2.0 * fsum_dot(w, s), fsum_dot(alpha, s)])
+    mmd2 = base + math.fsum(rho) / rho.size
+    se = float(np.std(rho, ddof=1)) / math.sqrt(rho.size)
+    z = NormalDist().inv_cdf(0.5 + MMD_LEVEL / 2)
+    point = math.sqrt(max(mmd2, 0.0))
+    return point, math.sqrt(max(mmd2 - z * se, 0.0)), max(point, math.sqrt(max(mmd2 + z * se, 0.0)))

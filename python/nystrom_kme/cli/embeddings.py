@@ -15,7 +15,7 @@ import numpy as np
 
 from .._files import atomic_write, write_npy_vector
 from ..bounds import default_n_landmarks, suggest_n_landmarks
-from ..compression import EXACT_MMD_MAX_ROWS, compress
+from ..compression import EXACT_MMD_MAX_ROWS, MMD_ESTIMATE_ROWS, compress
 from ..nystrom import NystromKME
 from ..persistence import kernel_spec
 from ..sampling import as_policy, resolve_sampler
@@ -75,15 +75,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def cmd_compress(args: argparse.Namespace) -> int:
     kernel = kernel_of(args.kernel, args.bandwidth)
-    src, bar = read_counted(args, args.data)
-    try:
-        X = all_rows(src)
-    finally:
-        bar.close()
+    src, bar = read_counted(args, args.data)  # streamed: compress holds O(m^2 + chunk) memory
     start = time.perf_counter()
     try:
         res = compress(
-            X,
+            src,
             args.n_points,
             kernel=kernel,
             sampler=args.sampler,
@@ -95,37 +91,45 @@ def cmd_compress(args: argparse.Namespace) -> int:
         )
     except ImportError as err:
         raise BadInput(str(err)) from None
+    finally:
+        bar.close()
     seconds = time.perf_counter() - start
     res.save(args.output)
+    n, d = src.count_rows(), src.n_features
     w = res.weights
     record = {
         "output": args.output,
         "data": args.data,
-        "n_samples": int(X.shape[0]),
-        "n_features": int(X.shape[1]),
+        "n_samples": n,
+        "n_features": d,
         "n_points": res.n_points,
         "kernel": kernel_spec(res.kernel),
         "sampler": args.sampler,
         "weights": args.weights,
         "ridge": res.ridge,
         "mmd": res.mmd,
+        "mmd_kind": res.mmd_kind,
+        "mmd_interval": None if res.mmd_interval is None else list(res.mmd_interval),
         "min_weight": float(w.min()),
         "max_weight": float(w.max()),
         "weight_sum": float(w.sum()),
         "seconds": seconds,
     }
-    mmd = (
-        fmt(res.mmd)
-        if res.mmd is not None
-        else "not computed (--no-mmd)"
-        if args.no_mmd
-        else f"not computed (exact only up to {EXACT_MMD_MAX_ROWS} rows; --no-mmd skips it)"
-    )
+    if res.mmd is None:
+        mmd = "not computed (--no-mmd)"
+    elif res.mmd_interval is None:
+        mmd = f"{fmt(res.mmd)} (exact)"
+    else:
+        low, high = res.mmd_interval
+        mmd = (
+            f"{fmt(res.mmd)} (estimated from {MMD_ESTIMATE_ROWS} rows, above {EXACT_MMD_MAX_ROWS}: "
+            f"95% interval [{fmt(low)}, {fmt(high)}])"
+        )
     emit(
         args,
         record,
         [
-            f"compressed {args.data}: n = {X.shape[0]} rows, d = {X.shape[1]} columns -> m = {res.n_points} points",
+            f"compressed {args.data}: n = {n} rows, d = {d} columns -> m = {res.n_points} points",
             f"  kernel     {res.kernel!r}",
             f"  method     {res.method}" + (f", ridge {res.ridge:g}" if res.ridge else ""),
             f"  weights    in [{fmt(w.min())}, {fmt(w.max())}], sum {fmt(w.sum())}, {int(np.count_nonzero(w))} nonzero",

@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "compress",
-        "compress a data file to m weighted points close in MMD (reads the data into memory)",
+        "compress a data file to m weighted points close in MMD, with the MMD (streamed: O(m^2) memory at any n)",
         [files, kern, threads, out],
     )
     p.add_argument("data", help="data file (n rows, d columns)")
@@ -263,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-mmd",
         action="store_true",
-        help=f"skip the exact MMD to the data (O(n^2); computed by default only up to {EXACT_MMD_MAX_ROWS} rows)",
+        help=f"skip the MMD to the data (exact up to {EXACT_MMD_MAX_ROWS} rows, O(n^2); estimated above, with "
+        "a 95%% interval)",
     )
     p.set_defaults(run=cmd_compress)
 

@@ -48,6 +48,7 @@ NystromKME          ``landmarks`` (m, d) data dtype; ``weights`` (m,) <f8;
 EmpiricalKME        ``support`` (n, d) data dtype; ``weights`` (n,) <f8
 QuadratureRule      ``nodes`` (m, d) data dtype; ``weights`` (m,) <f8
 CompressionResult   ``points`` (m, d) data dtype; ``weights`` (m,) <f8; ``indices`` (m,) <i8
+                    (state: ``mmd``, and ``mmd_interval`` [low, high] for an estimated one)
 ==================  =================================================================
 
 Floats in JSON are written with Python's shortest round-trip representation, so

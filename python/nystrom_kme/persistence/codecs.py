@@ -212,12 +212,14 @@ def _decode_rule(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obje
 
 
 def _encode_compression(res: Any) -> tuple[dict[str, Any], Arrays]:
-    state = {
+    state: dict[str, Any] = {
         "kernel": kernel_spec(res.kernel),
         "mmd": None if res.mmd is None else float(res.mmd),
         "method": str(res.method),
         "ridge": float(res.ridge),
     }
+    if res.mmd_interval is not None:  # an estimated MMD (absent for exact ones: files as before)
+        state["mmd_interval"] = [float(v) for v in res.mmd_interval]
     return {"params": {}, "state": state}, {
         "points": res.points,
         "weights": res.weights,
@@ -248,6 +250,17 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
     if not (math.isfinite(ridge) and ridge >= 0) or (ridge and weights != "signed"):
         raise FileFormatError(f"ridge={ridge!r}: a non-negative number, 0 unless the weights are signed")
     kernel = resolved_kernel(state)
+    interval: tuple[float, float] | None = None
+    if "mmd_interval" in state:
+        pair = get_field(state, "mmd_interval", list)
+        if not (
+            mmd is not None
+            and len(pair) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pair)
+            and 0 <= pair[0] <= mmd <= pair[1]
+        ):
+            raise FileFormatError(f"mmd_interval={pair!r}: expected [low, high] with 0 <= low <= mmd <= high")
+        interval = (float(pair[0]), float(pair[1]))
     return cls(
         points=points,
         weights=w,
@@ -256,6 +269,7 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
         kernel=kernel,
         method=method,
         ridge=float(ridge),
+        mmd_interval=interval,
     )
 
 
