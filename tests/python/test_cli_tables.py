@@ -155,3 +155,20 @@ def test_suggest_m_leads_with_the_m_to_use(tables):
     assert (rec["recommended"], rec["recommended_by"]) == (search.n_landmarks, "certificate")
     plain = run("suggest-m", "ref.csv", cwd=d)
     assert plain.stdout.startswith(f"Use m = {suggestion.n_landmarks}: the size Corollary 4.1 finds sufficient")
+
+
+def test_compress_reports_an_estimated_mmd_above_the_exact_limit(tmp_path):
+    """Above 20,000 rows: an estimate with its interval (was "not computed"), the
+    library's on the same rows and seed."""
+    X = np.random.default_rng(5).normal(size=(25_000, 3))
+    write_csv(tmp_path / "big.csv", X, NAMES)
+    out = run("compress", "big.csv", "-m", 16, "-o", "small.npz", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    line = next(s for s in out.stdout.splitlines() if "MMD to the data" in s)
+    assert "(estimated from 2000 rows, above 20000: 95% interval [" in line
+    rec = json.loads(run("compress", "big.csv", "-m", 16, "-o", "again.npz", "--json", cwd=tmp_path).stdout)
+    res = nk.compress(X, 16, random_state=0)
+    assert rec["mmd_kind"] == res.mmd_kind == "estimate"
+    assert rec["mmd"] == pytest.approx(res.mmd, rel=1e-9)
+    assert rec["mmd_interval"] == pytest.approx(list(res.mmd_interval), rel=1e-9)
+    assert nk.load(tmp_path / "small.npz").mmd_interval == pytest.approx(res.mmd_interval, rel=1e-9)
