@@ -172,3 +172,23 @@ def test_compress_reports_an_estimated_mmd_above_the_exact_limit(tmp_path):
     assert rec["mmd"] == pytest.approx(res.mmd, rel=1e-9)
     assert rec["mmd_interval"] == pytest.approx(list(res.mmd_interval), rel=1e-9)
     assert nk.load(tmp_path / "small.npz").mmd_interval == pytest.approx(res.mmd_interval, rel=1e-9)
+
+
+def test_the_docs_render_the_epilogue_once_as_valid_markup(capsys):
+    """docs/cli.rst renders docs_parser(): every command's --help keeps its terminal
+    epilogue, the documentation shows it once, as a literal block that docutils parses
+    without a message (the nine copies read as reST gave 36 docutils errors)."""
+    core = pytest.importorskip("docutils.core")
+    from nystrom_kme.cli.parser import EPILOG, build_parser, docs_parser
+
+    last = EPILOG.splitlines()[-1]
+    for parser in (build_parser(), docs_parser()):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["fit", "--help"])
+        shown = capsys.readouterr().out
+        assert shown.rstrip().endswith(last) == (parser.epilog == EPILOG)  # the terminal's, not the docs'
+    docs = docs_parser()
+    tree = core.publish_doctree(docs.epilog, settings_overrides={"report_level": 5, "halt_level": 2})
+    assert tree.astext().count("exit status:") == 1 and "literal_block" in tree.pformat()
+    with pytest.raises(core.utils.SystemMessage):  # the terminal text as reST: what the page showed
+        core.publish_doctree(EPILOG, settings_overrides={"report_level": 5, "halt_level": 2})

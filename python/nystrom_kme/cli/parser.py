@@ -7,6 +7,7 @@ import argparse
 import difflib
 import math
 import re
+import textwrap
 from typing import Any, NoReturn
 
 from ..compression import EXACT_MMD_MAX_ROWS, WEIGHTS
@@ -390,4 +391,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-__all__ = ["EPILOG", "build_parser"]
+def docs_parser() -> argparse.ArgumentParser:
+    """The parser as the documentation renders it (``docs/cli.rst``, sphinx-argparse):
+    :data:`EPILOG`, the same for every command and laid out for a terminal, once, as a
+    preformatted block (reStructuredText would read its aligned columns as broken
+    lists), and not again under each command."""
+    first = len(_Parser.built)
+    parser = build_parser()
+    for p in _Parser.built[first:]:
+        if p.epilog == EPILOG:
+            p.epilog = None
+    parser.epilog = "Exit statuses, data files and output files, as ``--help`` prints them::\n\n" + textwrap.indent(
+        EPILOG, "    "
+    )
+    return parser
+
+
+__all__ = ["EPILOG", "build_parser", "docs_parser"]
