@@ -190,6 +190,27 @@ def test_device_path_matches_dense_on_cpu_tensors(name, rng) -> None:
     assert torch.allclose(only, got, rtol=1e-13, atol=1e-15)
 
 
+@pytest.mark.parametrize("d", [3, 40])
+def test_fused_attention_route_matches_dense(d, rng) -> None:
+    # precision="sdpa-*": softmax(Q P^T) V times exp(logsumexp), by torch's attention
+    # kernels (the CPU's in float64 here), signed and zero weights included
+    from nystrom_kme.torch._device import value_gradient_sums
+
+    h = 1.3 * math.sqrt(d / 3)
+    L = torch.from_numpy(rng.normal(size=(300, d)))
+    a = torch.from_numpy(rng.normal(size=300))
+    a[5] = 0.0
+    y = torch.cat([L[:2], torch.from_numpy(rng.normal(size=(30, d)))]).requires_grad_()
+    grads = torch.zeros(y.shape, dtype=torch.float64)
+    got = value_gradient_sums(
+        y.detach(), L, a, L.mean(0), "gaussian", h, precision="sdpa-f32", block=64, grad_out=grads
+    )
+    values = dense_kernel("gaussian", y, L, h) @ a
+    (g,) = torch.autograd.grad(values.sum(), y)
+    assert float((got - values.detach()).abs().max()) <= 1e-12 * float(a.abs().sum())
+    assert float((grads - g).abs().max()) <= 1e-12 * float(g.abs().max())
+
+
 @pytest.mark.parametrize("within", ["exact", "unbiased", "nystrom"])
 def test_device_path_loss_matches_the_core_on_cpu_tensors(within, rng) -> None:
     from nystrom_kme.torch import _ops

@@ -18,6 +18,14 @@ The float32 products run at the precision asked for (``precision``): ``"highest"
 TF32 products: float32 accuracy on tensor cores), ``"tf32"`` (one TF32 product: about
 10 bits of the logits and of the sums) or ``"bf16"`` (one bfloat16 product: about 8
 bits). float64 always runs in float64.
+
+For the Gaussian kernel the two products and the exp are attention: softmax(Q P^T) V with
+the logits shifted by log |w_j| (one more augmented column) and V = [sign w, sign w * p],
+times exp(logsumexp). ``"sdpa-bf16"`` and ``"sdpa-f32"`` run them as one fused pass of
+torch's attention kernels (flash attention for bfloat16 and head dimensions up to 256, the
+memory-efficient kernel otherwise), which never write the B x block logits: bfloat16
+accuracy (about 3 digits) for the first, the kernel's float32 arithmetic for the second.
+The other kernels then use the blocked products at "bf16" or "highest".
 """
 
 from __future__ import annotations
@@ -29,8 +37,11 @@ from typing import Any
 
 import torch
 
-#: Precisions of the float32 products on CUDA (see the module docstring).
-PRECISIONS = ("highest", "tf32x3", "tf32", "bf16")
+#: Precisions of the float32 products on CUDA (see the module docstring); the "sdpa-"
+#: ones run the Gaussian kernel's sums as one fused attention pass.
+PRECISIONS = ("highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16")
+#: The blocked products' precision for the other kernels when an "sdpa-" one is asked for.
+_UNFUSED = {"sdpa-f32": "highest", "sdpa-bf16": "bf16"}
 #: Kernels whose psi is computed here (the radial kernels of the core).
 KERNELS = ("gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric")
 
@@ -120,6 +131,68 @@ def _values(kernel: str, s2: torch.Tensor) -> torch.Tensor:
     return s2.add_(1.0).rsqrt_()  # inverse multiquadric
 
 
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q k^T) v and logsumexp(q k^T) per row, (L, E) and (L,), by torch's fused
+    attention kernels (one head, scale 1): flash attention for 16-bit inputs with E <= 256
+    on CUDA, the memory-efficient kernel for the others, the CPU's flash kernel off CUDA."""
+    q4, k4, v4 = (t.reshape(1, 1, *t.shape) for t in (q, k, v))
+    if q.device.type == "cuda":
+        if q.dtype in (torch.float16, torch.bfloat16) and q.shape[1] <= 256:
+            res = torch.ops.aten._scaled_dot_product_flash_attention(q4, k4, v4, 0.0, False, False, scale=1.0)
+        else:
+            res = torch.ops.aten._scaled_dot_product_efficient_attention(q4, k4, v4, None, True, 0.0, False, scale=1.0)
+    else:
+        res = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q4, k4, v4, 0.0, False, scale=1.0)
+    return res[0][0, 0], res[1][0, 0, : q.shape[0]]  # the efficient kernel pads logsumexp to 32
+
+
+def _fused_gaussian(
+    y: torch.Tensor,
+    points: torch.Tensor,
+    weights: torch.Tensor,
+    centre: torch.Tensor,
+    bandwidth: float,
+    dtype: torch.dtype,
+    block: int,
+    grad_out: torch.Tensor | None,
+    scale: float,
+) -> torch.Tensor:
+    """value_gradient_sums for the Gaussian kernel by fused attention (see the module
+    docstring), blocks of ``block`` points merged by their logsumexp."""
+    h2 = bandwidth * bandwidth
+    n_batch, d = y.shape
+    width = (d + 3 + 7) // 8 * 8  # [., p, ., log|w|] padded: the kernels want multiples of 8
+    # Q = [-|y|^2 / (2 h^2), y / h^2, -1 / h^2, 1]: Q . [1, p, |p|^2 / 2, log|w|] = -r^2 / (2 h^2) + log|w|
+    q = torch.zeros((n_batch, width), dtype=y.dtype, device=y.device)
+    torch.sub(y, centre, out=q[:, 1 : d + 1])
+    q[:, 0] = q[:, 1 : d + 1].square().sum(1).mul_(-0.5 / h2)
+    q[:, 1 : d + 1].div_(h2)
+    q[:, d + 1] = -1.0 / h2
+    q[:, d + 2] = 1.0
+    qd = q.to(dtype)
+    values = torch.zeros(n_batch, dtype=y.dtype, device=y.device)
+    for j0 in range(0, points.shape[0], block):
+        wb = weights[j0 : j0 + block]
+        keys = torch.zeros((wb.shape[0], width), dtype=y.dtype, device=y.device)
+        pc = torch.sub(points[j0 : j0 + block], centre, out=keys[:, 1 : d + 1])
+        keys[:, 0] = 1.0
+        keys[:, d + 1] = pc.square().sum(1).mul_(0.5)
+        keys[:, d + 2] = wb.abs().log()  # w = 0: -inf, a zero term
+        vals = torch.zeros_like(keys)
+        vals[:, 0] = wb.sign()
+        if grad_out is not None:
+            torch.mul(pc, vals[:, :1], out=vals[:, 1 : d + 1])
+        out, lse = _attention(qd, keys.to(dtype), vals.to(dtype))
+        z = lse.to(y.dtype).exp_()  # sum_j |w_j| k_j
+        part = torch.where(z.unsqueeze(1) > 0, out[:, : d + 1].to(y.dtype) * z.unsqueeze(1), 0.0)
+        values.add_(part[:, 0])
+        if grad_out is not None:
+            grad_out.add_(part[:, 1:], alpha=scale / h2)
+    if grad_out is not None:
+        grad_out.addcmul_(q[:, 1 : d + 1], values.unsqueeze(1), value=-scale)  # see value_gradient_sums
+    return values
+
+
 def value_gradient_sums(
     y: torch.Tensor,
     points: torch.Tensor,
@@ -156,6 +229,13 @@ def value_gradient_sums(
     Memory besides the outputs: the augmented batch (B, d + 2) and one block: B x block
     (twice for the kernels other than the Gaussian) plus (block, d + 2).
     """
+    if precision in _UNFUSED and kernel == "gaussian":
+        dtype = torch.bfloat16 if precision == "sdpa-bf16" else y.dtype
+        fused_block = max(block, (1 << 22) // (y.shape[1] + 8))  # no B x block matrix here
+        return _fused_gaussian(
+            y, points, weights, centre, bandwidth, dtype, fused_block, grad_out if gradients else None, scale
+        )
+    precision = _UNFUSED.get(precision, precision)
     h2 = bandwidth * bandwidth
     n_batch, d = y.shape
     # Q = [-|y|^2 / (2 h^2), y / h^2, -1 / h^2]: Q . [1, p, |p|^2 / 2] = -r^2 / (2 h^2)

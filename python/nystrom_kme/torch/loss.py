@@ -70,10 +70,12 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         For fitting from rows: the landmarks (see :class:`~nystrom_kme.NystromKME`).
     random_state : None, int or numpy Generator
         For fitting from rows: the landmark draw and the collection's bandwidths.
-    precision : {"highest", "tf32x3", "tf32", "bf16"} or None, default=None
+    precision : {"highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16"} or None, default=None
         The float32 matrix products of the CUDA path: IEEE float32; each operand split
         in two TF32 parts (float32 accuracy on tensor cores); one TF32 product; one
-        bfloat16 product. None: "highest" when ``torch.get_float32_matmul_precision()``
+        bfloat16 product; for the Gaussian kernel, one fused attention pass of torch's
+        kernels in float32 or bfloat16 (no B x block matrix; the other kernels then use
+        "highest" or "bf16"). None: "highest" when ``torch.get_float32_matmul_precision()``
         is "highest" when the loss is built, else "tf32" (``precision_``). CPU tensors
         always use the core (float32 kernel values, float64 sums).
     block_size : int or None, default=None
