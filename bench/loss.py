@@ -412,23 +412,37 @@ def gpu_memory(args: argparse.Namespace) -> str:
     B, m, d = _scaled(args, *GPU_CASE)
     y0, L, ref, h = _gpu_case(torch, nk, "cuda", B, m, d)
     a = torch.full((m,), 1.0 / m, device="cuda")
-    loss = MMDLoss(ref, precision="tf32").to("cuda", torch.float32)
+    loss = MMDLoss(ref).to("cuda", torch.float32)
     inputs = (y0.numel() + L.numel() + m) * 4
+
+    def ours(precision: str) -> Callable[[Any], Any]:
+        def run(y: Any) -> Any:
+            loss.precision_ = precision
+            return loss(y)
+
+        return run
+
     rows = []
     for name, fn in (
-        ("ours (tf32)", lambda y: loss(y)),
+        *((f"ours ({p})", ours(p)) for p in ("tf32", "tf32x3", "sdpa-f32", "sdpa-bf16")),
         ("dense torch", lambda y: dense_loss(torch, y, L, a, "gaussian", h, 0.5)),
     ):
-        y = y0.detach().requires_grad_()
-        fn(y).backward()  # warm-up
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-        base = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        y = y0.detach().requires_grad_()
-        fn(y).backward()
-        torch.cuda.synchronize()
-        growth = torch.cuda.max_memory_allocated() - base
+        try:
+            y = y0.detach().requires_grad_()
+            fn(y).backward()  # warm-up
+            del y
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            base = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            y = y0.detach().requires_grad_()
+            fn(y).backward()
+            torch.cuda.synchronize()
+            growth = torch.cuda.max_memory_allocated() - base
+            del y
+        except Exception as err:
+            rows.append([name, f"failed: {type(err).__name__}", "", ""])
+            continue
         rows.append([name, f"{growth / 2**20:.0f}", f"{inputs / 2**20:.0f}", f"{(growth + inputs) / inputs:.2f}×"])
         RESULTS.setdefault("gpu_memory", []).append({"impl": name, "growth_bytes": growth, "inputs_bytes": inputs})
     return f"### GPU memory at ({B}, {m}, {d}) float32 (allocator peak above what was allocated before)\n\n" + table(
