@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import numbers
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple, Union
@@ -21,7 +20,7 @@ from typing import NamedTuple, Union
 import numpy as np
 
 from ._compensated import CompensatedSum
-from ._landmark_count import resolve_n_landmarks
+from ._landmark_count import cap_landmarks, resolve_n_landmarks
 from ._validation import Weights, common_dtype
 from .bounds import LandmarkSuggestion, default_n_landmarks, suggest_n_landmarks
 from .kernels import Kernel, resolve_kernel
@@ -118,15 +117,8 @@ class LandmarkSettings:
         X = src.to_array()
         points, policy = self.policy(X, src)
         m = self.count(n if n_total is None else n_total, points, policy, streamed=streamed if X is None else None)
-        if m is not None and points is None and not isinstance(policy, FixedLandmarks) and m > n:
-            # scikit-learn's Nystroem does the same for n_components > n_samples: m > n
-            # landmarks (drawn with replacement) would only repeat rows, at m^3 cost.
-            warnings.warn(
-                f"n_landmarks={m} exceeds {rows.format(n=n)}: n_landmarks={n} is used",
-                UserWarning,
-                stacklevel=stacklevel,
-            )
-            m = n
+        if m is not None and points is None and not isinstance(policy, FixedLandmarks):
+            m = cap_landmarks(m, n, rows, stacklevel + 1)
         kernel = resolve_kernel(self.kernel, [src], rng)
         report: Report = None
         if m is None:

@@ -3,6 +3,8 @@ the number of rows and the landmarks a sampler fixes."""
 
 from __future__ import annotations
 
+import warnings
+
 from ._validation import check_positive_int
 from .bounds import default_n_landmarks
 from .landmark_search import as_auto_spec
@@ -41,3 +43,22 @@ def resolve_n_landmarks(n_landmarks: object, n: int, given: int | None, *, strea
             "needs an integer n_landmarks (or explicit landmarks)"
         )
     return check_positive_int(n_landmarks, "n_landmarks")  # m > n: capped where the rows are drawn
+
+
+def cap_landmarks(m: int, n: int, rows: str = "n_samples={n}", stacklevel: int = 3) -> int:
+    """m capped at the n rows it is drawn from, with a UserWarning naming them (``rows``):
+    the one rule of every entry point (scikit-learn's ``Nystroem`` caps ``n_components``
+    alike; m > n landmarks would only repeat rows, at m^3 cost).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     cap_landmarks(500, 300, "the {n} pooled rows"), str(w[0].message)
+    (300, 'n_landmarks=500 exceeds the 300 pooled rows: n_landmarks=300 is used')
+    """
+    if m <= n:
+        return m
+    warnings.warn(
+        f"n_landmarks={m} exceeds {rows.format(n=n)}: n_landmarks={n} is used", UserWarning, stacklevel=stacklevel
+    )
+    return n

@@ -464,3 +464,34 @@ def test_estimators_take_cupy_and_torch_arrays(rng) -> None:
     if torch.cuda.is_available():
         t = nk.NystromKME(**kw).fit(torch.as_tensor(X, device="cuda"))
         assert _rel(t.weights_, host.weights_) <= 1e-9
+
+
+def test_every_cuda_kernel_switch_refuses_an_unknown_code():
+    """Each run-time switch over kernel codes in the CUDA headers names every code of
+    program.KERNEL_CODES, and its default gives NaN or throws: an unknown code never
+    computes another kernel's values (issue 35; the host also checks codes and sums)."""
+    import re
+    from pathlib import Path
+
+    from nystrom_kme.cuda import program
+
+    names = {
+        "gaussian": "kGaussian",
+        "laplacian": "kLaplacian",
+        "matern32": "kMatern32",
+        "matern52": "kMatern52",
+        "inverse_multiquadric": "kInverseMultiquadric",
+    }
+    assert set(names) == set(program.KERNEL_CODES)
+    found = 0
+    for path in program.header_paths():
+        text = Path(path).read_text()
+        for body in re.findall(r"switch \(kind\) \{(.*?)\n\s*\}", text, flags=re.S):
+            found += 1
+            for code in names.values():
+                assert f"case {code}:" in body, (path, code)
+            default = re.search(r"default:(.*)", body, flags=re.S)
+            assert default is not None and (
+                "0x7fc00000" in default.group(1) or "0x7ff8" in default.group(1) or "throw" in default.group(1)
+            ), (path, body)
+    assert found >= 3

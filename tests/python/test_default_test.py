@@ -173,6 +173,69 @@ def test_swapping_the_samples_gives_the_same_test(kw, sizes):
     assert nk.two_sample.swaps(X, Y) != nk.two_sample.swaps(Y, X)
 
 
+@pytest.mark.parametrize("kw", [{}, {"kernel": "gaussian"}])
+def test_coinciding_rows_and_a_change_of_units_leave_the_test_unchanged(kw):
+    """The red team's cases (issue 35): samples that share rows 0, n/2 and n - 1 (the old
+    order looked at those bytes only) give the same test swapped; X * 1e150, Y * 1e150
+    (the median bandwidth scales along) the same splits and p-value as X, Y."""
+    rng = np.random.default_rng(12)
+    X, Y = rng.normal(size=(100, 3)), rng.normal(size=(100, 3)) * 1.3
+    for i in (0, 50, 99):
+        Y[i] = X[i]
+    a = nk.two_sample_test(X, Y, n_permutations=39, random_state=1, **kw)
+    b = nk.two_sample_test(Y, X, n_permutations=39, random_state=1, **kw)
+    assert a.pvalue == b.pvalue and np.array_equal(a.null_distribution, b.null_distribution)
+    assert nk.two_sample.swaps(X, Y) != nk.two_sample.swaps(Y, X)
+    c = nk.two_sample_test(X * 1e150, Y * 1e150, n_permutations=39, random_state=1, **kw)
+    assert c.pvalue == a.pvalue
+    np.testing.assert_allclose(c.null_distribution, a.null_distribution, rtol=1e-9)
+    same = nk.two_sample_test(X, X.copy(), n_permutations=39, random_state=1, **kw)  # identical: no order needed
+    assert 0 < same.pvalue <= 1
+
+
+def test_the_named_kernel_is_the_one_whose_pvalue_decided():
+    """fuse+median: the red team's case, the median Gaussian decided but "strongest
+    evidence" named a Laplacian with a larger marginal p-value. Over shifts where either
+    component can decide, the named kernel's marginal p-value is the deciding p-value
+    (-statistic) whenever the median kernel decided, and the effect uses that kernel."""
+    rng = np.random.default_rng(13)
+    seen_median = 0
+    for rep in range(12):
+        X, Y = rng.normal(size=(150, 5)), rng.normal(size=(150, 5)) + 0.15
+        res = nk.two_sample_test(X, Y, n_permutations=39, random_state=rep)
+        k = res.dominant
+        assert res.effect is not None and res.effect.kernel == res.kernels[k]
+        if res.kernel_pvalues[-1] <= -res.statistic + 1e-12:  # the median Gaussian's p-value decided
+            assert k == len(res.kernels) - 1
+            seen_median += 1
+        else:  # FUSE decided: the FUSE kernel with the smallest marginal p-value
+            assert res.kernel_pvalues[k] == res.kernel_pvalues[:-1].min()
+        assert res.kernels[k].family in res.explain()
+    assert seen_median >= 1
+
+
+def test_saved_results_that_contradict_their_rule_are_refused():
+    """An effect measured with a kernel that did not decide, a fuse+median result with one
+    kernel: refused on load (the rule's own check), each by name."""
+    import json
+
+    rng = np.random.default_rng(14)
+    res = nk.two_sample_test(
+        rng.normal(size=(80, 2)), rng.normal(size=(80, 2)) + 0.8, n_permutations=19, random_state=0
+    )
+    forged = json.loads(res.to_json())
+    other = next(i for i in range(len(res.kernels)) if res.kernels[i] != res.kernels[res.dominant])
+    forged["effect"]["kernel"] = forged["kernels"][other]
+    with pytest.raises(ValueError, match="effect must be measured with the kernel that decided"):
+        nk.AggregatedTestResult.from_json(json.dumps(forged))
+    single = json.loads(res.to_json())
+    for name in ("kernels", "kernel_statistics", "kernel_scores", "kernel_pvalues"):
+        single[name] = single[name][-1:]
+    single["effect"] = None
+    with pytest.raises(ValueError, match="'fuse\\+median' needs at least 2 kernels"):
+        nk.AggregatedTestResult.from_json(json.dumps(single))
+
+
 def test_n_landmarks_reports_the_landmarks_used():
     """Data of 5 distinct rows: 60 landmarks asked, 5 distinct ones exist and are used."""
     rng = np.random.default_rng(6)
@@ -240,7 +303,8 @@ def test_the_effect_size_brackets_the_dense_mmd():
         ({"method": "quadratic"}, "method must be one of"),
         ({"kernel": 3}, "kernel must be"),
         ({"n_permutations": 0}, "n_permutations"),
-        ({"n_landmarks": "auto"}, "n_landmarks='auto' is for a single kernel"),
+        ({"alpha": np.float64(1.5)}, "alpha must be in"),
+        ({"sampler": "bogus"}, "unknown sampler"),
         ({"method": "exact", "n_landmarks": 10}, "n_landmarks applies to method='nystrom' only"),
     ],
 )
@@ -249,6 +313,19 @@ def test_every_bad_argument_is_refused_by_name(kw, match):
     X, Y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
     with pytest.raises(ValueError, match=match):
         nk.two_sample_test(X, Y, n_permutations=kw.pop("n_permutations", 9), **kw)
+
+
+def test_the_default_takes_the_certified_m_of_its_narrowest_kernel_and_numpy_scalars():
+    """n_landmarks="auto" for the default collection (it was refused): the search of
+    n_landmarks="auto" on the pooled sample for the collection's narrowest kernel, whose
+    m a NystromKME of that kernel finds on the same draws; numpy scalars are numbers."""
+    rng = np.random.default_rng(11)
+    X, Y = rng.normal(size=(600, 2)), rng.normal(size=(600, 2)) + 0.3
+    res = nk.two_sample_test(
+        X, Y, n_landmarks="auto", n_permutations=np.int64(19), alpha=np.float32(0.05), random_state=0
+    )
+    assert res.aggregation == "fuse+median" and 2 <= res.n_landmarks <= 1200
+    assert res.alpha == pytest.approx(0.05) and res.n_permutations == 19
 
 
 def test_an_explicit_aggregation_with_auto_takes_the_methods_own_collection():

@@ -84,8 +84,9 @@ def test_reproducible_and_validated(rng):
         nk.two_sample_test(X, Y, method="asymptotic")
     with pytest.raises(ValueError, match="n_permutations"):
         nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=0)
-    with pytest.raises(ValueError, match="n_landmarks=111 exceeds"):
-        nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks=111)
+    with pytest.warns(UserWarning, match="n_landmarks=111 exceeds the 110 pooled rows: n_landmarks=110 is used"):
+        capped = nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks=111, n_permutations=20, random_state=3)
+    assert capped.n_landmarks == 110  # every pooled row: the one rule of NystromKME and the detectors
     with pytest.raises(ValueError, match="nystrom"):
         nk.two_sample_test(X, Y, kernel="gaussian", method="exact", n_landmarks=5)
     with pytest.raises(ValueError, match="at least 2"):

@@ -212,9 +212,13 @@ def _aggregated_test(args: argparse.Namespace, a: RowSource, b: RowSource) -> in
     if args.kernels is not None or args.bandwidths is not None or args.grid is not None:
         families = (
             [name.strip() for name in args.kernels.split(",") if name.strip()]
-            if args.kernels
+            if args.kernels is not None
             else ["gaussian", "laplacian"]
         )
+        if not families:  # '--kernels ""' named no kernel: never a silent default grid
+            raise BadInput(
+                f"--kernels names no kernel (got {args.kernels!r}); give radial kernel names, e.g. gaussian,laplacian"
+            )
         unknown = [name for name in families if name not in ALL_KERNEL_NAMES]
         if unknown:
             raise BadInput(

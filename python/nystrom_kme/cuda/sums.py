@@ -346,6 +346,8 @@ def bin_sums(A: CupyArray, B: CupyArray, offsets: CupyArray, kernels: list[Kerne
             grid = (-(-m // program.BIN_THREADS), min(program.MAX_GRID_Y, n_bins - bin0))
             args = (A, B, offsets, kinds, f, out, np.int64(m), np.int32(d), np.int32(n_bins), np.int32(bin0))
             fn(grid, (program.BIN_THREADS,), (*args, np.int32(len(group)), _scalar(dtype, 1.0 / smallest)))
+    if not bool(cp.isfinite(E).all()):  # bin_sums.cuh maps a kernel code it does not know to NaN
+        raise RuntimeError(f"the GPU bin sums of {[k.name for k in kernels]} are not finite")
     return E
 
 

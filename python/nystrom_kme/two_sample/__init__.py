@@ -13,73 +13,38 @@ where each fixed choice loses 0.15 to 0.95 somewhere), at 1.1 to 2 times the cos
 kernel (measured from 10^3 to 10^6 rows per sample). One kernel (``kernel="gaussian"``:
 the median heuristic) and MMD-FUSE's or MMDAgg's aggregation stay a keyword away.
 
-Modules: ``_arguments`` (the checks), ``_landmarks`` (the landmark policy),
-``_statistics`` (the permuted MMD^2 of each kernel: Nyström or exact), ``rules`` (the
-aggregation rules, one table: public, the drift detectors use them too), ``_effect`` (the
-MMD's confidence interval), ``results``.
+Modules, in the order the data flows: ``_arguments`` (every check, and the default rule
+and collection), ``_plan`` (the canonical order, the kernels, the landmarks through
+``_landmarks``, the units), ``_statistics`` (every kernel's permuted MMD^2: Nyström or
+exact), ``rules`` (the rules as objects: scores, aggregate, the kernel that decided, the
+check of a saved result; one kernel is the rule ``ONE_KERNEL``), ``_decision`` (the
+p-values and the deciding kernel), ``_effect`` (the MMD's confidence interval),
+``results``. The drift detectors use ``_arguments``, ``rules``, ``_decision`` and
+``_effect`` for their own permuted statistics.
 """
 
 from __future__ import annotations
 
 from typing import Literal, Union, overload
 
-import numpy as np
-
 from .._progress import progress_bar
 from .._validation import SPLIT_SEED_BOUND, RandomStateLike, check_random_state, draw_seed
-from ..bounds import default_n_landmarks
 from ..kernel_collection import KernelCollection
-from ..kernels import Kernel, resolve_kernel
-from ..landmark_search import AutoLandmarks, search_landmarks
-from ..permutation import SplitSpec
-from ..sampling import SamplerLike, UniformSampling
-from ..sources import RowSource, SourceLike, as_source_pair, concatenate
+from ..kernels import Kernel
+from ..landmark_search import AutoLandmarks
+from ..sampling import SamplerLike
+from ..sources import SourceLike, as_source_pair, concatenate
 from . import _statistics
-from ._arguments import check_arguments
+from ._arguments import DEFAULT_COLLECTION, check_arguments
+from ._decision import decide
 from ._effect import effect_size
-from ._landmarks import choose_landmarks
-from ._statistics import DEFAULT_MAX_BINS, PermutedStatistics, make_binning
+from ._plan import make_plan, swapped
+from ._statistics import DEFAULT_MAX_BINS
 from .results import AggregatedTestResult, Effect, TwoSampleResult
-from .rules import AGGREGATIONS, RULES, marginal_pvalues, permutation_pvalue
+from .rules import AGGREGATIONS
 
 #: Several kernels given as a list or tuple (of kernels or names): a collection.
 MultipleKernels = Union[list[Kernel], list[str], list[Union[Kernel, str]], tuple[Union[Kernel, str], ...]]
-
-#: The collection of ``kernel="auto"``: Gaussian and Laplacian kernels at the two ends of
-#: MMD-FUSE's bandwidth grid, to which "fuse+median" adds the median Gaussian (in the
-#: study of issue 27 these four had the power of FUSE's twenty: bench/RESULTS.md).
-DEFAULT_COLLECTION = KernelCollection(("gaussian", "laplacian"), n_bandwidths=2, grid="fuse")
-#: The default test permutes single rows up to this many pooled rows, and bins of rows
-#: beyond 2 N / K of them (K kernels), so that it costs a few single-kernel tests.
-DEFAULT_MIN_BINS = 256
-#: The default test's landmarks: at least this many (or every pooled row): below ~2000
-#: pooled rows the paper's m lost up to 0.1 of power against the exact test (Blobs at
-#: n = 500: 0.90 with m = 110, 1.00 with 256; bench/RESULTS.md, issue 27).
-DEFAULT_MIN_LANDMARKS = 256
-
-
-def _fingerprint(src: RowSource, n: int) -> tuple[int, bytes]:
-    """What orders two samples canonically: the larger first, then the bytes of three rows
-    (so that swapping X and Y gives the same test, bit for bit)."""
-    rows = np.unique(np.array([0, n // 2, n - 1], dtype=np.int64))
-    return (-n, np.ascontiguousarray(src.take(rows), dtype=np.float64).tobytes())
-
-
-def swaps(X: SourceLike, Y: SourceLike) -> bool:
-    """Whether :func:`two_sample_test` takes Y as its first sample: it orders the samples
-    canonically (the larger first; equal sizes by the bytes of their first, middle and last
-    rows), so that swapping X and Y gives the same result. :func:`nystrom_kme.random_splits`
-    replays its splits for the samples in that order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from nystrom_kme.two_sample import swaps
-    >>> swaps(np.zeros((5, 2)), np.zeros((7, 2))), swaps(np.zeros((7, 2)), np.zeros((5, 2)))
-    (True, False)
-    """
-    sx, sy = as_source_pair(X, Y)
-    return _fingerprint(sy, sy.count_rows()) < _fingerprint(sx, sx.count_rows())
 
 
 @overload
@@ -251,77 +216,66 @@ def two_sample_test(
         n_permutations,
         aggregation,
         max_bins,
+        sampler,
         temperature,
         alpha,
         n_threads,
         chunk_rows,
-        DEFAULT_COLLECTION,
     )
     sx, sy = as_source_pair(X, Y, chunk_rows=args.chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
     if n1 < 2 or n2 < 2:
         raise ValueError(f"X and Y need at least 2 rows each, got {n1} and {n2}")
-    if _fingerprint(sy, n2) < _fingerprint(sx, n1):
+    if swapped(sx, sy):
         sx, sy, n1, n2 = sy, sx, n2, n1
     rng = check_random_state(random_state)
     seed = draw_seed(rng, SPLIT_SEED_BOUND)  # first draw: see random_splits
     Z = concatenate([sx, sy])
-    N, nt = n1 + n2, args.n_threads
-    if args.kernel is not None:
-        return _one_kernel(sx, sy, Z, args, seed, rng, sampler, progress, effect)
-    assert args.collection is not None and args.aggregation is not None
-    rule = RULES[args.aggregation]
-    collection = args.collection.resolve(Z, rng, with_median=rule.name == "fuse+median")
-    kernels = list(collection)
-    max_bins = args.max_bins
-    if args.default and max_bins is not None:
-        # the default test's work budget: K kernels on G bins cost about K G / N single-kernel
-        # tests in their permutations (bench/RESULTS.md, issue 27)
-        max_bins = min(max_bins, max(DEFAULT_MIN_BINS, 2 * N // len(kernels)))
-    binning = make_binning(n1, n2, max_bins, rng) if args.method == "nystrom" else None
-    L = None
-    if args.method == "nystrom":
-        m = args.n_landmarks
-        if m is None:
-            m = default_n_landmarks(N)
-            if args.default:  # small samples: nearly every row, so that Nystrom loses no power
-                m = max(m, min(N, DEFAULT_MIN_LANDMARKS))
-        if m > N:
-            raise ValueError(f"n_landmarks={m} exceeds the {N} pooled rows")
-        L = choose_landmarks(Z, kernels, max(m, 2), sampler, rng, nt)
-    bar = progress_bar(len(kernels), progress, f"{args.method} two-sample test, kernels")
-    update = None if bar is None else bar.update
-    stats: PermutedStatistics
-    if L is None:
-        stats = _statistics.exact(Z, kernels, SplitSpec(n1, n2, args.n_permutations, seed), nt, update)
-    else:
-        units = (n1, n2) if binning is None else (binning.n1, binning.n2)
-        spec = SplitSpec(units[0], units[1], args.n_permutations, seed)
-        stats = _statistics.nystrom_collection(Z, L, kernels, spec, binning, nt, update)
+    nt = args.n_threads
+    plan = make_plan(args, sx, sy, Z, seed, rng)
+    several = plan.collection is not None
+    total = len(plan.kernels) if several else n1 + n2
+    bar = progress_bar(total, progress, f"{args.method} two-sample test" + (", kernels" if several else ""))
+    stats = _statistics.permuted(
+        Z, plan.kernels, plan.landmarks, plan.spec, plan.binning, several, nt, None if bar is None else bar.update
+    )
     if bar is not None:
+        if not several and plan.landmarks is None:
+            bar.update(n1 + n2)
         bar.close()
-    stats = stats.without_noise()  # radial kernels: bounded by 1
-    frob = _statistics.frobenius(Z, kernels, rng, nt) if rule.needs_frobenius else None
-    scores = rule.scores(stats.U, frob, stats.n_rows[0], stats.n_rows[1], args.temperature)
-    F = rule.aggregate(scores)
-    pvals = marginal_pvalues(stats.U)
-    dominant = int(np.lexsort((np.arange(len(kernels)), -stats.U[:, 0], pvals[:, 0], -scores[:, 0]))[0])
+    rule = plan.rule
+    frob = _statistics.frobenius(Z, plan.kernels, rng, nt) if rule.needs_frobenius else None
+    read = stats.T if rule.statistic == "biased" else stats.U
+    decision = decide(rule, read, frob, stats.n_rows[0], stats.n_rows[1], args.temperature)
     found = None
-    if effect and L is not None:
-        found = effect_size(
-            sx, sy, L, kernels[dominant], float(stats.U[dominant, 0]), float(stats.U[dominant].std()), nt
+    if effect and plan.landmarks is not None:
+        j = decision.deciding
+        found = effect_size(sx, sy, plan.landmarks, plan.kernels[j], float(stats.U[j, 0]), float(stats.U[j].std()), nt)
+    m = None if plan.landmarks is None else int(plan.landmarks.shape[0])
+    if not several:
+        return TwoSampleResult(
+            statistic=decision.statistic,
+            pvalue=decision.pvalue,
+            null_distribution=decision.null,
+            method=args.method,
+            kernel=plan.kernels[0],
+            n_landmarks=m,
+            n_permutations=args.n_permutations,
+            alpha=args.alpha,
+            effect=found,
         )
+    assert plan.collection is not None
     return AggregatedTestResult(
-        statistic=float(F[0]),
-        pvalue=permutation_pvalue(F),
-        null_distribution=F[1:].copy(),
+        statistic=decision.statistic,
+        pvalue=decision.pvalue,
+        null_distribution=decision.null,
         method=args.method,
         aggregation=rule.name,
-        kernels=collection,
-        kernel_statistics=stats.U[:, 0].copy(),
-        kernel_scores=scores[:, 0].copy(),
-        kernel_pvalues=pvals[:, 0].copy(),
-        n_landmarks=None if L is None else int(L.shape[0]),
+        kernels=plan.collection,
+        kernel_statistics=decision.kernel_statistics,
+        kernel_scores=decision.kernel_scores,
+        kernel_pvalues=decision.kernel_pvalues,
+        n_landmarks=m,
         n_permutations=args.n_permutations,
         bin_size=stats.bin_size,
         temperature=args.temperature,
@@ -330,73 +284,22 @@ def two_sample_test(
     )
 
 
-def _one_kernel(
-    sx: RowSource,
-    sy: RowSource,
-    Z: RowSource,
-    args: object,
-    seed: int,
-    rng: np.random.Generator,
-    sampler: SamplerLike | None,
-    progress: bool | None,
-    want_effect: bool,
-) -> TwoSampleResult:
-    """The test with one kernel: its own statistic (the biased MMD^2), streamed labels."""
-    from ._arguments import Arguments
+def swaps(X: SourceLike, Y: SourceLike) -> bool:
+    """Whether :func:`two_sample_test` takes Y as its first sample: it orders the samples
+    canonically (the larger first; equal sizes by their first differing value at fixed
+    rows, a comparison that a change of units keeps), so that swapping X and Y gives the
+    same result. :func:`nystrom_kme.random_splits` replays its splits for the samples in
+    that order.
 
-    assert isinstance(args, Arguments) and args.kernel is not None
-    n1, n2 = sx.count_rows(), sy.count_rows()
-    N, nt, B = n1 + n2, args.n_threads, args.n_permutations
-    spec = SplitSpec(n1, n2, B, seed)
-    k = resolve_kernel(args.kernel, [sx, sy], rng)
-    m: int | None = None
-    L: np.ndarray | None = None
-    if args.method == "nystrom":
-        if args.auto is not None:
-            L = search_landmarks(
-                Z,
-                k,
-                UniformSampling(replace=False),
-                rng,
-                spec=args.auto,
-                sample_weight=None,
-                solver="auto",
-                rcond=0.0,
-                n_threads=nt,
-            ).landmarks
-        else:
-            m = default_n_landmarks(N) if args.n_landmarks is None else args.n_landmarks
-            if m > N:
-                raise ValueError(f"n_landmarks={m} exceeds the {N} pooled rows")
-            L = choose_landmarks(Z, [k], m, sampler, rng, nt)
-        m = int(L.shape[0])
-    bar = progress_bar(N, progress, f"{args.method} permutation test")
-    update = None if bar is None else bar.update
-    if L is None:
-        stats = _statistics.exact(Z, [k], spec, nt, None)
-        if update is not None:
-            update(N)
-    else:
-        stats = _statistics.nystrom_single(Z, L, k, spec, nt, update)
-    if bar is not None:
-        bar.close()
-    if k.radial:
-        stats = stats.without_noise()
-    T = stats.T[0]
-    found: Effect | None = None
-    if want_effect and L is not None:
-        found = effect_size(sx, sy, L, k, float(stats.U[0, 0]), float(stats.U[0].std()), nt)
-    return TwoSampleResult(
-        statistic=float(T[0]),
-        pvalue=permutation_pvalue(T),
-        null_distribution=T[1:].copy(),
-        method=args.method,
-        kernel=k,
-        n_landmarks=m,
-        n_permutations=B,
-        alpha=args.alpha,
-        effect=found,
-    )
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.two_sample import swaps
+    >>> swaps(np.zeros((5, 2)), np.zeros((7, 2))), swaps(np.zeros((7, 2)), np.zeros((5, 2)))
+    (True, False)
+    """
+    sx, sy = as_source_pair(X, Y)
+    return swapped(sx, sy)
 
 
 __all__ = [

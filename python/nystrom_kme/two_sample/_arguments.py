@@ -1,6 +1,12 @@
-"""The arguments of :func:`~nystrom_kme.two_sample_test`, checked once, up front, for every
-path (one kernel or several, Nyström or exact), each bad value refused by name (as
-scipy.stats.permutation_test checks its own: ``_permutation_test_iv``)."""
+"""The arguments of the permutation tests, checked once, up front, for every path (one
+kernel or several, Nyström or exact) and every entry point (:func:`~nystrom_kme.two_sample_test`
+and the drift detectors), each bad value refused by name (as
+scipy.stats.permutation_test checks its own: ``_permutation_test_iv``).
+
+The one owner of: the default rule and the kernels it implies, the mapping from
+``kernel`` and ``aggregation`` to a collection and a :class:`~nystrom_kme.two_sample.rules.Rule`,
+the level's check, and the rules of ``n_landmarks`` and ``sampler``.
+"""
 
 from __future__ import annotations
 
@@ -12,26 +18,35 @@ from .._validation import check_positive_int, n_threads_arg
 from ..kernel_collection import KernelCollection, as_collection
 from ..kernels import Kernel, get_kernel
 from ..landmark_search import AutoLandmarks, as_auto_spec
+from ..sampling import SamplerLike, resolve_sampler
 from ._statistics import DEFAULT_MAX_BINS, MIN_BINS_PER_SAMPLE
-from .rules import AGGREGATIONS
+from .rules import AGGREGATIONS, ONE_KERNEL, RULES, Rule
 
 METHODS = ("nystrom", "exact")
 #: The aggregation of ``kernel="auto"`` (a collection given by the caller: "fuse").
 DEFAULT_RULE = "fuse+median"
+#: The collection of ``kernel="auto"``: Gaussian and Laplacian kernels at the two ends of
+#: MMD-FUSE's bandwidth grid, to which "fuse+median" adds the median Gaussian (in the
+#: study of issue 27 these four had the power of FUSE's twenty: bench/RESULTS.md).
+DEFAULT_COLLECTION = KernelCollection(("gaussian", "laplacian"), n_bandwidths=2, grid="fuse")
+#: More permutations than this are refused (the null distribution alone would take
+#: 8 B bytes, and the Nyström sums 8 m B; no test needs a p-value finer than 1e-7).
+MAX_PERMUTATIONS = 10**7
 
 
 @dataclass(frozen=True)
 class Arguments:
-    """The checked arguments; ``kernel`` a Kernel (one) or ``collection`` a collection."""
+    """The checked arguments: ``kernel`` (one, ``rule`` is ``ONE_KERNEL``) or ``collection``."""
 
     kernel: Kernel | None
     collection: KernelCollection | None
+    rule: Rule
     default: bool  # kernel="auto": the library's default test
     method: str
     n_landmarks: int | None
     auto: AutoLandmarks | None
+    sampler: SamplerLike | None
     n_permutations: int
-    aggregation: str | None
     max_bins: int | None
     temperature: float
     alpha: float
@@ -39,10 +54,87 @@ class Arguments:
     chunk_rows: int | None
 
 
+def check_level(value: object, name: str = "alpha") -> float:
+    """A level in (0, 1) (Python or numpy numbers), else ValueError naming ``name``.
+
+    >>> import numpy as np
+    >>> check_level(np.float32(0.05))
+    0.05000000074505806
+    """
+    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    level = float(value)
+    if not 0 < level < 1:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return level
+
+
 def _real(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return float(value)
+
+
+def kernels_and_rule(kernel: object, aggregation: object) -> tuple[Kernel | None, KernelCollection | None, Rule, bool]:
+    """(one kernel or None, a collection or None, the rule, whether it is the default test)
+    from ``kernel`` and ``aggregation``; ValueError naming the bad one.
+
+    ``kernel="auto"`` is the default test (``DEFAULT_COLLECTION``, "fuse+median"); with
+    another aggregation named, that method's own collection (the 20 kernels of MMD-FUSE's
+    grid). A collection (or list) takes "fuse" by default; one kernel takes no aggregation.
+
+    >>> single, coll, rule, default = kernels_and_rule("auto", None)
+    >>> single, coll.is_resolved, rule, default
+    (None, False, Rule('fuse+median'), True)
+    """
+    if aggregation is not None and aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
+    if isinstance(kernel, str) and kernel == "auto":
+        name = DEFAULT_RULE if aggregation is None else str(aggregation)
+        return None, DEFAULT_COLLECTION if name == DEFAULT_RULE else KernelCollection(), RULES[name], True
+    collection = as_collection(kernel)
+    if collection is not None:
+        return None, collection, RULES["fuse" if aggregation is None else str(aggregation)], False
+    if not isinstance(kernel, (Kernel, str)):
+        raise ValueError(
+            f"kernel must be 'auto', a Kernel, a kernel name, a KernelCollection or a list of kernels, got {kernel!r}"
+        )
+    single = get_kernel(kernel)
+    if aggregation is not None:
+        raise ValueError(f"aggregation={aggregation!r} combines several kernels; kernel is one ({single!r})")
+    return single, None, ONE_KERNEL, False
+
+
+def check_landmarks(
+    n_landmarks: object, sampler: object, method: str, collection: bool
+) -> tuple[int | None, AutoLandmarks | None]:
+    """The one rule of ``n_landmarks`` and ``sampler`` for every method: an integer >= 1
+    (>= 2 for several kernels; capped at the rows with a warning where they are drawn),
+    None, "auto" or an :class:`~nystrom_kme.AutoLandmarks`; a sampler name or object
+    checked by :func:`~nystrom_kme.resolve_sampler`; both for ``method="nystrom"`` only."""
+    if sampler is not None:
+        resolve_sampler(sampler)  # type: ignore[arg-type]  # refuses an unknown name or object by name
+    if method == "exact":
+        if n_landmarks is not None:
+            raise ValueError("n_landmarks applies to method='nystrom' only")
+        if sampler is not None:
+            raise ValueError("sampler applies to method='nystrom' only")
+        return None, None
+    auto = as_auto_spec(n_landmarks)
+    if auto is not None or n_landmarks is None:
+        return None, auto
+    m = check_positive_int(n_landmarks, "n_landmarks")
+    if collection and m < 2:
+        raise ValueError(f"a collection of kernels needs n_landmarks >= 2, got {m}")
+    return m, None
+
+
+def check_permutations(n_permutations: object) -> int:
+    """B >= 1 and at most MAX_PERMUTATIONS, else ValueError naming it."""
+    B = check_positive_int(n_permutations, "n_permutations")
+    if B > MAX_PERMUTATIONS:
+        raise ValueError(f"n_permutations must be at most {MAX_PERMUTATIONS:.0e}, got {n_permutations!r}")
+    return B
 
 
 def check_arguments(
@@ -52,37 +144,18 @@ def check_arguments(
     n_permutations: object,
     aggregation: object,
     max_bins: object,
+    sampler: object,
     temperature: object,
     alpha: object,
     n_threads: object,
     chunk_rows: object,
-    default_collection: KernelCollection,
 ) -> Arguments:
-    """Every argument of two_sample_test but the data, the sampler and the seed; ValueError
-    naming the first bad one. ``kernel="auto"`` is ``default_collection``."""
+    """Every argument of two_sample_test but the data and the seed; ValueError naming the
+    first bad one."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if isinstance(kernel, str) and kernel == "auto":
-        # the default test; another aggregation named: that method's own collection (the
-        # 20 kernels of MMD-FUSE's grid)
-        collection: KernelCollection | None = (
-            default_collection if aggregation in (None, DEFAULT_RULE) else KernelCollection()
-        )
-    else:
-        collection = as_collection(kernel)
-    single: Kernel | None = None
-    if collection is None:
-        if not isinstance(kernel, (Kernel, str)):
-            raise ValueError(
-                f"kernel must be 'auto', a Kernel, a kernel name, a KernelCollection or a list of kernels, "
-                f"got {kernel!r}"
-            )
-        single = get_kernel(kernel)
-    n_perm = check_positive_int(n_permutations, "n_permutations")
-    if aggregation is not None and aggregation not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
-    if single is not None and aggregation is not None:
-        raise ValueError(f"aggregation={aggregation!r} combines several kernels; kernel is one ({single!r})")
+    single, collection, rule, default = kernels_and_rule(kernel, aggregation)
+    n_perm = check_permutations(n_permutations)
     if max_bins is not None:
         max_bins = check_positive_int(max_bins, "max_bins")
         if max_bins < 2 * MIN_BINS_PER_SAMPLE:
@@ -90,42 +163,24 @@ def check_arguments(
     temp = _real(temperature, "temperature")
     if not temp > 0:
         raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    rule = aggregation
-    if rule is None and collection is not None:
-        rule = DEFAULT_RULE if isinstance(kernel, str) and kernel == "auto" else "fuse"
-    if temp != 1.0 and rule not in ("fuse", "fuse+median"):
+    if temp != 1.0 and not rule.needs_frobenius:
         raise ValueError(
             f"temperature applies to aggregation='fuse' or 'fuse+median' only, got temperature={temperature!r}"
         )
-    level = _real(alpha, "alpha")
-    if not 0 < level < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    level = check_level(alpha)
     if chunk_rows is not None:
         chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
-    auto = as_auto_spec(n_landmarks)
-    m: int | None = None
-    if auto is not None:
-        if collection is not None:
-            raise ValueError(
-                "n_landmarks='auto' is for a single kernel; give a collection an integer n_landmarks or None"
-            )
-        if method == "exact":
-            raise ValueError("n_landmarks applies to method='nystrom' only")
-    elif n_landmarks is not None:
-        if method == "exact":
-            raise ValueError("n_landmarks applies to method='nystrom' only")
-        m = check_positive_int(n_landmarks, "n_landmarks")
-        if collection is not None and m < 2:
-            raise ValueError(f"a collection of kernels needs n_landmarks >= 2, got {m}")
+    m, auto = check_landmarks(n_landmarks, sampler, str(method), collection is not None)
     return Arguments(
         kernel=single,
         collection=collection,
-        default=isinstance(kernel, str) and kernel == "auto",
+        rule=rule,
+        default=default,
         method=str(method),
         n_landmarks=m,
         auto=auto,
+        sampler=sampler,  # type: ignore[arg-type]  # checked above
         n_permutations=n_perm,
-        aggregation=rule,
         max_bins=max_bins,
         temperature=temp,
         alpha=level,
@@ -134,4 +189,16 @@ def check_arguments(
     )
 
 
-__all__ = ["DEFAULT_MAX_BINS", "DEFAULT_RULE", "METHODS", "Arguments", "check_arguments"]
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "DEFAULT_MAX_BINS",
+    "DEFAULT_RULE",
+    "MAX_PERMUTATIONS",
+    "METHODS",
+    "Arguments",
+    "check_arguments",
+    "check_landmarks",
+    "check_level",
+    "check_permutations",
+    "kernels_and_rule",
+]

@@ -1,12 +1,12 @@
-"""The effect size of a two-sample test: the MMD of one kernel with a confidence interval.
+"""The effect size of a test: the MMD of one kernel with a confidence interval, for the
+two-sample tests and the drift detectors alike (one interval, one level).
 
-In the Nyström features of landmarks L the two samples' mean embeddings differ by
-delta = mean phi(X) - mean phi(Y), and ||delta||^2 is the (biased) MMD^2. Its witness
-function f(z) = <phi(z), delta> = k(z, L) K_m^+ s, with s = K(L, X) 1 / n1 - K(L, Y) 1 / n2,
-gives the first-order variance of the estimate, 4 (Var_X f / n1 + Var_Y f / n2) (the delta
-method; Gretton et al. 2012, Sec. 6). Near H0 that term vanishes and the statistic's
-spread is second order, which the permutation distribution measures: the standard error
-adds both. Two passes over the data (s, then f), O(n m d), as one fit.
+The interval is MMD^2 +- z SE on the squared scale, the square roots of its ends
+clipped at 0, with SE^2 the sum of the first-order (witness function) variance and the
+second-order variance that dominates near H0 (Gretton et al. 2012, Sec. 6; Sutherland et
+al. 2017, the variance of the unbiased MMD^2). In the Nyström features phi of landmarks L
+the two distributions' mean embeddings differ by delta, ||delta||^2 is the MMD^2 and the
+witness is f(z) = <phi(z), delta>.
 """
 
 from __future__ import annotations
@@ -24,6 +24,24 @@ from .results import Effect
 
 #: The level of the effect size's interval.
 LEVEL = 0.95
+
+
+def interval(kernel: Kernel, mmd2: float, variance: float, level: float = LEVEL) -> Effect:
+    """The MMD of ``kernel`` from an estimate ``mmd2`` of MMD^2 and its variance: sqrt of
+    mmd2 and of mmd2 -+ z sqrt(variance), each clipped at 0 (z the two-sided normal
+    quantile of ``level``).
+
+    >>> import nystrom_kme as nk
+    >>> e = interval(nk.Gaussian(1.0), 0.04, 1e-4)
+    >>> round(e.mmd, 4), round(e.low, 4), round(e.high, 4)
+    (0.2, 0.1428, 0.2441)
+    """
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    se = math.sqrt(max(variance, 0.0))
+    point = math.sqrt(max(mmd2, 0.0))
+    low = math.sqrt(max(mmd2 - z * se, 0.0))
+    high = math.sqrt(max(mmd2 + z * se, 0.0))
+    return Effect(kernel, point, min(low, point), max(high, point), level)
 
 
 def _witness(src: RowSource, L: np.ndarray, alpha: np.ndarray, kernel: Kernel, nt: int) -> tuple[float, float, int]:
@@ -44,8 +62,8 @@ def effect_size(
     sx: RowSource, sy: RowSource, L: np.ndarray, kernel: Kernel, mmd2: float, permutation_sd: float, nt: int
 ) -> Effect:
     """The MMD of ``kernel`` between the samples of ``sx`` and ``sy``: ``mmd2`` (the test's
-    unbiased estimate) with the interval MMD^2 +- z SE, SE^2 = 4 (Var_X f / n1 + Var_Y f / n2)
-    + ``permutation_sd``^2, square roots of the ends clipped at 0."""
+    unbiased estimate) with SE^2 = 4 (Var_X f / n1 + Var_Y f / n2) + ``permutation_sd``^2
+    (the permutation spread of the statistic: its second-order variance)."""
     core = kernel.to_core()
     n1, n2 = sx.count_rows(), sy.count_rows()
     acc_x, _ = sx.kernel_sums(L, kernel, n_threads=nt)
@@ -55,12 +73,31 @@ def effect_size(
     alpha = np.ascontiguousarray(alpha, dtype=np.float64).reshape(-1, 1)
     _, var_x, _ = _witness(sx, L, alpha, kernel, nt)
     _, var_y, _ = _witness(sy, L, alpha, kernel, nt)
-    se = math.sqrt(4.0 * (var_x / n1 + var_y / n2) + permutation_sd**2)
-    z = NormalDist().inv_cdf(0.5 + LEVEL / 2)
-    point = math.sqrt(max(mmd2, 0.0))
-    low = math.sqrt(max(mmd2 - z * se, 0.0))
-    high = math.sqrt(max(mmd2 + z * se, 0.0))
-    return Effect(kernel, point, min(low, point), max(high, point), LEVEL)
+    return interval(kernel, mmd2, 4.0 * (var_x / n1 + var_y / n2) + permutation_sd**2)
 
 
-__all__ = ["LEVEL", "effect_size"]
+def distance(
+    kernel: Kernel, batch: np.ndarray, covariance: np.ndarray, reference_mean: np.ndarray, n_reference: int
+) -> Effect:
+    """The MMD between a batch's distribution and a reference's, in the features of a
+    frozen Nyström reference: the batch's features ``batch`` (b, r), the reference rows'
+    feature ``covariance`` Sigma (r, r) and their mean ``reference_mean`` over its
+    ``n_reference`` rows.
+
+    MMD^2 = ||mean_b - mu_R||^2 - tr(S_b) / b - tr(Sigma) / n_R is unbiased (the reference's
+    own error included: E ||mu_R - mu||^2 = tr(Sigma) / n_R); its variance is the
+    first-order 4 (Var_b f / b + delta^T Sigma delta / n_R) plus the second-order
+    2 ||Sigma||_F^2 (1 / b + 1 / n_R)^2 (the null's)."""
+    b = batch.shape[0]
+    mean = batch.mean(axis=0)
+    delta = mean - reference_mean
+    centred_b = batch - mean
+    trace_b = float(np.einsum("ir,ir->", centred_b, centred_b)) / (b - 1)
+    mmd2 = float(delta @ delta) - trace_b / b - float(np.trace(covariance)) / n_reference
+    f = batch @ delta
+    first = 4.0 * (float(np.var(f, ddof=1)) / b + float(delta @ covariance @ delta) / n_reference)
+    second = 2.0 * float(np.sum(covariance * covariance)) * (1.0 / b + 1.0 / n_reference) ** 2
+    return interval(kernel, mmd2, first + second)
+
+
+__all__ = ["LEVEL", "distance", "effect_size", "interval"]

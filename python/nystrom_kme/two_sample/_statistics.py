@@ -220,21 +220,52 @@ def exact(
     return PermutedStatistics(T, U, (spec.n1, spec.n2))
 
 
-def frobenius(Z: RowSource, kernels: list[Kernel], rng: np.random.Generator, nt: int) -> np.ndarray:
-    """MMD-FUSE's scales ||K_0||_F = sqrt(sum_{i != j} k(z_i, z_j)^2) over the N pooled rows,
-    estimated from a uniform subsample of FROBENIUS_SUBSET rows (label-blind): N (N - 1)
-    times the mean over its distinct pairs, unbiased. (Landmarks chosen for the narrow
-    kernels are not a uniform sample: their mean underestimated it by a quarter.)"""
-    N = Z.count_rows()
-    rows = np.sort(rng.choice(N, size=FROBENIUS_SUBSET, replace=False)) if N > FROBENIUS_SUBSET else np.arange(N)
-    sub = np.ascontiguousarray(Z.take(rows))
-    r = sub.shape[0]
+def permuted(
+    Z: RowSource,
+    kernels: list[Kernel],
+    landmarks: np.ndarray | None,
+    spec: SplitSpec,
+    binning: Binning | None,
+    several: bool,
+    nt: int,
+    progress: Progress | None,
+) -> PermutedStatistics:
+    """Every kernel's statistics for every split of a plan: exact (no landmarks), one
+    kernel's label weights streamed, or a collection's (by bins, or streamed single rows);
+    statistics below the round-off of bounded kernels set to 0."""
+    if landmarks is None:
+        stats = exact(Z, kernels, spec, nt, progress)
+    elif not several:
+        stats = nystrom_single(Z, landmarks, kernels[0], spec, nt, progress)
+    else:
+        stats = nystrom_collection(Z, landmarks, kernels, spec, binning, nt, progress)
+    return stats.without_noise() if all(k.radial for k in kernels) else stats
+
+
+def mean_squares(rows: np.ndarray, kernels: list[Kernel], nt: int) -> np.ndarray:
+    """The mean of k(x, y)^2 over the distinct pairs of ``rows``, per kernel (K,)."""
+    r = rows.shape[0]
     out = np.empty(len(kernels))
     for j, kernel in enumerate(kernels):
-        Kr = _core.kernel_matrix(sub, sub, kernel.to_core(), nt)
-        off = (float(np.sum(Kr * Kr)) - float(np.sum(np.diag(Kr) ** 2))) / (r * (r - 1))
-        out[j] = math.sqrt(max(off, 0.0) * N * (N - 1))
+        Kr = _core.kernel_matrix(rows, rows, kernel.to_core(), nt)
+        out[j] = (float(np.sum(Kr * Kr)) - float(np.sum(np.diag(Kr) ** 2))) / (r * (r - 1))
     return out
+
+
+def fuse_normalisers(mean_sq: np.ndarray, n_rows: int) -> np.ndarray:
+    """MMD-FUSE's scales ||K_0||_F = sqrt(sum_{i != j} k(z_i, z_j)^2) over ``n_rows``
+    pooled rows from the mean of k^2 over pairs: sqrt(mean N (N - 1)), unbiased in the square."""
+    return np.sqrt(np.maximum(np.asarray(mean_sq, dtype=np.float64), 0.0) * n_rows * (n_rows - 1))
+
+
+def frobenius(Z: RowSource, kernels: list[Kernel], rng: np.random.Generator, nt: int) -> np.ndarray:
+    """MMD-FUSE's scales over the N pooled rows, estimated from a uniform subsample of
+    FROBENIUS_SUBSET rows (label-blind; :func:`mean_squares`, :func:`fuse_normalisers`).
+    (Landmarks chosen for the narrow kernels are not a uniform sample: their mean
+    underestimated it by a quarter.)"""
+    N = Z.count_rows()
+    rows = np.sort(rng.choice(N, size=FROBENIUS_SUBSET, replace=False)) if N > FROBENIUS_SUBSET else np.arange(N)
+    return fuse_normalisers(mean_squares(np.ascontiguousarray(Z.take(rows)), kernels, nt), N)
 
 
 __all__ = [
@@ -243,7 +274,10 @@ __all__ = [
     "PermutedStatistics",
     "exact",
     "frobenius",
+    "fuse_normalisers",
+    "mean_squares",
     "make_binning",
     "nystrom_collection",
     "nystrom_single",
+    "permuted",
 ]

@@ -15,15 +15,13 @@ import numpy as np
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..persistence import JsonResult, persistable
-from .rules import RULES, log_mean_exp, permutation_pvalue
+from .rules import RULES, permutation_pvalue
 
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
     from typing import TypeGuard
 
 #: Bounds on the counts a result holds (a file claiming more is not a result).
 _MAX_COUNT = 2**53
-#: Two scores within this relative distance count as tied in ``explain()``.
-_TIE = 1e-9
 
 
 def _integer(value: object) -> TypeGuard[int]:
@@ -219,6 +217,10 @@ class TwoSampleResult(_Decision, JsonResult):
         null = _numbers(self.null_distribution, "null_distribution", B)
         object.__setattr__(self, "null_distribution", null)
         self._check_common()
+        if self.effect is not None and self.effect.kernel != self.kernel:
+            raise ValueError(
+                f"effect must be measured with the test's kernel {self.kernel!r}, got {_short(self.effect.kernel)}"
+            )
         expected = permutation_pvalue(np.r_[self.statistic, null])
         if self.pvalue != expected:
             raise ValueError(
@@ -366,7 +368,15 @@ class AggregatedTestResult(_Decision, JsonResult):
             raise ValueError(
                 f"kernel_pvalues must be multiples of 1 / (1 + B) in (0, 1], got {_short(self.kernel_pvalues)}"
             )
-        self._check_aggregate(B)
+        rule = RULES[self.aggregation]
+        if K < rule.min_kernels:
+            raise ValueError(f"aggregation {self.aggregation!r} needs at least {rule.min_kernels} kernels, got {K}")
+        rule.check(self.statistic, self.null_distribution, self.kernel_scores, self.kernel_pvalues)
+        if self.effect is not None and self.effect.kernel != self.kernels[self.dominant]:
+            raise ValueError(
+                f"effect must be measured with the kernel that decided, {self.kernels[self.dominant]!r}, "
+                f"got {_short(self.effect.kernel)}"
+            )
         expected = permutation_pvalue(np.r_[self.statistic, self.null_distribution])
         if self.pvalue != expected:
             raise ValueError(
@@ -374,63 +384,24 @@ class AggregatedTestResult(_Decision, JsonResult):
                 f"statistic and null distribution, got {_short(self.pvalue)}"
             )
 
-    def _check_aggregate(self, B: int) -> None:
-        """The statistic is the rule's aggregate of the kernel scores, and every aggregate
-        lies where the rule can put it."""
-        scores, null = self.kernel_scores, self.null_distribution
-        if self.aggregation == "mmdagg":
-            expected = -float(self.kernel_pvalues.min())
-            ok_null = bool(((null <= -1 / (B + 1) + 1e-12) & (null >= -1.0)).all())
-        elif self.aggregation == "fuse+median":
-            # -min(p of FUSE, p of the median kernel): at least -p of the last kernel (the
-            # FUSE aggregate's own p-value is not kept)
-            in_range = (null <= -1 / (B + 1) + 1e-12) & (null >= -1.0)
-            ok_null = bool(in_range.all()) and -1.0 <= self.statistic <= -1 / (B + 1) + 1e-12
-            if not self.statistic >= -float(self.kernel_pvalues[-1]) - 1e-12:
-                raise ValueError(
-                    f"statistic must be at least minus the median kernel's marginal p-value, "
-                    f"{-float(self.kernel_pvalues[-1])!r}, got {_short(self.statistic)}"
-                )
-            expected = self.statistic
-        elif self.aggregation == "maxz":
-            expected = float(scores.max())
-            bound = math.sqrt(B) + 1e-9  # |z| <= sqrt(B) for B + 1 standardised values
-            ok_null = bool((np.abs(null) <= bound).all()) and bool((np.abs(scores) <= bound).all())
-        else:
-            expected = float(log_mean_exp(scores[:, None])[0])
-            ok_null = True
-        if not ok_null:
-            raise ValueError(f"null_distribution or kernel_scores lie outside what {self.aggregation!r} can give")
-        if not math.isclose(self.statistic, expected, rel_tol=1e-9, abs_tol=1e-12):
-            raise ValueError(
-                f"statistic must be the {self.aggregation!r} aggregate of the kernel scores, {expected!r}, "
-                f"got {_short(self.statistic)}"
-            )
-
     @property
     def dominant(self) -> int:
-        """Index of the kernel that dominated: the largest score, ties broken by the
-        smaller marginal p-value, then by the larger MMD^2, then by order."""
-        return int(
-            np.lexsort(
-                (np.arange(len(self.kernels)), -self.kernel_statistics, self.kernel_pvalues, -self.kernel_scores)
-            )[0]
-        )
+        """Index of the kernel whose p-value decided the test (the rule's
+        ``Rule.deciding``: for "fuse+median" the median Gaussian when its p-value was the
+        smaller, else FUSE's kernel with the smallest marginal p-value; otherwise the
+        smallest marginal p-value, ties broken by the larger score, then MMD^2, then order)."""
+        rule = RULES[self.aggregation]
+        return rule.deciding(self.statistic, self.kernel_pvalues, self.kernel_scores, self.kernel_statistics)
 
     @property
     def dominant_kernel(self) -> Kernel:
-        """The kernel that dominated (see :attr:`dominant`)."""
+        """The kernel whose p-value decided (see :attr:`dominant`)."""
         return self.kernels[self.dominant]
 
     def tied(self) -> np.ndarray:
-        """The kernels tied with the dominant one: the same score (within 1e-9 relative)
-        and the same marginal p-value. Often all of them on a plain difference, where
-        every kernel's statistic beats every split's."""
-        top = self.kernel_scores[self.dominant]
-        same = np.isclose(self.kernel_scores, top, rtol=_TIE, atol=0.0) & (
-            self.kernel_pvalues == self.kernel_pvalues[self.dominant]
-        )
-        out: np.ndarray = np.flatnonzero(same)
+        """The kernels tied with the deciding one: the same marginal p-value. Often all of
+        them on a plain difference, where every kernel's statistic beats every split's."""
+        out: np.ndarray = np.flatnonzero(self.kernel_pvalues == self.kernel_pvalues[self.dominant])
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -474,7 +445,7 @@ class AggregatedTestResult(_Decision, JsonResult):
             f"Test: {rule.description}, over {len(self.kernels)} kernels ({self.kernels.summary()}), {where}, "
             f"{self.n_permutations} permutations{bins}.",
         ]
-        lead = "Strongest evidence" if self.pvalue <= level else "Closest to a difference"
+        lead = "Decided by" if self.pvalue <= level else "Closest to a difference"
         tied = self.tied()
         if tied.size == len(self.kernels) and tied.size > 1:
             lines.append(

@@ -8,23 +8,25 @@ B + 1 splits are exchangeable, so the p-value (1 + #{b >= 1: F_b >= F_0}) / (B +
 aggregate has exact level whatever the data and the number of kernels (Hemerik and
 Goeman 2018; Biggs, Schrab and Gretton 2023, Sec. 3).
 
-The rules (``RULES``, one row each):
+The rules (``RULES``, one object each, carrying all of a rule's semantics: the scores,
+the aggregate, the kernel that decided, the check of a saved result):
 
-* ``"maxz"``: the largest standardised statistic, z_k = (U_k - mean U_k) / sd U_k over
-  the B + 1 splits of each kernel. Each kernel is measured in units of its own
-  permutation spread, so a wide (mean-sensitive) kernel counts as much as a narrow one:
-  the default of :func:`~nystrom_kme.two_sample_test` (bench/RESULTS.md, issue 27).
+* ``"fuse+median"`` (the default of :func:`~nystrom_kme.two_sample_test`): the smaller
+  marginal p-value of MMD-FUSE over the grid's kernels and of the median Gaussian.
 * ``"fuse"``: MMD-FUSE's soft maximum (log-mean-exp) of lambda U_k / ||K_0||_F, the
   kernel matrices' off-diagonal Frobenius norms as scales.
 * ``"mmdagg"``: minus the smallest marginal permutation p-value (MMDAgg's correction,
   uniform weights).
+* ``"maxz"``: the largest standardised statistic, z_k = (U_k - mean U_k) / sd U_k over
+  the B + 1 splits of each kernel.
+
+A test with one kernel is the same pipeline with the rule ``ONE_KERNEL`` (its own biased
+MMD^2). The drift detectors take the same rules.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -202,30 +204,165 @@ def permutation_pvalue(F: np.ndarray) -> float:
     return float((1 + np.count_nonzero(F[1:] >= F[0])) / F.size)
 
 
-@dataclass(frozen=True)
 class Rule:
-    """One aggregation rule: its name, what ``explain()`` calls it, whether it needs the
-    kernels' Frobenius norms, and the map from the permuted statistics to the per-kernel
-    scores (K, B + 1) and to the aggregate (B + 1,)."""
+    """One way of turning every kernel's permuted statistics into one test, with all its
+    semantics: the per-kernel scores (K, B + 1), their aggregate (B + 1,), which kernel
+    decided a result, and what a saved result of the rule can hold. A rule is one row of
+    ``RULES``; nothing outside this module tests a rule's name.
 
-    name: str
-    description: str
-    needs_frobenius: bool
-    scores: Callable[[np.ndarray, np.ndarray | None, int, int, float], np.ndarray]
-    aggregate: Callable[[np.ndarray], np.ndarray]
+    Attributes
+    ----------
+    name, description : str
+    needs_frobenius : bool
+        The scores need MMD-FUSE's normalisers ||K_0||_F.
+    adds_median : bool
+        The collection gets the median-bandwidth Gaussian as its last kernel.
+    min_kernels : int
+    statistic : str
+        "biased" (the V-statistic T, one kernel) or "unbiased" (U, collections): which
+        matrix of :class:`~nystrom_kme.two_sample._statistics.PermutedStatistics` it reads.
+    """
+
+    name: str = ""
+    description: str = ""
+    needs_frobenius = False
+    adds_median = False
+    min_kernels = 1
+    statistic = "unbiased"
+
+    def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
+        """Each kernel's score for every split, (K, B + 1)."""
+        raise NotImplementedError
+
+    def aggregate(self, scores: np.ndarray) -> np.ndarray:
+        """The test's statistic for every split, (B + 1,): larger is more extreme."""
+        return _max(scores)
+
+    def deciding(self, statistic: float, pvalues: np.ndarray, scores: np.ndarray, U0: np.ndarray) -> int:
+        """The kernel whose p-value decided the test: by default the smallest marginal
+        p-value, ties broken by the larger score, then the larger MMD^2, then the order.
+
+        Parameters
+        ----------
+        statistic : float
+            The observed aggregate F_0.
+        pvalues, scores, U0 : ndarray of shape (K,)
+            Each kernel's marginal p-value, score and statistic on the observed split.
+        """
+        return int(np.lexsort((np.arange(pvalues.size), -U0, -scores, pvalues))[0])
+
+    def check(self, statistic: float, null: np.ndarray, scores: np.ndarray, pvalues: np.ndarray) -> None:
+        """ValueError unless a (saved) result of this rule is one it can give: its
+        statistic the aggregate of its scores, every aggregate where the rule puts it."""
+        expected = float(self.aggregate(scores[:, None])[0])
+        if not math.isclose(statistic, expected, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(
+                f"statistic must be the {self.name!r} aggregate of the kernel scores, {expected!r}, got {statistic!r}"
+            )
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
 
 
-def _maxz_scores(U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
-    return standardised(U)
+def _pvalue_aggregates(null: np.ndarray, statistic: float, B: int) -> bool:
+    """Aggregates that are minus a p-value of B + 1 splits lie in [-1, -1 / (B + 1)]."""
+    values = np.r_[statistic, null]
+    return bool(((values <= -1 / (B + 1) + 1e-12) & (values >= -1.0)).all())
 
 
-def _fuse_scores(U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
-    assert frob is not None
-    return fuse_scores(U, frob, n1, n2, temperature)
+class OneKernel(Rule):
+    """One kernel: its own (biased) MMD^2, the test of Chatalic et al. (2025)."""
+
+    name = "one kernel"
+    description = "the MMD with one kernel"
+    statistic = "biased"
+
+    def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
+        return np.atleast_2d(U)
+
+    def deciding(self, statistic: float, pvalues: np.ndarray, scores: np.ndarray, U0: np.ndarray) -> int:
+        return 0
 
 
-def _mmdagg_scores(U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
-    return -marginal_pvalues(U)
+class MaxZ(Rule):
+    """The largest standardised MMD^2: each kernel in units of its own permutation spread."""
+
+    name = "maxz"
+    description = "the largest standardised MMD^2 (each kernel in units of its permutation spread)"
+
+    def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
+        return standardised(U)
+
+    def check(self, statistic: float, null: np.ndarray, scores: np.ndarray, pvalues: np.ndarray) -> None:
+        bound = math.sqrt(null.size) + 1e-9  # |z| <= sqrt(B) for B + 1 standardised values
+        if not ((np.abs(null) <= bound).all() and (np.abs(scores) <= bound).all()):
+            raise ValueError(f"null_distribution or kernel_scores lie outside what {self.name!r} can give")
+        super().check(statistic, null, scores, pvalues)
+
+
+class Fuse(Rule):
+    """MMD-FUSE's soft maximum of the normalised statistics."""
+
+    name = "fuse"
+    description = "MMD-FUSE (soft maximum of the normalised MMDs)"
+    needs_frobenius = True
+
+    def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
+        assert frob is not None
+        return fuse_scores(U, frob, n1, n2, temperature)
+
+    def aggregate(self, scores: np.ndarray) -> np.ndarray:
+        return log_mean_exp(scores)
+
+
+class FuseAndMedian(Fuse):
+    """The smaller marginal p-value of MMD-FUSE over the grid's kernels and of the
+    median-bandwidth Gaussian (the last kernel)."""
+
+    name = "fuse+median"
+    description = (
+        "the smaller marginal p-value of MMD-FUSE over the grid's kernels and of the median-bandwidth Gaussian"
+    )
+    adds_median = True
+    min_kernels = 2
+
+    def aggregate(self, scores: np.ndarray) -> np.ndarray:
+        return fuse_and_median(scores)
+
+    def deciding(self, statistic: float, pvalues: np.ndarray, scores: np.ndarray, U0: np.ndarray) -> int:
+        """The median kernel when its p-value is the smaller one (F_0 = -p of the median),
+        else FUSE's kernel with the smallest marginal p-value."""
+        if pvalues[-1] <= -statistic + 1e-12:
+            return int(pvalues.size - 1)
+        return super().deciding(statistic, pvalues[:-1], scores[:-1], U0[:-1])
+
+    def check(self, statistic: float, null: np.ndarray, scores: np.ndarray, pvalues: np.ndarray) -> None:
+        B = null.size
+        if not _pvalue_aggregates(null, statistic, B):
+            raise ValueError(f"null_distribution or statistic lie outside what {self.name!r} can give")
+        if not statistic >= -float(pvalues[-1]) - 1e-12:
+            raise ValueError(
+                f"statistic must be at least minus the median kernel's marginal p-value, "
+                f"{-float(pvalues[-1])!r}, got {statistic!r}"
+            )
+
+
+class MMDAgg(Rule):
+    """MMDAgg's smallest marginal p-value (uniform weights)."""
+
+    name = "mmdagg"
+    description = "MMDAgg (minimum marginal p-value)"
+
+    def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
+        return -marginal_pvalues(U)
+
+    def check(self, statistic: float, null: np.ndarray, scores: np.ndarray, pvalues: np.ndarray) -> None:
+        if not _pvalue_aggregates(null, statistic, null.size):
+            raise ValueError(f"null_distribution or statistic lie outside what {self.name!r} can give")
+        if not math.isclose(statistic, -float(pvalues.min()), rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(
+                f"statistic must be minus the smallest marginal p-value, {-float(pvalues.min())!r}, got {statistic!r}"
+            )
 
 
 def _max(scores: np.ndarray) -> np.ndarray:
@@ -256,30 +393,18 @@ def fuse_and_median(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-RULES: dict[str, Rule] = {
-    "fuse+median": Rule(
-        "fuse+median",
-        "the smaller marginal p-value of MMD-FUSE over the grid's kernels and of the median-bandwidth Gaussian",
-        True,
-        _fuse_scores,
-        fuse_and_median,
-    ),
-    "fuse": Rule("fuse", "MMD-FUSE (soft maximum of the normalised MMDs)", True, _fuse_scores, log_mean_exp),
-    "mmdagg": Rule("mmdagg", "MMDAgg (minimum marginal p-value)", False, _mmdagg_scores, _max),
-    "maxz": Rule(
-        "maxz",
-        "the largest standardised MMD^2 (each kernel in units of its permutation spread)",
-        False,
-        _maxz_scores,
-        _max,
-    ),
-}
+#: The aggregation rules of a collection of kernels, by name (the extension point:
+#: EXTENDING.md, "Aggregation rules").
+RULES: dict[str, Rule] = {rule.name: rule for rule in (FuseAndMedian(), Fuse(), MMDAgg(), MaxZ())}
 #: The aggregation rules' names.
 AGGREGATIONS = tuple(RULES)
+#: The rule of a test with one kernel.
+ONE_KERNEL = OneKernel()
 
 
 __all__ = [
     "AGGREGATIONS",
+    "ONE_KERNEL",
     "RULES",
     "Rule",
     "fuse_and_median",

@@ -22,7 +22,9 @@ namespace detail {
 
 /// Kernel `kind`'s value at the squared distance v (in units of the smallest
 /// bandwidth) times `factor`: float32 through fast_map (factor includes its c),
-/// float64 through kernel_map. A run-time kind, the same for every thread.
+/// float64 through kernel_map. A run-time kind, the same for every thread; a code that
+/// is not a radial kernel's gives NaN (never another kernel's values), and the host
+/// checks the kinds before the launch and the sums after it.
 template <class T>
 struct BinMap;
 template <>
@@ -33,7 +35,8 @@ struct BinMap<float> {
       case kLaplacian: return fast_map<kLaplacian>(u);
       case kMatern32: return fast_map<kMatern32>(u);
       case kMatern52: return fast_map<kMatern52>(u);
-      default: return fast_map<kInverseMultiquadric>(u);
+      case kInverseMultiquadric: return fast_map<kInverseMultiquadric>(u);
+      default: return __int_as_float(0x7fc00000);  // an unknown code: NaN, which the host refuses
     }
   }
 };
@@ -45,7 +48,8 @@ struct BinMap<double> {
       case kLaplacian: return kernel_map<kLaplacian, double>(v);
       case kMatern32: return kernel_map<kMatern32, double>(v);
       case kMatern52: return kernel_map<kMatern52, double>(v);
-      default: return kernel_map<kInverseMultiquadric, double>(v);
+      case kInverseMultiquadric: return kernel_map<kInverseMultiquadric, double>(v);
+      default: return __longlong_as_double(0x7ff8000000000000LL);  // an unknown code: NaN, refused by the host
     }
   }
 };

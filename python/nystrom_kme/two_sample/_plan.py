@@ -1,0 +1,147 @@
+"""What a permutation test will compute, decided before any pass over the data: the
+samples' canonical order, the kernels (bandwidths resolved from the pooled sample,
+label-blind), the rule, the landmarks and the units that the permutations move. One
+plan serves every path: one kernel is a plan whose rule is ``ONE_KERNEL``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._landmark_count import cap_landmarks
+from ..bounds import default_n_landmarks
+from ..kernel_collection import KernelCollection
+from ..kernels import Kernel, resolve_kernel
+from ..landmark_search import search_landmarks
+from ..permutation import SplitSpec
+from ..sampling import UniformSampling, as_policy, resolve_sampler
+from ..sources import RowSource
+from ._arguments import Arguments
+from ._landmarks import choose_landmarks
+from ._statistics import Binning, make_binning
+from .rules import Rule
+
+#: The default test permutes single rows up to this many pooled rows, and bins of rows
+#: beyond 2 N / K of them (K kernels), so that it costs a few single-kernel tests.
+DEFAULT_MIN_BINS = 256
+#: The default test's landmarks: at least this many (or every pooled row): below ~2000
+#: pooled rows the paper's m lost up to 0.1 of power against the exact test (Blobs at
+#: n = 500: 0.90 with m = 110, 1.00 with 256; bench/RESULTS.md, issue 27).
+DEFAULT_MIN_LANDMARKS = 256
+#: Rows compared (at fixed positions) to order two samples of equal size.
+ORDER_ROWS = 256
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A test's plan.
+
+    Attributes
+    ----------
+    kernels : list of Kernel
+        Numeric bandwidths; for a rule with ``adds_median`` the median Gaussian is last.
+    collection : KernelCollection or None
+        The resolved collection (None: one kernel).
+    rule : Rule
+    method : str
+    landmarks : ndarray (m, d) or None
+        None for the exact method.
+    binning : Binning or None
+        The bins the permutations move (None: single rows, streamed).
+    spec : SplitSpec
+        The random splits of the units.
+    """
+
+    kernels: list[Kernel]
+    collection: KernelCollection | None
+    rule: Rule
+    method: str
+    landmarks: np.ndarray | None
+    binning: Binning | None
+    spec: SplitSpec
+
+
+def swapped(sx: RowSource, sy: RowSource) -> bool:
+    """Whether the samples' canonical order puts Y first: the larger first; for equal
+    sizes, the sample with the smaller value at the first (row, column) where they differ,
+    rows taken at fixed positions (first, last, middle, then ORDER_ROWS spread by a fixed
+    generator), all rows only when those coincide. Comparisons only, so that a change of
+    units (any positive scale) keeps the order; identical samples give the same test
+    either way."""
+    n1, n2 = sx.count_rows(), sy.count_rows()
+    if n1 != n2:
+        return n2 > n1
+    n = n1
+    fixed = np.random.default_rng(0x5EED).integers(0, n, size=ORDER_ROWS)
+    positions = np.concatenate([[0, n - 1, n // 2], fixed]).astype(np.int64)
+    order = _first_difference(np.asarray(sx.take(positions)), np.asarray(sy.take(positions)))
+    if order is None and sx.random_access and sy.random_access:
+        for start in range(0, n, 1 << 16):
+            rows = np.arange(start, min(n, start + (1 << 16)), dtype=np.int64)
+            order = _first_difference(np.asarray(sx.take(rows)), np.asarray(sy.take(rows)))
+            if order is not None:
+                break
+    return bool(order)
+
+
+def _first_difference(A: np.ndarray, B: np.ndarray) -> bool | None:
+    """Whether B is smaller than A at their first differing entry (row-major), None if equal."""
+    differ = np.flatnonzero((A != B).ravel())
+    if differ.size == 0:
+        return None
+    i = differ[0]
+    return bool(B.ravel()[i] < A.ravel()[i])
+
+
+def make_plan(args: Arguments, sx: RowSource, sy: RowSource, Z: RowSource, seed: int, rng: np.random.Generator) -> Plan:
+    """The plan of a test of ``sx`` against ``sy`` (in canonical order, pooled as ``Z``);
+    ``rng`` draws, in this order, the bandwidths' subset, the bins and the landmarks."""
+    n1, n2 = sx.count_rows(), sy.count_rows()
+    N = n1 + n2
+    collection: KernelCollection | None = None
+    if args.kernel is not None:
+        kernels = [resolve_kernel(args.kernel, [sx, sy], rng)]
+    else:
+        assert args.collection is not None
+        collection = args.collection.resolve(Z, rng, with_median=args.rule.adds_median)
+        kernels = list(collection)
+    binning: Binning | None = None
+    if args.method == "nystrom" and collection is not None:
+        max_bins = args.max_bins
+        if args.default and max_bins is not None:
+            # the default test's work budget: K kernels on G bins cost about K G / N single-kernel
+            # tests in their permutations (bench/RESULTS.md, issue 27)
+            max_bins = min(max_bins, max(DEFAULT_MIN_BINS, 2 * N // len(kernels)))
+        binning = make_binning(n1, n2, max_bins, rng)
+    landmarks = None if args.method == "exact" else _landmarks(args, Z, kernels, collection is not None, rng)
+    units = (n1, n2) if binning is None else (binning.n1, binning.n2)
+    spec = SplitSpec(units[0], units[1], args.n_permutations, seed)
+    return Plan(kernels, collection, args.rule, args.method, landmarks, binning, spec)
+
+
+def _landmarks(
+    args: Arguments, Z: RowSource, kernels: list[Kernel], several: bool, rng: np.random.Generator
+) -> np.ndarray:
+    """m pooled rows, label-blind: the search of ``n_landmarks="auto"`` for the narrowest
+    kernel (the one that needs the finest landmarks), or m from the rule of ``n_landmarks``."""
+    N, nt = Z.count_rows(), args.n_threads
+    if args.auto is not None:
+        narrowest = min(kernels, key=lambda k: float(k.bandwidth))
+        given = args.sampler
+        policy = as_policy(resolve_sampler(given)) if given is not None else UniformSampling(replace=False)
+        found = search_landmarks(
+            Z, narrowest, policy, rng, spec=args.auto, sample_weight=None, solver="auto", rcond=0.0, n_threads=nt
+        )
+        return found.landmarks
+    m = args.n_landmarks
+    if m is None:
+        m = default_n_landmarks(N)
+        if args.default:  # small samples: nearly every row, so that Nystrom loses no power
+            m = max(m, min(N, DEFAULT_MIN_LANDMARKS))
+    m = cap_landmarks(m, N, "the {n} pooled rows", stacklevel=5)
+    return choose_landmarks(Z, kernels, max(m, 2) if several else m, args.sampler, rng, nt)
+
+
+__all__ = ["DEFAULT_MIN_BINS", "DEFAULT_MIN_LANDMARKS", "ORDER_ROWS", "Plan", "make_plan", "swapped"]
