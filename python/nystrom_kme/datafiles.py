@@ -2,24 +2,24 @@
 Parquet, read block by block through :mod:`nystrom_kme.sources` so that a file larger
 than memory is never loaded whole.
 
-==========================  ====================================================
-``.npy``                    memory-mapped (``np.load(mmap_mode="r")``), read in blocks;
-                            results bit-identical to the in-memory array
-``.npz``                    one member (``key``, or the only one), read in memory
-                            (zip members cannot be memory-mapped); no pickle
+============================  ====================================================
+``.npy``                      memory-mapped (``np.load(mmap_mode="r")``), read in blocks;
+                              results bit-identical to the in-memory array
+``.npz``                      one member (``key``, or the only one), read in memory
+                              (zip members cannot be memory-mapped); no pickle
 ``.csv``, ``.tsv``, ``.txt``  parsed in blocks of lines; a first line that is not all
-                            numbers is a header (its names select columns and are
-                            kept; pandas' ``0,1,2,...`` over decimals is taken as a
-                            header with a warning; ``header=`` decides); ``#``
-                            starts a comment; delimiter ``,`` (``.csv``), tab
-                            (``.tsv``) or whitespace (``.txt``) unless given
-``.h5``, ``.hdf5``          a 2-D dataset (``key``, or the only one), read in blocks
-                            (needs h5py: ``pip install "nystrom-kme[hdf5]"``)
-``.zarr``                   a 2-D array (``key`` inside a group), read in blocks
-                            (needs zarr: ``pip install "nystrom-kme[zarr]"``)
-``.parquet``                numeric columns, read by record batches (needs pyarrow:
-                            ``pip install "nystrom-kme[parquet]"``)
-==========================  ====================================================
+                              numbers is a header (its names select columns and are
+                              kept; pandas' ``0,1,2,...`` over decimals is taken as a
+                              header with a warning; ``header=`` decides); ``#``
+                              starts a comment; delimiter ``,`` (``.csv``), tab
+                              (``.tsv``) or whitespace (``.txt``) unless given
+``.h5``, ``.hdf5``            a 2-D dataset (``key``, or the only one), read in blocks
+                              (needs h5py: ``pip install "nystrom-kme[hdf5]"``)
+``.zarr``                     a 2-D array (``key`` inside a group), read in blocks
+                              (needs zarr: ``pip install "nystrom-kme[zarr]"``)
+``.parquet``                  numeric columns, read by record batches (needs pyarrow:
+                              ``pip install "nystrom-kme[parquet]"``)
+============================  ====================================================
 
 1-D arrays are one column. ``columns`` selects columns by 0-based index, or by name
 for files with names (CSV headers, Parquet). Every problem (missing file, a path that
