@@ -375,3 +375,15 @@ def test_sparse_input_is_refused_by_name():
     fitted = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=5, random_state=0).fit(X.toarray())
     with pytest.raises(ValueError, match="sparse input is not supported"):
         fitted.score(X)
+
+
+@pytest.mark.parametrize("source", ["array", "chunks"])
+def test_auto_m_on_one_row_is_a_clear_error(source):
+    """n_landmarks="auto" estimates the empirical embedding's error from the spread of the
+    rows: one row has none (was a ZeroDivisionError); the error names the problem and the
+    way out, on every kind of source."""
+    X = np.random.default_rng(3).normal(size=(1, 2))
+    data = X if source == "array" else [X]
+    with pytest.raises(ValueError, match=r"n_landmarks='auto' needs at least 2 rows .*give an integer n_landmarks"):
+        nk.NystromKME(nk.Gaussian(1.0), n_landmarks="auto").fit(data)
+    assert nk.NystromKME(nk.Gaussian(1.0), n_landmarks=1).fit(data).weights_.shape == (1,)  # an integer m works
