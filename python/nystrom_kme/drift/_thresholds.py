@@ -1,0 +1,331 @@
+"""The online detector's threshold for an expected run time (ert): one threshold c for
+every full window, chosen so that the mean number of updates from a reset to the first
+alarm, ARL(c), is ert when nothing drifts.
+
+ARL(c) is read from one long simulated stream. Everything here is a pure function of the
+held-out rows' kernel matrix, mu_R at those rows, |R|, W, ert and a Generator:
+
+* **The stream.** Rows are drawn with replacement from the held-out rows H (independent
+  of mu_R), so that each window is W independent draws from H's distribution. Windows
+  drawn without replacement (alibi-detect's and this detector's earlier streams) have a
+  variance smaller by about 2W/|H| (5% at W = 100, |H| = 2000), which shortens the live
+  run length by tens of percent. A row drawn twice in one window would pair with itself
+  (k(x, x), which no two rows of a continuous distribution have): that pair gets its
+  expected value instead. The windows are compared with H's leave-one-out embedding, so
+  that the simulated statistic is the null statistic of H's distribution to O(1/|H|).
+* **The reference's own error.** The live statistic compares the window with mu_R rather
+  than the distribution's mu: with delta = mu - mu_R it gains
+  2 mean_i (delta(y_i) - <mu, delta>) + ||delta||^2, whose expectations over the draw of
+  R are a mean tr(C) / |R| and a variance (4 / W) sum_j lambda_j^2 / |R| (C the kernel's
+  covariance operator, lambda_j its eigenvalues). Left out, they make the run length 6%
+  short at W = 100, |R| = 18 000. The simulated windows are centred on
+  (1 - gamma) mu_H + gamma mu_R, which adds a linear term of that variance
+  (gamma^2 Var_H(mu_H - mu_R) = sum lambda^2 / |R|), and shifted by tr(C) / |R|. One
+  reference's delta departs from these expectations (by about half of them: its
+  leading eigen-directions are few), which |H| held-out rows cannot measure; the run
+  length then moves by a few percent at W = 100 and |R| ~ 2 10^4, less at smaller W or
+  larger references.
+* **The run lengths.** After an alarm the detector is reset and needs W new rows, so the
+  run lengths of a threshold c are the gaps of the greedy chain of exceedances along one
+  long stream (the next alarm is the first exceedance at least W windows later): a
+  renewal process, and ARL(c) = simulated rows / alarms, whatever the hazard does after
+  the window fills (conditional quantiles of the first W windows, as alibi-detect sets
+  them, reuse the last threshold from then on while the hazard keeps changing: 10% above
+  its target at W = 20, one cause of the earlier run lengths' 8-20% shortfall). The cost
+  is the stream's, ``VALUES`` kernel values (about ``VALUES / (W - 1)`` rows), for any
+  ert.
+* **The threshold.** Where the stream has at least ``DIRECT_ALARMS`` alarms at ert, a
+  quadratic in the level fitted to log ARL at the levels around ert (within a factor 3)
+  is solved for ert: within 2% of the run lengths of a 250 times longer simulation.
+  Beyond, log ARL = a + b u + g log u, u the level standardised by the stream's median
+  and standard deviation (the tail of a weighted chi-square: exponential with a power
+  of u), is fitted to the stream's longest run lengths (from 64 times below the longest
+  read with ``DIRECT_ALARMS`` alarms) and extrapolated. Against streams of 10^9 rows
+  (W = 10) and 2 10^8 (W = 50), the extrapolated thresholds' run lengths were within
+  5% of ert up to 10 times beyond, 7% at 30 times and 16-19% (long) at 100-300 times
+  (a quadratic in the level was 36% short at 100 times); bench/RESULTS.md has the
+  runs. More than ``MAX_EXTRAPOLATION`` times beyond is refused.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_allocation
+
+#: Held-out rows the stream draws from at most (their kernel matrix: 72 MB in float64).
+POOL_ROWS = 3000
+#: Kernel values of the simulated stream by default, rows x (W - 1): seconds on one core.
+VALUES = 4 * 10**8
+#: Simulated rows at most (their statistics stay in memory: 64 MiB).
+MAX_ROWS = 1 << 23
+#: Simulated rows per unit of ert at most: about that many alarms at the threshold.
+ROWS_PER_ERT = 10_000
+#: Alarms at ert from which ARL(ert) is read from the stream rather than extrapolated.
+DIRECT_ALARMS = 400
+#: Fewest alarms of a level used in a fit.
+FIT_ALARMS = 50
+#: Largest factor between ert and the longest run length read with DIRECT_ALARMS alarms.
+MAX_EXTRAPOLATION = 1000
+#: Levels of the run-length curve.
+LEVELS = 24
+#: Rows per chunk of the simulation.
+CHUNK_ROWS = 1 << 16
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The simulation's rows: H's kernel matrix in float32, the diagonal replaced by the
+    expected value of a pair, the centring f (h,) and the offset: a window with pair sum
+    P and f-sum F has the statistic 2 P / (W (W - 1)) - 2 F / W + offset."""
+
+    kernel_values: np.ndarray
+    f: np.ndarray
+    offset: float
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The threshold for ert and the run-length curve it was read from.
+
+    levels (G,) increasing; alarms (G,) the simulated stream's alarms at each (ARL =
+    rows / alarms); rows the stream's rows; center and scale the median and standard
+    deviation of its statistics (the extrapolation's units); extrapolated whether ert
+    lies beyond the run lengths read directly."""
+
+    threshold: float
+    levels: np.ndarray
+    alarms: np.ndarray
+    rows: int
+    center: float
+    scale: float
+    extrapolated: bool
+
+
+def pool(K: np.ndarray, f_rest: np.ndarray, n_rest: int) -> Pool:
+    """The simulation's pool from H's kernel matrix K (h, h), mu_R at H's rows (h,) and
+    |R|, the rows behind mu_R (the module's docstring explains the centring)."""
+    h = K.shape[0]
+    if h < 2:
+        raise ValueError(f"the simulation needs at least 2 held-out rows, got {h}")
+    diag = np.diag(K).astype(np.float64)
+    row = K.sum(axis=1, dtype=np.float64) - diag
+    f_loo = row / (h - 1)  # mu_H(x_a) without x_a
+    mean_pair = float(row.sum()) / (h * (h - 1))  # ||mu_H||^2 over distinct pairs
+    psi2 = 0.0  # sum(lambda^2) = E psi(x, y)^2 of the centred kernel, over distinct pairs of H
+    for start in range(0, h, 512):
+        stop = min(h, start + 512)
+        block = K[start:stop] - f_loo[start:stop, None] - f_loo[None, :] + mean_pair
+        block[np.arange(stop - start), np.arange(start, stop)] = 0.0
+        psi2 += float(np.sum(block * block))
+    psi2 /= h * (h - 1)
+    trace = max(float(diag.mean()) - mean_pair, 0.0)  # tr(C) = E k(x, x) - ||mu||^2
+    d = f_loo - f_rest
+    spread = float(np.var(d))
+    gamma = math.sqrt(psi2 / n_rest / spread) if spread > 0 else 0.0  # about sqrt(|H| / (|H| + |R|))
+    f = f_loo - gamma * d  # (1 - gamma) mu_H + gamma mu_R at H's rows
+    offset = 2.0 * float(f.mean()) - mean_pair + trace / n_rest  # E T = tr(C) / |R|
+    values = np.array(K, dtype=np.float32)
+    np.fill_diagonal(values, (2.0 * f_loo - mean_pair).astype(np.float32))  # psi(x, x) = 0
+    return Pool(values, f, offset)
+
+
+def simulate(p: Pool, window: int, n_rows: int, rng: np.random.Generator) -> np.ndarray:
+    """The statistics of the n_rows - W + 1 windows of one stream of ``n_rows`` rows
+    drawn with replacement from the pool: (W - 1) n_rows kernel values read from it."""
+    W = window
+    h = p.f.shape[0]
+    flat = p.kernel_values.ravel()
+    out = np.empty(n_rows - W + 1)
+    tail = rng.integers(0, h, size=W - 1)  # the rows before the next chunk's windows
+    for a in range(0, n_rows - W + 1, CHUNK_ROWS):
+        b = min(n_rows - W + 1, a + CHUNK_ROWS)  # windows [a, b): rows a .. b + W - 2
+        rows = np.concatenate([tail, rng.integers(0, h, size=b - a)])
+        tail = rows[rows.size - (W - 1) :]
+        n, m = rows.size, b - a
+        pairs = np.zeros(m)
+        cum = np.zeros(n + 1)
+        scaled = rows * h
+        for lag in range(1, W):  # the pairs (j - lag, j), summed cumulatively over j
+            np.cumsum(flat.take(scaled[lag:] + rows[:-lag]), dtype=np.float64, out=cum[1 : n - lag + 1])
+            pairs += cum[W - lag : W - lag + m]  # window s holds the pairs with s + lag <= j <= s + W - 1
+            pairs -= cum[:m]
+        F = np.concatenate([[0.0], np.cumsum(p.f[rows])])
+        out[a:b] = 2.0 * pairs / (W * (W - 1)) - 2.0 * (F[W : W + m] - F[:m]) / W + p.offset
+    return out
+
+
+def alarms(exceed: np.ndarray, window: int) -> int:
+    """The detector's alarms on a stream whose windows at the sorted positions
+    ``exceed`` cross the threshold: the first exceedance, then the first one at least W
+    windows after each alarm (the reset, and W new rows to fill the window)."""
+    if exceed.size == 0:
+        return 0
+    cut = np.flatnonzero(np.diff(exceed) >= window) + 1  # clusters: each one's first is an alarm
+    starts = np.concatenate([[0], cut])
+    ends = np.concatenate([cut, [exceed.size]])
+    long = exceed[ends - 1] - exceed[starts] >= window
+    count = int(starts.size)
+    for a, b in zip(starts[long].tolist(), ends[long].tolist()):  # the greedy chain through a long cluster
+        positions = exceed[a:b].tolist()
+        i = 0
+        while True:
+            i = bisect.bisect_left(positions, positions[i] + window, i)
+            if i >= len(positions):
+                break
+            count += 1
+    return count
+
+
+def run_length_curve(stats: np.ndarray, window: int, ert: float) -> tuple[np.ndarray, np.ndarray]:
+    """LEVELS levels and their alarms on the stream's window statistics ``stats``:
+    spanning run lengths from about ert / 3 to 3 ert when the stream has DIRECT_ALARMS
+    alarms at ert, else its longest run lengths (from 64 times below the longest with
+    DIRECT_ALARMS alarms)."""
+    rows = stats.size + window - 1
+    ordered = np.sort(stats)
+
+    def level(k: int) -> float:  # the level with k windows above it (all: just below the smallest)
+        return float(ordered[stats.size - k]) if k < stats.size else float(np.nextafter(ordered[0], -np.inf))
+
+    def count(c: float) -> int:
+        return alarms(np.flatnonzero(stats > c), window)
+
+    top = rows / DIRECT_ALARMS  # the longest run length read with DIRECT_ALARMS alarms
+    short, long = (ert / 3, 3 * ert) if ert <= top else (top / 64, top)
+    # from the top down, doubling the windows above the level: the alarms about double
+    k, highest, lowest = 1, level(1), level(stats.size)
+    while k < stats.size:
+        n = count(level(k))
+        if n <= rows / long:
+            highest = level(k)
+        if n >= rows / max(float(window), short):
+            lowest = level(k)
+            break
+        k *= 2
+    levels = np.unique(np.linspace(lowest, highest, LEVELS))
+    return levels, np.array([count(c) for c in levels], dtype=np.int64)
+
+
+def threshold(
+    levels: np.ndarray, counts: np.ndarray, rows: int, window: int, ert: float, center: float, scale: float
+) -> tuple[float, bool]:
+    """The threshold for ert read from a run-length curve, and whether it was
+    extrapolated (the module's docstring gives the two fits)."""
+    check_reach(rows, window, ert)
+    top = rows / DIRECT_ALARMS
+    arl = rows / np.maximum(counts, 1)
+    use = counts >= FIT_ALARMS
+    extrapolated = ert > top
+    target = math.log(ert)
+    if not extrapolated:
+        near = use & (arl >= ert / 3) & (arl <= 3 * ert)
+        if np.count_nonzero(near) >= 5:
+            use = near  # the curve is fitted where it is read
+        x, y, w = levels[use], np.log(arl[use]), np.sqrt(counts[use].astype(np.float64))
+        if x.size < 3:
+            raise ValueError(f"the simulated stream ({rows} rows, n_bootstraps) has too few alarms to set a threshold")
+        span = float(x[-1] - x[0]) or 1.0
+        a, b, c = (float(v) for v in np.polyfit((x - x[0]) / span, y, 2, w=w))
+        disc = b * b - 4.0 * a * (c - target)
+        if abs(a) * 1e6 < abs(b) or disc < 0:  # no curvature to speak of, or a maximum below ert
+            b, c = (float(v) for v in np.polyfit((x - x[0]) / span, y, 1, w=w))
+            root = (target - c) / b
+        else:
+            root = (-b + math.sqrt(disc)) / (2.0 * a)  # the rising root: its slope is +sqrt(disc)
+        return float(x[0] + root * span), False
+    u = (levels - center) / scale
+    tail = use & (u > 0.1)  # the tail, where log u is defined
+    logs = np.count_nonzero(tail) >= 3
+    if not logs:  # a short stream, without a tail to fit: log ARL linear in the level
+        if np.count_nonzero(use) < 2:
+            raise ValueError(f"the simulated stream ({rows} rows, n_bootstraps) has too few alarms to extrapolate from")
+        tail = use
+
+    def basis(z: np.ndarray) -> np.ndarray:
+        return np.stack([np.ones_like(z), z, np.log(z)] if logs else [np.ones_like(z), z], axis=-1)
+
+    w = np.sqrt(counts[tail].astype(np.float64))
+    coef = np.linalg.lstsq(basis(u[tail]) * w[:, None], np.log(arl[tail]) * w, rcond=None)[0]
+
+    def excess(z: float) -> float:
+        return float(basis(np.array(z)) @ coef) - target
+
+    lo, step = float(u[tail][-1]), 1.0  # from the highest level fitted, upwards
+    hi = lo + step
+    while excess(hi) < 0:
+        if step > 1e3:
+            raise ValueError(f"the run-length curve of the simulated stream does not rise to ert={ert:g}")
+        step *= 2.0
+        lo, hi = hi, hi + step
+    for _ in range(200):  # bisection: the fitted curve rises beyond the data (b + g / u > 0 there)
+        mid = 0.5 * (lo + hi)
+        if excess(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return float(center + hi * scale), True
+
+
+def check_reach(rows: int, window: int, ert: float) -> None:
+    """Refuse an ert more than MAX_EXTRAPOLATION times beyond the longest run length a
+    stream of ``rows`` rows reads directly (rows / DIRECT_ALARMS)."""
+    top = rows / DIRECT_ALARMS
+    if ert > MAX_EXTRAPOLATION * top:
+        raise ValueError(
+            f"ert={ert:g} is beyond the run lengths the simulation can set a threshold for: at most "
+            f"{MAX_EXTRAPOLATION * top:.4g} with window_size={window} and {rows} simulated rows (the "
+            f"longest run length read from the stream, {top:.4g}, extrapolated {MAX_EXTRAPOLATION}-fold); "
+            f"n_bootstraps >= {math.ceil(ert * DIRECT_ALARMS / MAX_EXTRAPOLATION)} simulated rows reach it"
+        )
+
+
+def calibrate(
+    K: np.ndarray,
+    f_rest: np.ndarray,
+    n_rest: int,
+    window: int,
+    ert: float,
+    rng: np.random.Generator,
+    n_rows: int | None = None,
+) -> Calibration:
+    """The threshold for ert from H's kernel matrix K (h, h), mu_R at H's rows (h,), |R|
+    and W: one simulated stream of ``n_rows`` rows (None: ``default_rows``)."""
+    rows = default_rows(window, ert) if n_rows is None else int(n_rows)
+    if rows < 64 * window:
+        raise ValueError(f"n_bootstraps={rows} simulated rows are too few: at least 64 window_size = {64 * window}")
+    check_allocation(16.0 * rows, f"n_bootstraps={rows}")  # the statistics and their sorted copy
+    check_reach(rows, window, ert)
+    stats = simulate(pool(K, f_rest, n_rest), window, rows, rng)
+    levels, counts = run_length_curve(stats, window, ert)
+    center, scale = float(np.median(stats)), float(np.std(stats))
+    c, extrapolated = threshold(levels, counts, rows, window, ert, center, scale)
+    return Calibration(c, levels, counts, rows, center, scale, extrapolated)
+
+
+def default_rows(window: int, ert: float) -> int:
+    """Simulated rows by default: VALUES kernel values' worth, at most MAX_ROWS and
+    ROWS_PER_ERT ert (enough alarms at ert), at least 64 window_size."""
+    budget = min(MAX_ROWS, VALUES // max(1, window - 1), int(min(ROWS_PER_ERT * ert, MAX_ROWS)))
+    return int(max(64 * window, budget))
+
+
+__all__ = [
+    "DIRECT_ALARMS",
+    "MAX_EXTRAPOLATION",
+    "POOL_ROWS",
+    "Calibration",
+    "Pool",
+    "alarms",
+    "calibrate",
+    "check_reach",
+    "default_rows",
+    "pool",
+    "run_length_curve",
+    "simulate",
+    "threshold",
+]
