@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +61,7 @@ from .._validation import check_allocation
 #: Held-out rows the stream draws from at most (their kernel matrix: 72 MB in float64).
 POOL_ROWS = 3000
 #: Kernel values of the simulated stream by default, rows x (W - 1): seconds on one core.
-VALUES = 4 * 10**8
+VALUES = 10**9
 #: Simulated rows at most (their statistics stay in memory: 64 MiB).
 MAX_ROWS = 1 << 23
 #: Simulated rows per unit of ert at most: about that many alarms at the threshold.
@@ -73,14 +74,16 @@ FIT_ALARMS = 50
 MAX_EXTRAPOLATION = 1000
 #: Levels of the run-length curve.
 LEVELS = 24
-#: Rows per chunk of the simulation.
-CHUNK_ROWS = 1 << 16
+#: Rows per chunk of the simulation (its arrays stay in the cache).
+CHUNK_ROWS = 1 << 15
+#: Independent simulated streams (run on threads; the result does not depend on them).
+STREAMS = 8
 
 
 @dataclass(frozen=True)
 class Pool:
-    """The simulation's rows: H's kernel matrix in float32, the diagonal replaced by the
-    expected value of a pair, the centring f (h,) and the offset: a window with pair sum
+    """The simulation's rows: H's kernel matrix in float16 or float32, the diagonal
+    replaced by the expected value of a pair, the centring f (h,) and the offset: a window with pair sum
     P and f-sum F has the statistic 2 P / (W (W - 1)) - 2 F / W + offset."""
 
     kernel_values: np.ndarray
@@ -129,14 +132,23 @@ def pool(K: np.ndarray, f_rest: np.ndarray, n_rest: int) -> Pool:
     gamma = math.sqrt(psi2 / n_rest / spread) if spread > 0 else 0.0  # about sqrt(|H| / (|H| + |R|))
     f = f_loo - gamma * d  # (1 - gamma) mu_H + gamma mu_R at H's rows
     offset = 2.0 * float(f.mean()) - mean_pair + trace / n_rest  # E T = tr(C) / |R|
-    values = np.array(K, dtype=np.float32)
-    np.fill_diagonal(values, (2.0 * f_loo - mean_pair).astype(np.float32))  # psi(x, x) = 0
+    # kernel values in [0, 1] (the radial kernels) as float16: 2^-12 at most off, 1/500 of
+    # a centred value psi ~ 0.1, and half the memory of float32, which the stream's random
+    # reads of an h x h matrix make 3 times faster; others (linear, polynomial) in float32
+    small = bool(K.min() >= 0.0 and K.max() <= 1.0)
+    values = np.array(K, dtype=np.float16 if small else np.float32)
+    np.fill_diagonal(values, (2.0 * f_loo - mean_pair).astype(values.dtype))  # psi(x, x) = 0
     return Pool(values, f, offset)
 
 
 def simulate(p: Pool, window: int, n_rows: int, rng: np.random.Generator) -> np.ndarray:
     """The statistics of the n_rows - W + 1 windows of one stream of ``n_rows`` rows
-    drawn with replacement from the pool: (W - 1) n_rows kernel values read from it."""
+    drawn with replacement from the pool: (W - 1) n_rows kernel values read from it.
+
+    Each row's sums with the W - 1 rows before it (``new``) and after it (``ahead``) are
+    gathered lag by lag; a window's pair sum is the previous one's minus the leaving
+    row's ``ahead`` plus the entering row's ``new``, from the exact sum of each chunk's
+    first window (the running difference never outlives a chunk)."""
     W = window
     h = p.f.shape[0]
     flat = p.kernel_values.ravel()
@@ -146,17 +158,41 @@ def simulate(p: Pool, window: int, n_rows: int, rng: np.random.Generator) -> np.
         b = min(n_rows - W + 1, a + CHUNK_ROWS)  # windows [a, b): rows a .. b + W - 2
         rows = np.concatenate([tail, rng.integers(0, h, size=b - a)])
         tail = rows[rows.size - (W - 1) :]
-        n, m = rows.size, b - a
-        pairs = np.zeros(m)
-        cum = np.zeros(n + 1)
-        scaled = rows * h
-        for lag in range(1, W):  # the pairs (j - lag, j), summed cumulatively over j
-            np.cumsum(flat.take(scaled[lag:] + rows[:-lag]), dtype=np.float64, out=cum[1 : n - lag + 1])
-            pairs += cum[W - lag : W - lag + m]  # window s holds the pairs with s + lag <= j <= s + W - 1
-            pairs -= cum[:m]
+        m = b - a
+        index = rows.astype(np.int32)  # h^2 < 2^31: POOL_ROWS
+        scaled = index * np.int32(h)
+        new = np.zeros(rows.size)
+        ahead = np.zeros(rows.size)
+        for lag in range(1, W):  # the pairs (j - lag, j)
+            values = flat.take(scaled[lag:] + index[:-lag])
+            new[lag:] += values
+            ahead[:-lag] += values
+        first = p.kernel_values[np.ix_(rows[:W], rows[:W])].astype(np.float64)
+        pairs = np.empty(m)
+        pairs[0] = (first.sum() - np.trace(first)) / 2.0
+        np.cumsum(new[W : W + m - 1] - ahead[: m - 1], out=pairs[1:])  # window s + 1: drop row s, add row s + W
+        pairs[1:] += pairs[0]
         F = np.concatenate([[0.0], np.cumsum(p.f[rows])])
         out[a:b] = 2.0 * pairs / (W * (W - 1)) - 2.0 * (F[W : W + m] - F[:m]) / W + p.offset
     return out
+
+
+def simulate_streams(
+    p: Pool, window: int, n_rows: int, rng: np.random.Generator, n_threads: int = 1
+) -> list[np.ndarray]:
+    """STREAMS independent streams of about n_rows / STREAMS rows each (their seeds drawn
+    from ``rng``), simulated on up to ``n_threads`` threads (numpy's gathers release the
+    GIL): the same statistics for any number of threads."""
+    seeds = rng.integers(0, 2**63, size=STREAMS, dtype=np.int64)
+    sizes = [n_rows // STREAMS + (i < n_rows % STREAMS) for i in range(STREAMS)]
+
+    def one(i: int) -> np.ndarray:
+        return simulate(p, window, sizes[i], np.random.default_rng(int(seeds[i])))
+
+    if n_threads <= 1:
+        return [one(i) for i in range(STREAMS)]
+    with ThreadPoolExecutor(max_workers=min(n_threads, STREAMS)) as pool_:
+        return list(pool_.map(one, range(STREAMS)))
 
 
 def alarms(exceed: np.ndarray, window: int) -> int:
@@ -181,25 +217,26 @@ def alarms(exceed: np.ndarray, window: int) -> int:
     return count
 
 
-def run_length_curve(stats: np.ndarray, window: int, ert: float) -> tuple[np.ndarray, np.ndarray]:
-    """LEVELS levels and their alarms on the stream's window statistics ``stats``:
-    spanning run lengths from about ert / 3 to 3 ert when the stream has DIRECT_ALARMS
-    alarms at ert, else its longest run lengths (from 64 times below the longest with
-    DIRECT_ALARMS alarms)."""
-    rows = stats.size + window - 1
-    ordered = np.sort(stats)
+def run_length_curve(streams: list[np.ndarray], window: int, ert: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """LEVELS levels and their alarms, summed over the streams of window statistics:
+    spanning run lengths from about ert / 3 to 3 ert when the streams have DIRECT_ALARMS
+    alarms at ert, else their longest run lengths (from 64 times below the longest with
+    DIRECT_ALARMS alarms); and the statistics' median and standard deviation."""
+    rows = sum(stats.size + window - 1 for stats in streams)
+    ordered = np.concatenate(streams)
+    ordered.sort()
 
     def level(k: int) -> float:  # the level with k windows above it (all: just below the smallest)
-        return float(ordered[stats.size - k]) if k < stats.size else float(np.nextafter(ordered[0], -np.inf))
+        return float(ordered[ordered.size - k]) if k < ordered.size else float(np.nextafter(ordered[0], -np.inf))
 
     def count(c: float) -> int:
-        return alarms(np.flatnonzero(stats > c), window)
+        return sum(alarms(np.flatnonzero(stats > c), window) for stats in streams)
 
     top = rows / DIRECT_ALARMS  # the longest run length read with DIRECT_ALARMS alarms
     short, long = (ert / 3, 3 * ert) if ert <= top else (top / 64, top)
     # from the top down, doubling the windows above the level: the alarms about double
-    k, highest, lowest = 1, level(1), level(stats.size)
-    while k < stats.size:
+    k, highest, lowest = 1, level(1), level(ordered.size)
+    while k < ordered.size:
         n = count(level(k))
         if n <= rows / long:
             highest = level(k)
@@ -208,7 +245,8 @@ def run_length_curve(stats: np.ndarray, window: int, ert: float) -> tuple[np.nda
             break
         k *= 2
     levels = np.unique(np.linspace(lowest, highest, LEVELS))
-    return levels, np.array([count(c) for c in levels], dtype=np.int64)
+    counts = np.array([count(c) for c in levels], dtype=np.int64)
+    return levels, counts, float(np.median(ordered)), float(np.std(ordered))
 
 
 def threshold(
@@ -292,26 +330,31 @@ def calibrate(
     ert: float,
     rng: np.random.Generator,
     n_rows: int | None = None,
+    n_threads: int = 1,
 ) -> Calibration:
     """The threshold for ert from H's kernel matrix K (h, h), mu_R at H's rows (h,), |R|
-    and W: one simulated stream of ``n_rows`` rows (None: ``default_rows``)."""
+    and W: STREAMS simulated streams of ``n_rows`` rows in all (None: ``default_rows``),
+    on up to ``n_threads`` threads (the result does not depend on them)."""
     rows = default_rows(window, ert) if n_rows is None else int(n_rows)
-    if rows < 64 * window:
-        raise ValueError(f"n_bootstraps={rows} simulated rows are too few: at least 64 window_size = {64 * window}")
+    if rows < 64 * window * STREAMS:
+        raise ValueError(
+            f"n_bootstraps={rows} simulated rows are too few: at least {64 * STREAMS} window_size = "
+            f"{64 * STREAMS * window}"
+        )
     check_allocation(16.0 * rows, f"n_bootstraps={rows}")  # the statistics and their sorted copy
     check_reach(rows, window, ert)
-    stats = simulate(pool(K, f_rest, n_rest), window, rows, rng)
-    levels, counts = run_length_curve(stats, window, ert)
-    center, scale = float(np.median(stats)), float(np.std(stats))
+    streams = simulate_streams(pool(K, f_rest, n_rest), window, rows, rng, n_threads)
+    levels, counts, center, scale = run_length_curve(streams, window, ert)
+    rows = sum(stats.size + window - 1 for stats in streams)
     c, extrapolated = threshold(levels, counts, rows, window, ert, center, scale)
     return Calibration(c, levels, counts, rows, center, scale, extrapolated)
 
 
 def default_rows(window: int, ert: float) -> int:
     """Simulated rows by default: VALUES kernel values' worth, at most MAX_ROWS and
-    ROWS_PER_ERT ert (enough alarms at ert), at least 64 window_size."""
+    ROWS_PER_ERT ert (enough alarms at ert), at least 64 STREAMS window_size."""
     budget = min(MAX_ROWS, VALUES // max(1, window - 1), int(min(ROWS_PER_ERT * ert, MAX_ROWS)))
-    return int(max(64 * window, budget))
+    return int(max(64 * STREAMS * window, budget))
 
 
 __all__ = [
@@ -327,5 +370,6 @@ __all__ = [
     "pool",
     "run_length_curve",
     "simulate",
+    "simulate_streams",
     "threshold",
 ]
