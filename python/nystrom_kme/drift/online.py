@@ -9,18 +9,19 @@ distribution (U-statistic) and the reference's Nyström embedding mu_R:
     T = sum_{i != j} k(y_i, y_j) / (W (W - 1)) - 2 mean_i mu_R(y_i) + ||mu_R||^2.
 
 A new row costs one evaluation of mu_R (m kernel values: the core's row sums) and its
-kernel values with the window (W of them): O((m + W) d), independent of the reference.
+kernel values with the previous W - 1 rows: O((m + W) d), independent of the reference.
 
-Thresholds (as alibi-detect's online detectors, with two differences): streams of 2W rows
-are drawn from held-out reference rows H (not used for mu_R, the landmarks or the
-bandwidth), each window compared with H's own embedding (leave-one-out, so that the
-simulated T has mean 0 as the live one nearly has), and for each of the W + 1 windows
-after the first full one the threshold is
-the (1 - p) quantile of the statistic among the simulated streams without an earlier
-alarm (later windows use the last threshold). alibi-detect sets p = 1 / ert; here
-p = 1 / (ert - W + 1), because no alarm is possible during the first W - 1 updates: the
-expected run time counted from the first update is then ert, as its documentation says
-it should be (alibi-detect's is about ert + W - 1).
+The threshold (``_thresholds.py``): one level for every full window, such that the mean
+run length without drift (updates from a reset to the first alarm) is ``ert``. It is read
+from the run lengths of a long stream simulated from held-out reference rows H (not used
+for mu_R, the landmarks or the bandwidth): rows drawn with replacement, the windows
+centred on H's own embedding plus the expected effect of mu_R's error, and the run
+lengths of every level counted along the stream as the detector would (reset after each
+alarm). The simulation costs the same for every ert (about 4 10^8 kernel values); beyond
+the run lengths it reads directly (those with 400 alarms: about 10^4 at W = 100) the
+curve is extrapolated, and more than 1000 times beyond them is refused. The window's
+arithmetic (a ring of the last W - 1 rows and their forward kernel sums) is in
+``_window.py``.
 """
 
 from __future__ import annotations
@@ -38,22 +39,21 @@ from .._validation import (
     RandomStateLike,
     as_data_matrix,
     check_positive_int,
+    check_positive_real,
     check_random_state,
     draw_seed,
     n_threads_arg,
 )
 from ..bounds import default_n_landmarks
 from ..kernels import Kernel, get_kernel, median_distance
-from ..persistence import persistable
+from ..persistence import FileFormatError, persistable
 from ..sources import SourceLike
+from . import _thresholds
 from ._reference import SUBSET, as_float64, draw_holdout, reference_source, rest_rows, rest_sums, save_detector
+from ._window import Ring, advance, forward_sums
 
 #: Landmarks by default: the paper's m for min(n_ref, MAX_DEFAULT_ROWS) rows.
 MAX_DEFAULT_ROWS = 20_000
-#: Simulated streams per unit of ert (alibi-detect advises at least 10).
-BOOTSTRAPS_PER_ERT = 20
-#: Memory for the 2W x 2W kernel blocks of the streams simulated together.
-STREAM_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class OnlineDriftResult:
         The window's squared MMD to the reference after each row (NaN while the window
         is not yet full: the first W - 1 updates after a reset).
     threshold : ndarray (rows,)
-        The threshold each statistic was compared with (NaN while not full).
+        The threshold each statistic was compared with (the detector's ``threshold_``;
+        NaN while the window is not full).
     is_drift : bool
         Whether any of the rows raised an alarm (statistic > threshold).
     time : ndarray (rows,) of int
@@ -101,7 +102,7 @@ class OnlineDriftResult:
 @persistable
 class OnlineDriftDetector:
     """Online drift detection: a sliding window's MMD to a frozen Nyström reference, with
-    thresholds for an expected run time ``ert`` without drift.
+    a threshold for an expected run time ``ert`` without drift.
 
     Parameters
     ----------
@@ -109,7 +110,10 @@ class OnlineDriftDetector:
         The reference, read once (at least 4 W rows: 2 W held out for the simulation).
     ert : float
         The expected run time without drift: the mean number of updates, counted from the
-        first one after a reset, until the first (false) alarm. At least ``window_size``.
+        first one after a reset, until the first (false) alarm. Larger than
+        ``window_size``; an int or float of Python or numpy. At most 1000 times the
+        longest run length the simulation reads directly (``n_bootstraps`` / 400): an
+        error names the limit.
     window_size : int
         W, the rows in the sliding window (>= 2): small windows react fast to large
         changes, large ones see small changes.
@@ -118,13 +122,29 @@ class OnlineDriftDetector:
     n_landmarks : int or None
         m; None: ceil(sqrt(n) log sqrt(n)) for n = min(rows used for mu_R, 20000).
     n_bootstraps : int or None
-        Simulated streams that set the thresholds; None: 20 ert (at least 1000).
+        Rows of the simulated stream that sets the threshold, each drawn with replacement
+        from the held-out rows; None: 4 10^8 / (W - 1) (the same cost for every ert), at
+        most 2^23 and 10 000 ert, at least 64 W. Run lengths up to ``n_bootstraps`` / 400
+        are read from the stream, longer ones extrapolated.
     n_holdout : int or None
-        Held-out reference rows the streams are drawn from; None: min(n_ref / 2,
-        max(2000, 4 W)).
+        Held-out reference rows the stream is drawn from (at most 3000 of them);
+        None: min(n_ref / 2, max(2000, 4 W)).
     preprocess : callable or None
-        Applied to x_ref and to every update's rows; a detector with one cannot be saved.
+        Applied to x_ref and to every update's rows, always a 2-d block (one row as
+        (1, ...)); a detector with one cannot be saved.
     random_state, n_threads, chunk_rows : as :class:`DriftDetector`
+
+    Attributes
+    ----------
+    threshold_ : float
+        The level a full window's statistic must exceed to raise an alarm.
+    threshold_extrapolated_ : bool
+        Whether ``ert`` lies beyond the run lengths read directly from the simulated
+        stream (the threshold then comes from an extrapolated run-length curve).
+    landmarks_, weights_, norm2_ : ndarray, ndarray, float
+        The reference's Nyström embedding mu_R and ||mu_R||^2.
+    t_ : int
+        Updates since the last reset.
 
     Examples
     --------
@@ -135,6 +155,12 @@ class OnlineDriftDetector:
     >>> res.is_drift, res.drift_time <= 40
     (True, True)
     """
+
+    threshold_: float
+    threshold_extrapolated_: bool
+    t_: int
+    _calibration: _thresholds.Calibration
+    _ring: Ring
 
     def __init__(
         self,
@@ -154,10 +180,11 @@ class OnlineDriftDetector:
         W = check_positive_int(window_size, "window_size")
         if W < 2:
             raise ValueError(f"window_size must be at least 2, got {W}")
-        if isinstance(ert, bool) or not isinstance(ert, (int, float)) or not math.isfinite(ert) or ert <= 0:
-            raise ValueError(f"ert must be a positive number, got {ert!r}")
+        ert = check_positive_real(ert, "ert")  # any real type: np.int64(100) is 100
         if ert < W:
-            raise ValueError(f"window_size={W} is larger than ert={ert}: no alarm can come before the window fills")
+            raise ValueError(f"window_size={W} is larger than ert={ert:g}: no alarm can come before the window fills")
+        if ert == W:
+            raise ValueError(f"ert={ert:g} equals window_size={W}: every run would end at its first full window")
         if not isinstance(kernel, (Kernel, str)):
             raise ValueError(f"kernel must be one Kernel or a kernel name (online: one kernel), got {kernel!r}")
         self.ert, self.window_size = float(ert), W
@@ -192,12 +219,11 @@ class OnlineDriftDetector:
         sums = rest_sums(src, holdout, L, [k], nt)[0] / (n - h)
         alpha, _, _ = _core.nystrom_weights(L, np.ascontiguousarray(sums[:, None]), k.to_core(), "auto", 0.0, 1e-12, nt)
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)[:, 0]
-        B = self.n_bootstraps if self.n_bootstraps is not None else max(1000, int(BOOTSTRAPS_PER_ERT * ert))
         assert src.n_features is not None  # known once the rows are counted
         self.kernel_, self.n_features_in_, self.n_reference_ = k, int(src.n_features), n
         self.landmarks_, self.weights_ = L, alpha
         self.norm2_ = float(alpha @ _core.kernel_matrix(L, L, k.to_core(), nt) @ alpha)
-        self.thresholds_ = self._configure(holdout, B, np.random.default_rng([seed, 1]), nt)
+        self._configure(holdout, np.random.default_rng([seed, 1]), nt)
         self.reset()
 
     # ---------------------------------------------------------------- thresholds
@@ -206,51 +232,65 @@ class OnlineDriftDetector:
         """mu_R(x) for each row of X: sum_j alpha_j k(l_j, x)."""
         return _core.kernel_sums(X, self.landmarks_, self.weights_[:, None], self.kernel_.to_core(), nt)[:, 0]
 
-    def _configure(self, holdout: np.ndarray, n_streams: int, rng: np.random.Generator, nt: int) -> np.ndarray:
-        """The thresholds of the W + 1 windows after the first full one: streams of 2W
-        held-out rows, each window's statistic, the conditional (1 - p) quantile."""
-        W = self.window_size
-        p = 1.0 / (self.ert - W + 1)
-        core = self.kernel_.to_core()
-        # The simulated windows are drawn from H, so they are compared with H's own
-        # embedding (leave-one-out: E T = 0 exactly), not with mu_R: H's deviation from the
-        # distribution, ~ |H|^(-1/2), would shift the simulated null by ~ sqrt(W / |H|) of a
-        # window's noise, which moves a tail quantile far (run lengths 14-17% short at
-        # |H| = 2000, W = 20 and 50); R is the larger sample, so mu_R is the better proxy
-        # for the distribution in the live statistic.
-        h = holdout.shape[0]
-        row_sums = _core.kernel_row_sums(holdout, holdout, core, nt)
-        diagonal = _core.kernel_diagonal(holdout, core, nt)
-        f = (row_sums - diagonal) / (h - 1)
-        norm2 = float(np.sum(row_sums - diagonal)) / (h * (h - 1))
-        stats = np.empty((n_streams, W + 1))
-        block = max(1, STREAM_BYTES // (8 * 4 * W * W))
-        for start in range(0, n_streams, block):
-            count = min(block, n_streams - start)
-            idx = np.stack([rng.permutation(holdout.shape[0])[: 2 * W] for _ in range(count)])
-            K = np.stack([_core.kernel_matrix(holdout[i], holdout[i], core, 1) for i in idx])
-            stats[start : start + count] = _window_statistics(K, f[idx], W, norm2)
-        alive = np.ones(n_streams, dtype=bool)
-        out = np.empty(W + 1)
-        for w in range(W + 1):
-            values = stats[alive, w]
-            out[w] = np.quantile(values, 1.0 - p) if values.size else out[w - 1]
-            alive &= stats[:, w] <= out[w]
-        return out
+    def _configure(self, holdout: np.ndarray, rng: np.random.Generator, nt: int) -> None:
+        """The threshold for ert: the run lengths of one stream drawn from the held-out
+        rows (at most POOL_ROWS of them), as ``_thresholds.calibrate`` reads them."""
+        n_rest = self.n_reference_ - holdout.shape[0]  # the rows behind mu_R
+        if holdout.shape[0] > _thresholds.POOL_ROWS:
+            holdout = holdout[np.sort(rng.choice(holdout.shape[0], _thresholds.POOL_ROWS, replace=False))]
+        K = _core.kernel_matrix(holdout, holdout, self.kernel_.to_core(), nt)
+        threads = nt or int(_core.build_info()["default_threads"])  # type: ignore[call-overload]  # an int
+        self._calibration = _thresholds.calibrate(
+            K, self._embedding(holdout, nt), n_rest, self.window_size, self.ert, rng, self.n_bootstraps, threads
+        )
+        self.threshold_ = self._calibration.threshold
+        self.threshold_extrapolated_ = self._calibration.extrapolated
 
     # ---------------------------------------------------------------- updates
 
     def reset(self) -> None:
         """Start a new stream: an empty window, t = 0."""
         self.t_ = 0
-        self._rows = np.empty((0, self.n_features_in_))  # the last W - 1 rows (the next window's head)
-        self._f = np.empty(0)  # their mu_R values
+        self._ring = Ring.empty(self.n_features_in_)  # the last W - 1 rows, their mu_R and forward sums
 
     def update(self, x: Any) -> OnlineDriftResult:
-        """Add one row (d,) or several (r, d), oldest first; the statistic after each.
+        """Add one row or a block of rows, oldest first: the window's statistic after each.
 
-        NaN, inf or a wrong width are refused before anything changes."""
-        X = np.asarray(x) if self.preprocess is None else np.asarray(self.preprocess(x))
+        Parameters
+        ----------
+        x : array-like (d,) or (r, d)
+            One row or r rows (with ``preprocess``: anything it takes; a 1-d ``x`` is
+            handed to it as a (1, ...) block). NaN, inf or a wrong width are refused
+            before anything changes.
+
+        Returns
+        -------
+        OnlineDriftResult
+            The statistics, the threshold, and the first alarm among these rows.
+
+        Notes
+        -----
+        Each row costs its m kernel values with the landmarks (the core's row sums) and
+        its W - 1 with the previous rows: O((m + W) d), the same for every reference
+        size and every position in the stream.
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> rng = np.random.default_rng(1)
+        >>> det = nk.OnlineDriftDetector(rng.normal(size=(3000, 2)), ert=100, window_size=10,
+        ...                              n_bootstraps=100_000, random_state=0)
+        >>> res = det.update(rng.normal(size=(9, 2)))      # 9 rows: the window is not full yet
+        >>> bool(np.isnan(res.statistic).all()), det.t_
+        (True, 9)
+        >>> res = det.update(rng.normal(size=2))            # one row: the first full window
+        >>> res.time.tolist(), bool(res.statistic[0] < det.threshold_)
+        ([10], True)
+        """
+        if self.preprocess is not None:
+            X = np.asarray(self.preprocess(np.asarray(x)[None, ...] if np.ndim(x) == 1 else x))
+        else:
+            X = np.asarray(x)
         if X.ndim == 1:
             X = X[None, :]
         X = as_float64(as_data_matrix(X, "x"))
@@ -258,28 +298,14 @@ class OnlineDriftDetector:
             raise ValueError(f"x has {X.shape[1]} features but the reference has {self.n_features_in_}")
         nt = n_threads_arg(self.n_threads)
         W = self.window_size
-        f = self._embedding(X, nt)
-        seq = np.vstack([self._rows, X])
-        fseq = np.concatenate([self._f, f])
-        head = self._rows.shape[0]
-        stats = np.full(X.shape[0], np.nan)
-        core = self.kernel_.to_core()
-        # rows in chunks of W: each chunk's windows need it and the W - 1 rows before it
-        for c0 in range(0, X.shape[0], W):
-            c1 = min(X.shape[0], c0 + W)
-            lo = max(0, head + c0 - (W - 1))
-            seg = seq[lo : head + c1]
-            # (2W - 1)^2 values: below ~256 rows threads cost more than they save
-            K = _core.kernel_matrix(seg, seg, core, nt if seg.shape[0] > 256 else 1)
-            ends = np.arange(head + c0, head + c1) - lo  # window ends, in seg
-            stats[c0:c1] = _sliding(K, fseq[lo : head + c1], ends, W, self.norm2_)
+        # a few rows: threads cost more than they save (~80 us to start for one row, m = 1000)
+        f = self._embedding(X, nt if X.shape[0] * self.landmarks_.shape[0] >= 1 << 16 else 1)
+        stats, ring = advance(self._ring, X, f, W, self.norm2_, self.kernel_.to_core())
         times = self.t_ + 1 + np.arange(X.shape[0])
-        since_full = times - W  # 0 at the first full window
-        thresholds = np.where(since_full >= 0, self.thresholds_[np.clip(since_full, 0, W)], np.nan)
-        alarms = np.flatnonzero(stats > thresholds)  # NaN compares False: no alarm before W
+        thresholds = np.where(times >= W, self.threshold_, np.nan)
+        alarms = np.flatnonzero(stats > self.threshold_)  # NaN compares False: no alarm before W
         self.t_ += X.shape[0]
-        self._rows = seq[-(W - 1) :].copy()
-        self._f = fseq[-(W - 1) :].copy()
+        self._ring = ring
         return OnlineDriftResult(
             statistic=stats,
             threshold=thresholds,
@@ -291,21 +317,33 @@ class OnlineDriftDetector:
     # ---------------------------------------------------------------- state
 
     def _state(self) -> dict[str, Any]:
+        cal = self._calibration
         return {
             "kernel": self.kernel_,
             "landmarks": self.landmarks_,
             "weights": self.weights_,
             "norm2": self.norm2_,
-            "thresholds": self.thresholds_,
+            "threshold": cal.threshold,
+            "levels": cal.levels,
+            "alarms": cal.alarms,
+            "simulated_rows": cal.rows,
+            "center": cal.center,
+            "scale": cal.scale,
+            "extrapolated": cal.extrapolated,
             "t": self.t_,
-            "rows": self._rows,
-            "f": self._f,
+            "rows": self._ring.rows,
+            "f": self._ring.f,
+            "g": self._ring.g,
             "n_features_in": self.n_features_in_,
             "n_reference": self.n_reference_,
         }
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> OnlineDriftDetector:
+        """The detector of a saved state, its fields checked against each other: the
+        threshold is the one its run-length curve gives for ert and lies in the
+        statistic's range, ||mu_R||^2 and the ring's mu_R values and forward sums are
+        those of the landmarks, weights and rows (FileFormatError names the field)."""
         det = cls.__new__(cls)
         det.ert, det.window_size = float(params["ert"]), int(params["window_size"])
         det.kernel, det.n_landmarks = params["kernel"], params["n_landmarks"]
@@ -317,7 +355,51 @@ class OnlineDriftDetector:
             state["n_reference"],
         )
         det.landmarks_, det.weights_, det.norm2_ = state["landmarks"], state["weights"], state["norm2"]
-        det.thresholds_, det.t_, det._rows, det._f = state["thresholds"], state["t"], state["rows"], state["f"]
+        core, nt = det.kernel_.to_core(), n_threads_arg(det.n_threads)
+
+        def check(name: str, saved: np.ndarray | float, wanted: np.ndarray | float, scale: float) -> None:
+            gap = float(np.max(np.abs(np.asarray(saved) - np.asarray(wanted)), initial=0.0))
+            if not gap <= 1e-9 * (1.0 + scale):
+                raise FileFormatError(f"{name} does not match the detector's other fields (off by {gap:.3g})")
+
+        alpha = det.weights_
+        check(
+            "norm2", det.norm2_, float(alpha @ _core.kernel_matrix(det.landmarks_, det.landmarks_, core, nt) @ alpha), 1
+        )
+        rows, W = state["rows"], det.window_size
+        check("f", state["f"], det._embedding(rows, nt) if rows.shape[0] else np.empty(0), float(np.abs(alpha).sum()))
+        check("g", state["g"], forward_sums(rows, core), float(W))
+        if det.n_bootstraps is not None and state["simulated_rows"] != det.n_bootstraps:
+            raise FileFormatError(f"simulated_rows={state['simulated_rows']} is not n_bootstraps={det.n_bootstraps}")
+        try:
+            c, extrapolated = _thresholds.threshold(
+                state["levels"], state["alarms"], state["simulated_rows"], W, det.ert, state["center"], state["scale"]
+            )
+        except ValueError as err:
+            raise FileFormatError(
+                f"threshold: the saved run-length curve gives none for ert={det.ert:g} ({err})"
+            ) from None
+        check("threshold", state["threshold"], c, abs(c))
+        if extrapolated != state["extrapolated"]:
+            raise FileFormatError(f"extrapolated={state['extrapolated']} but the run-length curve says {extrapolated}")
+        if det.kernel_.radial:  # 0 <= k <= 1: the statistic lies in [norm2 - 2 max mu_R, 1 + norm2 - 2 min mu_R]
+            low = det.norm2_ - 2.0 * float(np.clip(alpha, 0, None).sum())
+            high = 1.0 + det.norm2_ - 2.0 * float(np.clip(alpha, None, 0).sum())
+            if not low <= state["threshold"] <= high:
+                raise FileFormatError(
+                    f"threshold={state['threshold']!r} lies outside the statistic's range [{low:.4g}, {high:.4g}]"
+                )
+        det._calibration = _thresholds.Calibration(
+            state["threshold"],
+            state["levels"],
+            state["alarms"],
+            state["simulated_rows"],
+            state["center"],
+            state["scale"],
+            state["extrapolated"],
+        )
+        det.threshold_, det.threshold_extrapolated_ = det._calibration.threshold, det._calibration.extrapolated
+        det.t_, det._ring = state["t"], Ring(rows, state["f"], state["g"])
         return det
 
     def get_params(self) -> dict[str, Any]:
@@ -344,8 +426,9 @@ class OnlineDriftDetector:
             "n_reference": self.n_reference_,
             "n_features": self.n_features_in_,
             "n_landmarks": int(self.landmarks_.shape[0]),
-            "first_threshold": float(self.thresholds_[0]),
-            "last_threshold": float(self.thresholds_[-1]),
+            "threshold": self.threshold_,
+            "threshold_extrapolated": self.threshold_extrapolated_,
+            "simulated_rows": self._calibration.rows,
             "t": self.t_,
         }
 
@@ -354,41 +437,6 @@ class OnlineDriftDetector:
             f"OnlineDriftDetector(ert={self.ert:g}, window_size={self.window_size}, kernel={self.kernel_!r}, "
             f"m={self.landmarks_.shape[0]}, t={self.t_})"
         )
-
-
-def _window_statistics(K: np.ndarray, f: np.ndarray, W: int, norm2: float) -> np.ndarray:
-    """T of the W + 1 windows [w, w + W) of streams of 2W rows: K (S, 2W, 2W) their
-    kernel values, f (S, 2W) their mu_R values; (S, W + 1). Each window's pair sum from
-    the previous one: minus the leaving row's pairs, plus the entering row's."""
-    pairs = np.empty((K.shape[0], W + 1))
-    first = K[:, :W, :W]
-    pairs[:, 0] = (first.sum(axis=(1, 2)) - np.einsum("sii->s", first)) / 2
-    for w in range(W):
-        leaving = K[:, w, w + 1 : w + W].sum(axis=1)
-        entering = K[:, w + W, w + 1 : w + W].sum(axis=1)
-        pairs[:, w + 1] = pairs[:, w] - leaving + entering
-    F = np.zeros((f.shape[0], f.shape[1] + 1))
-    F[:, 1:] = np.cumsum(f, axis=1)
-    s = np.arange(W + 1)
-    return 2.0 * pairs / (W * (W - 1)) - 2.0 * (F[:, s + W] - F[:, s]) / W + norm2
-
-
-def _sliding(K: np.ndarray, f: np.ndarray, ends: np.ndarray, W: int, norm2: float) -> np.ndarray:
-    """T of the windows ending at ``ends`` (indices into the rows of K (n, n) and f (n,));
-    NaN where fewer than W rows precede. The pair sums from 2-D prefix sums of the strict
-    upper triangle."""
-    n = K.shape[0]
-    upper = np.triu(K, 1)
-    C = np.zeros((n + 1, n + 1))
-    C[1:, 1:] = upper.cumsum(axis=0).cumsum(axis=1)  # C[a, b] = sum_{i < a, j < b} upper
-    F = np.concatenate([[0.0], np.cumsum(f)])
-    out = np.full(ends.size, np.nan)
-    full = ends - W + 1 >= 0
-    e, st = ends[full], ends[full] - W + 1
-    # pairs st <= i < j <= e: all of [0, e] minus those with i < st
-    pairs = C[e + 1, e + 1] - C[st, e + 1]
-    out[full] = 2.0 * pairs / (W * (W - 1)) - 2.0 * (F[e + 1] - F[st]) / W + norm2
-    return out
 
 
 __all__ = ["OnlineDriftDetector", "OnlineDriftResult"]

@@ -396,26 +396,36 @@ def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
     state = {
         "kernel": kernel_spec(st["kernel"]),
         "norm2": float(st["norm2"]),
+        "threshold": float(st["threshold"]),
+        "simulated_rows": int(st["simulated_rows"]),
+        "center": float(st["center"]),
+        "scale": float(st["scale"]),
+        "extrapolated": bool(st["extrapolated"]),
         "t": int(st["t"]),
         "n_features_in": int(st["n_features_in"]),
         "n_reference": int(st["n_reference"]),
     }
-    arrays = {
-        "landmarks": st["landmarks"],
-        "weights": st["weights"],
-        "thresholds": st["thresholds"],
-        "rows": np.ascontiguousarray(st["rows"], dtype=np.float64),
-        "f": st["f"],
-    }
-    return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
+    members = ("landmarks", "weights", "levels", "alarms", "rows", "f", "g")
+    arrays = {name: np.ascontiguousarray(st[name]) for name in members}
+    return {"params": params, "state": state}, arrays
+
+
+def _finite_field(state: dict[str, Any], key: str) -> float:
+    value = float(get_field(state, key, (int, float)))
+    if not math.isfinite(value):
+        raise FileFormatError(f"{key}={value!r}: expected a finite number")
+    return value
 
 
 def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
+    """The detector, each field checked here for its type and shape; the detector's
+    ``_from_state`` checks them against each other (the ring against the landmarks, the
+    threshold against the run-length curve and ert)."""
     state, p = header["state"], header["params"]
     W = count_field(p, "window_size")
     ert = positive_field(p, "ert")
-    if W < 2 or ert < W:
-        raise FileFormatError(f"window_size={W}, ert={ert}: expected 2 <= window_size <= ert")
+    if W < 2 or ert <= W:
+        raise FileFormatError(f"window_size={W}, ert={ert}: expected 2 <= window_size < ert")
     params = {
         "ert": ert,
         "window_size": W,
@@ -430,13 +440,36 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
     if L.shape[1] != d:
         raise FileFormatError(f"landmarks must have n_features_in={d} columns")
     t = get_field(state, "t", int)
-    rows, f = member(arrays, "rows"), vector_member(arrays, "f", np.float64)
+    rows, f, g = member(arrays, "rows"), vector_member(arrays, "f", np.float64), vector_member(arrays, "g", np.float64)
     held = min(t, W - 1)
-    if t < 0 or rows.ndim != 2 or rows.shape != (held, d) or not np.isfinite(rows).all() or f.shape != (held,):
-        raise FileFormatError(f"rows and f must hold the last min(t, window_size - 1) = {held} rows of the stream")
+    if t < 0 or rows.ndim != 2 or rows.shape != (held, d) or not np.isfinite(rows).all():
+        raise FileFormatError(f"rows must hold the last min(t, window_size - 1) = {held} rows of the stream")
+    check_length(f, held, "f")
+    check_length(g, held, "g")
     norm2 = get_field(state, "norm2", (int, float))
     if not (math.isfinite(norm2) and norm2 >= 0):
         raise FileFormatError(f"norm2={norm2!r}: expected a finite number >= 0")
+    levels = vector_member(arrays, "levels", np.float64)
+    alarms = vector_member(arrays, "alarms", np.int64, levels.size)
+    simulated = count_field(state, "simulated_rows")
+    if levels.size < 3 or np.any(np.diff(levels) <= 0):
+        raise FileFormatError(f"levels must be at least 3 increasing numbers, got {levels.size}")
+    if alarms.min() < 0 or alarms.max() > simulated // W + 1:
+        raise FileFormatError(
+            f"alarms must lie in [0, simulated_rows / window_size + 1 = {simulated // W + 1}] (alarms are W rows apart)"
+        )
+    center, scale = _finite_field(state, "center"), _finite_field(state, "scale")
+    if scale <= 0:
+        raise FileFormatError(f"scale={scale!r}: expected a positive number")
+    # center and scale, the median and standard deviation of the simulated statistics,
+    # bound the alarms: at least one per W of the half of the windows above the median;
+    # at most the windows above a level, which Cantelli's inequality bounds
+    half = (simulated - W + 1) // (2 * W)
+    if np.any(alarms[levels < center] < half):
+        raise FileFormatError(f"center={center!r}: a level below it has fewer than {half} alarms")
+    excess = np.clip((levels - center) / scale - 1.0, 0.0, None)
+    if np.any(alarms > simulated / (1.0 + excess**2) + 1):
+        raise FileFormatError(f"scale={scale!r}: the alarms above center + scale exceed Cantelli's bound")
     return cls._from_state(
         params,
         {
@@ -444,13 +477,19 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
             "landmarks": np.ascontiguousarray(L, dtype=np.float64),
             "weights": vector_member(arrays, "weights", np.float64, L.shape[0]),
             "norm2": float(norm2),
-            "thresholds": vector_member(arrays, "thresholds", np.float64, W + 1),
+            "threshold": _finite_field(state, "threshold"),
+            "levels": levels,
+            "alarms": alarms,
+            "simulated_rows": simulated,
+            "center": center,
+            "scale": scale,
+            "extrapolated": get_field(state, "extrapolated", bool),
             "t": t,
             "rows": np.ascontiguousarray(rows, dtype=np.float64),
             "f": f,
+            "g": g,
             "n_features_in": d,
             "n_reference": count_field(state, "n_reference"),
-            "feature_names": names_field(state, d),
         },
     )
 
@@ -497,9 +536,11 @@ CODECS: dict[str, Codec] = {
         {
             "landmarks": (_F8, (("m", "d"),)),
             "weights": (_F8, (("m",),)),
-            "thresholds": (_F8, (("w",),)),
+            "levels": (_F8, (("v",),)),
+            "alarms": (_I8, (("v",),)),
             "rows": (_F8, (("r", "d"),)),
             "f": (_F8, (("r",),)),
+            "g": (_F8, (("r",),)),
         },
     ),
 }
