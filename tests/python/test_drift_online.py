@@ -85,7 +85,7 @@ def test_the_ring_gives_the_prefix_sum_formula(W, kernel):
     Y, f, norm2 = rng.normal(size=(300, 4)), rng.normal(size=300), 0.37
     ring, parts, pos = _window.Ring.empty(4), [], 0
     while pos < 300:
-        size = min(300 - pos, int(rng.integers(1, 2 * W + 90)))
+        size = min(300 - pos, int(rng.integers(1, 2 * W + 300)))  # beyond one sub-block (128 rows)
         stats, ring = _window.advance(ring, Y[pos : pos + size], f[pos : pos + size], W, norm2, kernel.to_core())
         parts.append(stats)
         pos += size
