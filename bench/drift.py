@@ -20,9 +20,21 @@ Sections (any subset):
   (>= 500) for (ert, W) = (200, 20) and (1000, 50); the detection delay after a mean
   shift; ``update`` throughput per row in blocks of 1000 rows against the core's kernel
   row sums per row at m = 1000, d = 32.
+* ``--online-arl`` (issue 35): the mean run length under H0 (N(0, I_5) streams against
+  an N(0, I_5) reference of 20 000 rows) over ``--streams`` streams (>= 2000) for
+  (ert, W) = (100, 10), (200, 20), (1000, 50), (5000, 100), one detector per seed of
+  ``--seeds``, with its standard error and configuration time.
+* ``--online-cost`` (issue 35): the configuration time at ert = 10^6 (W = 10, 50, 100),
+  the answer at ert = 10^9, and ``update`` against the core's row sums in the same
+  process (m = 1000, d = 32, W = 50, blocks of 1000 rows), the two alternated 7 times.
+* ``--online-extrapolation`` (issue 35): the thresholds' run lengths against a long
+  simulated stream from the same held-out rows (``--truth-rows`` rows; W = ``--window``):
+  read directly, then extrapolated 3 to 300 times beyond the run lengths a default
+  stream reads (the simulation's accuracy, not the live detector's).
 
-Usage: python -m bench.drift [--level] [--power] [--cost] [--online] [--batches N]
-       [--reps R] [--streams S] [--alibi PYTHON]
+Usage: python -m bench.drift [--level] [--power] [--cost] [--online] [--online-arl]
+       [--online-cost] [--online-extrapolation] [--batches N] [--reps R] [--streams S]
+       [--seeds K] [--truth-rows N] [--window W] [--alibi PYTHON]
 """
 
 from __future__ import annotations
@@ -245,7 +257,7 @@ def online(streams: int) -> None:
     # throughput: update in blocks of 1000 rows, against the core's kernel row sums per row
     d, m = 32, 1000
     ref = np.random.default_rng(9).normal(size=(30_000, d))
-    det = nk.OnlineDriftDetector(ref, ert=1000, window_size=50, n_landmarks=m, n_bootstraps=2000, random_state=0)
+    det = nk.OnlineDriftDetector(ref, ert=1000, window_size=50, n_landmarks=m, n_bootstraps=200_000, random_state=0)
     X = np.random.default_rng(10).normal(size=(20_000, d))
     start = time.perf_counter()
     for i in range(0, X.shape[0], 1000):
@@ -265,13 +277,143 @@ def online(streams: int) -> None:
     )
 
 
+#: The run-length configurations of issue 35: (ert, W).
+ARL_SETTINGS = ((100, 10), (200, 20), (1000, 50), (5000, 100))
+
+
+def _run_length(det: nk.OnlineDriftDetector, rng: np.random.Generator, block: int) -> int:
+    """Updates from a reset to the first alarm on an N(0, I_5) stream, in blocks."""
+    det.reset()
+    t = None
+    while t is None:
+        t = det.update(rng.normal(size=(block, D))).drift_time
+    return t
+
+
+def online_arl(streams: int, seeds: int) -> None:
+    print("\n## Online detector (issue 35): mean run length under H0\n")
+    print(f"Reference: 20 000 rows of N(0, I_{D}); streams: N(0, I_{D}); one detector per seed.\n")
+    print("| ert | W | seed | streams | mean run length | s.e. | relative error | within 5% | configure s | extrap. |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ref = _ref(20_000, 7)
+    for ert, W in ARL_SETTINGS:
+        for seed in range(seeds):
+            start = time.perf_counter()
+            det = nk.OnlineDriftDetector(ref, ert=ert, window_size=W, random_state=seed)
+            configure = time.perf_counter() - start
+            rng = np.random.default_rng([35, ert, seed])
+            lengths = np.array([_run_length(det, rng, max(W, ert // 2)) for _ in range(streams)])
+            mean, se = float(lengths.mean()), float(lengths.std(ddof=1) / np.sqrt(streams))
+            print(
+                f"| {ert} | {W} | {seed} | {streams} | {mean:.1f} | {se:.1f} | {mean / ert - 1:+.3f} | "
+                f"{'yes' if abs(mean / ert - 1) <= 0.05 else 'no'} | {configure:.1f} | {det.threshold_extrapolated_} |",
+                flush=True,
+            )
+
+
+def online_cost() -> None:
+    from nystrom_kme import _core
+
+    print("\n## Online detector (issue 35): configuration time and update cost\n")
+    ref = _ref(20_000, 7)
+    for W in (10, 50, 100):
+        start = time.perf_counter()
+        det = nk.OnlineDriftDetector(ref, ert=10**6, window_size=W, random_state=0)
+        seconds = time.perf_counter() - start
+        rows = det.summary()["simulated_rows"]
+        print(
+            f"- ert = 10^6, W = {W}: configured in {seconds:.1f} s ({rows} simulated rows, run lengths read up to "
+            f"{rows / 400:.0f}, extrapolated: {det.threshold_extrapolated_})",
+            flush=True,
+        )
+    start = time.perf_counter()
+    try:
+        nk.OnlineDriftDetector(ref, ert=10**9, window_size=50, random_state=0)
+        print("- ert = 10^9, W = 50: configured (no limit reached)")
+    except ValueError as err:
+        print(f"- ert = 10^9, W = 50: refused after {time.perf_counter() - start:.1f} s: {err}")
+    d, m = 32, 1000
+    big = np.random.default_rng(9).normal(size=(30_000, d))
+    det = nk.OnlineDriftDetector(big, ert=1000, window_size=50, n_landmarks=m, random_state=0)
+    X = np.random.default_rng(10).normal(size=(20_000, d))
+    L, kernel = det.landmarks_, det.kernel_.to_core()
+    updates, sums = [], []
+    for _ in range(7):  # alternated: the same load for both
+        det.reset()
+        start = time.perf_counter()
+        for i in range(0, X.shape[0], 1000):
+            det.update(X[i : i + 1000])
+        updates.append((time.perf_counter() - start) / X.shape[0])
+        start = time.perf_counter()
+        for i in range(0, X.shape[0], 1000):
+            _core.kernel_row_sums(X[i : i + 1000], L, kernel, 0)
+        sums.append((time.perf_counter() - start) / X.shape[0])
+    u, r = statistics.median(updates), statistics.median(sums)
+    ratios = sorted(a / b for a, b in zip(updates, sums))
+    print(
+        f"- update (m = {L.shape[0]}, d = {d}, W = 50, blocks of 1000 rows, 7 alternated passes of 20 000 rows): "
+        f"median {u * 1e6:.2f} us per row; the core's kernel row sums: {r * 1e6:.2f} us per row; ratio of medians "
+        f"{u / r:.2f}, per pass {ratios[0]:.2f}-{ratios[-1]:.2f} (target <= 2)"
+    )
+
+
+def online_extrapolation(truth_rows: int, window: int) -> None:
+    from nystrom_kme import _core
+    from nystrom_kme.drift import _thresholds
+
+    print(f"\n## Online thresholds (issue 35): extrapolation against a stream of {truth_rows:.0e} rows, W = {window}\n")
+    ref = _ref(20_000, 7)
+    kernel = nk.Gaussian(nk.median_distance(ref, random_state=0)).to_core()
+    H = np.random.default_rng(3).normal(size=(2000, D))
+    K = _core.kernel_matrix(H, H, kernel, 0)
+    pool = _thresholds.pool(K, K.mean(axis=1), 10**15)  # no reference error: the simulation alone
+    rng = np.random.default_rng(4)
+    chunk = 1 << 22
+    pilot = _thresholds.simulate(pool, window, chunk, rng)  # a pilot: the level kept
+    low = float(np.quantile(pilot, 1 - 1e-3))  # keep the windows above it
+    positions, values, done = [], [], 0
+    start = time.perf_counter()
+    while done < truth_rows:  # independent chunks, joined (a window never spans two)
+        stats = _thresholds.simulate(pool, window, chunk, rng)
+        keep = np.flatnonzero(stats > low)
+        positions.append(keep + done)
+        values.append(stats[keep])
+        done += chunk
+    pos, val = np.concatenate(positions), np.concatenate(values)
+    ordered = np.sort(val)[::-1]
+    levels = np.sort(ordered[np.unique(np.geomspace(30, ordered.size - 1, 50).astype(int))])
+    arl = done / np.array([_thresholds.alarms(pos[val > c], window) for c in levels])
+    print(f"- {done} rows simulated in {time.perf_counter() - start:.0f} s; run lengths {arl[0]:.0f} to {arl[-1]:.0f}")
+    rows = _thresholds.default_rows(window, 10**9)
+    top = rows / _thresholds.DIRECT_ALARMS
+    print(f"- the calibration's stream: {rows} rows (the default), run lengths read directly up to {top:.0f}\n")
+    print("| ert | ert / direct limit | extrapolated | long stream's ARL at the threshold / ert (5 streams) | spread |")
+    print("|---|---|---|---|---|")
+    factors = [f for f in (0.25, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0) if 2 * arl[0] <= f * top <= arl[-1] / 2]
+    ratios: dict[float, list[float]] = {f: [] for f in factors}
+    flags: dict[float, bool] = {}
+    for seed in range(5):  # five calibrations, each of the default number of rows
+        streams = _thresholds.simulate_streams(pool, window, rows, np.random.default_rng(100 + seed), 2)
+        for f in factors:
+            lv, counts, center, scale = _thresholds.run_length_curve(streams, window, f * top)
+            c, flags[f] = _thresholds.threshold(lv, counts, rows, window, f * top, center, scale)
+            ratios[f].append(float(np.exp(np.interp(c, levels, np.log(arl)))) / (f * top))
+        del streams
+    for f in factors:
+        r = ratios[f]
+        print(f"| {f * top:.3g} | {f:g} | {flags[f]} | {np.mean(r):.3f} | {min(r):.3f}-{max(r):.3f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for flag in ("--level", "--power", "--cost", "--online"):
+    for flag in ("--level", "--power", "--cost", "--online", "--online-arl", "--online-cost", "--online-extrapolation"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--batches", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=100)
-    ap.add_argument("--streams", type=int, default=500)
+    ap.add_argument("--streams", type=int, default=None, help="null streams (--online: 500, --online-arl: 2000)")
+    ap.add_argument("--seeds", type=int, default=1, help="--online-arl: detectors (seeds) per configuration")
+    ap.add_argument("--truth-rows", type=float, default=1e9, help="--online-extrapolation: rows of the long stream")
+    ap.add_argument("--window", type=int, default=10, help="--online-extrapolation: W")
     ap.add_argument("--alibi", default=None, help="a Python interpreter with alibi-detect[torch]")
     ap.add_argument("--alibi-reps", type=int, default=30, help="repetitions of alibi-detect (slow: quadratic)")
     args = ap.parse_args()
@@ -283,7 +425,13 @@ def main() -> None:
     if args.cost:
         cost(args.alibi)
     if args.online:
-        online(args.streams)
+        online(args.streams or 500)
+    if args.online_arl:
+        online_arl(args.streams or 2000, args.seeds)
+    if args.online_cost:
+        online_cost()
+    if args.online_extrapolation:
+        online_extrapolation(int(args.truth_rows), args.window)
 
 
 if __name__ == "__main__":
