@@ -198,7 +198,8 @@ def test_the_pool_has_the_expected_mean_and_linear_variance():
 
 def test_the_threshold_inverts_a_known_curve():
     """A run-length curve exactly log ARL = a + b c + q c^2 gives back the level of
-    ert (direct); one exactly a + b u + g log u (u standardised) the extrapolated one."""
+    ert (direct); one exactly a + b u + g log u (u standardised), which both tail fits
+    contain, the extrapolated one."""
     rows, W = 4_000_000, 10
     levels = np.linspace(0.1, 0.3, 24)
     arl = np.exp(4.0 + 20.0 * levels + 15.0 * levels**2)
@@ -213,7 +214,8 @@ def test_the_threshold_inverts_a_known_curve():
     top = rows / _thresholds.DIRECT_ALARMS
     c, extrapolated = _thresholds.threshold(levels, counts, rows, W, 50 * top, center, scale)
     z = (c - center) / scale
-    assert extrapolated and abs(1.0 + 0.6 * z + 1.5 * np.log(z) - np.log(50 * top)) < 2e-3
+    # the alarms are integers (about 400 at the top: 0.1%), which 50 times beyond moves by 1%
+    assert extrapolated and abs(1.0 + 0.6 * z + 1.5 * np.log(z) - np.log(50 * top)) < 1e-2
 
 
 def test_an_ert_beyond_the_reach_is_refused_before_any_simulation(ref):
@@ -238,14 +240,15 @@ def test_thresholds_rise_with_ert_through_the_extrapolation(ref):
 
 
 def test_the_run_length_under_h0_is_ert():
-    """600 null streams from the reference's distribution at ert = 100, W = 10: the
-    mean run length (a standard error of about 4%) lies within 4 standard errors of ert
-    (the detector's own calibration error, about 1% here, is inside that band); the
-    thresholds before this change were 8-23% short."""
+    """2000 null streams from the reference's distribution at ert = 100, W = 10: the
+    mean run length (a standard error of about 2%) lies within 4 standard errors of ert.
+    One detector's own error comes from its 2000 held-out rows, which stand for the
+    distribution: 2% (standard deviation over held-out samples), -3.5% for this one
+    (10^7 rows); the thresholds before this change were 8-23% short."""
     rng = np.random.default_rng(14)
     det = nk.OnlineDriftDetector(rng.normal(size=(20_000, 3)), ert=100, window_size=10, random_state=4)
     lengths = []
-    for _ in range(600):
+    for _ in range(2000):
         det.reset()
         t = None
         while t is None:

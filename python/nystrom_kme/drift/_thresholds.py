@@ -34,17 +34,20 @@ held-out rows' kernel matrix, mu_R at those rows, |R|, W, ert and a Generator:
   its target at W = 20, one cause of the earlier run lengths' 8-20% shortfall). The cost
   is the stream's, ``VALUES`` kernel values (about ``VALUES / (W - 1)`` rows), for any
   ert.
-* **The threshold.** Where the stream has at least ``DIRECT_ALARMS`` alarms at ert, a
+* **The threshold.** Where the streams have at least ``DIRECT_ALARMS`` alarms at ert, a
   quadratic in the level fitted to log ARL at the levels around ert (within a factor 3)
-  is solved for ert: within 2% of the run lengths of a 250 times longer simulation.
-  Beyond, log ARL = a + b u + g log u, u the level standardised by the stream's median
-  and standard deviation (the tail of a weighted chi-square: exponential with a power
-  of u), is fitted to the stream's longest run lengths (from 64 times below the longest
-  read with ``DIRECT_ALARMS`` alarms) and extrapolated. Against streams of 10^9 rows
-  (W = 10) and 2 10^8 (W = 50), the extrapolated thresholds' run lengths were within
-  5% of ert up to 10 times beyond, 7% at 30 times and 16-19% (long) at 100-300 times
-  (a quadratic in the level was 36% short at 100 times); bench/RESULTS.md has the
-  runs. More than ``MAX_EXTRAPOLATION`` times beyond is refused.
+  is solved for ert. Beyond, the streams' longest run lengths (from 64 times below the
+  longest read with ``DIRECT_ALARMS`` alarms) are fitted in the standardised level u
+  (median and standard deviation of the simulated statistics) twice, with the two tails
+  a degenerate U-statistic lies between: a + b u + g log u (a weighted chi-square's:
+  exponential, W small beside the leading eigenvalues' weight) and
+  a + b u + q u^2 + g log u (Gaussian-like, large W); the mean of the two is solved for
+  ert. Against streams of 10^9 (W = 10), 4 10^8 (W = 50) and 2 10^8 rows (W = 100), the
+  exponential fit alone was within 5% up to 10 times beyond at W = 10 and 50 but 28% and
+  70% long at 10 and 100 times at W = 100, the quadratic one 10-25% short everywhere;
+  their mean was within 9% of ert up to 10 times beyond and 18% up to 100 times (means
+  over 5 calibrations; one calibration 18-60% off at 100 times: bench/RESULTS.md). More
+  than ``MAX_EXTRAPOLATION`` times beyond is refused.
 """
 
 from __future__ import annotations
@@ -278,35 +281,50 @@ def threshold(
         return float(x[0] + root * span), False
     u = (levels - center) / scale
     tail = use & (u > 0.1)  # the tail, where log u is defined
-    logs = np.count_nonzero(tail) >= 3
-    if not logs:  # a short stream, without a tail to fit: log ARL linear in the level
+    if np.count_nonzero(tail) >= 4:
+        bases = [["1", "u", "log"], ["1", "u", "u2", "log"]]  # exponential tail; Gaussian-like tail
+    else:  # a short stream, without a tail to fit: log ARL linear in the level
         if np.count_nonzero(use) < 2:
             raise ValueError(f"the simulated stream ({rows} rows, n_bootstraps) has too few alarms to extrapolate from")
-        tail = use
+        tail, bases = use, [["1", "u"]]
 
-    def basis(z: np.ndarray) -> np.ndarray:
-        return np.stack([np.ones_like(z), z, np.log(z)] if logs else [np.ones_like(z), z], axis=-1)
+    def design(z: np.ndarray, names: list[str]) -> np.ndarray:
+        columns = {"1": np.ones_like(z), "u": z, "u2": z * z}
+        return np.stack([columns[n] if n != "log" else np.log(np.maximum(z, 1e-300)) for n in names], axis=-1)
 
     w = np.sqrt(counts[tail].astype(np.float64))
-    coef = np.linalg.lstsq(basis(u[tail]) * w[:, None], np.log(arl[tail]) * w, rcond=None)[0]
+    fits = [
+        (names, np.linalg.lstsq(design(u[tail], names) * w[:, None], np.log(arl[tail]) * w, rcond=None)[0])
+        for names in bases
+    ]
 
-    def excess(z: float) -> float:
-        return float(basis(np.array(z)) @ coef) - target
+    def crossing(models: list[tuple[list[str], np.ndarray]]) -> float | None:
+        """Where the models' mean log ARL reaches log ert above the highest level fitted."""
 
-    lo, step = float(u[tail][-1]), 1.0  # from the highest level fitted, upwards
-    hi = lo + step
-    while excess(hi) < 0:
-        if step > 1e3:
-            raise ValueError(f"the run-length curve of the simulated stream does not rise to ert={ert:g}")
-        step *= 2.0
-        lo, hi = hi, hi + step
-    for _ in range(200):  # bisection: the fitted curve rises beyond the data (b + g / u > 0 there)
-        mid = 0.5 * (lo + hi)
-        if excess(mid) < 0:
-            lo = mid
-        else:
-            hi = mid
-    return float(center + hi * scale), True
+        def excess(z: float) -> float:
+            return float(np.mean([design(np.array(z), names) @ coef for names, coef in models])) - target
+
+        lo, step = float(u[tail][-1]), 1.0
+        hi = lo + step
+        while excess(hi) < 0:
+            if step > 1e3:
+                return None  # it does not rise that far
+            step *= 2.0
+            lo, hi = hi, hi + step
+        for _ in range(200):  # bisection
+            mid = 0.5 * (lo + hi)
+            if excess(mid) < 0:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    z = crossing(fits)
+    if z is None:  # the Gaussian-like fit bends down: the exponential tail alone
+        z = crossing(fits[:1])
+    if z is None:
+        raise ValueError(f"the run-length curve of the simulated stream does not rise to ert={ert:g}")
+    return float(center + z * scale), True
 
 
 def check_reach(rows: int, window: int, ert: float) -> None:
