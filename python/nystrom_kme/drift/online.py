@@ -298,9 +298,7 @@ class OnlineDriftDetector:
             raise ValueError(f"x has {X.shape[1]} features but the reference has {self.n_features_in_}")
         nt = n_threads_arg(self.n_threads)
         W = self.window_size
-        # a few rows: threads cost more than they save (~80 us to start for one row, m = 1000)
-        f = self._embedding(X, nt if X.shape[0] * self.landmarks_.shape[0] >= 1 << 16 else 1)
-        stats, ring = advance(self._ring, X, f, W, self.norm2_, self.kernel_.to_core())
+        stats, ring = advance(self._ring, X, self._embedding(X, nt), W, self.norm2_, self.kernel_.to_core())
         times = self.t_ + 1 + np.arange(X.shape[0])
         thresholds = np.where(times >= W, self.threshold_, np.nan)
         alarms = np.flatnonzero(stats > self.threshold_)  # NaN compares False: no alarm before W
