@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import nystrom_kme as nk
-from nystrom_kme import _core
 from nystrom_kme.datasets import GaussianMixture
 
 MIX = GaussianMixture(8, 10, random_state=0)

@@ -2,9 +2,11 @@
 landmarks as before the draws moved into the sampling policies.
 
 The pinned numbers were drawn by the code of commit c869e47 (the estimator, the search and
-the tests then drew for themselves). Where the law of the draws is plain numpy, the test
-also rebuilds them from numpy in the documented order, independently of the package:
-the median heuristic's rows first (``kernel="gaussian"``), then the landmarks.
+the tests then drew for themselves); the search's (``AUTO``, ``TESTS["auto/..."]``) again
+after issue 34, whose certificate draws the seed of its validation rows before the stream.
+Where the law of the draws is plain numpy, the test also rebuilds them from numpy in the
+documented order, independently of the package: the median heuristic's rows first
+(``kernel="gaussian"``), then the landmarks.
 """
 
 from __future__ import annotations
@@ -96,31 +98,31 @@ STREAMED = {
 #: stops with a margin, its bound <= 0.95 tol at the stop and >= 1.37 tol (or none) one
 #: block before.
 AUTO = {
-    "uniform/u/0": [[64, 80, 96], "c569d6af2d6d5522"],
-    "uniform/u/1": [[64, 80, 96], "fd7b0687ef7b97bb"],
-    "uniform/w/0": [[64, 80, 96], "437cb826ee675091"],
-    "uniform/w/1": [[64, 80], "585e5c9c7d24f97c"],
-    "uniform-without-replacement/u/0": [[64, 80, 96], "ce00bc49f3ce59b2"],
-    "uniform-without-replacement/u/1": [[64, 80, 96], "8db0e00dbd695eb2"],
-    "uniform-without-replacement/w/0": [[64, 80, 96], "8edc27caef9c281e"],
-    "uniform-without-replacement/w/1": [[64, 80], "f9553c694b3b928a"],
-    "rpcholesky/u/0": [[64], "08b3bb083fe75ec4"],
-    "rpcholesky/u/1": [[64], "71bd4e5043830faa"],
-    "block-rpcholesky/u/0": [[64], "08b3bb083fe75ec4"],
-    "block-rpcholesky/u/1": [[64], "71bd4e5043830faa"],
-    "rls/u/0": [[64], "64e225ce0c348908"],
-    "rls/u/1": [[64], "b7c8a1763cecf8ae"],
-    "herding/u/0": [[64], "a571ea09890d8be4"],
-    "herding/u/1": [[64], "13d4e680d6015242"],
+    "uniform/u/0": [[64], "d512ec091b414ffa"],
+    "uniform/u/1": [[64], "63620d9bb695cb3e"],
+    "uniform/w/0": [[64], "258f5d6f7a512a07"],
+    "uniform/w/1": [[64], "f61cbac5c181efef"],
+    "uniform-without-replacement/u/0": [[64], "8ee7265d31d5b9b1"],
+    "uniform-without-replacement/u/1": [[64], "3a5962a3cf80fc96"],
+    "uniform-without-replacement/w/0": [[64], "56f039df61c654f5"],
+    "uniform-without-replacement/w/1": [[64], "f17017e3622b8017"],
+    "rpcholesky/u/0": [[64], "c0f1ff7d1bd6aea9"],
+    "rpcholesky/u/1": [[64], "338f44034aae299d"],
+    "block-rpcholesky/u/0": [[64], "c0f1ff7d1bd6aea9"],
+    "block-rpcholesky/u/1": [[64], "338f44034aae299d"],
+    "rls/u/0": [[64], "966f5ec840801b81"],
+    "rls/u/1": [[64], "7b85831d13cf3a2f"],
+    "herding/u/0": [[64], "7626fbb852d55cdd"],
+    "herding/u/1": [[64], "7c9d2eda41d1f4eb"],
 }
 
 #: two_sample_test(X, Y, kernel="gaussian", ...): the rows of the pooled sample that became
 #: the landmarks, n_landmarks=10 (sorted rows) and AutoLandmarks(max_landmarks=300) (digest).
 TESTS = {
     "m10/0": [282, 930, 995, 1320, 1347, 1608, 1776, 1879, 1887, 2153],
-    "auto/0": "4d8dabb9f85034d5",
+    "auto/0": "9bf39221070e40a8",
     "m10/1": [407, 1267, 1332, 1611, 1639, 1703, 1936, 1980, 2277, 2372],
-    "auto/1": "2e84fb17d344a507",
+    "auto/1": "eed3f630ddd0b47c",
 }
 
 
@@ -193,18 +195,19 @@ def test_search_draws_are_pinned(data, key):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_uniform_search_draws_are_numpy_streams(data, seed):
     """Independent of the package: the median's rows (the statistical error draws none),
-    then one stream whose prefixes are the nested sets: i.i.d. integers (with replacement;
-    numpy draws the same numbers in blocks as at once), or the order of Exp(1) keys
-    (without replacement)."""
+    the validation rows' seed (one integer), then one stream whose prefixes are the nested
+    sets: i.i.d. integers (with replacement; numpy draws the same numbers in blocks as at
+    once), or the order of Exp(1) keys (without replacement)."""
     X, _, _ = data
     for name in ("uniform", "uniform-without-replacement"):
         est = nk.NystromKME(
             "gaussian", n_landmarks=nk.AutoLandmarks(tol=0.01, max_landmarks=400), sampler=name, random_state=seed
         ).fit(X)
         m = est.landmark_indices_.size
-        assert m == est.n_landmarks_report_.path[-1]
+        assert m <= est.n_landmarks_report_.path[-1]  # exact: the smallest certified prefix
         ref = np.random.default_rng(seed)
         ref.choice(N, size=1000, replace=False)
+        ref.integers(0, 2**63)  # the validation rows' seed
         if name == "uniform":
             expected = ref.integers(0, N, size=m)
         else:
