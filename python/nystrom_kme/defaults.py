@@ -18,8 +18,11 @@ from typing import Final, NamedTuple
 N_PERMUTATIONS: Final = 200
 #: Level of the tests and of the batch drift detector.
 ALPHA: Final = 0.05
-#: Reference rows a batch drift detector holds out and permutes against each batch.
-DRIFT_N_HOLDOUT: Final = 20_000
+#: Reference rows a batch drift detector holds out and permutes against each batch (at
+#: most half the reference): batches up to 1/30 of them are calibrated (drift/_statistic.py).
+DRIFT_N_HOLDOUT: Final = 100_000
+#: How a two-sample test computes its statistics ("auto": exact up to 4000 pooled rows).
+TEST_METHOD: Final = "auto"
 #: A batch drift detector's default m is the paper's for at most this many reference
 #: rows outside the held-out ones (302 landmarks at 5000 rows).
 DRIFT_MAX_DEFAULT_ROWS: Final = 5_000
@@ -50,6 +53,7 @@ class Shared(NamedTuple):
 SHARED: Final = (
     Shared("nystrom_kme.two_sample:two_sample_test", "n_permutations", "test", "permutations", N_PERMUTATIONS),
     Shared("nystrom_kme.two_sample:two_sample_test", "alpha", "test", "alpha", ALPHA),
+    Shared("nystrom_kme.two_sample:two_sample_test", "method", "test", "method", TEST_METHOD),
     Shared("nystrom_kme.drift:DriftDetector", "n_permutations", "drift fit", "permutations", N_PERMUTATIONS),
     Shared("nystrom_kme.drift:DriftDetector", "n_holdout", "drift fit", "holdout", DRIFT_N_HOLDOUT),
     Shared("nystrom_kme.drift:DriftDetector", "alpha", "drift fit", "alpha", ALPHA),

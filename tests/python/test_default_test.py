@@ -99,8 +99,9 @@ def test_level_of_the_default_over_repetitions():
 
 def test_the_default_keeps_the_median_kernels_power_on_a_mean_shift():
     """A plain mean shift in d = 10, where MMD-FUSE alone is weak: over 40 paired
-    repetitions the default rejects far more often than FUSE over its 20 kernels (26 and
-    11 of 40 when written) and about as often as the median kernel alone (24)."""
+    repetitions (n = 300: every test exact) the default rejects more often than FUSE over
+    its 20 kernels (21 and 14 of 40 when written; the expected gap ~10, its paired SE ~3)
+    and about as often as the median kernel alone (24)."""
     wins = {"default": 0, "fuse": 0, "median": 0}
     kernels = {"default": "auto", "fuse": nk.KernelCollection(), "median": "gaussian"}
     for r in range(40):
@@ -109,7 +110,7 @@ def test_the_default_keeps_the_median_kernels_power_on_a_mean_shift():
         for name, kernel in kernels.items():
             res = nk.two_sample_test(X, Y, kernel=kernel, n_permutations=99, random_state=r, effect=False)
             wins[name] += res.pvalue <= 0.05
-    assert wins["default"] >= wins["fuse"] + 8 and wins["default"] >= wins["median"] - 6, wins
+    assert wins["default"] >= wins["fuse"] + 4 and wins["default"] >= wins["median"] - 6, wins
 
 
 # --------------------------------------------------------------------------- edges
@@ -119,7 +120,10 @@ def test_the_default_keeps_the_median_kernels_power_on_a_mean_shift():
 def test_tiny_samples_give_a_pvalue(n):
     for seed in range(20):
         rng = np.random.default_rng(seed)
-        res = nk.two_sample_test(rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), n_permutations=19, random_state=seed)
+        X, Y = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+        res = nk.two_sample_test(X, Y, n_permutations=19, random_state=seed)
+        assert 0 < res.pvalue <= 1 and res.method == "exact" and res.n_landmarks is None
+        res = nk.two_sample_test(X, Y, method="nystrom", n_permutations=19, random_state=seed)
         assert 0 < res.pvalue <= 1 and res.n_landmarks <= 2 * n
 
 
@@ -143,7 +147,11 @@ def test_constant_data_or_huge_bandwidths_give_no_evidence(kernel):
         X, Y = rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 5
     else:
         X, Y = np.full((30, 2), 3.0), np.full((25, 2), 3.0)
-    res = nk.two_sample_test(X, Y, kernel=kernel, n_permutations=19, random_state=0)
+    if isinstance(kernel, list) and kernel[0].bandwidth == 1e308:
+        with pytest.warns(UserWarning, match="nearly constant on the data"):  # the scale warning says why
+            res = nk.two_sample_test(X, Y, kernel=kernel, n_permutations=19, random_state=0)
+    else:
+        res = nk.two_sample_test(X, Y, kernel=kernel, n_permutations=19, random_state=0)
     assert res.pvalue == 1.0 and not res.reject
 
 
@@ -293,8 +301,8 @@ def test_the_effect_size_brackets_the_dense_mmd():
         ({"kernel": "gaussian", "max_bins": -5}, "max_bins"),
         ({"temperature": -1}, "temperature"),
         ({"kernel": "gaussian", "temperature": -1}, "temperature"),
-        ({"temperature": "2"}, "temperature must be a finite number"),
-        ({"temperature": True}, "temperature must be a finite number"),
+        ({"temperature": "2"}, "temperature must be a positive number"),
+        ({"temperature": True}, "temperature must be a positive number"),
         ({"aggregation": "mmdagg", "temperature": 2.0}, "temperature applies to"),
         ({"chunk_rows": 0}, "chunk_rows"),
         ({"chunk_rows": -5}, "chunk_rows"),

@@ -37,11 +37,11 @@ def test_python_and_the_command_line_default_alike(shared):
 def test_the_table_covers_what_drifted_and_the_help_shows_it(capsys):
     pairs = {(s.command, s.option) for s in defaults.SHARED}
     assert {("drift fit", "holdout"), ("drift fit", "permutations"), ("test", "alpha")} <= pairs
-    assert defaults.DRIFT_N_HOLDOUT == 20_000
+    assert defaults.DRIFT_N_HOLDOUT == 100_000  # issue 35: batches up to 1/30 of it are calibrated
     with pytest.raises(SystemExit):
         build_parser().parse_args(["drift", "fit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: 20000)" in text
+    assert f"(default: {defaults.DRIFT_N_HOLDOUT})" in text
     # the default m follows the detectors' caps, from the same table (no stale "20000" for the batch one)
     assert f"n at most {defaults.DRIFT_MAX_DEFAULT_ROWS}: 302 landmarks" in text
     assert f"--online: n at most {defaults.ONLINE_MAX_DEFAULT_ROWS}" in text

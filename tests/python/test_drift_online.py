@@ -366,3 +366,25 @@ def test_bad_online_rows_change_nothing(online):
             online.update(bad)
     assert online.t_ == 5
     online.reset()
+
+
+def test_column_names_are_kept_checked_and_saved(tmp_path):
+    """Fitted on a DataFrame: a block whose columns come in another order is refused
+    (naming them) before the stream moves, a block without names is taken by position,
+    and the names survive save and load."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(rng.normal(size=(2000, 3)), columns=["a", "b", "c"])
+    det = nk.OnlineDriftDetector(frame, ert=100, window_size=10, n_bootstraps=100_000, random_state=0)
+    assert list(det.feature_names_in_) == ["a", "b", "c"]
+    block = pd.DataFrame(rng.normal(size=(5, 3)), columns=["a", "b", "c"])
+    det.update(block)
+    det.update(block.to_numpy())
+    with pytest.raises(ValueError, match="'b'"):
+        det.update(block[["b", "a", "c"]])
+    assert det.t_ == 10
+    det.save(tmp_path / "o.npz")
+    back = nk.load(tmp_path / "o.npz")
+    assert list(back.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="'b'"):
+        back.update(block[["b", "a", "c"]])

@@ -69,6 +69,19 @@ def test_aggregation_rules():
         assert nk.AggregatedTestResult.from_json(res.to_json()).statistic == res.statistic
 
 
+def test_drift_statistics():
+    from nystrom_kme.drift._statistic import STATISTICS
+
+    rows = _table("Drift statistics")
+    assert [r[0] for r in rows] == list(STATISTICS)
+    rng = __import__("numpy").random.default_rng(0)
+    for name in STATISTICS:
+        det = nk.DriftDetector(
+            rng.normal(size=(600, 2)), statistic=name, n_holdout=300, n_permutations=19, random_state=0
+        )
+        assert 0 < det.predict(rng.normal(size=(10, 2))).pvalue <= 1 and det.get_params()["statistic"] == name
+
+
 def test_data_formats():
     from nystrom_kme import datafiles
 

@@ -405,7 +405,9 @@ def test_bad_fields_of_the_other_saved_types_are_named(tmp_path, X, rng):
 
 @pytest.fixture
 def result_dict(X, rng):
-    res = nk.two_sample_test(X, rng.normal(size=(400, 3)) + 0.3, kernel="gaussian", n_permutations=19, random_state=0)
+    res = nk.two_sample_test(
+        X, rng.normal(size=(400, 3)) + 0.3, kernel="gaussian", method="nystrom", n_permutations=19, random_state=0
+    )
     return json.loads(res.to_json())
 
 

@@ -50,7 +50,8 @@ _PARAMETER = re.compile(r"\b(" + "|".join(_OPTIONS) + r")\b(=)?")
 
 def _cli_words(message: str) -> str:
     """A library message in the command line's words: ``n_landmarks='auto'`` becomes
-    ``--n-landmarks 'auto'``."""
+    ``--n-landmarks 'auto'``, ``standardize=True`` ``--standardize standard``."""
+    message = message.replace("standardize=True", "--standardize standard")
     return _PARAMETER.sub(lambda m: _OPTIONS[m.group(1)] + (" " if m.group(2) else ""), message)
 
 

@@ -21,6 +21,7 @@ from .inputs import (
     kernel_of,
     pooled_kernel,
     progress_callbacks,
+    standardize_arg,
     two_sources,
 )
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
@@ -160,6 +161,7 @@ def _run_test(
         method=args.method,
         n_landmarks=args.n_landmarks,
         n_permutations=args.permutations,
+        standardize=standardize_arg(args.standardize),
         random_state=args.seed,
         progress=args.progress,
         n_threads=args.threads,

@@ -17,7 +17,7 @@ from ..datafiles import column_indices, first_line_is_header, split_fields
 from ..defaults import ALPHA, DRIFT_MAX_DEFAULT_ROWS, DRIFT_N_HOLDOUT, N_PERMUTATIONS, ONLINE_MAX_DEFAULT_ROWS
 from ..drift import DriftDetector, OnlineDriftDetector
 from ..persistence import load
-from .inputs import data_source, read_counted
+from .inputs import STANDARDIZE_CHOICES, data_source, read_counted, standardize_arg
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
@@ -26,6 +26,8 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
         raise BadInput("--online needs --ert (expected updates between false alarms) and --window (rows)")
     if not args.online and (args.ert is not None or args.window is not None):
         raise BadInput("--ert and --window configure an online detector: add --online")
+    if args.online and args.standardize != "none":
+        raise BadInput("--standardize is for batch detectors; scale the rows before an online one")
     src, bar = read_counted(args, args.reference)  # every pass over the file, in rows
     start = time.perf_counter()
     det: DriftDetector | OnlineDriftDetector
@@ -48,6 +50,7 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
                 n_permutations=args.permutations,
                 n_holdout=args.holdout,
                 alpha=args.alpha,
+                standardize=standardize_arg(args.standardize),
                 random_state=args.seed,
                 n_threads=args.threads,
                 progress=False,  # the reading bar above counts the reference's passes
@@ -270,6 +273,13 @@ def add_drift_commands(
         help=f"reference rows permuted against each batch, at most half the reference (default: {DRIFT_N_HOLDOUT})",
     )
     f.add_argument("--alpha", type=probability, default=ALPHA, help=f"level (default: {ALPHA})")
+    f.add_argument(
+        "--standardize",
+        choices=STANDARDIZE_CHOICES,
+        default="none",
+        help="centre and scale every column with the reference's statistics, saved with the detector: "
+        "'standard' (mean, standard deviation) or 'robust' (median, IQR / 1.349); default: none",
+    )
     f.add_argument("--online", action="store_true", help="an online detector (for 'watch')")
     f.add_argument("--ert", type=float, default=None, help="online: expected rows between false alarms")
     f.add_argument(

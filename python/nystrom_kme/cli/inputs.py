@@ -108,7 +108,18 @@ def pooled_kernel(args: argparse.Namespace, a: RowSource, b: RowSource, rng: np.
     return resolve_kernel(kernel_of(args.kernel, args.bandwidth), [a, b], rng)
 
 
+#: --standardize's values: "none", then the library's kinds (``standardize=``).
+STANDARDIZE_CHOICES = ("none", "standard", "robust")
+
+
+def standardize_arg(choice: str) -> bool | str:
+    """``standardize=`` from --standardize: "none" is False, the kinds pass through."""
+    return False if choice == "none" else choice
+
+
 __all__ = [
+    "STANDARDIZE_CHOICES",
+    "standardize_arg",
     "KERNEL_NAMES",
     "PRIMARY_KERNEL_NAMES",
     "check_widths",

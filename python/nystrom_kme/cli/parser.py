@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from ..compression import EXACT_MMD_MAX_ROWS, WEIGHTS
 from ..datafiles import SUFFIXES
-from ..defaults import ALPHA, BOUNDS_DELTA, COMPRESS_SAMPLER, COMPRESS_WEIGHTS, FIT_SAMPLER, N_PERMUTATIONS
+from ..defaults import ALPHA, BOUNDS_DELTA, COMPRESS_SAMPLER, COMPRESS_WEIGHTS, FIT_SAMPLER, N_PERMUTATIONS, TEST_METHOD
 from ..kernel_collection import GRIDS
 from ..kernels import KERNEL_ALIASES
 from ..sampling import SAMPLER_NAMES
@@ -21,7 +21,7 @@ from .about import cmd_demo, cmd_info
 from .compare import cmd_mmd, cmd_test
 from .drift import add_drift_commands
 from .embeddings import cmd_compress, cmd_eval, cmd_fit, cmd_suggest_m
-from .inputs import KERNEL_NAMES, PRIMARY_KERNEL_NAMES
+from .inputs import KERNEL_NAMES, PRIMARY_KERNEL_NAMES, STANDARDIZE_CHOICES
 from .output import EXIT_BAD_INPUT
 
 EPILOG = f"""\
@@ -298,8 +298,20 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"default: {N_PERMUTATIONS}",
     )
     p.add_argument("--alpha", type=_probability, default=ALPHA, help=f"level of the test (default: {ALPHA})")
-    p.add_argument("--method", choices=("nystrom", "exact"), default="nystrom", help="the statistic (default: nystrom)")
+    p.add_argument(
+        "--method",
+        choices=("auto", "nystrom", "exact"),
+        default=TEST_METHOD,
+        help="the statistic: exact up to 4000 pooled rows, else Nystrom (default: auto)",
+    )
     p.add_argument("--exact", dest="method", action="store_const", const="exact", help="--method exact, O(n^2)")
+    p.add_argument(
+        "--standardize",
+        choices=STANDARDIZE_CHOICES,
+        default="none",
+        help="centre and scale every column with the pooled samples' statistics (label-blind: the level "
+        "is kept): 'standard' (mean, standard deviation) or 'robust' (median, IQR / 1.349); default: none",
+    )
     p.add_argument(
         "--n-landmarks",
         type=_n_landmarks,

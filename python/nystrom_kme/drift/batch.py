@@ -2,37 +2,39 @@
 Nyström reference with the library's default two-sample statistic, at a cost that does
 not depend on the reference's size.
 
-The reference is read once (:mod:`._reference`): a held-out sample H of ``n_holdout``
-rows, and from the other rows R the landmarks, the bandwidths and R's Nyström mean
-embedding mu_R. For a batch X of b rows, each of B + 1 splits of the units of X and H
-(single rows for small batches; bins of BIN rows, X's drawn at random, for larger ones)
-chooses X's number of them as the "batch" S_s (split 0: X itself), and each kernel's
-statistic is ||mean phi(S_s) - mu_R||^2 in the Nyström features phi of the landmarks.
-Under H0 the units of X and H are exchangeable given R, so the p-value (the rank of split
-0 among the B + 1) is exact, whatever n_ref. For one detector (H fixed) the null is exact
-only on average over H: H's own deviation from the distribution shifts it, by a fraction
-of the batch's noise of about sqrt(b / |H|); the pool is therefore kept at least
-POOL_RATIO times the batch's rows where the reference allows. The kernels' statistics
-combine by the rules of :mod:`nystrom_kme.two_sample.rules` (the default: "fuse+median",
-as ``two_sample_test``).
+The reference is read once (:mod:`._reference`, shared with the online detector): a
+held-out sample H of ``n_holdout`` rows, and from the other rows R the landmarks, the
+bandwidths and R's Nyström mean embedding mu_R. A statistic of ``STATISTICS``
+(:mod:`._statistic`; the default: for each of B + 1 splits of the units of X and H, single
+rows for small batches, bins of BIN rows for larger ones, each kernel's
+||mean phi(S_s) - mu_R||^2 in the Nyström features phi) gives every kernel's permuted
+statistics; the two-sample engine decides (:mod:`nystrom_kme.two_sample`: the rules, the
+p-value, the kernel that decided, the interval). Under H0 the units of X and H are
+exchangeable given R, so the p-value is exact, whatever n_ref, over the draw of H. For
+one detector (H fixed) H's own deviation from the distribution moves its false-alarm
+rate away from alpha, by about 0.054 (b / |pool|)^(1/2) in standard deviation (measured,
+bench/RESULTS.md): a batch larger than the pool over POOL_RATIO is tested with a warning
+that names the largest calibrated batch.
 
 Cost per ``predict``: O(b m d) for the batch's kernel values, O(B b m) for the splits'
 sums (each split's batch units gathered) and O(B m^2) for the features, per kernel,
-whatever the sizes of the reference and of H; memory O(K (h + m) m).
+whatever the sizes of the reference and of H; memory O(K (ROW_POOL + h / BIN) m) in
+float32 for the pools.
 """
 
 from __future__ import annotations
 
-import math
+import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
-from .. import _core
-from .._progress import progress_bar
+from .. import defaults
+from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
+from .._scaling import Scaling, check_standardize, fit_scaling
 from .._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -42,45 +44,31 @@ from .._validation import (
     draw_seed,
     n_threads_arg,
 )
-from ..bounds import default_n_landmarks
-from ..kernel_collection import KernelCollection, as_collection
-from ..kernels import Kernel, get_kernel, median_distance
-from ..permutation import SplitSpec
+from ..kernel_collection import KernelCollection
+from ..kernels import Kernel
 from ..persistence import persistable
-from ..sources import SourceLike
-from ..two_sample import DEFAULT_COLLECTION, Effect
-from ..two_sample.rules import AGGREGATIONS, RULES, marginal_pvalues, permutation_pvalue
+from ..sources import SourceLike, as_rows, scaled
+from ..two_sample import Effect
+from ..two_sample.engine import check_level, check_permutations, decide, distance, fuse_normalisers, kernels_and_rule
+from ..two_sample.rules import ONE_KERNEL, RULES, Rule
 from ._reference import (
-    SUBSET,
     Reference,
     as_float64,
-    draw_holdout,
-    mean_squares,
+    build_reference,
     reference_source,
-    rest_rows,
-    rest_sums,
     save_detector,
+    scaling_from_state,
+    scaling_state,
+    warn_reference,
 )
+from ._statistic import POOL_RATIO, STATISTICS
 
-#: The default test's rule (as ``two_sample_test(kernel="auto")``); a collection: "fuse".
-DEFAULT_RULE = "fuse+median"
 #: Landmarks by default: the paper's m for min(n_ref - n_holdout, MAX_DEFAULT_ROWS) rows
 #: (302: the test's resolution is set by the batch and the held-out rows, not by a huge
 #: reference, and a predict costs the same at any n_ref above 10^4).
-MAX_DEFAULT_ROWS = 5_000
-#: The level of the distance's interval.
-LEVEL = 0.95
-#: Splits whose batch units are summed per block of gathered rows (SPLIT_BLOCK x b x m
-#: values at a time).
-SPLIT_BLOCK = 16
-#: Held-out rows permuted one by one with small batches.
-ROW_POOL = 2000
-#: Larger batches permute bins of this many rows, against every held-out row in bins.
-BIN = 10
-#: The pool of held-out units holds at least this many times the batch's rows: a fixed
-#: pool much smaller than that shifts the permutation null of one detector (the p-values
-#: are exact over the draw of the held-out rows, not for every draw; bench/RESULTS.md).
-POOL_RATIO = 20
+MAX_DEFAULT_ROWS = defaults.DRIFT_MAX_DEFAULT_ROWS
+#: The statistic of a batch against the reference (``STATISTICS``).
+DEFAULT_STATISTIC = "nystrom-mmd"
 
 
 @dataclass(frozen=True)
@@ -98,13 +86,13 @@ class DriftResult:
     statistic : float
         The test's aggregate F_0 (for "fuse+median": minus the smaller marginal p-value).
     distance : Effect
-        The MMD between the batch's and the reference's distributions, with a 95% interval
-        (the unbiased estimate; first-order and permutation spread), in the units of one
-        kernel (``distance.kernel``): the median-bandwidth Gaussian for the default test,
-        the kernel of a one-kernel test, else the kernel that fired.
+        The MMD between the batch's and the reference's distributions with the kernel that
+        decided, with a 95% interval (the unbiased estimate, the reference's own noise
+        included; first- and second-order variance: :func:`nystrom_kme.two_sample._effect.distance`).
     kernel : Kernel
-        The kernel that fired: the smallest marginal p-value (the median-bandwidth
-        Gaussian for a plain shift, a narrow kernel for a local change).
+        The kernel whose p-value decided (the two-sample engine's rule: for the default,
+        the median-bandwidth Gaussian when its p-value is the smaller, else FUSE's kernel
+        with the smallest marginal p-value).
     kernel_pvalues : ndarray (K,)
         Each kernel's own permutation p-value (not corrected for K).
     n_batch : int
@@ -113,7 +101,7 @@ class DriftResult:
     --------
     >>> import numpy as np, nystrom_kme as nk
     >>> rng = np.random.default_rng(0)
-    >>> det = nk.DriftDetector(rng.normal(size=(5000, 2)), n_holdout=500, n_permutations=99, random_state=0)
+    >>> det = nk.DriftDetector(rng.normal(size=(20_000, 2)), n_holdout=6000, n_permutations=99, random_state=0)
     >>> res = det.predict(rng.normal(size=(200, 2)) * 1.5)
     >>> res.is_drift, res.pvalue, res.threshold
     (True, 0.01, 0.05)
@@ -156,12 +144,21 @@ class DriftDetector:
         m; None: ceil(sqrt(n) log sqrt(n)) for n = min(n_ref - n_holdout, 5000) (302 above
         10^4 reference rows).
     n_permutations : int, default=200
-    n_holdout : int, default=20000
+    n_holdout : int, default=100000
         Reference rows held out to permute against each batch (at most half the
-        reference). Batches of at most 100 rows are permuted row by row with the first
-        2000 of them; larger batches in bins of 10 rows with all of them, so that the pool
-        holds 20 times the batch's rows up to batches of n_holdout / 20 rows. Memory
-        O(K (2000 + n_holdout / 10) m), time per batch O(B b m + B m^2), whatever n_holdout.
+        reference). Batches of at most 333 rows are permuted row by row with the first
+        10 000 of them; larger batches in bins of 10 rows with all of them. A batch of more
+        than n_holdout / 30 rows (``summary()["largest_calibrated_batch"]``) gets a warning:
+        its false-alarm rate may stray from alpha. Memory (10 000 + n_holdout / 10) m K
+        4 bytes (60 MB each at the default m = 302 and 5 kernels), time per batch
+        O(B b m + B m^2), whatever n_holdout.
+    statistic : str, default="nystrom-mmd"
+        The per-batch statistic, a name of ``drift._statistic.STATISTICS``.
+    standardize : bool or {"standard", "robust"}, default=False
+        Centre and scale every column with the reference's statistics (saved with the
+        detector, applied to every batch): the mean and standard deviation, or the median
+        and IQR / 1.349. Without it, a UserWarning names the columns whose variance dwarfs
+        the others' (one column in thousands drowns the rest).
     alpha : float, default=0.05
         The level: ``is_drift`` when ``pvalue <= alpha``.
     preprocess : callable or None
@@ -180,7 +177,7 @@ class DriftDetector:
     --------
     >>> import numpy as np, nystrom_kme as nk
     >>> rng = np.random.default_rng(0)
-    >>> det = nk.DriftDetector(rng.normal(size=(20_000, 3)), n_holdout=1000, random_state=0)
+    >>> det = nk.DriftDetector(rng.normal(size=(40_000, 3)), n_holdout=10_000, random_state=0)
     >>> det.predict(rng.normal(size=(300, 3))).is_drift                # same distribution
     False
     >>> res = det.predict(rng.normal(size=(300, 3)) + 0.3)            # shifted
@@ -195,9 +192,11 @@ class DriftDetector:
         kernel: Kernel | str | KernelCollection | list[Any] = "auto",
         aggregation: str | None = None,
         n_landmarks: int | None = None,
-        n_permutations: int = 200,
-        n_holdout: int = 20_000,
-        alpha: float = 0.05,
+        n_permutations: int = defaults.N_PERMUTATIONS,
+        n_holdout: int = defaults.DRIFT_N_HOLDOUT,
+        alpha: float = defaults.ALPHA,
+        statistic: str = DEFAULT_STATISTIC,
+        standardize: bool | str = False,
         preprocess: Callable[[Any], Any] | None = None,
         random_state: RandomStateLike = None,
         n_threads: int | None = None,
@@ -207,68 +206,69 @@ class DriftDetector:
         self.kernel = kernel
         self.aggregation = aggregation
         self.n_landmarks = n_landmarks
-        self.n_permutations = check_positive_int(n_permutations, "n_permutations")
+        self.n_permutations = check_permutations(n_permutations)
         self.n_holdout = check_positive_int(n_holdout, "n_holdout")
-        self.alpha = _level(alpha)
+        self.alpha = check_level(alpha)
+        if statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {tuple(STATISTICS)}, got {statistic!r}")
+        self.statistic = statistic
+        self.standardize = standardize
+        kind = check_standardize(standardize)
         self.preprocess = preprocess
         self.n_threads = n_threads
         nt = n_threads_arg(n_threads)
-        kernels, rule = _kernels_and_rule(kernel, aggregation)
-        src = reference_source(x_ref, preprocess, chunk_rows)
+        single, collection, rule, _ = kernels_and_rule(kernel, aggregation)
+        src, names = reference_source(x_ref, preprocess, chunk_rows)
         n = src.count_rows()
-        if n < 2:
-            raise ValueError(f"x_ref must have at least 2 rows, got {n}")
+        if n < 4:
+            raise ValueError(f"x_ref must have at least 4 rows (2 held out), got {n}")
+        if self.n_holdout < 2:
+            raise ValueError(f"n_holdout must be at least 2 (rows to permute against each batch), got {n_holdout!r}")
         rng = check_random_state(random_state)
         self._seed = draw_seed(rng, SPLIT_SEED_BOUND)
         self._calls = 0
-        h = min(self.n_holdout, n // 2)
-        held = draw_holdout(n, h, rng)
-        sample = as_float64(src.take(rest_rows(n, held, min(SUBSET, n - h), rng)))
-        resolved = _resolve(kernels, rule, sample, rng)
-        m_default = default_n_landmarks(min(n - h, MAX_DEFAULT_ROWS))
-        m = m_default if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
-        if m > n - h:
-            raise ValueError(f"n_landmarks={m} exceeds the {n - h} reference rows outside the held-out ones")
-        L = np.unique(as_float64(src.take(rest_rows(n, held, m, rng))), axis=0)
-        holdout = as_float64(src.take(held))[rng.permutation(h)]  # shuffled: random bins
-        bar = progress_bar(len(resolved) * n, progress, "drift reference")
-        sums = rest_sums(src, holdout, L, resolved, nt, None if bar is None else bar.update)
-        if bar is not None:
-            bar.close()
-        ref = Reference(holdout, L, sums, n - h, mean_squares(sample, resolved, nt))
+        kernels = single if single is not None else collection
+        assert kernels is not None
+        scaling = None if kind is None else fit_scaling([src], kind, np.random.default_rng([self._seed, 2]))
+        if scaling is None:
+            warn_reference(src, single, collection)
+        ref = build_reference(
+            scaled(src, scaling),
+            kernels,
+            rule.adds_median,
+            n_landmarks,
+            self.n_holdout,
+            MAX_DEFAULT_ROWS,
+            rng,
+            nt,
+            progress,
+        )
         assert src.n_features is not None  # known once the rows are counted
-        self._build(resolved, rule, ref, src.n_features, n)
+        keep_feature_names(self, names)
+        self._build(None if rule is ONE_KERNEL else rule.name, ref, src.n_features, n, scaling)
 
     # ---------------------------------------------------------------- state
 
-    def _build(self, kernels: list[Kernel], rule: str | None, ref: Reference, n_features: int, n_ref: int) -> None:
-        """The fitted attributes, and the per-kernel matrices derived from them (not saved:
+    def _build(
+        self, rule: str | None, ref: Reference, n_features: int, n_ref: int, scaling: Scaling | None = None
+    ) -> None:
+        """The fitted attributes, and the statistic's pools derived from them (not saved:
         recomputed, bit for bit, at load)."""
-        self.kernels_ = kernels
+        ref.check()
+        if scaling is not None:
+            scaling.check(n_features)
+        self.scaling_ = scaling
+        self._rule: Rule = ONE_KERNEL if rule is None else RULES[rule]
+        if len(ref.kernels) < self._rule.min_kernels or (rule is None and len(ref.kernels) != 1):
+            raise ValueError(f"rule {self._rule.name!r} does not take {len(ref.kernels)} kernels")
+        self.kernels_ = ref.kernels
         self.rule_ = rule
         self.reference_ = ref
         self.n_features_in_ = n_features
         self.n_reference_ = n_ref
         self.n_landmarks_ = ref.landmarks.shape[0]
-        nt = n_threads_arg(self.n_threads)
-        m = ref.landmarks.shape[0]
-        self._features: list[np.ndarray] = []  # P_k (r, m): phi(x) = P_k k(L, x)
-        self._means: list[np.ndarray] = []  # mu_R in features (r,)
-        self._row_pool: list[np.ndarray] = []  # K(H[:ROW_POOL], L) (rows, m)
-        self._bin_pool: list[np.ndarray] = []  # K(L, .) summed over bins of BIN held-out rows (bins, m)
-        H = ref.holdout
-        rows, bins = min(ROW_POOL, H.shape[0]), H.shape[0] // BIN
-        for j, k in enumerate(kernels):
-            P, _ = _core.nystrom_feature_sums(ref.landmarks, np.eye(m), k.to_core(), 0.0, nt)
-            self._features.append(np.ascontiguousarray(P))
-            self._means.append(P @ (ref.sums[j] / ref.n_rest))
-            self._row_pool.append(_core.kernel_matrix(H[:rows], ref.landmarks, k.to_core(), nt))
-            E = np.empty((bins, m))
-            step = max(1, (1 << 22) // (BIN * m)) * BIN  # rows per block: ~32 MiB of kernel values
-            for start in range(0, bins * BIN, step):
-                block = _core.kernel_matrix(H[start : min(bins * BIN, start + step)], ref.landmarks, k.to_core(), nt)
-                E[start // BIN : start // BIN + block.shape[0] // BIN] = block.reshape(-1, BIN, m).sum(axis=1)
-            self._bin_pool.append(E)
+        self._lock = threading.Lock()
+        self._statistic = STATISTICS[self.statistic](ref, n_threads_arg(self.n_threads))
 
     def _state(self) -> dict[str, Any]:
         ref = self.reference_
@@ -284,24 +284,43 @@ class DriftDetector:
             "calls": self._calls,
             "n_features_in": self.n_features_in_,
             "n_reference": self.n_reference_,
+            "feature_names": fitted_feature_names(self),
+            **scaling_state(self.scaling_),
         }
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> DriftDetector:
-        """A detector from saved parameters and state (nk.load), without its reference."""
+        """A detector from saved parameters and state (nk.load), every field checked
+        against the others (Reference.check, the rule against the kernels)."""
         det = cls.__new__(cls)
         det.kernel = params["kernel"]
         det.aggregation = params["aggregation"]
         det.n_landmarks = params["n_landmarks"]
-        det.n_permutations = check_positive_int(params["n_permutations"], "n_permutations")
+        det.n_permutations = check_permutations(params["n_permutations"])
         det.n_holdout = check_positive_int(params["n_holdout"], "n_holdout")
-        det.alpha = _level(params["alpha"])
+        det.alpha = check_level(params["alpha"])
+        det.statistic = params.get("statistic", DEFAULT_STATISTIC)
+        det.standardize = params.get("standardize", False)
+        if det.statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {tuple(STATISTICS)}, got {det.statistic!r}")
         det.preprocess = None
         det.n_threads = params["n_threads"]
         det._seed = state["seed"]
-        det._calls = state["calls"]
-        ref = Reference(state["holdout"], state["landmarks"], state["sums"], state["n_rest"], state["mean_sq"])
-        det._build(state["kernels"], state["rule"], ref, state["n_features_in"], state["n_reference"])
+        det._calls = check_positive_int(state["calls"] + 1, "calls") - 1
+        if state["rule"] is not None and state["rule"] not in RULES:
+            raise ValueError(f"rule must be one of {tuple(RULES)} or None, got {state['rule']!r}")
+        n_rest, n_ref = state["n_rest"], state["n_reference"]
+        if not n_rest + state["holdout"].shape[0] == n_ref:
+            raise ValueError(
+                f"n_rest + the held-out rows must be n_reference = {n_ref}, got {n_rest} + {state['holdout'].shape[0]}"
+            )
+        ref = Reference(
+            list(state["kernels"]), state["holdout"], state["landmarks"], state["sums"], n_rest, state["mean_sq"]
+        )
+        if state["landmarks"].shape[1] != state["n_features_in"]:
+            raise ValueError(f"landmarks must have n_features_in = {state['n_features_in']} columns")
+        keep_feature_names(det, state.get("feature_names"))
+        det._build(state["rule"], ref, state["n_features_in"], n_ref, scaling_from_state(state))
         return det
 
     def get_params(self) -> dict[str, Any]:
@@ -312,6 +331,8 @@ class DriftDetector:
             "n_permutations": self.n_permutations,
             "n_holdout": self.n_holdout,
             "alpha": self.alpha,
+            "statistic": self.statistic,
+            "standardize": self.standardize,
             "n_threads": self.n_threads,
         }
 
@@ -325,12 +346,14 @@ class DriftDetector:
         return {
             "kernels": [repr(k) for k in self.kernels_],
             "rule": self.rule_,
+            "statistic": self.statistic,
             "n_reference": self.n_reference_,
             "n_features": self.n_features_in_,
             "n_landmarks": self.n_landmarks_,
             "n_holdout": int(self.reference_.holdout.shape[0]),
             "n_permutations": self.n_permutations,
             "alpha": self.alpha,
+            "largest_calibrated_batch": self._statistic.largest_exact_batch(),
             "batches_tested": self._calls,
         }
 
@@ -347,147 +370,61 @@ class DriftDetector:
         """Test one batch (b, d), b >= 2, against the reference.
 
         Returns a :class:`DriftResult`: ``is_drift``, the exact permutation ``pvalue``,
-        the ``distance`` (MMD with a 95% interval) and the ``kernel`` that fired. Each call
-        draws its own splits (reproducibly: the i-th call from (seed, i)).
+        the ``distance`` (MMD with a 95% interval) and the ``kernel`` whose p-value
+        decided. Each call draws its own splits (reproducibly: the i-th call from
+        (seed, i); calls from several threads each take their own i).
         """
         X = self._batch(x)
         nt = n_threads_arg(self.n_threads)
         b = X.shape[0]
-        rng = np.random.default_rng([self._seed, self._calls])
-        seed = draw_seed(rng, SPLIT_SEED_BOUND)
-        by_rows = b * POOL_RATIO <= self._row_pool[0].shape[0] or b < 2 * BIN or self._bin_pool[0].shape[0] < 2
-        size = 1 if by_rows else BIN
-        units_x = b if by_rows else b // BIN
-        units_h = self._row_pool[0].shape[0] if by_rows else self._bin_pool[0].shape[0]
-        # the batch's rows in random bins of BIN (b mod BIN dropped at random)
-        keep = np.arange(b) if by_rows else rng.permutation(b)[: units_x * BIN]
-        chosen = SplitSpec(units_x, units_h, self.n_permutations, seed).new().next_weights(units_x + units_h) > 0
-        chosen_t = np.ascontiguousarray(chosen.T)  # (B + 1, units): split s's batch units
-        # each split's batch units by index: gathering them costs O(B b m), whatever |H|
-        picks = np.nonzero(chosen_t)[1].reshape(chosen_t.shape[0], units_x) if _gather(units_x, units_h) else None
-        V = np.empty((len(self.kernels_), self.n_permutations + 1))
-        batch_values = []
-        for j, k in enumerate(self.kernels_):
-            KX = _core.kernel_matrix(X, self.reference_.landmarks, k.to_core(), nt)  # (b, m)
-            batch_values.append(KX)
-            if by_rows:
-                units = np.vstack([KX, self._row_pool[j]])
-            else:
-                units = np.vstack([KX[keep].reshape(units_x, BIN, -1).sum(axis=1), self._bin_pool[j]])
-            if picks is not None:
-                C = _split_sums(units, picks) / (units_x * size)  # (B + 1, m): the chosen rows' mean
-            else:  # large batches: one product over every unit
-                C = _core.matrix_product(chosen_t.astype(np.float64), units, nt) / (units_x * size)
-            D = C @ self._features[j].T - self._means[j]
-            V[j] = np.einsum("sr,sr->s", D, D)
-        self._calls += 1
-        n1, n2 = units_x * size, units_h * size
+        largest = self._statistic.largest_exact_batch()
+        if b > largest:
+            warnings.warn(
+                f"a batch of {b} rows is more than this detector's pool of held-out rows calibrates "
+                f"(at most {largest} rows, 1/{POOL_RATIO} of it): its false-alarm rate may differ from "
+                f"alpha = {self.alpha:g}; hold out more reference rows (n_holdout) or test smaller batches",
+                UserWarning,
+                stacklevel=2,
+            )
+        with self._lock:  # each call its own draw, also from several threads
+            call = self._calls
+            self._calls += 1
+        rng = np.random.default_rng([self._seed, call])
+        found = self._statistic.permuted(X, self.n_permutations, rng, nt)
+        V = found.V
+        n1, n2 = found.units[0] * found.size, found.units[1] * found.size
         U = V - V.mean(axis=1, keepdims=True)  # unbiased up to a split-invariant term: centred
-        pvals = marginal_pvalues(U)[:, 0]
-        if self.rule_ is None:
-            F = V[0]
-        else:
-            rule = RULES[self.rule_]
-            frob = None
-            if rule.needs_frobenius:
-                N = n1 + n2
-                frob = np.sqrt(np.maximum(self.reference_.mean_sq, 0.0) * N * (N - 1))
-            F = rule.aggregate(rule.scores(U, frob, n1, n2, 1.0))
-        pvalue = permutation_pvalue(F)
-        fired = int(np.lexsort((np.arange(len(pvals)), -U[:, 0], pvals))[0])
-        # the distance in one fixed kernel's units (comparable from batch to batch): the
-        # median-bandwidth Gaussian of the default, the one kernel, else the one that fired
-        shown = len(self.kernels_) - 1 if self.rule_ in ("fuse+median", None) else fired
-        distance = self._distance(batch_values[shown], shown, float(np.std(V[shown])))
+        rule = self._rule
+        frob = fuse_normalisers(self.reference_.mean_sq, n1 + n2) if rule.needs_frobenius else None
+        decision = decide(rule, V if rule.statistic == "biased" else U, frob, n1, n2)
+        j = decision.deciding
+        shown = distance(
+            self.kernels_[j],
+            found.batch_features[j],
+            self._statistic.pool_covariance(j),
+            self._statistic.means[j],
+            self.reference_.n_rest,
+        )
         return DriftResult(
-            is_drift=bool(pvalue <= self.alpha),
-            pvalue=pvalue,
+            is_drift=bool(decision.pvalue <= self.alpha),
+            pvalue=decision.pvalue,
             threshold=self.alpha,
-            statistic=float(F[0]),
-            distance=distance,
-            kernel=self.kernels_[fired],
-            kernel_pvalues=pvals,
+            statistic=decision.statistic,
+            distance=shown,
+            kernel=self.kernels_[j],
+            kernel_pvalues=decision.kernel_pvalues,
             n_batch=b,
         )
 
     def _batch(self, x: Any) -> np.ndarray:
+        rows, names = as_rows(x, "x")  # a path read here; names checked before preprocess
+        check_feature_names(fitted_feature_names(self), names, owner="DriftDetector", what="x")
         if self.preprocess is not None:
-            x = self.preprocess(x)
-        X = as_data_matrix(x, "x", min_rows=2)
+            rows = self.preprocess(rows)
+        X = as_data_matrix(rows, "x", min_rows=2)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"x has {X.shape[1]} features but the reference has {self.n_features_in_}")
-        return as_float64(X)
-
-    def _distance(self, KX: np.ndarray, j: int, permutation_sd: float) -> Effect:
-        """The batch's MMD to mu_R for kernel j: ||mean phi - mu||^2 less the batch's own
-        variance term (unbiased), interval +- z SE with SE^2 = 4 Var(f) / b + the
-        permutation spread^2 (f = <phi, mean phi - mu>, the witness; Gretton et al. 2012)."""
-        Phi = KX @ self._features[j].T  # (b, r)
-        b = Phi.shape[0]
-        mean = Phi.mean(axis=0)
-        delta = mean - self._means[j]
-        centred = Phi - mean
-        spread = float(np.einsum("ir,ir->", centred, centred)) / (b - 1)
-        mmd2 = float(delta @ delta) - spread / b
-        f = Phi @ delta
-        se = math.sqrt(4.0 * float(np.var(f, ddof=1)) / b + permutation_sd**2)
-        z = NormalDist().inv_cdf(0.5 + LEVEL / 2)
-        point = math.sqrt(max(mmd2, 0.0))
-        low, high = math.sqrt(max(mmd2 - z * se, 0.0)), math.sqrt(max(mmd2 + z * se, 0.0))
-        return Effect(self.kernels_[j], point, min(low, point), max(high, point), LEVEL)
-
-
-def _level(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < float(alpha) < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    return float(alpha)
-
-
-def _kernels_and_rule(kernel: object, aggregation: object) -> tuple[KernelCollection | Kernel, str | None]:
-    """The unresolved kernel(s) and the rule (None: one kernel); ValueError by name."""
-    if aggregation is not None and aggregation not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
-    if isinstance(kernel, str) and kernel == "auto":
-        if aggregation in (None, DEFAULT_RULE):
-            return DEFAULT_COLLECTION, DEFAULT_RULE
-        return KernelCollection(), str(aggregation)
-    collection = as_collection(kernel)
-    if collection is not None:
-        return collection, "fuse" if aggregation is None else str(aggregation)
-    if not isinstance(kernel, (Kernel, str)):
-        raise ValueError(
-            f"kernel must be 'auto', a Kernel, a kernel name, a KernelCollection or a list, got {kernel!r}"
-        )
-    if aggregation is not None:
-        raise ValueError(f"aggregation={aggregation!r} combines several kernels; kernel is one ({kernel!r})")
-    return get_kernel(kernel), None
-
-
-def _resolve(
-    kernels: KernelCollection | Kernel, rule: str | None, sample: np.ndarray, rng: np.random.Generator
-) -> list[Kernel]:
-    """Numeric bandwidths from the reference rows ``sample`` (R only)."""
-    if isinstance(kernels, Kernel):
-        if kernels.is_resolved:
-            return [kernels]
-        return [kernels.with_bandwidth(median_distance(sample, random_state=rng))]
-    return list(kernels.resolve(sample, rng, with_median=rule == "fuse+median"))
-
-
-def _gather(units_x: int, units_h: int) -> bool:
-    """Whether summing each split's gathered batch units (memory-bound, O(B b m)) beats one
-    product over all units (O(B (b + |H|) m) at matrix-product speed): when the held-out
-    units outnumber the batch's several times, i.e. always at the default pool sizes."""
-    return 4 * units_x <= units_x + units_h
-
-
-def _split_sums(units: np.ndarray, picks: np.ndarray) -> np.ndarray:
-    """(B + 1, m): for each split, the sum of the rows of ``units`` it picks (``picks``:
-    (B + 1, k) row indices), SPLIT_BLOCK splits at a time."""
-    out = np.empty((picks.shape[0], units.shape[1]))
-    for s in range(0, picks.shape[0], SPLIT_BLOCK):
-        out[s : s + SPLIT_BLOCK] = units[picks[s : s + SPLIT_BLOCK]].sum(axis=1)
-    return out
+        return as_float64(X if self.scaling_ is None else self.scaling_.apply(X))
 
 
 __all__ = ["DriftDetector", "DriftResult"]

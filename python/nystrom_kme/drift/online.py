@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .. import _core, defaults
+from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
 from .._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -44,16 +45,15 @@ from .._validation import (
     draw_seed,
     n_threads_arg,
 )
-from ..bounds import default_n_landmarks
-from ..kernels import Kernel, get_kernel, median_distance
+from ..kernels import Kernel, get_kernel
 from ..persistence import FileFormatError, persistable
-from ..sources import SourceLike
+from ..sources import SourceLike, as_rows
 from . import _thresholds
-from ._reference import SUBSET, as_float64, draw_holdout, reference_source, rest_rows, rest_sums, save_detector
+from ._reference import as_float64, build_reference, reference_source, save_detector
 from ._window import Ring, advance, forward_sums
 
 #: Landmarks by default: the paper's m for min(n_ref, MAX_DEFAULT_ROWS) rows.
-MAX_DEFAULT_ROWS = 20_000
+MAX_DEFAULT_ROWS = defaults.ONLINE_MAX_DEFAULT_ROWS
 
 
 @dataclass(frozen=True)
@@ -193,34 +193,22 @@ class OnlineDriftDetector:
         self.n_holdout = None if n_holdout is None else check_positive_int(n_holdout, "n_holdout")
         self.preprocess, self.n_threads = preprocess, n_threads
         nt = n_threads_arg(n_threads)
-        src = reference_source(x_ref, preprocess, chunk_rows)
+        src, names = reference_source(x_ref, preprocess, chunk_rows)
         n = src.count_rows()
         if n < 4 * W:
             raise ValueError(f"x_ref must have at least 4 window_size = {4 * W} rows, got {n}")
         rng = check_random_state(random_state)
         seed = draw_seed(rng, SPLIT_SEED_BOUND)
-        h = min(n // 2, self.n_holdout if self.n_holdout is not None else max(2000, 4 * W))
+        h = min(n // 2, self.n_holdout if self.n_holdout is not None else max(defaults.ONLINE_MIN_HOLDOUT, 4 * W))
         if h < 2 * W:
             raise ValueError(f"n_holdout={h} must be at least 2 window_size = {2 * W}")
-        held = draw_holdout(n, h, rng)
-        k = get_kernel(kernel)
-        if not k.is_resolved:
-            sample = as_float64(src.take(rest_rows(n, held, min(SUBSET, n - h), rng)))
-            k = k.with_bandwidth(median_distance(sample, random_state=rng))
-        m = (
-            default_n_landmarks(min(n - h, MAX_DEFAULT_ROWS))
-            if n_landmarks is None
-            else check_positive_int(n_landmarks, "n_landmarks")
-        )
-        if m > n - h:
-            raise ValueError(f"n_landmarks={m} exceeds the {n - h} reference rows outside the held-out ones")
-        L = np.unique(as_float64(src.take(rest_rows(n, held, m, rng))), axis=0)
-        holdout = as_float64(src.take(held))
-        sums = rest_sums(src, holdout, L, [k], nt)[0] / (n - h)
-        alpha, _, _ = _core.nystrom_weights(L, np.ascontiguousarray(sums[:, None]), k.to_core(), "auto", 0.0, 1e-12, nt)
-        alpha = np.ascontiguousarray(alpha, dtype=np.float64)[:, 0]
+        # the reference, read once as the batch detector reads it (drift/_reference.py)
+        ref = build_reference(src, get_kernel(kernel), False, n_landmarks, h, MAX_DEFAULT_ROWS, rng, nt)
+        k, L, holdout = ref.kernels[0], ref.landmarks, ref.holdout
+        alpha = ref.embedding(0, nt)
         assert src.n_features is not None  # known once the rows are counted
         self.kernel_, self.n_features_in_, self.n_reference_ = k, int(src.n_features), n
+        keep_feature_names(self, names)
         self.landmarks_, self.weights_ = L, alpha
         self.norm2_ = float(alpha @ _core.kernel_matrix(L, L, k.to_core(), nt) @ alpha)
         self._configure(holdout, np.random.default_rng([seed, 1]), nt)
@@ -287,10 +275,12 @@ class OnlineDriftDetector:
         >>> res.time.tolist(), bool(res.statistic[0] < det.threshold_)
         ([10], True)
         """
+        rows, names = as_rows(x, "x")  # a path read here; names checked before preprocess
+        check_feature_names(fitted_feature_names(self), names, owner="OnlineDriftDetector", what="x")
         if self.preprocess is not None:
-            X = np.asarray(self.preprocess(np.asarray(x)[None, ...] if np.ndim(x) == 1 else x))
+            X = np.asarray(self.preprocess(np.asarray(rows)[None, ...] if np.ndim(rows) == 1 else rows))
         else:
-            X = np.asarray(x)
+            X = np.asarray(rows)
         if X.ndim == 1:
             X = X[None, :]
         X = as_float64(as_data_matrix(X, "x"))
@@ -334,6 +324,7 @@ class OnlineDriftDetector:
             "g": self._ring.g,
             "n_features_in": self.n_features_in_,
             "n_reference": self.n_reference_,
+            "feature_names": fitted_feature_names(self),
         }
 
     @classmethod
@@ -352,6 +343,7 @@ class OnlineDriftDetector:
             state["n_features_in"],
             state["n_reference"],
         )
+        keep_feature_names(det, state.get("feature_names"))
         det.landmarks_, det.weights_, det.norm2_ = state["landmarks"], state["weights"], state["norm2"]
         core, nt = det.kernel_.to_core(), n_threads_arg(det.n_threads)
 

@@ -332,6 +332,9 @@ def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
         "n_reference": int(st["n_reference"]),
     }
     arrays = {name: st[name] for name in ("holdout", "landmarks", "sums", "mean_sq")}
+    if st.get("scaling_kind") is not None:  # standardize=: the reference's scaling (absent before)
+        state["scaling_kind"] = str(st["scaling_kind"])
+        arrays.update(scaling_center=st["scaling_center"], scaling_scale=st["scaling_scale"])
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
@@ -348,6 +351,8 @@ def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obj
         "n_holdout": count_field(p, "n_holdout"),
         "alpha": get_field(p, "alpha", float),
         "n_threads": _threads(p),
+        "statistic": get_field(p, "statistic", str) if "statistic" in p else "nystrom-mmd",
+        "standardize": get_field(p, "standardize", (bool, str)) if "standardize" in p else False,
     }
     kernels = [kernel_from_spec(k) for k in get_field(state, "kernels", list)]
     if not kernels or not all(k.is_resolved for k in kernels):
@@ -386,8 +391,20 @@ def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obj
             "n_features_in": d,
             "n_reference": n_ref,
             "feature_names": names_field(state, d),
+            **_scaling_members(state, arrays, d),
         },
     )
+
+
+def _scaling_members(state: dict[str, Any], arrays: Arrays, d: int) -> dict[str, Any]:
+    """A detector's saved scaling (standardize=): its kind, and d centres and scales."""
+    if "scaling_kind" not in state:
+        return {}
+    return {
+        "scaling_kind": get_field(state, "scaling_kind", str),
+        "scaling_center": vector_member(arrays, "scaling_center", np.float64, d),
+        "scaling_scale": vector_member(arrays, "scaling_scale", np.float64, d),
+    }
 
 
 def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
@@ -407,7 +424,7 @@ def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
     }
     members = ("landmarks", "weights", "levels", "alarms", "rows", "f", "g")
     arrays = {name: np.ascontiguousarray(st[name]) for name in members}
-    return {"params": params, "state": state}, arrays
+    return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
 def _finite_field(state: dict[str, Any], key: str) -> float:
@@ -490,6 +507,7 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
             "g": g,
             "n_features_in": d,
             "n_reference": count_field(state, "n_reference"),
+            "feature_names": names_field(state, d),
         },
     )
 
@@ -528,6 +546,8 @@ CODECS: dict[str, Codec] = {
             "landmarks": (_F8, (("m", "d"),)),
             "sums": (_F8, (("k", "m"),)),
             "mean_sq": (_F8, (("k",),)),
+            "scaling_center": (_F8, (("d",),)),
+            "scaling_scale": (_F8, (("d",),)),
         },
     ),
     "OnlineDriftDetector": Codec(

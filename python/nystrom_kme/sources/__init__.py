@@ -207,6 +207,8 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
     return ConcatSource(parts, name)
 
 
+from .scaled import ScaledSource, scaled  # noqa: E402  (it imports ArraySource from above)
+
 __all__ = [
     "ArrayLikeSource",
     "ArraySource",
@@ -215,11 +217,13 @@ __all__ = [
     "DaskSource",
     "IterableSource",
     "RowSource",
+    "ScaledSource",
     "SourceLike",
     "as_rows",
     "as_source",
     "as_source_pair",
     "concatenate",
+    "scaled",
     "core_block_rows",
     "is_dask_array",
     "is_streamed",

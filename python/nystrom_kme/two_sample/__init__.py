@@ -27,22 +27,29 @@ from __future__ import annotations
 
 from typing import Literal, Union, overload
 
+import numpy as np
+
+from .. import defaults
 from .._progress import progress_bar
+from .._scaling import check_standardize, fit_scaling, peek_rows, warn_bandwidths, warn_units
 from .._validation import SPLIT_SEED_BOUND, RandomStateLike, check_random_state, draw_seed
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..landmark_search import AutoLandmarks
 from ..sampling import SamplerLike
-from ..sources import SourceLike, as_source_pair, concatenate
+from ..sources import RowSource, SourceLike, as_source_pair, concatenate, scaled
 from . import _statistics
-from ._arguments import DEFAULT_COLLECTION, check_arguments
+from ._arguments import DEFAULT_COLLECTION, Arguments, check_arguments
 from ._decision import decide
-from ._effect import effect_size
+from ._effect import effect_size, interval
 from ._plan import make_plan, swapped
 from ._statistics import DEFAULT_MAX_BINS
 from .results import AggregatedTestResult, Effect, TwoSampleResult
 from .rules import AGGREGATIONS
 
+#: The generator of a robust scaling's subsample (a constant: the test's own draws are
+#: the same with and without standardize).
+SCALING_SEED = 0x5CA1E
 #: Several kernels given as a list or tuple (of kernels or names): a collection.
 MultipleKernels = Union[list[Kernel], list[str], list[Union[Kernel, str]], tuple[Union[Kernel, str], ...]]
 
@@ -53,15 +60,16 @@ def two_sample_test(  # type: ignore[overload-overlap]  # "auto" is a str: this 
     Y: SourceLike,
     *,
     kernel: Literal["auto"] | KernelCollection | MultipleKernels = ...,
-    method: str = "nystrom",
+    method: str = "auto",
     n_landmarks: int | str | AutoLandmarks | None = None,
-    n_permutations: int = 200,
+    n_permutations: int = defaults.N_PERMUTATIONS,
     aggregation: str | None = None,
     max_bins: int | None = DEFAULT_MAX_BINS,
     sampler: SamplerLike | None = None,
     temperature: float = 1.0,
-    alpha: float = 0.05,
+    alpha: float = defaults.ALPHA,
     effect: bool = True,
+    standardize: bool | str = False,
     random_state: RandomStateLike = None,
     progress: bool | None = None,
     n_threads: int | None = None,
@@ -75,15 +83,16 @@ def two_sample_test(
     Y: SourceLike,
     *,
     kernel: Kernel | str,
-    method: str = "nystrom",
+    method: str = "auto",
     n_landmarks: int | str | AutoLandmarks | None = None,
-    n_permutations: int = 200,
+    n_permutations: int = defaults.N_PERMUTATIONS,
     aggregation: str | None = None,
     max_bins: int | None = DEFAULT_MAX_BINS,
     sampler: SamplerLike | None = None,
     temperature: float = 1.0,
-    alpha: float = 0.05,
+    alpha: float = defaults.ALPHA,
     effect: bool = True,
+    standardize: bool | str = False,
     random_state: RandomStateLike = None,
     progress: bool | None = None,
     n_threads: int | None = None,
@@ -96,15 +105,16 @@ def two_sample_test(
     Y: SourceLike,
     *,
     kernel: Kernel | str | KernelCollection | MultipleKernels = "auto",
-    method: str = "nystrom",
+    method: str = "auto",
     n_landmarks: int | str | AutoLandmarks | None = None,
-    n_permutations: int = 200,
+    n_permutations: int = defaults.N_PERMUTATIONS,
     aggregation: str | None = None,
     max_bins: int | None = DEFAULT_MAX_BINS,
     sampler: SamplerLike | None = None,
     temperature: float = 1.0,
-    alpha: float = 0.05,
+    alpha: float = defaults.ALPHA,
     effect: bool = True,
+    standardize: bool | str = False,
     random_state: RandomStateLike = None,
     progress: bool | None = None,
     n_threads: int | None = None,
@@ -145,11 +155,16 @@ def two_sample_test(
         In-memory arrays or any source of :mod:`nystrom_kme.sources` (memmaps, HDF5/zarr
         datasets, iterables of chunks, dask and CUDA arrays).
     kernel : "auto", Kernel, str, KernelCollection or list of kernels, default="auto"
-    method : {"nystrom", "exact"}
+    method : {"auto", "nystrom", "exact"}, default="auto"
+        "auto": the exact test (every pooled row) up to 4000 pooled rows, where it costs
+        about a second, Nyström beyond (and whenever ``n_landmarks`` or ``sampler`` is
+        given); ``result.method`` says which ran.
     n_landmarks : int, None, "auto" or AutoLandmarks
-        m (Nyström only, 1 <= m, at most the pooled rows); None: ceil(sqrt(N) log sqrt(N))
-        for N pooled rows. "auto" (one kernel only): the landmark search of
-        :mod:`nystrom_kme.landmark_search` on the pooled sample (label-blind).
+        m (Nyström only, 1 <= m; above the pooled rows capped at them with a warning, as
+        every entry point does); None: 2 sqrt(N), at least 1024, for N pooled rows (the
+        Nyström test's power saturates there: the user guide, "How many landmarks").
+        "auto": the certified search of :mod:`nystrom_kme.landmark_search` on the pooled
+        sample (label-blind), for the collection's narrowest kernel.
     n_permutations : int, default=200
     aggregation : {"fuse+median", "fuse", "mmdagg", "maxz"} or None
         How a collection's kernels combine (None: "fuse+median" for ``kernel="auto"``,
@@ -171,8 +186,17 @@ def two_sample_test(
     alpha : float, default=0.05
         The level of ``result.reject`` and ``result.explain()``.
     effect : bool, default=True
-        Also estimate the MMD with a 95% interval (``result.effect``; two more passes over
-        the data, O(n m d)). Nyström only.
+        Also estimate the MMD of the kernel whose p-value decided, with a 95% interval
+        (``result.effect``), from the test's own sums (no further pass over the data; 2000
+        rows per sample for the witness's variance; the exact test: every row's).
+    standardize : bool or {"standard", "robust"}, default=False
+        Centre and scale every column with the pooled sample's statistics (label-blind:
+        the level is kept) before the test: True or "standard" the mean and standard
+        deviation, "robust" the median and IQR / 1.349 (heavy-tailed columns). The
+        kernels' bandwidths and the effect size are then in standardised units. Without
+        it, a UserWarning names the columns that carry most of the distances when their
+        variance dwarfs the others' (different units), and a fixed bandwidth far below the
+        nearest-neighbour distances or far above the largest one.
     random_state : None, int or numpy Generator
         Splits and landmarks are reproducible from it (the splits do not depend on the
         thread count, the SIMD level or the data; :func:`random_splits` returns them for the
@@ -222,12 +246,18 @@ def two_sample_test(
         n_threads,
         chunk_rows,
     )
+    kind = check_standardize(standardize)
     sx, sy = as_source_pair(X, Y, chunk_rows=args.chunk_rows)
     n1, n2 = sx.count_rows(), sy.count_rows()
     if n1 < 2 or n2 < 2:
         raise ValueError(f"X and Y need at least 2 rows each, got {n1} and {n2}")
     if swapped(sx, sy):
         sx, sy, n1, n2 = sy, sx, n2, n1
+    if kind is not None:  # the pooled sample's scales, label-blind: the level is kept
+        scaling = fit_scaling([sx, sy], kind, np.random.default_rng(SCALING_SEED))
+        sx, sy = scaled(sx, scaling), scaled(sy, scaling)
+    else:
+        _warn_scales(sx, sy, args)
     rng = check_random_state(random_state)
     seed = draw_seed(rng, SPLIT_SEED_BOUND)  # first draw: see random_splits
     Z = concatenate([sx, sy])
@@ -235,7 +265,7 @@ def two_sample_test(
     plan = make_plan(args, sx, sy, Z, seed, rng)
     several = plan.collection is not None
     total = len(plan.kernels) if several else n1 + n2
-    bar = progress_bar(total, progress, f"{args.method} two-sample test" + (", kernels" if several else ""))
+    bar = progress_bar(total, progress, f"{plan.method} two-sample test" + (", kernels" if several else ""))
     stats = _statistics.permuted(
         Z, plan.kernels, plan.landmarks, plan.spec, plan.binning, several, nt, None if bar is None else bar.update
     )
@@ -248,16 +278,30 @@ def two_sample_test(
     read = stats.T if rule.statistic == "biased" else stats.U
     decision = decide(rule, read, frob, stats.n_rows[0], stats.n_rows[1], args.temperature)
     found = None
-    if effect and plan.landmarks is not None:
-        j = decision.deciding
-        found = effect_size(sx, sy, plan.landmarks, plan.kernels[j], float(stats.U[j, 0]), float(stats.U[j].std()), nt)
+    j = decision.deciding
+    if effect and stats.witness is not None:  # exact: the witness's variances from the same pass
+        n_x, n_y = stats.n_rows
+        variance = 4.0 * (stats.witness[j, 0] / n_x + stats.witness[j, 1] / n_y) + float(stats.U[j].std()) ** 2
+        found = interval(plan.kernels[j], float(stats.U[j, 0]), variance)
+    elif effect and plan.landmarks is not None and stats.observed is not None:
+        found = effect_size(
+            sx,
+            sy,
+            plan.landmarks,
+            plan.kernels[j],
+            float(stats.U[j, 0]),
+            float(stats.U[j].std()),
+            stats.observed[j],
+            nt,
+            rng,
+        )
     m = None if plan.landmarks is None else int(plan.landmarks.shape[0])
     if not several:
         return TwoSampleResult(
             statistic=decision.statistic,
             pvalue=decision.pvalue,
             null_distribution=decision.null,
-            method=args.method,
+            method=plan.method,
             kernel=plan.kernels[0],
             n_landmarks=m,
             n_permutations=args.n_permutations,
@@ -269,7 +313,7 @@ def two_sample_test(
         statistic=decision.statistic,
         pvalue=decision.pvalue,
         null_distribution=decision.null,
-        method=args.method,
+        method=plan.method,
         aggregation=rule.name,
         kernels=plan.collection,
         kernel_statistics=decision.kernel_statistics,
@@ -282,6 +326,24 @@ def two_sample_test(
         alpha=args.alpha,
         effect=found,
     )
+
+
+def _warn_scales(sx: RowSource, sy: RowSource, args: Arguments) -> None:
+    """The unit and bandwidth warnings of :mod:`nystrom_kme._scaling` on up to 500 pooled
+    rows (:func:`~nystrom_kme._scaling.peek_rows`: no extra pass over the data)."""
+    rows_x, rows_y = peek_rows(sx, 250), peek_rows(sy, 250)
+    if rows_x is None or rows_y is None:
+        return
+    sample = np.concatenate([rows_x, rows_y])
+    warn_units(sample, list(sx.feature_names) if sx.feature_names else None, "two_sample_test", stacklevel=4)
+    given = (
+        [args.kernel]
+        if args.kernel is not None
+        else list(args.collection.families)
+        if args.collection is not None
+        else []
+    )
+    warn_bandwidths(sample, [k for k in given if k.is_resolved], "two_sample_test", stacklevel=4)
 
 
 def swaps(X: SourceLike, Y: SourceLike) -> bool:

@@ -10,11 +10,15 @@ the level's check, and the rules of ``n_landmarks`` and ``sampler``.
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
-from .._validation import check_positive_int, n_threads_arg
+from .._validation import (
+    check_n_permutations,
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    n_threads_arg,
+)
 from ..kernel_collection import KernelCollection, as_collection
 from ..kernels import Kernel, get_kernel
 from ..landmark_search import AutoLandmarks, as_auto_spec
@@ -22,16 +26,13 @@ from ..sampling import SamplerLike, resolve_sampler
 from ._statistics import DEFAULT_MAX_BINS, MIN_BINS_PER_SAMPLE
 from .rules import AGGREGATIONS, ONE_KERNEL, RULES, Rule
 
-METHODS = ("nystrom", "exact")
+METHODS = ("auto", "nystrom", "exact")
 #: The aggregation of ``kernel="auto"`` (a collection given by the caller: "fuse").
 DEFAULT_RULE = "fuse+median"
 #: The collection of ``kernel="auto"``: Gaussian and Laplacian kernels at the two ends of
 #: MMD-FUSE's bandwidth grid, to which "fuse+median" adds the median Gaussian (in the
 #: study of issue 27 these four had the power of FUSE's twenty: bench/RESULTS.md).
 DEFAULT_COLLECTION = KernelCollection(("gaussian", "laplacian"), n_bandwidths=2, grid="fuse")
-#: More permutations than this are refused (the null distribution alone would take
-#: 8 B bytes, and the Nyström sums 8 m B; no test needs a p-value finer than 1e-7).
-MAX_PERMUTATIONS = 10**7
 
 
 @dataclass(frozen=True)
@@ -61,18 +62,7 @@ def check_level(value: object, name: str = "alpha") -> float:
     >>> check_level(np.float32(0.05))
     0.05000000074505806
     """
-    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    level = float(value)
-    if not 0 < level < 1:
-        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
-    return level
-
-
-def _real(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
+    return check_probability(value, name)
 
 
 def kernels_and_rule(kernel: object, aggregation: object) -> tuple[Kernel | None, KernelCollection | None, Rule, bool]:
@@ -114,7 +104,7 @@ def check_landmarks(
     checked by :func:`~nystrom_kme.resolve_sampler`; both for ``method="nystrom"`` only."""
     if sampler is not None:
         resolve_sampler(sampler)  # type: ignore[arg-type]  # refuses an unknown name or object by name
-    if method == "exact":
+    if method == "exact":  # ("auto" decides on the rows: landmarks or a sampler asked for mean Nyström)
         if n_landmarks is not None:
             raise ValueError("n_landmarks applies to method='nystrom' only")
         if sampler is not None:
@@ -130,11 +120,8 @@ def check_landmarks(
 
 
 def check_permutations(n_permutations: object) -> int:
-    """B >= 1 and at most MAX_PERMUTATIONS, else ValueError naming it."""
-    B = check_positive_int(n_permutations, "n_permutations")
-    if B > MAX_PERMUTATIONS:
-        raise ValueError(f"n_permutations must be at most {MAX_PERMUTATIONS:.0e}, got {n_permutations!r}")
-    return B
+    """B >= 1 whose B + 1 permuted statistics fit in memory, else ValueError naming it."""
+    return check_n_permutations(n_permutations)
 
 
 def check_arguments(
@@ -160,9 +147,7 @@ def check_arguments(
         max_bins = check_positive_int(max_bins, "max_bins")
         if max_bins < 2 * MIN_BINS_PER_SAMPLE:
             raise ValueError(f"max_bins must be at least {2 * MIN_BINS_PER_SAMPLE}, got {max_bins}")
-    temp = _real(temperature, "temperature")
-    if not temp > 0:
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    temp = check_positive_real(temperature, "temperature")
     if temp != 1.0 and not rule.needs_frobenius:
         raise ValueError(
             f"temperature applies to aggregation='fuse' or 'fuse+median' only, got temperature={temperature!r}"
@@ -193,7 +178,6 @@ __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_MAX_BINS",
     "DEFAULT_RULE",
-    "MAX_PERMUTATIONS",
     "METHODS",
     "Arguments",
     "check_arguments",

@@ -6,12 +6,12 @@ plan serves every path: one kernel is a plan whose rule is ``ONE_KERNEL``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._landmark_count import cap_landmarks
-from ..bounds import default_n_landmarks
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, resolve_kernel
 from ..landmark_search import search_landmarks
@@ -26,10 +26,15 @@ from .rules import Rule
 #: The default test permutes single rows up to this many pooled rows, and bins of rows
 #: beyond 2 N / K of them (K kernels), so that it costs a few single-kernel tests.
 DEFAULT_MIN_BINS = 256
-#: The default test's landmarks: at least this many (or every pooled row): below ~2000
-#: pooled rows the paper's m lost up to 0.1 of power against the exact test (Blobs at
-#: n = 500: 0.90 with m = 110, 1.00 with 256; bench/RESULTS.md, issue 27).
-DEFAULT_MIN_LANDMARKS = 256
+#: The tests' landmarks, decided by power (issue 36; docs/user_guide/mmd.rst, "How many
+#: landmarks", bench/RESULTS.md): every pooled row (the exact test) up to EXACT_ROWS
+#: pooled rows, where it costs at most about a second; beyond, m = LANDMARK_FACTOR sqrt(N)
+#: (at least MIN_LANDMARKS): the Nyström MMD test's power saturates at m ~ sqrt(N) to
+#: 2 sqrt(N) (Chatalic et al. 2025), while the paper's estimation rate sqrt(N) log sqrt(N)
+#: cost 10^4 landmarks and 10 minutes at 10^6 rows per sample.
+EXACT_ROWS = 4000
+LANDMARK_FACTOR = 2.0
+MIN_LANDMARKS = 1024
 #: Rows compared (at fixed positions) to order two samples of equal size.
 ORDER_ROWS = 256
 
@@ -107,18 +112,38 @@ def make_plan(args: Arguments, sx: RowSource, sy: RowSource, Z: RowSource, seed:
         assert args.collection is not None
         collection = args.collection.resolve(Z, rng, with_median=args.rule.adds_median)
         kernels = list(collection)
+    method = resolved_method(args, N)
     binning: Binning | None = None
-    if args.method == "nystrom" and collection is not None:
+    if method == "nystrom" and collection is not None:
         max_bins = args.max_bins
         if args.default and max_bins is not None:
             # the default test's work budget: K kernels on G bins cost about K G / N single-kernel
             # tests in their permutations (bench/RESULTS.md, issue 27)
             max_bins = min(max_bins, max(DEFAULT_MIN_BINS, 2 * N // len(kernels)))
         binning = make_binning(n1, n2, max_bins, rng)
-    landmarks = None if args.method == "exact" else _landmarks(args, Z, kernels, collection is not None, rng)
+    landmarks = None if method == "exact" else _landmarks(args, Z, kernels, collection is not None, rng)
     units = (n1, n2) if binning is None else (binning.n1, binning.n2)
     spec = SplitSpec(units[0], units[1], args.n_permutations, seed)
-    return Plan(kernels, collection, args.rule, args.method, landmarks, binning, spec)
+    return Plan(kernels, collection, args.rule, method, landmarks, binning, spec)
+
+
+def default_landmarks(n_rows: int) -> int:
+    """The tests' m for N pooled rows: LANDMARK_FACTOR sqrt(N), at least MIN_LANDMARKS,
+    at most N (see EXACT_ROWS for where every row is taken).
+
+    >>> default_landmarks(2 * 10**6), default_landmarks(40_000), default_landmarks(500)
+    (2829, 1024, 500)
+    """
+    return min(n_rows, max(MIN_LANDMARKS, math.ceil(LANDMARK_FACTOR * math.sqrt(n_rows))))
+
+
+def resolved_method(args: Arguments, n_rows: int) -> str:
+    """ "exact" or "nystrom" for ``method="auto"``: every pooled row (exact) up to EXACT_ROWS,
+    unless landmarks were asked for (``n_landmarks``, ``sampler``)."""
+    if args.method != "auto":
+        return args.method
+    chosen = args.n_landmarks is not None or args.auto is not None or args.sampler is not None
+    return "exact" if n_rows <= EXACT_ROWS and not chosen else "nystrom"
 
 
 def _landmarks(
@@ -137,11 +162,20 @@ def _landmarks(
         return found.landmarks
     m = args.n_landmarks
     if m is None:
-        m = default_n_landmarks(N)
-        if args.default:  # small samples: nearly every row, so that Nystrom loses no power
-            m = max(m, min(N, DEFAULT_MIN_LANDMARKS))
+        m = default_landmarks(N)
     m = cap_landmarks(m, N, "the {n} pooled rows", stacklevel=5)
     return choose_landmarks(Z, kernels, max(m, 2) if several else m, args.sampler, rng, nt)
 
 
-__all__ = ["DEFAULT_MIN_BINS", "DEFAULT_MIN_LANDMARKS", "ORDER_ROWS", "Plan", "make_plan", "swapped"]
+__all__ = [
+    "DEFAULT_MIN_BINS",
+    "EXACT_ROWS",
+    "LANDMARK_FACTOR",
+    "MIN_LANDMARKS",
+    "ORDER_ROWS",
+    "Plan",
+    "default_landmarks",
+    "make_plan",
+    "resolved_method",
+    "swapped",
+]

@@ -92,13 +92,15 @@ class PermutedStatistics:
     U: np.ndarray
     n_rows: tuple[int, int]
     bin_size: int = 1
+    observed: np.ndarray | None = None  # (K, m): K(L, X) 1 / n1 - K(L, Y) 1 / n2 (Nyström), the effect's s
+    witness: np.ndarray | None = None  # (K, 2): Var_X f, Var_Y f of the witness (exact), the effect's
 
     def without_noise(self) -> PermutedStatistics:
         """The statistics with those below NOISE set to 0 (bounded kernels only)."""
         T, U = self.T.copy(), self.U.copy()
         T[np.abs(T) < NOISE] = 0.0
         U[np.abs(U) < NOISE] = 0.0
-        return PermutedStatistics(T, U, self.n_rows, self.bin_size)
+        return PermutedStatistics(T, U, self.n_rows, self.bin_size, self.observed, self.witness)
 
 
 def _unbiased(
@@ -123,7 +125,7 @@ def nystrom_single(
     elif spec.n1 >= 2:
         total = np.zeros(1)  # cancels for equal sizes
     U = _unbiased(T, spec.n1, spec.n2, cross, total, None) if min(spec.n1, spec.n2) >= 2 else np.zeros_like(T)
-    return PermutedStatistics(T, U, (spec.n1, spec.n2))
+    return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=S[:, :1].T.copy())
 
 
 def _kernel_groups(kernels: list[Kernel], per_kernel_bytes: int) -> list[list[Kernel]]:
@@ -148,14 +150,17 @@ def nystrom_collection(
     T = np.empty((K, spec.n_columns))
     cross = np.empty((K, spec.n_columns))
     total = np.empty(K)
+    observed = np.empty((K, L.shape[0]))
     if binning is None:
         S_all = Z.split_sums_multi(L, kernels, spec, n_threads=nt)
         for j, kernel in enumerate(kernels):
             acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
             T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
+            observed[j] = S_all[j][:, 0]
             if progress is not None:
                 progress(1)
-        return PermutedStatistics(T, _unbiased(T, spec.n1, spec.n2, cross, total, None), (spec.n1, spec.n2))
+        U = _unbiased(T, spec.n1, spec.n2, cross, total, None)
+        return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=observed)
     m, G = L.shape[0], binning.n_bins
     W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
     bins = binning.row_bins(N)
@@ -169,12 +174,13 @@ def nystrom_collection(
         for Ej, kernel in zip(E, group):
             S = _core.matrix_product(Ej, W, nt)
             T[j], cross[j], total[j] = _forms(L, S, kernel, nt, np.sum(Ej, axis=1))  # t: K(L, Z) 1 over kept rows
+            observed[j] = S[:, 0]
             j += 1
             if progress is not None:
                 progress(1)
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
-    return PermutedStatistics(T, U, kept, binning.size)
+    return PermutedStatistics(T, U, kept, binning.size, observed)
 
 
 def _forms(
@@ -199,25 +205,28 @@ def exact(
     T = np.zeros((K, spec.n_columns))
     cross = np.zeros((K, spec.n_columns))
     total = np.zeros(K)
+    witness = np.empty((K, 2))
     for j, kernel in enumerate(kernels):
         core = kernel.to_core()
-        parts_t, parts_c, parts_tot = [], [], []
+        parts_t, parts_c, parts_tot, f = [], [], [], np.empty(N)
         for start in range(0, N, rows):
             block = _core.kernel_matrix(Zs[start : start + rows], Zs, core, nt)  # (rows, N)
             Wb = W[start : start + block.shape[0]]
             KW = _core.matrix_product(block, W, nt)  # fixed order, thread-count independent
             parts_t.append(np.einsum("ib,ib->b", Wb, KW))
+            f[start : start + block.shape[0]] = KW[:, 0]  # the witness mean k(z, X) - mean k(z, Y)
             t = np.sum(block, axis=1)
             parts_c.append(Wb.T @ t)
             parts_tot.append(float(np.sum(t)))
         T[j] = np.sum(parts_t, axis=0)
         cross[j] = np.sum(parts_c, axis=0)
         total[j] = math.fsum(parts_tot)
+        witness[j] = np.var(f[: spec.n1], ddof=1), np.var(f[spec.n1 :], ddof=1)
         if progress is not None:
             progress(1)
     trace = np.full(K, float(N))  # radial kernels: k(z, z) = 1
     U = _unbiased(T, spec.n1, spec.n2, cross, total, trace)
-    return PermutedStatistics(T, U, (spec.n1, spec.n2))
+    return PermutedStatistics(T, U, (spec.n1, spec.n2), witness=witness)
 
 
 def permuted(
@@ -255,7 +264,8 @@ def mean_squares(rows: np.ndarray, kernels: list[Kernel], nt: int) -> np.ndarray
 def fuse_normalisers(mean_sq: np.ndarray, n_rows: int) -> np.ndarray:
     """MMD-FUSE's scales ||K_0||_F = sqrt(sum_{i != j} k(z_i, z_j)^2) over ``n_rows``
     pooled rows from the mean of k^2 over pairs: sqrt(mean N (N - 1)), unbiased in the square."""
-    return np.sqrt(np.maximum(np.asarray(mean_sq, dtype=np.float64), 0.0) * n_rows * (n_rows - 1))
+    out: np.ndarray = np.sqrt(np.maximum(np.asarray(mean_sq, dtype=np.float64), 0.0) * n_rows * (n_rows - 1))
+    return out
 
 
 def frobenius(Z: RowSource, kernels: list[Kernel], rng: np.random.Generator, nt: int) -> np.ndarray:

@@ -186,8 +186,8 @@ class TwoSampleResult(_Decision, JsonResult):
     >>> rng = np.random.default_rng(0)
     >>> X, Y = rng.normal(size=(500, 2)), rng.normal(size=(500, 2))
     >>> res = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=49, random_state=0)
-    >>> res.method, res.n_permutations, res.null_distribution.shape, res.reject
-    ('nystrom', 49, (49,), False)
+    >>> res.method, res.n_permutations, res.null_distribution.shape, res.reject   # exact: 1000 rows
+    ('exact', 49, (49,), False)
     """
 
     statistic: float

@@ -1,0 +1,215 @@
+"""Columns in different units: standardising them as part of a model (``standardize=``),
+and the warnings when their scales, or a kernel's bandwidth, leave the kernel blind.
+
+A radial kernel sees the Euclidean distance: one column in thousands beside others in
+units carries nearly all of it, and every test, detector and embedding then looks at
+that column alone (issue 37: a drift batch with one column's units changed passed as
+"no drift", p = 0.886; standardised, p = 0.005). ``standardize=True`` centres each
+column and divides it by its standard deviation ("standard"), or by its interquartile
+range / 1.349 around the median ("robust", for heavy-tailed columns), with statistics
+from data the model may see: the pooled sample of a two-sample test (label-blind, so the
+permutation test keeps its level), the reference of a drift detector, the rows a
+:class:`~nystrom_kme.NystromKME` is fitted on. The scaling is stored with the model and
+applied to every later batch. A column whose scale is 0 (constant) is left at scale 1.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kernels import Kernel
+from .sources import RowSource  # the other way round, sources.scaled only names a Protocol
+
+#: The values ``standardize`` takes (True is "standard").
+KINDS = ("standard", "robust")
+#: Rows a robust scaling's quantiles come from (at most; a uniform subsample).
+ROBUST_ROWS = 100_000
+#: The unit warning: columns holding this share of the squared distances, whose variance
+#: is at least UNIT_RATIO times the median column's, and fewer than half the columns.
+UNIT_SHARE = 0.9
+UNIT_RATIO = 100.0
+#: The bandwidth warnings: far below the nearest-neighbour distances (every off-diagonal
+#: kernel value ~0) or far above the largest distance (every value ~1).
+NARROW, WIDE = 0.02, 200.0
+
+
+def check_standardize(value: object) -> str | None:
+    """None (no scaling), "standard" or "robust" from ``standardize``; ValueError by name."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return "standard"
+    if isinstance(value, str) and value in KINDS:
+        return value
+    raise ValueError(f"standardize must be False, True, 'standard' or 'robust', got {value!r}")
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """(x - center) / scale, column by column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = Scaling(np.array([1.0, 10.0]), np.array([2.0, 1000.0]), "standard")
+    >>> s.apply(np.array([[3.0, 1010.0]])).tolist()
+    [[1.0, 1.0]]
+    """
+
+    center: np.ndarray
+    scale: np.ndarray
+    kind: str
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        A = np.asarray(X)
+        dtype = A.dtype if A.dtype in (np.float32, np.float64) else np.float64
+        return np.ascontiguousarray((A - self.center) / self.scale, dtype=dtype)
+
+    def check(self, n_features: int) -> None:
+        """ValueError unless a (saved) scaling fits ``n_features`` columns: finite centers,
+        positive finite scales, a known kind."""
+        if self.kind not in KINDS:
+            raise ValueError(f"scaling kind must be one of {KINDS}, got {self.kind!r}")
+        if self.center.shape != (n_features,) or self.scale.shape != (n_features,):
+            raise ValueError(
+                f"scaling must have {n_features} centers and scales, got {self.center.shape}, {self.scale.shape}"
+            )
+        if not (np.isfinite(self.center).all() and np.isfinite(self.scale).all() and (self.scale > 0).all()):
+            raise ValueError("scaling must have finite centers and positive finite scales")
+
+
+def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator) -> Scaling:
+    """The scaling of the rows of ``sources`` together: mean and standard deviation in one
+    compensated pass ("standard"), or median and IQR / 1.349 of at most ROBUST_ROWS rows
+    drawn uniformly ("robust")."""
+    if kind == "standard":
+        count, total, squares = 0, None, None
+        for src in sources:
+            for _, block in src.chunks():
+                B = np.asarray(block, dtype=np.float64)
+                s, q = B.sum(axis=0), np.einsum("ij,ij->j", B, B)
+                total = s if total is None else total + s
+                squares = q if squares is None else squares + q
+                count += B.shape[0]
+        assert total is not None and squares is not None
+        mean = total / count
+        # a second pass for the spread: one pass's sum of squares cancels for offset columns
+        spread = np.zeros_like(mean)
+        for src in sources:
+            for _, block in src.chunks():
+                spread += np.einsum("ij,ij->j", np.asarray(block, dtype=np.float64) - mean, np.asarray(block) - mean)
+        scale = np.sqrt(spread / max(count - 1, 1))
+        return Scaling(mean, np.where(scale > 0, scale, 1.0), kind)
+    counts = [s.count_rows() for s in sources]
+    n = sum(counts)
+    rows = np.sort(rng.choice(n, size=min(n, ROBUST_ROWS), replace=False))
+    parts, offset = [], 0
+    for src, c in zip(sources, counts):
+        mine = rows[(rows >= offset) & (rows < offset + c)] - offset
+        if mine.size:
+            parts.append(np.asarray(src.take(mine), dtype=np.float64))
+        offset += c
+    sample = np.concatenate(parts)
+    median = np.median(sample, axis=0)
+    q1, q3 = np.percentile(sample, [25, 75], axis=0)
+    scale = (q3 - q1) / 1.349
+    return Scaling(median, np.where(scale > 0, scale, 1.0), kind)
+
+
+def peek_rows(src: RowSource, count: int) -> np.ndarray | None:
+    """Up to ``count`` rows for the warnings, without a pass over the data: spread over a
+    random-access source, spread over the first block of a re-iterable one (a data file:
+    one block parsed), None for a one-shot stream (nothing may be consumed)."""
+    if src.random_access:
+        n = src.count_rows()
+        return np.asarray(src.take(np.linspace(0, n - 1, min(n, count)).astype(np.int64)), dtype=np.float64)
+    if not src.reiterable:
+        return None
+    blocks = src.chunks()
+    try:
+        first = next(iter(blocks), None)
+    finally:
+        close = getattr(blocks, "close", None)
+        if close is not None:
+            close()
+    if first is None or first[1].shape[0] == 0:
+        return None
+    block = first[1]
+    picks = np.linspace(0, block.shape[0] - 1, min(block.shape[0], count)).astype(np.int64)
+    return np.asarray(block[picks], dtype=np.float64)
+
+
+def column_label(j: int, names: list[str] | None) -> str:
+    return repr(names[j]) if names is not None and j < len(names) else f"column {j}"
+
+
+def warn_units(rows: np.ndarray, names: list[str] | None, where: str, stacklevel: int = 3) -> None:
+    """A UserWarning naming the columns that carry most of the squared distances of ``rows``
+    (a sample of the data), when their variance dwarfs the others' (different units)."""
+    if rows.ndim != 2 or rows.shape[1] < 2 or rows.shape[0] < 3:
+        return
+    var = np.var(np.asarray(rows, dtype=np.float64), axis=0)
+    total = float(var.sum())
+    if not total > 0:
+        return
+    order = np.argsort(-var)
+    share = np.cumsum(var[order]) / total
+    k = int(np.searchsorted(share, UNIT_SHARE) + 1)
+    typical = float(np.median(var))
+    if k * 2 > var.size or var[order[k - 1]] < UNIT_RATIO * max(typical, np.finfo(np.float64).tiny):
+        return
+    named = ", ".join(column_label(int(j), names) for j in order[:k])
+    warnings.warn(
+        f"{where}: {named} carr{'ies' if k == 1 else 'y'} {share[k - 1]:.1%} of the squared distances "
+        f"(variance {var[order[0]]:.3g} against a median column's {typical:.3g}): the kernel sees little "
+        "else; pass standardize=True if the columns' units are arbitrary",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def warn_bandwidths(rows: np.ndarray, kernels: list[Kernel], where: str, stacklevel: int = 3) -> None:
+    """A UserWarning for each radial kernel whose bandwidth is far below the rows' typical
+    nearest-neighbour distance (every off-diagonal value ~0: no evidence of anything) or
+    far above their largest distance (every value ~1)."""
+    radial = [k for k in kernels if k.radial and k.is_resolved]
+    if not radial or rows.shape[0] < 3:
+        return
+    sample = np.asarray(rows[:500], dtype=np.float64)
+    d2 = np.maximum((sample * sample).sum(1)[:, None] + (sample * sample).sum(1)[None, :] - 2 * sample @ sample.T, 0.0)
+    np.fill_diagonal(d2, np.inf)
+    nearest = np.sqrt(d2.min(axis=1))
+    typical = float(np.median(nearest[np.isfinite(nearest)]))
+    largest = math.sqrt(float(np.max(np.where(np.isfinite(d2), d2, 0.0))))
+    for k in radial:
+        h = float(k.bandwidth)
+        if typical > 0 and h < NARROW * typical:
+            warnings.warn(
+                f"{where}: {k!r} is {h / typical:.2g} x the rows' typical nearest-neighbour distance "
+                f"{typical:.3g}: every kernel value between different rows is ~0, and the test or "
+                "embedding sees nothing; use a wider bandwidth (a name, e.g. 'gaussian', takes the median)",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
+        elif largest > 0 and h > WIDE * largest:
+            warnings.warn(
+                f"{where}: {k!r} is {h / largest:.2g} x the rows' largest distance {largest:.3g}: every "
+                "kernel value is ~1 and the kernel is nearly constant on the data",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
+
+
+__all__ = [
+    "KINDS",
+    "Scaling",
+    "check_standardize",
+    "column_label",
+    "fit_scaling",
+    "warn_bandwidths",
+    "warn_units",
+]
