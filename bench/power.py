@@ -17,9 +17,16 @@ long run can be stopped and resumed, and --report reprints the tables):
 * ``--sweep``: time and peak memory of the default against the single-kernel test at
   n = 10^3 ... 10^6 per sample (d = 10, B = 200, default m), each call in its own process
   (the peak resident memory of a fresh process, minus that after loading the data).
+* ``--wide`` (issue 36): the same methods, plus the default forced to Nyström
+  (``method="nystrom"``) and the previous default (issue 27's: Nyström with
+  max(256, sqrt(N) log sqrt(N)) landmarks), on the widened suite of
+  bench/problems_wide.py (dependence with equal marginals, a ring, periodic densities, a
+  sparse shift in d = 50, mixture weights, a local cluster), n = 500 and 2500 per sample.
+* ``--scale`` (issue 36): the default against the previous default on the weak-effect
+  cells of bench/problems_wide.py at 2 10^4 and 10^5 rows per sample (paired).
 * ``--figure``: docs/figures/power.png, the suite's power per problem.
 
-Usage: python -m bench.power [--suite] [--level] [--sweep] [--figure] [--report]
+Usage: python -m bench.power [--suite] [--wide] [--scale] [--level] [--sweep] [--figure] [--report]
        [--reps R] [--level-reps R] [--cells problem-n ...] [--jobs J]
 """
 
@@ -40,6 +47,7 @@ import numpy as np
 
 from bench.harness import OUT, machine, utc_now
 from bench.problems import SUITE, SUITE_N
+from bench.problems_wide import LARGE, LARGE_N, WIDE, WIDE_N
 
 RESULTS = OUT / "power_suite.jsonl"
 ALPHA = 0.05
@@ -53,16 +61,22 @@ METHODS = {
     "fuse": "MMD-FUSE (20 kernels, Nystrom)",
     "mmdagg": "MMDAgg (20 kernels, Nystrom)",
     "fuse-exact": "MMD-FUSE exact",
+    "nystrom": "default, Nystrom forced",
+    "previous": "previous default (m = max(256, paper's))",
 }
+#: The problems of each section, and their cells (problem -> n per sample).
+PROBLEMS = {"suite": SUITE, "level": SUITE, "wide": WIDE, "scale": LARGE}
+CELLS = {"suite": SUITE_N, "wide": WIDE_N, "scale": LARGE_N}
 #: The fixed choices the default is held against.
 REFERENCES = ("median", "fuse", "mmdagg", "fuse-exact")
 #: H0 problems of --level: (problem, n per sample)
 LEVEL_CELLS = (("perturbed-d1", 500), ("mixture", 500), ("digits-mix", 300), ("hdgm", 1500))
 
 
-def _data(problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng([list(SUITE).index(problem), n, rep, int(h1), 2027])
-    return SUITE[problem][0 if h1 else 1](n, rng)
+def _data(section: str, problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndarray]:
+    problems = PROBLEMS[section]
+    rng = np.random.default_rng([list(problems).index(problem), n, rep, int(h1), 2027])
+    return problems[problem][0 if h1 else 1](n, rng)
 
 
 def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
@@ -81,13 +95,18 @@ def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
         return nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), aggregation="mmdagg", **kw).pvalue
     if method == "fuse-exact":
         return nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), method="exact", **kw).pvalue
+    if method == "nystrom":
+        return nk.two_sample_test(X, Y, method="nystrom", **kw).pvalue
+    if method == "previous":
+        m = max(256, nk.default_n_landmarks(len(X) + len(Y)))
+        return nk.two_sample_test(X, Y, method="nystrom", n_landmarks=m, **kw).pvalue
     raise ValueError(method)
 
 
 def run_rep(task: tuple) -> dict:
     """One repetition: every requested method on the same data; p-values and seconds."""
     section, problem, n, rep, methods = task
-    X, Y = _data(problem, n, rep, h1=section == "suite")
+    X, Y = _data(section, problem, n, rep, h1=section != "level")
     out = {"section": section, "problem": problem, "n": n, "rep": rep}
     for method in methods:
         start = time.perf_counter()
@@ -154,23 +173,18 @@ def _rate(rows: list[dict], method: str) -> float:
     return float(np.mean(have)) if have else math.nan
 
 
-def suite_table(records: list[dict]) -> list[dict]:
+def suite_table(records: list[dict], section: str = "suite") -> list[dict]:
     """One row per cell: every method's power, the best reference, the default's margin."""
     out = []
-    for problem, ns in SUITE_N.items():
+    for problem, ns in CELLS[section].items():
         for n in ns:
-            sub = [r for r in records if r["section"] == "suite" and r["problem"] == problem and r["n"] == n]
+            sub = [r for r in records if r["section"] == section and r["problem"] == problem and r["n"] == n]
             if not sub:
                 continue
             rates = {m: _rate(sub, m) for m in METHODS}
             refs = {m: rates[m] for m in REFERENCES if not math.isnan(rates[m])}
-            best = max(refs, key=lambda m: refs[m])
-            both = [r for r in sub if "default" in r and "default-exact" in r]
-            paired = (
-                float(np.mean([(r["default"] <= ALPHA) - (r["default-exact"] <= ALPHA) for r in both]))
-                if both
-                else math.nan
-            )
+            best = max(refs, key=lambda m: refs[m]) if refs else "default"
+            paired, paired_previous = _paired(sub, "default-exact"), _paired(sub, "previous")
             secs = {m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan]) for m in METHODS}
             out.append(
                 {
@@ -179,32 +193,48 @@ def suite_table(records: list[dict]) -> list[dict]:
                     "reps": len(sub),
                     "rates": rates,
                     "best": best,
-                    "margin": rates["default"] - refs[best],
+                    "margin": rates["default"] - refs[best] if refs else math.nan,
                     "paired_exact": paired,
+                    "paired_previous": paired_previous,
                     "seconds": secs,
                 }
             )
     return out
 
 
-def report_suite(records: list[dict]) -> None:
-    rows = suite_table(records)
+def _paired(rows: list[dict], other: str) -> float:
+    """The default's rejection rate minus ``other``'s on the repetitions that ran both."""
+    both = [r for r in rows if "default" in r and other in r]
+    return float(np.mean([(r["default"] <= ALPHA) - (r[other] <= ALPHA) for r in both])) if both else math.nan
+
+
+def report_suite(records: list[dict], section: str = "suite") -> None:
+    rows = suite_table(records, section)
     if not rows:
         return
-    print("\n## Power of the default against the fixed choices (alpha = 0.05)\n")
+    shown = [m for m in METHODS if any(not math.isnan(r["rates"][m]) for r in rows)]
+    print(f"\n## Power of the default against the fixed choices (alpha = 0.05), {section}\n")
     print(
         "| problem | n | reps | "
-        + " | ".join(METHODS.values())
-        + " | best fixed | default - best | default - exact (paired) | default s | median s |"
+        + " | ".join(METHODS[m] for m in shown)
+        + " | best fixed | default - best | default - exact (paired) | default - previous (paired) "
+        "| default s | previous s |"
     )
-    print("|---|---|---|" + "---|" * (len(METHODS) + 5))
+    print("|---|---|---|" + "---|" * (len(shown) + 6))
+
+    def fmt(v: float, sign: str = "") -> str:
+        return "" if math.isnan(v) else f"{v:{sign}.3f}"
+
     for row in rows:
-        rates = " | ".join("" if math.isnan(v) else f"{v:.3f}" for v in row["rates"].values())
-        paired = "" if math.isnan(row["paired_exact"]) else f"{row['paired_exact']:+.3f}"
+        rates = " | ".join(fmt(row["rates"][m]) for m in shown)
         print(
-            f"| {row['problem']} | {row['n']} | {row['reps']} | {rates} | {row['best']} | {row['margin']:+.3f} | "
-            f"{paired} | {row['seconds']['default']:.3f} | {row['seconds']['median']:.3f} |"
+            f"| {row['problem']} | {row['n']} | {row['reps']} | {rates} | {row['best']} | {fmt(row['margin'], '+')} | "
+            f"{fmt(row['paired_exact'], '+')} | {fmt(row['paired_previous'], '+')} | "
+            f"{fmt(row['seconds']['default'])} | {fmt(row['seconds']['previous'])} |"
         )
+    rows = [r for r in rows if not math.isnan(r["margin"])]
+    if not rows:
+        return
     worst = min(rows, key=lambda r: r["margin"])
     short = [r for r in rows if r["margin"] < -0.05]
     print(
@@ -328,6 +358,8 @@ def sweep(ns: list[int], runs: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", action="store_true")
+    ap.add_argument("--wide", action="store_true")
+    ap.add_argument("--scale", action="store_true")
     ap.add_argument("--level", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--figure", action="store_true")
@@ -353,10 +385,34 @@ def main() -> None:
         run_tasks(tasks, args.jobs)
     if args.suite:
         run_tasks(suite_tasks(args.reps, cells), args.jobs)
+    if args.wide:
+        wide = ("default", "nystrom", "previous", "median", "fuse", "mmdagg", "default-exact", "fuse-exact")
+        run_tasks(
+            [
+                ("wide", p, n, r, tuple(m for m in wide if not (m.endswith("exact") and 2 * n > EXACT_MAX)))
+                for r in range(args.reps)
+                for p, ns in WIDE_N.items()
+                for n in ns
+                if not args.cells or f"{p}-{n}" in args.cells
+            ],
+            args.jobs,
+        )
+    if args.scale:
+        run_tasks(
+            [
+                ("scale", p, n, r, ("default", "previous"))
+                for r in range(args.reps)
+                for p, ns in LARGE_N.items()
+                for n in ns
+                if not args.cells or f"{p}-{n}" in args.cells
+            ],
+            args.jobs,
+        )
     records = _records()
-    if args.level or args.suite or args.report:
+    if args.level or args.suite or args.wide or args.scale or args.report:
         report_level(records)
-        report_suite(records)
+        for section in ("suite", "wide", "scale"):
+            report_suite(records, section)
     if args.rst:
         rst(records)
     if args.figure:

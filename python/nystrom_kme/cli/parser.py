@@ -316,8 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--n-landmarks",
         type=_n_landmarks,
         default=None,
-        help="m (Nystrom; default ceil(sqrt(n) log sqrt(n)) of the pooled sample); 'auto' (one kernel: the "
-        "landmark search on the pooled sample)",
+        help="m (Nystrom; default ceil(sqrt(N) log sqrt(N)) of the N pooled rows, kept between 1024 and 3000); "
+        "'auto': the certified landmark search on the pooled sample, for the narrowest kernel",
     )
     p.add_argument(
         "--aggregation",
