@@ -22,8 +22,9 @@ long run can be stopped and resumed, and --report reprints the tables):
   max(256, sqrt(N) log sqrt(N)) landmarks), on the widened suite of
   bench/problems_wide.py (dependence with equal marginals, a ring, periodic densities, a
   sparse shift in d = 50, mixture weights, a local cluster), n = 500 and 2500 per sample.
-* ``--scale`` (issue 36): the default against the previous default on the weak-effect
-  cells of bench/problems_wide.py at 2 10^4 and 10^5 rows per sample (paired).
+* ``--scale`` (issue 36): the default against the previous default and against
+  m = max(1024, 2 sqrt(N)) (the rule measured and rejected) on the weak-effect cells of
+  bench/problems_wide.py at 2 10^4 and 10^5 rows per sample (paired).
 * ``--figure``: docs/figures/power.png, the suite's power per problem.
 
 Usage: python -m bench.power [--suite] [--wide] [--scale] [--level] [--sweep] [--figure] [--report]
@@ -63,6 +64,7 @@ METHODS = {
     "fuse-exact": "MMD-FUSE exact",
     "nystrom": "default, Nystrom forced",
     "previous": "previous default (m = max(256, paper's))",
+    "sqrt": "Nystrom, m = max(1024, 2 sqrt(N))",
 }
 #: The problems of each section, and their cells (problem -> n per sample).
 PROBLEMS = {"suite": SUITE, "level": SUITE, "wide": WIDE, "scale": LARGE}
@@ -97,6 +99,9 @@ def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
         return nk.two_sample_test(X, Y, kernel=nk.KernelCollection(), method="exact", **kw).pvalue
     if method == "nystrom":
         return nk.two_sample_test(X, Y, method="nystrom", **kw).pvalue
+    if method == "sqrt":  # the rule issue 36 measured and rejected
+        m = max(1024, math.ceil(2 * math.sqrt(len(X) + len(Y))))
+        return nk.two_sample_test(X, Y, method="nystrom", n_landmarks=m, **kw).pvalue
     if method == "previous":
         m = max(256, nk.default_n_landmarks(len(X) + len(Y)))
         return nk.two_sample_test(X, Y, method="nystrom", n_landmarks=m, **kw).pvalue
@@ -185,6 +190,7 @@ def suite_table(records: list[dict], section: str = "suite") -> list[dict]:
             refs = {m: rates[m] for m in REFERENCES if not math.isnan(rates[m])}
             best = max(refs, key=lambda m: refs[m]) if refs else "default"
             paired, paired_previous = _paired(sub, "default-exact"), _paired(sub, "previous")
+            paired_sqrt = _paired(sub, "sqrt")
             secs = {m: statistics.median([r[m + "_s"] for r in sub if m + "_s" in r] or [math.nan]) for m in METHODS}
             out.append(
                 {
@@ -196,6 +202,7 @@ def suite_table(records: list[dict], section: str = "suite") -> list[dict]:
                     "margin": rates["default"] - refs[best] if refs else math.nan,
                     "paired_exact": paired,
                     "paired_previous": paired_previous,
+                    "paired_sqrt": paired_sqrt,
                     "seconds": secs,
                 }
             )
@@ -218,9 +225,9 @@ def report_suite(records: list[dict], section: str = "suite") -> None:
         "| problem | n | reps | "
         + " | ".join(METHODS[m] for m in shown)
         + " | best fixed | default - best | default - exact (paired) | default - previous (paired) "
-        "| default s | previous s |"
+        "| default - 2 sqrt(N) rule (paired) | default s | previous s |"
     )
-    print("|---|---|---|" + "---|" * (len(shown) + 6))
+    print("|---|---|---|" + "---|" * (len(shown) + 7))
 
     def fmt(v: float, sign: str = "") -> str:
         return "" if math.isnan(v) else f"{v:{sign}.3f}"
@@ -229,7 +236,7 @@ def report_suite(records: list[dict], section: str = "suite") -> None:
         rates = " | ".join(fmt(row["rates"][m]) for m in shown)
         print(
             f"| {row['problem']} | {row['n']} | {row['reps']} | {rates} | {row['best']} | {fmt(row['margin'], '+')} | "
-            f"{fmt(row['paired_exact'], '+')} | {fmt(row['paired_previous'], '+')} | "
+            f"{fmt(row['paired_exact'], '+')} | {fmt(row['paired_previous'], '+')} | {fmt(row['paired_sqrt'], '+')} | "
             f"{fmt(row['seconds']['default'])} | {fmt(row['seconds']['previous'])} |"
         )
     rows = [r for r in rows if not math.isnan(r["margin"])]
@@ -400,7 +407,7 @@ def main() -> None:
     if args.scale:
         run_tasks(
             [
-                ("scale", p, n, r, ("default", "previous"))
+                ("scale", p, n, r, ("default", "previous", "sqrt"))
                 for r in range(args.reps)
                 for p, ns in LARGE_N.items()
                 for n in ns
