@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,8 @@ class Scaling:
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         A = np.asarray(X)
+        if A.ndim != 2 or A.shape[1] != self.center.shape[0]:  # not numpy's broadcasting error
+            raise ValueError(f"rows of shape {A.shape} do not fit a scaling of {self.center.shape[0]} columns")
         dtype = A.dtype if A.dtype in (np.float32, np.float64) else np.float64
         return np.ascontiguousarray((A - self.center) / self.scale, dtype=dtype)
 
@@ -80,6 +83,42 @@ class Scaling:
             )
         if not (np.isfinite(self.center).all() and np.isfinite(self.scale).all() and (self.scale > 0).all()):
             raise ValueError("scaling must have finite centers and positive finite scales")
+
+
+def same_scaling(a: Scaling | None, b: Scaling | None) -> bool:
+    """Whether two models' scalings map rows alike: both None, or equal centres and scales
+    (the kind only says how they were estimated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = Scaling(np.zeros(2), np.ones(2), "standard")
+    >>> same_scaling(s, Scaling(np.zeros(2), np.ones(2), "robust")), same_scaling(s, None), same_scaling(None, None)
+    (True, False, True)
+    """
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(a.center, b.center) and np.array_equal(a.scale, b.scale))
+
+
+def scaling_state(scaling: Scaling | None) -> dict[str, Any]:
+    """A model's saved fields for its scaling: ``scaling_kind``, ``scaling_center`` and
+    ``scaling_scale`` (d,); none without one, so that older files load and files of
+    models without a scaling are written as before."""
+    if scaling is None:
+        return {}
+    return {"scaling_kind": scaling.kind, "scaling_center": scaling.center, "scaling_scale": scaling.scale}
+
+
+def scaling_from_state(state: dict[str, Any]) -> Scaling | None:
+    """The scaling of :func:`scaling_state`'s fields (None without ``scaling_kind``)."""
+    if state.get("scaling_kind") is None:
+        return None
+    return Scaling(
+        np.asarray(state["scaling_center"], dtype=np.float64),
+        np.asarray(state["scaling_scale"], dtype=np.float64),
+        str(state["scaling_kind"]),
+    )
 
 
 def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator) -> Scaling:
@@ -210,6 +249,9 @@ __all__ = [
     "check_standardize",
     "column_label",
     "fit_scaling",
+    "same_scaling",
+    "scaling_from_state",
+    "scaling_state",
     "warn_bandwidths",
     "warn_units",
 ]

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _core
 from .._landmark_count import cap_landmarks
 from .._progress import RowsBar
-from .._scaling import Scaling, peek_rows, warn_bandwidths, warn_units
+from .._scaling import peek_rows, warn_bandwidths, warn_units
 from .._validation import as_data_matrix, check_positive_int
 from ..bounds import default_n_landmarks
 from ..kernel_collection import KernelCollection
@@ -196,23 +196,6 @@ def warn_reference(src: RowSource, single: Kernel | None, collection: KernelColl
     warn_bandwidths(rows, [k for k in given if k.is_resolved], "the drift reference", stacklevel=5)
 
 
-def scaling_state(scaling: Scaling | None) -> dict[str, Any]:
-    """A detector's saved fields for its scaling (none without one: older files load)."""
-    if scaling is None:
-        return {}
-    return {"scaling_kind": scaling.kind, "scaling_center": scaling.center, "scaling_scale": scaling.scale}
-
-
-def scaling_from_state(state: dict[str, Any]) -> Scaling | None:
-    if state.get("scaling_kind") is None:
-        return None
-    return Scaling(
-        np.asarray(state["scaling_center"], dtype=np.float64),
-        np.asarray(state["scaling_scale"], dtype=np.float64),
-        str(state["scaling_kind"]),
-    )
-
-
 def save_detector(detector: Any, path: Any) -> None:
     """nk.save for a detector, refused with a preprocess callable (no pickle)."""
     if detector.preprocess is not None:
@@ -232,7 +215,5 @@ __all__ = [
     "reference_source",
     "rest_rows",
     "save_detector",
-    "scaling_from_state",
-    "scaling_state",
     "warn_reference",
 ]

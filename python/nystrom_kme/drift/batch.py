@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import defaults
 from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
-from .._scaling import Scaling, check_standardize, fit_scaling
+from .._scaling import Scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state
 from .._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -57,8 +57,6 @@ from ._reference import (
     build_reference,
     reference_source,
     save_detector,
-    scaling_from_state,
-    scaling_state,
     warn_reference,
 )
 from ._statistic import POOL_RATIO, STATISTICS
