@@ -25,6 +25,7 @@ from . import _core
 from ._columns import check_feature_names, column_names, fitted_feature_names, keep_feature_names
 from ._compensated import fsum_dot
 from ._estimator import ParamsMixin
+from ._scaling import Scaling, same_scaling
 from ._validation import (
     RandomStateLike,
     as_data_matrix,
@@ -38,7 +39,7 @@ from ._validation import (
 from .cuda.arrays import is_cuda_array
 from .kernels import Kernel, get_kernel
 from .persistence import persistable, save
-from .sources import RowSource, SourceLike, as_rows, as_source
+from .sources import RowSource, SourceLike, as_rows, as_source, scaled
 
 
 class KernelMeanEmbedding:
@@ -76,7 +77,8 @@ class KernelMeanEmbedding:
     kernel_: Kernel
     n_samples_: int
     n_features_in_: int
-    _embedding: tuple[np.ndarray, np.ndarray, Kernel]
+    #: support, weights, kernel and the scaling of the inputs (``scaling_``, None without)
+    _embedding: tuple[np.ndarray, np.ndarray, Kernel, Scaling | None]
 
     def _check_fitted(self) -> None:
         check_is_fitted(self, "_embedding")
@@ -89,21 +91,35 @@ class KernelMeanEmbedding:
         """Set ``feature_names_in_`` to ``names``, or remove it for data without names."""
         keep_feature_names(self, names)
 
-    def _source(self, X: SourceLike, name: str, chunk_rows: int | None = None) -> RowSource:
+    def _source(
+        self, X: SourceLike, name: str, chunk_rows: int | None = None, scaling: Scaling | None = None
+    ) -> RowSource:
         """``X`` as a row source, its column names checked against the fitted ones: a
         DataFrame's before it is converted (a frame with other names can hold anything,
-        NaN from a reindex included), a data file's once its header is read."""
+        NaN from a reindex included), a data file's once its header is read. Then seen
+        through ``scaling`` (the fit's ``scaling_``, from the caller's :meth:`_snapshot`):
+        every input after a fit with ``standardize=`` meets the model in its units."""
         fitted = self._names()
         if fitted is not None and not isinstance(X, (str, os.PathLike, RowSource)):
             check_feature_names(fitted, column_names(X, name), owner=type(self).__name__, what=name)
         src = as_source(X, name, chunk_rows=chunk_rows)
         check_feature_names(fitted, src.feature_names, owner=type(self).__name__, what=src.name)
-        return src
+        if scaling is not None and src.n_features is not None and src.n_features != scaling.center.shape[0]:
+            raise ValueError(  # before an in-memory array is scaled, in scikit-learn's words
+                f"{src.name} has {src.n_features} features, but {type(self).__name__} is expecting "
+                f"{scaling.center.shape[0]} features as input"
+            )
+        return scaled(src, scaling)
 
     def _publish(self) -> None:
-        """Make the fitted support, weights and kernel what evaluations use, as one
-        object swapped in at once (see :meth:`fitted`)."""
-        self._embedding = (self.support_, self.weights_, self.kernel_)
+        """Make the fitted support, weights, kernel and scaling what evaluations use, as
+        one object swapped in at once (see :meth:`fitted`)."""
+        self._embedding = (self.support_, self.weights_, self.kernel_, self.__dict__.get("scaling_"))
+
+    def _snapshot(self) -> tuple[np.ndarray, np.ndarray, Kernel, Scaling | None]:
+        """:meth:`fitted` and the scaling of the inputs (None without), read at once."""
+        self._check_fitted()
+        return self._embedding
 
     def fitted(self) -> tuple[np.ndarray, np.ndarray, Kernel]:
         """(support (m, d), weights (m,), kernel) of the current fit, read at once.
@@ -112,8 +128,8 @@ class KernelMeanEmbedding:
         refits the estimator while others evaluate it is safe: each reader sees the
         old or the new embedding, never a mix.
         """
-        self._check_fitted()
-        return self._embedding
+        support, weights, kernel, _ = self._snapshot()
+        return support, weights, kernel
 
     def __call__(self, Y: SourceLike) -> np.ndarray:
         """Evaluate the embedding: mu(y) = sum_j w_j k(z_j, y) for each row y of Y.
@@ -165,12 +181,17 @@ class KernelMeanEmbedding:
         >>> bool((np.concatenate([v for _, v in kme.evaluate_chunks(X)]) == kme(X)).all())
         True
         """
-        support, weights, kernel = self.fitted()
+        support, weights, kernel, scaling = self._snapshot()
         if is_cuda_array(Y):
+            if scaling is not None:
+                raise ValueError(
+                    "Y: a CUDA array cannot be evaluated by an embedding fitted with standardize= "
+                    "(its scaling_ is applied on the host); pass Y as a host array"
+                )
             from .cuda.sums import evaluate
 
             return iter([(0, evaluate(Y, support, weights, kernel))])
-        src = self._source(Y, "Y", chunk_rows)
+        src = self._source(Y, "Y", chunk_rows, scaling)
         _check_width(src, src.n_features, support.shape[1])
         return _evaluations(src, support, weights, kernel, n_threads_arg(getattr(self, "n_threads", None)))
 
@@ -209,17 +230,35 @@ def _evaluations(
         yield start, _core.kernel_sums(Y, S, w, core, n_threads)[:, 0]
 
 
-def _parts(embedding: KernelMeanEmbedding) -> tuple[np.ndarray, np.ndarray, Kernel]:
+def _parts(embedding: KernelMeanEmbedding) -> tuple[np.ndarray, np.ndarray, Kernel, Scaling | None]:
     if not isinstance(embedding, KernelMeanEmbedding):
         raise ValueError(f"expected a fitted embedding, got {type(embedding).__name__}")
-    return embedding.fitted()
+    return embedding._snapshot()
+
+
+def check_same_scaling(a: Scaling | None, b: Scaling | None, what: str = "the embeddings") -> None:
+    """ValueError unless two embeddings see their inputs through the same scaling
+    (``scaling_`` of ``standardize=``): supports in different units are different points."""
+    if same_scaling(a, b):
+        return
+    how = (
+        "one has a scaling_ from standardize=, the other none"
+        if a is None or b is None
+        else "their scaling_ centres or scales differ"
+    )
+    raise ValueError(
+        f"{what} were fitted on differently standardised columns ({how}), so their supports are in "
+        "different units; fit them with one scaling (standardise the data once beforehand, or fit "
+        "without standardize=)"
+    )
 
 
 def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: int | None = None) -> float:
     """<mu_a, mu_b> in the RKHS, by one streaming pass over both supports.
 
     Costs O(m_a m_b d) time and O(min(m_a, m_b)) extra memory. Both embeddings must
-    use the same kernel (same type and bandwidth).
+    use the same kernel (same type and bandwidth) and see their inputs through the same
+    scaling (``scaling_`` of ``standardize=``: both None, or equal centres and scales).
 
     Examples
     --------
@@ -229,10 +268,11 @@ def inner_product(a: KernelMeanEmbedding, b: KernelMeanEmbedding, *, n_threads: 
     >>> bool(np.isclose(nk.inner_product(a, a), a.norm() ** 2))
     True
     """
-    Za, wa, ka = _parts(a)
-    Zb, wb, kb = _parts(b)
+    Za, wa, ka, sa = _parts(a)
+    Zb, wb, kb, sb = _parts(b)
     if ka != kb:
         raise ValueError(f"the embeddings use different kernels: {ka!r} and {kb!r}")
+    check_same_scaling(sa, sb, "inner_product")
     if Za.shape[1] != Zb.shape[1]:
         raise ValueError(f"the embeddings live in R^{Za.shape[1]} and R^{Zb.shape[1]}")
     check_feature_names(a._names(), b._names(), owner=f"the first {type(a).__name__}", what="the second embedding")

@@ -20,6 +20,7 @@ from ._columns import check_feature_names
 from ._compensated import CompensatedSum
 from ._estimator import ParamsMixin
 from ._landmark_choice import LandmarkChoice, LandmarkSettings
+from ._scaling import Scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state
 from ._score import embedding_score, warn_if_other_kernel
 from ._sufficient import add_statistics, solve_statistics
 from ._union import merged_sums
@@ -35,12 +36,12 @@ from ._validation import (
 )
 from .bounds import LandmarkSuggestion
 from .defaults import FIT_SAMPLER
-from .embedding import KernelMeanEmbedding
+from .embedding import KernelMeanEmbedding, check_same_scaling
 from .kernels import Kernel, get_kernel
 from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec
 from .persistence import persistable
 from .sampling import FixedLandmarks, Policy, SamplerLike, describe_sampler
-from .sources import ArraySource, IterableSource, RowSource, SourceLike, as_source
+from .sources import ArraySource, IterableSource, RowSource, SourceLike, as_source, scaled
 
 SOLVERS = ("auto", "cod", "cholesky")
 
@@ -110,6 +111,19 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         How ``fit`` reads a streamed source: 2 draws the landmarks over all rows
         (the in-memory fit's draws), 1 takes them from the first chunk(s) in a
         single read (generators). See :meth:`fit`.
+    standardize : bool or {"standard", "robust"}, default=False
+        Put the columns on one scale first (for columns in arbitrary units: a radial
+        kernel otherwise sees little but the column with the largest spread). True or
+        "standard": each column centred at its mean and divided by its standard
+        deviation (ddof=1); "robust": at its median, divided by its interquartile range
+        / 1.349 (at most 100,000 rows sampled). The statistics are those of the rows
+        :meth:`fit` sees (unweighted; one extra pass over a streamed source, which must
+        then be re-iterable), or of the first chunk of :meth:`partial_fit`; they are
+        kept as ``scaling_`` and applied to every later input: evaluations, :meth:`score`,
+        :meth:`partial_fit` and landmark points given as ``sampler``. ``landmarks_``,
+        ``support_`` and the kernel's bandwidth are in the standardised units; embeddings
+        with different scalings are not merged or compared. A constant column keeps
+        scale 1.
 
     Attributes
     ----------
@@ -133,6 +147,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         (w_i = 1 unweighted); weights_ = K_m^+ s_sum_ / weight_sum_
     weight_sum_ : float, sum_i w_i (n_samples_ unweighted)
     n_landmarks_report_ : LandmarkSearch ("auto"), LandmarkSuggestion ("bound") or None
+    scaling_ : Scaling or None
+        The columns' scaling of ``standardize=`` (``center`` and ``scale``, (n_features,)
+        float64, and ``kind``): an input row x is evaluated as (x - center) / scale.
+        None without ``standardize``.
 
     Examples
     --------
@@ -142,6 +160,15 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     >>> kme.landmarks_.shape, kme.weights_.shape
     ((200, 3), (200,))
     >>> bool(abs(kme([[0.0, 0.0, 0.0]])[0] - 0.35) < 0.01)    # mu(0) = E k(x, 0) = 8^(-1/2)
+    True
+
+    A column in other units (here x 1000) is put back on the others' scale:
+
+    >>> X[:, 2] *= 1000
+    >>> std = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=200, random_state=0, standardize=True).fit(X)
+    >>> (std.scaling_.scale / [1, 1, 1000]).round(1)        # the columns' standard deviations
+    array([1., 1., 1.])
+    >>> bool(abs(std([[0.0, 0.0, 0.0]])[0] - 0.35) < 0.01)    # the input in X's units
     True
     """
 
@@ -153,6 +180,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     s_sum_: np.ndarray
     weight_sum_: float
     n_landmarks_report_: LandmarkSearch | LandmarkSuggestion | None
+    scaling_: Scaling | None
     _sums: CompensatedSum
 
     def __init__(
@@ -167,6 +195,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         n_threads: int | None = None,
         chunk_rows: int | None = None,
         passes: int = 2,
+        standardize: bool | str = False,
     ) -> None:
         self.kernel = kernel
         self.n_landmarks = n_landmarks
@@ -177,10 +206,11 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         self.n_threads = n_threads
         self.chunk_rows = chunk_rows
         self.passes = passes
+        self.standardize = standardize
 
     # --- checks ---
     def _check_params(self) -> tuple[float, int]:
-        """Validated (rcond, n_threads); also checks solver, passes and chunk_rows."""
+        """Validated (rcond, n_threads); also checks solver, passes, chunk_rows and standardize."""
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         try:
@@ -193,11 +223,33 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             raise ValueError(f"passes must be 1 or 2, got {self.passes!r}")
         if self.chunk_rows is not None:
             check_positive_int(self.chunk_rows, "chunk_rows")
+        check_standardize(self.standardize)
         return rcond, n_threads_arg(self.n_threads)
 
-    def _settings(self) -> LandmarkSettings:
-        """The parameters that choose the landmarks (:mod:`nystrom_kme._landmark_choice`)."""
-        return LandmarkSettings(self.kernel, self.n_landmarks, self.sampler, self.n_threads)
+    def _settings(self, scaling: Scaling | None = None) -> LandmarkSettings:
+        """The parameters that choose the landmarks (:mod:`nystrom_kme._landmark_choice`);
+        landmark points given as ``sampler`` are in X's units, so they meet ``scaling`` too."""
+        sampler = self.sampler
+        if scaling is not None and isinstance(sampler, (np.ndarray, list, tuple)):
+            points = np.asarray(sampler)
+            if points.ndim == 2 and points.dtype.kind in "biuf":
+                sampler = scaling.apply(points)
+        return LandmarkSettings(self.kernel, self.n_landmarks, sampler, self.n_threads)
+
+    def _scaling_for(self, src: RowSource, rng: np.random.Generator, what: str) -> Scaling | None:
+        """The scaling of ``standardize=`` fitted on ``src`` (None when off): a pass of its
+        own, refused for a stream that can be read only once."""
+        kind = check_standardize(self.standardize)
+        if kind is None:
+            return None
+        if not src.reiterable:
+            raise ValueError(
+                f"standardize={self.standardize!r} reads the rows once for the columns' statistics "
+                f"before {what} reads them, and a generator or iterator can be read only once: pass a "
+                "list of chunks, a callable returning a fresh iterator, or an array; or standardise "
+                "the rows beforehand"
+            )
+        return fit_scaling([src], kind, rng)
 
     def _solve(
         self,
@@ -208,12 +260,14 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         solved: tuple[np.ndarray, str, int] | None = None,
         scale: float = 1.0,
         names: tuple[str, ...] | None = None,
+        scaling: Scaling | None = None,
     ) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum on ``choice``'s landmarks and set the fitted
         attributes; ``acc`` and ``weight_sum`` in units of ``scale``, ``solved`` as for
         :func:`~nystrom_kme._sufficient.solve_statistics`. ``s_sum_`` and ``weight_sum_``
         keep the weights' own units; ``names`` become ``feature_names_in_`` (None: the
-        attribute is removed, as scikit-learn does for data without names)."""
+        attribute is removed, as scikit-learn does for data without names); ``scaling``
+        becomes ``scaling_`` (the columns' scaling the landmarks are in)."""
         rcond, n_threads = self._check_params()
         landmarks = choice.landmarks
         out = solve_statistics(
@@ -244,6 +298,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             s_sum_=out.sums.value(),
             weight_sum_=out.weight_sum,
             n_landmarks_report_=choice.report,
+            scaling_=scaling,
         )
         self._keep_names(names)
         self._publish()
@@ -268,6 +323,9 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
           the bandwidth ("median") and the landmarks (any sampler) are taken from that
           pool, then all rows are summed. Works with generators. The landmarks then
           only represent the start of the stream: shuffle ordered data first.
+
+        ``standardize=`` adds a read before these (the columns' statistics), and X is then
+        seen through that scaling by every pass; a generator is refused.
 
         Parameters
         ----------
@@ -299,8 +357,10 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         rng = check_random_state(self.random_state)
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         streamed = None if isinstance(src, ArraySource) else "a streamed source"
+        scaling = self._scaling_for(src, rng, "the fit")
+        src = scaled(src, scaling)
         if streamed and self.passes == 1:
-            return self._fit_one_pass(src, sample_weight, rng)
+            return self._fit_one_pass(src, sample_weight, rng, scaling)
         if not src.reiterable:
             raise ValueError(
                 "a generator or iterator can be read only once, and passes=2 reads "
@@ -310,34 +370,42 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         n = src.count_rows()
         sample_weight, scale = scale_or_drop_weights(check_sample_weight(sample_weight, n))
         if as_auto_spec(self.n_landmarks) is not None:
-            return self._fit_auto(src, sample_weight, scale, rng)
-        choice = self._settings().choose(src, sample_weight, rng, streamed=streamed)
+            return self._fit_auto(src, sample_weight, scale, rng, scaling)
+        choice = self._settings(scaling).choose(src, sample_weight, rng, streamed=streamed)
         acc, total = src.kernel_sums(
             choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
         )
-        return self._solve(choice, acc, total, n, scale=scale, names=src.feature_names)
+        return self._solve(choice, acc, total, n, scale=scale, names=src.feature_names, scaling=scaling)
 
     def _fit_auto(
-        self, src: RowSource, sample_weight: Weights | None, scale: float, rng: np.random.Generator
+        self,
+        src: RowSource,
+        sample_weight: Weights | None,
+        scale: float,
+        rng: np.random.Generator,
+        scaling: Scaling | None,
     ) -> NystromKME:
         """n_landmarks="auto": the doubling search of :mod:`nystrom_kme.landmark_search`."""
         rcond, n_threads = self._check_params()
-        choice, sums, weight_sum, solution = self._settings().search(
+        choice, sums, weight_sum, solution = self._settings(scaling).search(
             src, sample_weight, rng, solver=self.solver, rcond=rcond, n_threads=n_threads
         )
-        return self._solve(choice, sums, weight_sum, src.count_rows(), solution, scale=scale, names=src.feature_names)
+        n = src.count_rows()
+        return self._solve(choice, sums, weight_sum, n, solution, scale=scale, names=src.feature_names, scaling=scaling)
 
-    def _fit_one_pass(self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator) -> NystromKME:
+    def _fit_one_pass(
+        self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator, scaling: Scaling | None
+    ) -> NystromKME:
         if sample_weight is not None:
             raise ValueError(
                 "sample_weight is not supported with passes=1; weight each chunk "
                 "with partial_fit(chunk, sample_weight=...)"
             )
-        choice, blocks = self._settings().choose_from_stream(src, rng)
+        choice, blocks = self._settings(scaling).choose_from_stream(src, rng)
         acc, total = IterableSource(blocks, src.name).kernel_sums(
             choice.landmarks, choice.kernel, n_threads=n_threads_arg(self.n_threads)
         )
-        return self._solve(choice, acc, total, int(total), names=src.feature_names)
+        return self._solve(choice, acc, total, int(total), names=src.feature_names, scaling=scaling)
 
     def partial_fit(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> NystromKME:
         """Add the rows of X (n_chunk, n_features) to the embedding, landmarks fixed.
@@ -358,16 +426,25 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         statistics are kept in the weights' own units, so weights across calls keep
         their ratios. When those statistics are subnormal (``weight_sum_`` below
         2.2e-308) adding to them would lose precision, and a later call refuses.
+
+        With ``standardize=``, the first call fits ``scaling_`` on its chunk's rows (a
+        generator is refused: it reads the chunk twice); later calls see X through it.
         """
         self._check_params()
         check_not_sparse(X, "X")
-        src = self._source(X, "X", self.chunk_rows)  # names checked once fitted
+        first = not hasattr(self, "_sums")
+        scaling = None if first else self.scaling_
+        src = self._source(X, "X", self.chunk_rows, scaling)  # names checked once fitted
+        if first:
+            rng = check_random_state(self.random_state)
+            scaling = self._scaling_for(src, rng, "partial_fit")
+            src = scaled(src, scaling)
         n_chunk = src.count_rows()
         sample_weight, part_scale = scale_or_drop_weights(
             check_sample_weight(sample_weight, n_chunk, normalisable=False)
         )
-        if not hasattr(self, "_sums"):
-            settings = self._settings()
+        if first:
+            settings = self._settings(scaling)
             if isinstance(self.n_landmarks, str) or as_auto_spec(self.n_landmarks) is not None:
                 points, policy = settings.policy(src.to_array(), src)
                 if points is None and not isinstance(policy, FixedLandmarks):
@@ -379,14 +456,16 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             choice = settings.choose(
                 src,
                 sample_weight,
-                check_random_state(self.random_state),
+                rng,
                 streamed="partial_fit",
                 rows="the {n} rows of the first chunk",
             )
             part, part_total = src.kernel_sums(
                 choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
             )
-            return self._solve(choice, part, part_total, n_chunk, scale=part_scale, names=src.feature_names)
+            return self._solve(
+                choice, part, part_total, n_chunk, scale=part_scale, names=src.feature_names, scaling=scaling
+            )
         self._check_n_features(src)
         self._check_statistics_normal("partial_fit")
         choice = LandmarkChoice(
@@ -396,7 +475,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
         )
         acc, total, scale = add_statistics(self._sums, self.weight_sum_, part, part_total, part_scale)
-        return self._solve(choice, acc, total, self.n_samples_ + n_chunk, scale=scale, names=self._names())
+        n = self.n_samples_ + n_chunk
+        return self._solve(choice, acc, total, n, scale=scale, names=self._names(), scaling=scaling)
 
     def _check_n_features(self, src: RowSource) -> None:
         """X's column names, then its width, against the fitted ones, in scikit-learn's
@@ -445,6 +525,8 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
           sum_e (W_e / W) ||(P_u - P_e) mu_hat_e||, each shard's own Nyström error.
           ``s_sum_`` becomes W s_u, so :meth:`partial_fit` can add new data exactly.
 
+        All must see their inputs through the same scaling (``scaling_`` of
+        ``standardize=``: none, or equal centres and scales), which the result keeps.
         ``landmark_indices_`` of the result is None; solver, rcond and n_threads are
         this estimator's.
 
@@ -463,6 +545,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             if e.n_features_in_ != self.n_features_in_:
                 raise ValueError(f"the embeddings live in R^{self.n_features_in_} and R^{e.n_features_in_}")
             check_feature_names(self._names(), e._names(), owner="this NystromKME", what="an embedding merged")
+            check_same_scaling(self.scaling_, e.scaling_, "the embeddings merged")
             e._check_statistics_normal("merge")
         total = float(sum(e.weight_sum_ for e in parts))
         n = sum(e.n_samples_ for e in parts)
@@ -473,7 +556,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         )
         choice = LandmarkChoice(self.kernel_, self.sampler_, None, landmarks, self.n_landmarks_report_)
         names = self._names() or next((e._names() for e in others if e._names() is not None), None)
-        return copy.copy(self)._solve(choice, acc, total, n, names=names)
+        return copy.copy(self)._solve(choice, acc, total, n, names=names, scaling=self.scaling_)
 
     def score(self, X: SourceLike, y: object = None, *, sample_weight: ArrayLike | None = None) -> float:
         """2 <mu, mu_hat_X> - ||mu||^2 = ||mu_hat_X||^2 - ||mu - mu_hat_X||^2, higher is
@@ -512,9 +595,9 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         >>> many.score(X_test) > few.score(X_test)          # closer to the held-out embedding
         True
         """
-        landmarks, weights, kernel = self.fitted()
+        landmarks, weights, kernel, scaling = self._snapshot()
         check_not_sparse(X, "X")
-        src = self._source(X, "X", self.chunk_rows)
+        src = self._source(X, "X", self.chunk_rows, scaling)  # in the fit's units
         self._check_n_features(src)
         sample_weight = scale_or_drop_weights(check_sample_weight(sample_weight, src.count_rows()))[0]
         try:
@@ -538,6 +621,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             "solver": self.solver_,
             "rank": int(self.rank_),
             "norm": self.norm(),
+            **({} if self.scaling_ is None else {"standardize": self.scaling_.kind}),
         }
 
     def _fitted_summary(self) -> str | None:
@@ -556,7 +640,9 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         ``weights``, ``s_sum``, ``s_comp`` (m,) (the compensated statistic, kept apart so
         that ``partial_fit`` and ``merge`` continue exactly), ``weight_sum``, ``n_samples``,
         ``solver``, ``rank``, ``landmark_indices``, ``sampler`` (the policy used),
-        ``feature_names`` (``feature_names_in_``, or None without names).
+        ``feature_names`` (``feature_names_in_``, or None without names), and with
+        ``standardize=`` ``scaling_kind``, ``scaling_center`` and ``scaling_scale`` (d,)
+        (:func:`~nystrom_kme._scaling.scaling_state`).
         NotFittedError before a fit. The inverse of :meth:`_from_state`."""
         self.fitted()
         st = dict(vars(self))
@@ -573,6 +659,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             "landmark_indices": st.get("landmark_indices_"),
             "sampler": st.get("sampler_"),
             "feature_names": st.get("feature_names_in_"),
+            **scaling_state(st.get("scaling_")),
         }
 
     @classmethod
@@ -594,6 +681,9 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         sums = CompensatedSum(state["s_sum"].shape)
         sums.sum, sums.comp = state["s_sum"], state["s_comp"]
         landmarks = state["landmarks"]
+        scaling = scaling_from_state(state)
+        if scaling is not None:
+            scaling.check(landmarks.shape[1])
         est.__dict__.update(
             kernel_=state["kernel"],
             landmark_indices_=state["landmark_indices"],
@@ -609,6 +699,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             s_sum_=sums.value(),
             weight_sum_=state["weight_sum"],
             n_landmarks_report_=None,
+            scaling_=scaling,
         )
         est._keep_names(state.get("feature_names"))
         est._publish()

@@ -73,10 +73,16 @@ class QuadratureRule:
 
     @classmethod
     def from_embedding(cls, embedding: KernelMeanEmbedding) -> QuadratureRule:
-        """The rule sum_j weights_[j] f(support_[j]) of a fitted embedding."""
+        """The rule sum_j weights_[j] f(support_[j]) of a fitted embedding (not of one
+        fitted with ``standardize=``: its support is in standardised units)."""
         if not isinstance(embedding, KernelMeanEmbedding):
             raise ValueError(f"expected a fitted embedding, got {type(embedding).__name__}")
         support, weights, kernel = embedding.fitted()
+        if getattr(embedding, "scaling_", None) is not None:  # f would be called on scaled nodes
+            raise ValueError(
+                "embedding: fitted with standardize=, its support is in standardised units and f "
+                "would see those; fit it on rows scaled beforehand to integrate in those units"
+            )
         return cls(support, weights, kernel)
 
     def integrate(self, f: Callable[[np.ndarray], ArrayLike]) -> float | np.ndarray:

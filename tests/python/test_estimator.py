@@ -71,6 +71,7 @@ CHECKED = [
     # more landmarks than the checks' samples have rows (10 to 16): capped at n_samples
     # with a warning, as scikit-learn's Nystroem caps n_components
     nk.NystromKME(n_landmarks=20),
+    nk.NystromKME(n_landmarks=5, random_state=0, standardize=True),  # issue 37: inputs scaled as fit's
     nk.EmpiricalKME(random_state=0),
     nk.EmpiricalKME(),
 ]

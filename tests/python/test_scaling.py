@@ -4,6 +4,8 @@ drowns the rest; against scikit-learn's bundled tables and numpy's own statistic
 
 from __future__ import annotations
 
+import hashlib
+import json
 import warnings
 
 import numpy as np
@@ -91,3 +93,210 @@ def test_a_bandwidth_far_from_the_data_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the median bandwidth: no warning
         warn_bandwidths(X, [nk.Gaussian(nk.median_distance(X))], "here")
+
+
+# --------------------------------------------------------------------------- #
+# NystromKME(standardize=...)
+# --------------------------------------------------------------------------- #
+def _changed(name):
+    """A bundled table with column 3 in other units (x 1000), and that table standardised
+    by hand (numpy's mean and ddof=1 standard deviation, as fit_scaling)."""
+    X, _ = _table(name)
+    X[:, 3] *= 1000
+    return X, (X - X.mean(0)) / X.std(0, ddof=1)
+
+
+def _close(a, b, rtol=1e-10):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max())
+
+
+def _chunks(A):
+    return [A[i : i + 97] for i in range(0, len(A), 97)]
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "wine", "diabetes"])
+@pytest.mark.parametrize("how", ["plain", "auto", "chunks", "passes=1"])
+def test_standardize_fits_the_table_standardised_by_hand(name, how):
+    """Landmarks, weights, bandwidth and evaluations of standardize=True on the changed table
+    are a plain fit's on the standardised one (same seed), on every fit path; later inputs
+    (evaluation, score, partial_fit) go through the fit's scaling."""
+    X, Z = _changed(name)
+    params = {"n_landmarks": "auto" if how == "auto" else 40, "random_state": 0}
+    if how == "passes=1":
+        params["passes"] = 1
+    data = (_chunks(X), _chunks(Z)) if how in ("chunks", "passes=1") else (X, Z)
+    ours = nk.NystromKME(standardize=True, **params).fit(data[0])
+    theirs = nk.NystromKME(**params).fit(data[1])
+    assert ours.get_params()["standardize"] is True and theirs.scaling_ is None
+    sd = X.std(0, ddof=1)  # centres to round-off in units of the scale (diabetes' means are ~1e-17)
+    assert (np.abs(ours.scaling_.center - X.mean(0)) <= 1e-12 * sd).all()
+    _close(ours.scaling_.scale, sd)
+    assert ours.kernel_.bandwidth == pytest.approx(theirs.kernel_.bandwidth, rel=1e-10)
+    _close(ours.landmarks_, theirs.landmarks_)
+    _close(ours.weights_, theirs.weights_)
+    _close(ours(X), theirs(Z))
+    assert ours.score(X[::3]) == pytest.approx(theirs.score(Z[::3]), rel=1e-10)
+    if how == "plain":  # and continued with new rows (here: the table again), in its units
+        ours.partial_fit(X[:50])
+        theirs.partial_fit(Z[:50])
+        assert ours.n_samples_ == theirs.n_samples_ == len(X) + 50
+        _close(ours.weights_, theirs.weights_)
+        _close(ours(X[:50]), theirs(Z[:50]))
+
+
+def test_partial_fit_fits_the_scaling_on_the_first_chunk():
+    X, _ = _changed("wine")
+    first, rest = X[:90], X[90:]
+    Z = (X - first.mean(0)) / first.std(0, ddof=1)
+    ours = nk.NystromKME(n_landmarks=20, random_state=0, standardize=True).partial_fit(first).partial_fit(rest)
+    theirs = nk.NystromKME(n_landmarks=20, random_state=0).partial_fit(Z[:90]).partial_fit(Z[90:])
+    _close(ours.scaling_.center, first.mean(0))
+    _close(ours.landmarks_, theirs.landmarks_)
+    _close(ours(X), theirs(Z))
+
+
+def test_robust_scaling_and_given_landmark_points():
+    """ "robust" centres at the median and divides by IQR / 1.349; landmark points given as
+    ``sampler`` are in X's units, so they meet the scaling too."""
+    X, _ = _changed("breast_cancer")
+    robust = nk.NystromKME(n_landmarks=30, random_state=0, standardize="robust").fit(X)
+    q1, q3 = np.percentile(X, [25, 75], axis=0)
+    np.testing.assert_allclose(robust.scaling_.center, np.median(X, 0))
+    np.testing.assert_allclose(robust.scaling_.scale, (q3 - q1) / 1.349)
+    assert robust.scaling_.kind == "robust"
+    points = X[[3, 50, 400]]
+    given = nk.NystromKME(nk.Gaussian(2.0), sampler=points, standardize=True).fit(X)
+    s = given.scaling_
+    _close(given.landmarks_, (points - s.center) / s.scale)
+    by_hand = nk.NystromKME(nk.Gaussian(2.0), sampler=given.landmarks_).fit(s.apply(X))
+    _close(given(X), by_hand(s.apply(X)))
+
+
+def test_standardize_is_checked_by_name_and_a_refit_without_it_clears_the_scaling():
+    X, _ = _changed("wine")
+    for bad in ("minmax", 1, "yes", 0.5):
+        with pytest.raises(ValueError, match="standardize must be"):
+            nk.NystromKME(standardize=bad).fit(X)
+    est = nk.NystromKME(n_landmarks=20, random_state=0, standardize=True).fit(X)
+    assert est.scaling_ is not None and "standardize=True" in repr(est)
+    est.set_params(standardize=False).fit(X)
+    assert est.scaling_ is None
+    plain = nk.NystromKME(n_landmarks=20, random_state=0).fit(X)
+    np.testing.assert_array_equal(est(X), plain(X))
+    with pytest.raises(ValueError, match="standardize must be"):  # a failed fit keeps the last one
+        est.set_params(standardize="minmax").fit(X)
+    assert est.scaling_ is None
+
+
+def test_standardize_needs_a_stream_it_can_read_twice():
+    X, _ = _changed("wine")
+    for fit in (
+        lambda est: est.set_params(passes=1).fit(c for c in _chunks(X)),
+        lambda est: est.partial_fit(c for c in _chunks(X)),
+    ):
+        with pytest.raises(ValueError, match="standardize=True reads the rows once"):
+            fit(nk.NystromKME(n_landmarks=20, random_state=0, standardize=True))
+    # without standardize the generator is read once, as before
+    assert nk.NystromKME(n_landmarks=20, random_state=0, passes=1).fit(c for c in _chunks(X)).n_samples_ == len(X)
+
+
+def test_a_cuda_array_is_refused_by_a_standardised_embedding(monkeypatch):
+    import nystrom_kme.embedding as embedding
+
+    X, _ = _changed("wine")
+    est = nk.NystromKME(n_landmarks=20, random_state=0, standardize=True).fit(X)
+    monkeypatch.setattr(embedding, "is_cuda_array", lambda Y: True)
+    with pytest.raises(ValueError, match="CUDA array cannot be evaluated .* standardize="):
+        est(X)
+
+
+def test_embeddings_with_other_scalings_are_not_merged_or_compared():
+    X, _ = _changed("breast_cancer")
+    a = nk.NystromKME(nk.Gaussian(3.0), n_landmarks=30, random_state=0, standardize=True).fit(X[:300])
+    b = nk.NystromKME(nk.Gaussian(3.0), n_landmarks=30, random_state=1, standardize=True).fit(X[300:])
+    plain = nk.NystromKME(nk.Gaussian(3.0), n_landmarks=30, random_state=0).fit(a.scaling_.apply(X[300:]))
+    for other, how in ((b, "centres or scales differ"), (plain, "the other none")):
+        with pytest.raises(ValueError, match=f"differently standardised columns .*{how}"):
+            a.merge(other)
+        for compare in (nk.rkhs_distance, nk.squared_distance, nk.inner_product, nk.mmd2):
+            with pytest.raises(ValueError, match="differently standardised"):
+                compare(a, other)
+    # the same scaling: merged (the result keeps it) and compared
+    c = nk.NystromKME(nk.Gaussian(3.0), n_landmarks=30, random_state=1, standardize=True).partial_fit(X[:300])
+    c.partial_fit(X[300:])
+    assert c.scaling_ is not None
+    same = nk.NystromKME(nk.Gaussian(3.0), n_landmarks=30, random_state=0, standardize=True).partial_fit(X[:300])
+    merged = same.merge(a)
+    assert merged.scaling_ is same.scaling_ and nk.rkhs_distance(a, same) == 0.0
+
+
+def test_save_and_load_keep_the_scaling(tmp_path):
+    """The scaling travels in the file (scaling_kind in the header, d centres and scales as
+    members), the evaluations are bit for bit; a file without a scaling has none of it."""
+    X, _ = _changed("diabetes")
+    est = nk.NystromKME(n_landmarks=30, random_state=0, standardize="robust").fit(X)
+    est.save(tmp_path / "k.npz")
+    back = nk.load(tmp_path / "k.npz")
+    assert back.standardize == "robust" and back.scaling_.kind == "robust"
+    np.testing.assert_array_equal(back.scaling_.center, est.scaling_.center)
+    np.testing.assert_array_equal(back.scaling_.scale, est.scaling_.scale)
+    np.testing.assert_array_equal(back(X), est(X))
+    assert back.score(X[:40]) == est.score(X[:40])
+    np.testing.assert_array_equal(back.partial_fit(X[:40])(X), est.partial_fit(X[:40])(X))
+    header, members = _read(tmp_path / "k.npz")
+    assert header["state"]["scaling_kind"] == "robust" and header["params"]["standardize"] == "robust"
+    assert members["scaling_scale"].shape == (X.shape[1],)
+    nk.NystromKME(n_landmarks=30, random_state=0).fit(X).save(tmp_path / "plain.npz")
+    header, members = _read(tmp_path / "plain.npz")
+    assert "scaling_kind" not in header["state"] and "standardize" not in header["params"]
+    assert not {"scaling_center", "scaling_scale"} & set(members)
+    assert nk.load(tmp_path / "plain.npz").scaling_ is None
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda h, m: m.update(scaling_scale=np.r_[0.0, m["scaling_scale"][1:]]), "positive finite scales"),
+        (
+            lambda h, m: m.update(scaling_center=np.r_[np.nan, m["scaling_center"][1:]]),
+            "'scaling_center' must be a finite",
+        ),
+        (lambda h, m: m.update(scaling_scale=m["scaling_scale"][1:]), "scaling_scale"),
+        (lambda h, m: h["state"].update(scaling_kind="minmax"), "scaling kind"),
+        (lambda h, m: h["state"].pop("scaling_kind"), "without a scaling_kind"),
+        (lambda h, m: h["params"].update(standardize="minmax"), "standardize must be"),
+    ],
+)
+def test_a_bad_saved_scaling_is_refused(tmp_path, change, message):
+    X, _ = _changed("wine")
+    nk.NystromKME(n_landmarks=20, random_state=0, standardize=True).fit(X).save(tmp_path / "k.npz")
+    header, members = _read(tmp_path / "k.npz")
+    change(header, members)
+    _write(tmp_path / "bad.npz", header, members)
+    with pytest.raises(nk.FileFormatError, match=message):
+        nk.load(tmp_path / "bad.npz")
+
+
+def _read(path):
+    with np.load(path, allow_pickle=False) as npz:
+        members = {k: npz[k] for k in npz.files}
+    return json.loads(members.pop("header").tobytes()), members
+
+
+def _write(path, header, members):
+    for k, v in members.items():  # the manifest's shapes and hashes follow the changed members
+        digest = hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
+        header["arrays"][k].update(dtype=v.dtype.str, shape=list(v.shape), sha256=digest)
+    np.savez(path, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **members)
+
+
+def test_consumers_of_the_support_refuse_a_standardised_embedding():
+    """A quadrature rule (f at the nodes) and the torch loss (batches against the landmarks)
+    would meet the standardised support with unscaled rows: refused."""
+    X, _ = _changed("wine")
+    est = nk.NystromKME(n_landmarks=20, random_state=0, standardize=True).fit(X)
+    with pytest.raises(ValueError, match="standardize="):
+        nk.QuadratureRule.from_embedding(est)
+    torch_loss = pytest.importorskip("nystrom_kme.torch")
+    with pytest.raises(ValueError, match="reference 0: .*standardize="):
+        torch_loss.MMDLoss(est)

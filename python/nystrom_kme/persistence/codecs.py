@@ -102,6 +102,8 @@ def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
     if st["landmark_indices"] is not None:
         arrays["landmark_indices"] = np.asarray(st["landmark_indices"], dtype=np.int64)
     params = params_spec(est, arrays)
+    if params.get("standardize") is False:  # the default: files are written as before it existed
+        del params["standardize"]
     state = {
         "kernel": kernel_spec(st["kernel"]),
         "n_samples": int(st["n_samples"]),
@@ -111,6 +113,7 @@ def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
         "weight_sum": float(st["weight_sum"]),
         "sampler": policy_spec(st["sampler"], arrays),
     }
+    _keep_scaling(st, state, arrays)
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
@@ -145,7 +148,7 @@ def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> o
         raise FileFormatError(f"rank={rank} is not in [0, m] with m = {m} landmarks")
     kernel = resolved_kernel(state)
     sampler = policy_from_spec(get_field(state, "sampler", (dict, type(None))), arrays)
-    _features(state, L)
+    d = _features(state, L)
     return cls._from_state(
         params,
         {
@@ -161,6 +164,7 @@ def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> o
             "s_comp": s_comp,
             "weight_sum": positive_field(state, "weight_sum"),
             "feature_names": names_field(state, L.shape[1]),
+            **_scaling_members(state, arrays, d),
         },
     )
 
@@ -332,9 +336,7 @@ def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
         "n_reference": int(st["n_reference"]),
     }
     arrays = {name: st[name] for name in ("holdout", "landmarks", "sums", "mean_sq")}
-    if st.get("scaling_kind") is not None:  # standardize=: the reference's scaling (absent before)
-        state["scaling_kind"] = str(st["scaling_kind"])
-        arrays.update(scaling_center=st["scaling_center"], scaling_scale=st["scaling_scale"])
+    _keep_scaling(st, state, arrays)  # the reference's
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
@@ -396,9 +398,21 @@ def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obj
     )
 
 
+def _keep_scaling(st: dict[str, Any], state: dict[str, Any], arrays: Arrays) -> None:
+    """A model's scaling of ``standardize=`` (``scaling_state``'s fields of its ``_state()``):
+    ``scaling_kind`` in the header, ``scaling_center`` and ``scaling_scale`` (d,) members;
+    nothing without one, so files without a scaling are written as before it existed."""
+    if st.get("scaling_kind") is not None:
+        state["scaling_kind"] = str(st["scaling_kind"])
+        arrays.update(scaling_center=st["scaling_center"], scaling_scale=st["scaling_scale"])
+
+
 def _scaling_members(state: dict[str, Any], arrays: Arrays, d: int) -> dict[str, Any]:
-    """A detector's saved scaling (standardize=): its kind, and d centres and scales."""
+    """A model's saved scaling (standardize=): its kind, and d centres and scales (their
+    values checked by the model's ``_from_state``: ``Scaling.check``)."""
     if "scaling_kind" not in state:
+        if {"scaling_center", "scaling_scale"} & set(arrays):  # not dropped without a word
+            raise FileFormatError("scaling_center and scaling_scale without a scaling_kind")
         return {}
     return {
         "scaling_kind": get_field(state, "scaling_kind", str),
@@ -525,6 +539,8 @@ CODECS: dict[str, Codec] = {
             "landmark_indices": (_I8, (("m",),)),
             "policy_indices": (_I8, (("k",),)),
             "sampler_array": (None, (("j",), ("j", "e"))),
+            "scaling_center": (_F8, (("d",),)),
+            "scaling_scale": (_F8, (("d",),)),
         },
     ),
     "EmpiricalKME": Codec(

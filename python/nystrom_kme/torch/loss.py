@@ -169,6 +169,11 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         seen: list[np.ndarray] = []
         for i, emb in enumerate(embeddings):
             support, weights, k = emb.fitted()
+            if getattr(emb, "scaling_", None) is not None:  # the batches would meet it unscaled
+                raise ValueError(
+                    f"reference {i}: an embedding fitted with standardize= has its landmarks in "
+                    "standardised units; fit it on rows scaled beforehand, and scale the batches alike"
+                )
             if k.name not in KERNELS:
                 raise ValueError(f"reference {i}: the kernel must be radial ({', '.join(KERNELS)}), got {k!r}")
             where = next((j for j, s in enumerate(seen) if s is support), None)
