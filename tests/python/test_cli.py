@@ -775,6 +775,10 @@ def test_a_column_in_thousands_warns_and_standardize_changes_the_decision(tmp_pa
     assert scaled["pvalue"] == pytest.approx(library.pvalue)
     assert main(["drift", "fit", a, "-o", str(tmp_path / "det.npz"), "--n-holdout", "150"]) == 0
     assert "'income' carries" in capsys.readouterr().err
+    assert main(["fit", a, "-o", str(tmp_path / "kme.npz"), "--standardize", "standard", "--seed", "0"]) == 0
+    kme = nk.load(tmp_path / "kme.npz")
+    direct = nk.NystromKME(standardize=True, random_state=0).fit(A)
+    np.testing.assert_allclose(kme(A[:20]), direct(A[:20]), rtol=1e-12)  # eval applies the saved scaling
     assert main(["drift", "fit", a, "-o", str(tmp_path / "s.npz"), "--standardize", "robust"]) == 0
     assert nk.load(tmp_path / "s.npz").scaling_.kind == "robust"
     assert (

@@ -27,6 +27,7 @@ from .inputs import (
     load_embedding,
     progress_callbacks,
     read_counted,
+    standardize_arg,
 )
 from .output import EXIT_OK, BadInput, emit, fmt, report_record
 
@@ -34,7 +35,12 @@ from .output import EXIT_OK, BadInput, emit, fmt, report_record
 def cmd_fit(args: argparse.Namespace) -> int:
     kernel = kernel_of(args.kernel, args.bandwidth)
     est = NystromKME(
-        kernel, n_landmarks=args.n_landmarks, sampler=args.sampler, random_state=args.seed, n_threads=args.threads
+        kernel,
+        n_landmarks=args.n_landmarks,
+        sampler=args.sampler,
+        standardize=standardize_arg(args.standardize),
+        random_state=args.seed,
+        n_threads=args.threads,
     )
     src, bar = read_counted(args, args.data)
     start = time.perf_counter()

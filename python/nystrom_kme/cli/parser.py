@@ -230,6 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"landmark policy (default: {FIT_SAMPLER}, with replacement, streamed; the others read the data "
         "into memory)",
     )
+    p.add_argument(
+        "--standardize",
+        choices=STANDARDIZE_CHOICES,
+        default="none",
+        help="centre and scale every column with the data's statistics, saved with the embedding and applied "
+        "by 'eval': 'standard' (mean, standard deviation) or 'robust' (median, IQR / 1.349); default: none",
+    )
     p.set_defaults(run=cmd_fit)
 
     p = add("eval", "evaluate a saved embedding mu(y) at the rows of a data file", [files, threads, out])
