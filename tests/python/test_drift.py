@@ -14,6 +14,11 @@ def _gauss(A, B, s):
     return np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(-1) / (2 * s * s))
 
 
+def _f32(K):
+    """Kernel values as the detector stores its units: rounded to float32."""
+    return K.astype(np.float32).astype(np.float64)
+
+
 @pytest.fixture(scope="module")
 def ref():
     return np.random.default_rng(0).normal(size=(6000, 3))
@@ -54,10 +59,11 @@ def test_each_kernels_statistic_is_the_dense_feature_distance(ref):
     ref_spread = np.sum((phi_H - phi_H.mean(axis=0)) ** 2) / (len(H) - 1)
     assert res.distance.kernel == nk.Gaussian(1.3)
     assert res.distance.mmd == pytest.approx(np.sqrt(max(T0 - spread / 40 - ref_spread / 1200, 0.0)), rel=1e-6)
-    # the p-value: the rank of split 0 among the splits of nk.random_splits' generator
+    # the p-value: the rank of split 0 among the splits of nk.random_splits' generator; every
+    # unit's kernel values (the batch's and the pool's alike) rounded to float32, as stored
     seed_rng = np.random.default_rng([det._seed, 0])
     splits = nk.random_splits(40, 1200, 19, random_state=seed_rng)  # 40 x 30 <= 1200: rows permuted
-    pooled = np.vstack([phi_X, (P @ _gauss(L, H, 1.3)).T])
+    pooled = np.vstack([(P @ _f32(_gauss(L, X, 1.3))).T, (P @ _f32(_gauss(L, H, 1.3))).T])
     T = np.array([np.sum((pooled[s].mean(axis=0) - mu) ** 2) for s in splits.T])
     assert res.statistic == pytest.approx(T[0], rel=1e-8)
     assert res.pvalue == pytest.approx((1 + np.sum(T[1:] >= T[0] * (1 - 1e-12))) / 20)
@@ -84,13 +90,28 @@ def test_each_kernels_statistic_is_the_dense_feature_distance(ref):
     replay = np.random.default_rng([det._seed, 1])
     splits = nk.random_splits(20, 90, 19, random_state=replay)
     keep = replay.permutation(205)[:200]
-    phi_b = (P @ _gauss(L, Xb, 1.3)).T
-    units = np.vstack(
-        [phi_b[keep].reshape(20, 10, -1).sum(axis=1), (P @ _gauss(L, H, 1.3)).T.reshape(90, 10, -1).sum(1)]
+    bins = np.vstack(  # each unit's kernel sums over its 10 rows, rounded to float32 as stored
+        [_gauss(L, Xb[keep], 1.3).T.reshape(20, 10, -1).sum(axis=1), _gauss(L, H, 1.3).T.reshape(90, 10, -1).sum(1)]
     )
+    units = (P @ _f32(bins).T).T
     T = np.array([np.sum((units[s].sum(axis=0) / 200 - mu) ** 2) for s in splits.T])
     assert res.statistic == pytest.approx(T[0], rel=1e-8)
     assert res.pvalue == pytest.approx((1 + np.sum(T[1:] >= T[0] * (1 - 1e-12))) / 20)
+
+
+def test_the_observed_split_is_computed_as_every_permuted_one(ref):
+    """Exchangeability needs the batch's units computed exactly as the pool's: a batch made
+    of the first held-out rows gives, on the observed split, the statistic of those pool
+    rows to round-off (with the batch in float64 beside a float32 pool, a wide kernel's
+    ill-conditioned features made every split with held-out rows look farther: the
+    widest Gaussian's p-values piled up near 1)."""
+    det = nk.DriftDetector(ref[:4000], kernel=nk.Gaussian(20.0), n_holdout=2000, n_permutations=9, random_state=0)
+    stat = det._statistic
+    X = det.reference_.holdout[:50]
+    found = stat.permuted(X, 9, np.random.default_rng(0), 1)
+    mean = stat.row_pool[0][:50].astype(np.float64).mean(axis=0)  # the same rows, as the pool holds them
+    D = mean @ stat.features[0].T - stat.means[0]
+    assert found.V[0, 0] == pytest.approx(float(D @ D), rel=1e-6)  # features up to ~1e6: sums reordered
 
 
 @pytest.mark.parametrize("b", [60, 400])  # rows against 500 held-out rows; 40 bins against 50

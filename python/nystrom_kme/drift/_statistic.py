@@ -127,6 +127,10 @@ class NystromMMD:
             KX = _core.kernel_matrix(X, self.ref.landmarks, k.to_core(), n_threads)  # (b, m)
             batch_features.append(KX @ self.features[j].T)
             mine = KX if by_rows else KX[keep].reshape(units_x, BIN, -1).sum(axis=1)
+            # rounded as the pool's units are: the observed split must be computed as every
+            # permuted one, or the pool's rounding (amplified by an ill-conditioned kernel's
+            # features) makes every split with held-out units look farther than the batch
+            mine = mine.astype(POOL_DTYPE).astype(np.float64)
             if picks is not None:
                 C = _split_sums(mine, pool[j], picks) / (units_x * size)  # (B + 1, m): the chosen rows' mean
             else:  # large batches: one product over every unit
