@@ -29,13 +29,13 @@ DEFAULT_MIN_BINS = 256
 #: The tests' landmarks, decided by power (issue 36; docs/user_guide/mmd.rst, "How many
 #: landmarks", bench/RESULTS.md): every pooled row (the exact test) up to EXACT_ROWS
 #: pooled rows, where it costs about a second; beyond, the paper's m = sqrt(N) log sqrt(N)
-#: kept between MIN_LANDMARKS and MAX_LANDMARKS. Not fewer: at 10^5 rows per sample a
-#: local difference (0.2% of the rows in a tight cluster) lost 0.09 +- 0.06 of power with
-#: 1024 landmarks against the paper's 2730 (35 paired repetitions; a shift, a scale change
-#: and mixture weights lost nothing), so 1024 could not be shown within 0.02 of the
-#: previous default (narrow kernels may need more than 2 sqrt(N) landmarks). Not
-#: more: MAX_LANDMARKS is a cost cap (the paper's m is 10^4 landmarks and 10 minutes at
-#: 10^6 rows per sample; the permuted product costs B (2N / unit) m).
+#: kept between MIN_LANDMARKS and MAX_LANDMARKS. Not fewer: at 10^5 rows per sample,
+#: 1024 landmarks against the paper's 2730 on a local difference (0.2% of the rows in a
+#: tight cluster) gave -0.09 +- 0.06 of power in one run of 35 paired repetitions and
+#: +0.10 in another of 10, so 1024 could not be shown within 0.02 of the previous default,
+#: whose m keeps its power by construction (narrow kernels may need more than 2 sqrt(N)
+#: landmarks). Not more: MAX_LANDMARKS is a cost cap (the paper's m is 10^4 landmarks and
+#: 10 minutes at 10^6 rows per sample; the permuted product costs B (2N / unit) m).
 EXACT_ROWS = 4000
 MIN_LANDMARKS = 1024
 MAX_LANDMARKS = 3000
