@@ -16,7 +16,7 @@ import nystrom_kme as nk
 
 torch = pytest.importorskip("torch")
 
-from nystrom_kme.torch import MMDLoss  # noqa: E402  after the skip
+from nystrom_kme.torch import MMDLoss, _ops  # noqa: E402  after the skip
 
 KERNELS = ["gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"]
 
@@ -288,15 +288,34 @@ def test_bench_gpu_mode_fails_cleanly_without_a_gpu() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", KERNELS)
 @pytest.mark.parametrize("within", ["exact", "nystrom"])
-def test_cuda_tensors_match_the_cpu_path(name, within, rng) -> None:
+def test_cuda_tensors_match_the_cpu_path(name, within, rng, monkeypatch) -> None:
+    """float64: the device and the core agree to 1e-12. float32: both are compared with the
+    float64 gradient at the same (float32) point, and the device may be at most 10x less
+    accurate than the same blocked products on CPU tensors. A Gaussian reference's weights
+    sum to 10^2-10^3 in absolute value (sum |w| = 1 for the Matérn ones), so its float32
+    gradients carry relative errors up to ~3e-2 on either path: a fixed 1e-5 cannot hold."""
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA device")
     ref = fitted(name, rng, weighted=True, m=300)
-    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
-        loss = MMDLoss(ref, within_batch=within, precision="highest").to(dtype)
-        y = torch.from_numpy(rng.normal(size=(257, 3)) + 0.5).to(dtype).requires_grad_()
-        (g,) = torch.autograd.grad(cpu := loss(y), y)
-        yc = y.detach().cuda().requires_grad_()
-        (gc,) = torch.autograd.grad(dev := loss.cuda()(yc), yc)
-        assert abs(float(dev.detach()) - float(cpu.detach())) <= tol * max(1.0, abs(float(cpu.detach())))
-        assert float((gc.cpu() - g).abs().max()) <= tol * float(g.abs().max()) * 10
+    y64 = torch.from_numpy(rng.normal(size=(257, 3)) + 0.5)
+    loss = MMDLoss(ref, within_batch=within, precision="highest")
+
+    def value_and_grad(y: torch.Tensor) -> tuple[float, torch.Tensor]:
+        y = y.detach().requires_grad_()
+        (g,) = torch.autograd.grad(value := loss(y), y)
+        return float(value.detach()), g.detach().cpu().double()
+
+    cpu, g = value_and_grad(y64)
+    dev, gc = value_and_grad(y64.cuda())
+    assert abs(dev - cpu) <= 1e-12 * max(1.0, abs(cpu))
+    assert float((gc - g).abs().max()) <= 1e-11 * float(g.abs().max())
+
+    y32 = y64.float()
+    exact, g_exact = value_and_grad(y32.double())  # float64 at the float32 point
+    monkeypatch.setattr(_ops, "CORE_MAX_FEATURES", 0)  # CPU tensors through the blocked products
+    host, g_host = value_and_grad(y32)
+    dev, gc = value_and_grad(y32.cuda())
+    scale = float(g_exact.abs().max())
+    host_error = float((g_host - g_exact).abs().max()) / scale
+    assert float((gc - g_exact).abs().max()) / scale <= max(1e-5, 10 * host_error)
+    assert abs(dev - exact) <= max(1e-5, 10 * abs(host - exact) / max(1.0, abs(exact))) * max(1.0, abs(exact))
