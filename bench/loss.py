@@ -16,7 +16,11 @@ CPU (default), threads as ``--threads`` for the core and torch alike:
    the core's Gaussian row sums K(Y, L) 1 (B m pairs), our forward + backward, the
    dense torch forward + backward (``torch.cdist``-free: the expansion and one matmul per
    term, as the usual MMDLoss modules do); pairs per second and the ratios.
-3. ``memory``: peak resident-memory growth during one forward + backward at (4096,
+3. ``weights``: float32 against float64 at the same float32 point with a Nyström
+   reference whose weights cancel (2000 weighted rows, m = 300, h = 1.3, d = 3, B = 257:
+   a Gaussian's sum |w| is 10^2-10^3, a Matérn 5/2's about 1.5), through the core and
+   through the blocked products on CPU tensors, both ``within_batch`` modes, 3 seeds.
+4. ``memory``: peak resident-memory growth during one forward + backward at (4096,
    16384, 768) float32 (after a first step; large blocks returned to the system when
    freed, so the resident size follows what is live), in a fresh worker process per
    implementation, against the bytes of the inputs plus the reference (Y, L, weights).
@@ -61,7 +65,7 @@ MEMORY_CASE = (4096, 16384, 768)
 GPU_CASE = (4096, 16384, 768)
 GPU_RATE_CASES = [(4096, 16384, 16), (4096, 16384, 64), (16384, 65536, 64)]
 PRECISIONS = ("highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16")
-CPU_SECTIONS = ("correct", "speed", "memory")
+CPU_SECTIONS = ("correct", "speed", "weights", "memory")
 GPU_SECTIONS = ("correct", "speed", "memory", "sdpa")
 RESULTS: dict[str, Any] = {}
 
@@ -214,6 +218,47 @@ def cpu_speed(args: argparse.Namespace) -> str:
         "ours / row-sum rate", "dense torch fwd+bwd s", "dense / ours",
     ]  # fmt: skip
     return f"### Speed, {args.threads} threads (median of {args.repeats})\n\n" + table(header, rows)
+
+
+def cpu_cancelling_weights(args: argparse.Namespace) -> str:
+    import torch
+
+    import nystrom_kme as nk
+    from nystrom_kme.torch import MMDLoss, _ops
+
+    rows = []
+    for name in ("gaussian", "matern52"):
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            X = rng.normal(size=(2000, 3)) + 1.0
+            kernel = nk.get_kernel(name).with_bandwidth(1.3)
+            ref = nk.NystromKME(kernel, n_landmarks=300, random_state=0).fit(
+                X, sample_weight=rng.uniform(0.2, 3.0, 2000)
+            )
+            weights = ref.fitted()[1]
+            y32 = torch.from_numpy(rng.normal(size=(257, 3)) + 0.5).float()
+            errors = []
+            for within in ("exact", "nystrom"):
+                loss = MMDLoss(ref, within_batch=within, n_threads=args.threads)
+                grads = []
+                for y, core_columns in (
+                    (y32.double(), _ops.CORE_MAX_FEATURES),
+                    (y32, _ops.CORE_MAX_FEATURES),
+                    (y32, 0),
+                ):
+                    saved, _ops.CORE_MAX_FEATURES = _ops.CORE_MAX_FEATURES, core_columns
+                    try:
+                        y = y.clone().requires_grad_()
+                        grads.append(torch.autograd.grad(loss(y), y)[0].double())
+                    finally:
+                        _ops.CORE_MAX_FEATURES = saved
+                scale = float(grads[0].abs().max())
+                errors += [f"{float((g - grads[0]).abs().max()) / scale:.1e}" for g in grads[1:]]
+            rows.append([name, seed, f"{np.abs(weights).sum():.0f}", *errors])
+    RESULTS["weights"] = rows
+    return "### float32 gradients with cancelling weights (relative to the largest float64 gradient)\n\n" + table(
+        ["kernel", "seed", "Σ abs(w)", "exact: core", "exact: blocked", "nystrom: core", "nystrom: blocked"], rows
+    )
 
 
 def memory_worker(which: str, threads: int) -> dict[str, Any]:
@@ -528,7 +573,15 @@ def main(argv: list[str] | None = None) -> int:
             _route_cpu_tensors_through_the_device_path()
         _run([("correct", gpu_correct), ("speed", gpu_speed), ("memory", gpu_memory), ("sdpa", gpu_sdpa)], args)
     else:
-        _run([("correct", cpu_correct), ("speed", cpu_speed), ("memory", cpu_memory)], args)
+        _run(
+            [
+                ("correct", cpu_correct),
+                ("speed", cpu_speed),
+                ("weights", cpu_cancelling_weights),
+                ("memory", cpu_memory),
+            ],
+            args,
+        )
     print(f"load at the end: {machine()}")
     out = os.environ.get("OUT")
     if out:
