@@ -11,9 +11,12 @@ long run can be stopped and resumed, and --report reprints the tables):
   up to EXACT_MAX pooled rows), the median-bandwidth Gaussian alone, MMD-FUSE and MMDAgg
   over 20 kernels (Nyström) and MMD-FUSE exact (up to EXACT_MAX pooled rows). Every method
   sees the same data; the table gives the default's margin to the best fixed choice.
-* ``--level``: type-I error of the default (Nyström, and exact where affordable) over
-  ``--level-reps`` repetitions (>= 1000) on four H0 problems, one of them (HDGM, n = 1500
-  per sample) beyond 2048 pooled rows, where every collection test moves bins of rows.
+* ``--level``: type-I error of the default (and the same test exact where affordable)
+  over ``--level-reps`` repetitions (>= 1000) on H0 problems: four at 300-1500 rows per
+  sample (the default is exact there since issue 36), one of them (HDGM, n = 1500) beyond
+  2048 pooled rows, where every collection test moves bins of rows; and three at 2500 per
+  sample, beyond the exact test's 4000 pooled rows: the default's Nyström branch (1024
+  landmarks). ``--cells`` selects among them too.
 * ``--sweep``: time and peak memory of the default against the single-kernel test at
   n = 10^3 ... 10^6 per sample (d = 10, B = 200, default m), each call in its own process
   (the peak resident memory of a fresh process, minus that after loading the data).
@@ -72,7 +75,15 @@ CELLS = {"suite": SUITE_N, "wide": WIDE_N, "scale": LARGE_N}
 #: The fixed choices the default is held against.
 REFERENCES = ("median", "fuse", "mmdagg", "fuse-exact")
 #: H0 problems of --level: (problem, n per sample)
-LEVEL_CELLS = (("perturbed-d1", 500), ("mixture", 500), ("digits-mix", 300), ("hdgm", 1500))
+LEVEL_CELLS = (
+    ("perturbed-d1", 500),
+    ("mixture", 500),
+    ("digits-mix", 300),
+    ("hdgm", 1500),
+    ("perturbed-d1", 2500),
+    ("mixture", 2500),
+    ("hdgm", 2500),
+)
 
 
 def _data(section: str, problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -387,6 +398,7 @@ def main() -> None:
         tasks = [
             ("level", p, n, r, ("default",) + (("default-exact",) if 2 * n <= EXACT_MAX else ()))
             for p, n in LEVEL_CELLS
+            if not args.cells or f"{p}-{n}" in args.cells
             for r in range(args.level_reps)
         ]
         run_tasks(tasks, args.jobs)

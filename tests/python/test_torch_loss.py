@@ -292,7 +292,7 @@ def test_cuda_tensors_match_the_cpu_path(name, within, rng, monkeypatch) -> None
     """float64: the device and the core agree to 1e-12. float32: both are compared with the
     float64 gradient at the same (float32) point, and the device may be at most 10x less
     accurate than the same blocked products on CPU tensors. A Gaussian reference's weights
-    sum to 10^2-10^3 in absolute value (sum |w| = 1 for the Matérn ones), so its float32
+    sum to 10^2-10^3 in absolute value (about 1.5 for the Matérn ones), so its float32
     gradients carry relative errors up to ~3e-2 on either path: a fixed 1e-5 cannot hold."""
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA device")

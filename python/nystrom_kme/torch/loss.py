@@ -103,9 +103,9 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     check would wait for the device at every step). First derivatives only: the backward formula
     scales the gradient saved by the forward pass.
 
-    float32 batches are accurate relative to sum_j |w_j| k(y, l_j), not to the loss: a
-    Nyström reference's weights can cancel (a Gaussian one with a few hundred landmarks:
-    sum_j |w_j| = 10^2-10^3, against 1.5 for a Matérn one), and its float32 gradients
+    float32 batches are accurate relative to ``sum_j abs(w_j) k(y, l_j)``, not to the loss:
+    a Nyström reference's weights can cancel (a Gaussian one with a few hundred landmarks:
+    ``sum_j abs(w_j)`` = 10^2-10^3, against 1.5 for a Matérn one), and its float32 gradients
     then carry relative errors of 1e-4 ("exact") to 3e-2 (``within_batch="nystrom"``)
     on either path (measured on CPU tensors against float64: bench/RESULTS.md, issue 38).
     Where that matters, pass float64 batches.
