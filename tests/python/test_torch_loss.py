@@ -4,6 +4,7 @@ closed forms. Skipped without torch; the CUDA tests also need a GPU (marker ``gp
 
 from __future__ import annotations
 
+import copy
 import math
 import subprocess
 import sys
@@ -299,10 +300,11 @@ def test_cuda_tensors_match_the_cpu_path(name, within, rng, monkeypatch) -> None
     ref = fitted(name, rng, weighted=True, m=300)
     y64 = torch.from_numpy(rng.normal(size=(257, 3)) + 0.5)
     loss = MMDLoss(ref, within_batch=within, precision="highest")
+    on_device = copy.deepcopy(loss).cuda()  # its buffers moved, as users keep it
 
     def value_and_grad(y: torch.Tensor) -> tuple[float, torch.Tensor]:
         y = y.detach().requires_grad_()
-        (g,) = torch.autograd.grad(value := loss(y), y)
+        (g,) = torch.autograd.grad(value := (on_device if y.is_cuda else loss)(y), y)
         return float(value.detach()), g.detach().cpu().double()
 
     cpu, g = value_and_grad(y64)
