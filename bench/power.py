@@ -19,7 +19,9 @@ long run can be stopped and resumed, and --report reprints the tables):
   landmarks). ``--cells`` selects among them too.
 * ``--sweep``: time and peak memory of the default against the single-kernel test at
   n = 10^3 ... 10^6 per sample (d = 10, B = 200, default m), each call in its own process
-  (the peak resident memory of a fresh process, minus that after loading the data).
+  (the peak resident memory of a fresh process, minus that after loading the data), the
+  two alternated; ``--sweep-against previous``: against the previous default's landmark
+  rule (Nyström, m = max(256, sqrt(N) log sqrt(N))) run by this engine instead.
 * ``--wide`` (issue 36): the same methods, plus the default forced to Nyström
   (``method="nystrom"``) and the previous default (issue 27's: Nyström with
   max(256, sqrt(N) log sqrt(N)) landmarks), on the widened suite of
@@ -340,10 +342,13 @@ import nystrom_kme as nk
 n, which = int(sys.argv[1]), sys.argv[2]
 rng = np.random.default_rng(0)
 X, Y = rng.normal(size=(n, 10)), rng.normal(size=(n, 10)) + 0.01
-nk.two_sample_test(X[:200], Y[:200], kernel="gaussian" if which == "single" else "auto", random_state=0)
+kw = {"kernel": "gaussian"} if which == "single" else {}
+if which == "previous":
+    kw = {"method": "nystrom", "n_landmarks": max(256, nk.default_n_landmarks(2 * n))}
+nk.two_sample_test(X[:200], Y[:200], random_state=0, **{k: v for k, v in kw.items() if k == "kernel"})
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-res = nk.two_sample_test(X, Y, kernel="gaussian" if which == "single" else "auto", random_state=0)
+res = nk.two_sample_test(X, Y, random_state=0, **kw)
 seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "growth_mb": (peak - base) / 1024,
@@ -351,14 +356,17 @@ print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "growth_mb": (peak
 """
 
 
-def sweep(ns: list[int], runs: int) -> None:
-    print(f"\n## Cost of the default against the single-kernel test ({utc_now()}; {machine()})\n")
-    print("| n per sample | m | single s | default s | ratio | single peak MB | default peak MB | ratio |")
+def sweep(ns: list[int], runs: int, against: str = "single") -> None:
+    print(f"\n## Cost of the default against the {against} test ({utc_now()}; {machine()})\n")
+    print(
+        f"| n per sample | m ({against} / default) | {against} s | default s | ratio | "
+        f"{against} peak MB | default peak MB | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for n in ns:
-        got: dict[str, list[dict]] = {"single": [], "default": []}
+        got: dict[str, list[dict]] = {against: [], "default": []}
         for _ in range(runs if n < 10**6 else 1):
-            for which in ("single", "default"):  # alternated: the same load for both
+            for which in (against, "default"):  # alternated: the same load for both
                 out = subprocess.run(
                     [sys.executable, "-c", _SWEEP_CHILD, str(n), which], capture_output=True, text=True, check=True
                 )
@@ -366,9 +374,9 @@ def sweep(ns: list[int], runs: int) -> None:
         t = {k: statistics.median(r["seconds"] for r in v) for k, v in got.items()}
         mem = {k: statistics.median(r["peak_mb"] for r in v) for k, v in got.items()}
         print(
-            f"| {n} | {got['single'][0]['m']} | {t['single']:.3f} | {t['default']:.3f} | "
-            f"{t['default'] / t['single']:.2f} | {mem['single']:.0f} | {mem['default']:.0f} | "
-            f"{mem['default'] / mem['single']:.2f} |",
+            f"| {n} | {got[against][0]['m']} / {got['default'][0]['m']} | {t[against]:.3f} | {t['default']:.3f} | "
+            f"{t['default'] / t[against]:.2f} | {mem[against]:.0f} | {mem['default']:.0f} | "
+            f"{mem['default'] / mem[against]:.2f} |",
             flush=True,
         )
 
@@ -388,6 +396,7 @@ def main() -> None:
     ap.add_argument("--cells", nargs="*", default=None, help="problem-n, e.g. blobs-500")
     ap.add_argument("--sweep-n", type=int, nargs="+", default=[10**3, 10**4, 10**5, 10**6])
     ap.add_argument("--sweep-runs", type=int, default=3)
+    ap.add_argument("--sweep-against", choices=("single", "previous"), default="single")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     print(f"# two_sample_test's default\n\n- {utc_now()}; {machine()}", flush=True)
@@ -437,7 +446,7 @@ def main() -> None:
     if args.figure:
         figure(records, Path(__file__).resolve().parent.parent / "docs" / "figures" / "power.png")
     if args.sweep:
-        sweep(args.sweep_n, args.sweep_runs)
+        sweep(args.sweep_n, args.sweep_runs, args.sweep_against)
 
 
 if __name__ == "__main__":
