@@ -59,6 +59,9 @@ RESULTS = OUT / "power_suite.jsonl"
 ALPHA = 0.05
 #: Pooled rows up to which the exact tests run (O(N^2 (d + B)) per kernel).
 EXACT_MAX = 2000
+#: pooled rows up to which --wide runs the default's own rule exact (issue 36: n <= 5000
+#: per sample; about a second at 5000 pooled rows on one thread)
+DEFAULT_EXACT_MAX = 10_000
 #: method -> what the tables call it
 METHODS = {
     "default": "default (kernel='auto')",
@@ -86,6 +89,13 @@ LEVEL_CELLS = (
     ("mixture", 2500),
     ("hdgm", 2500),
 )
+
+
+def previous_landmarks(n_pooled: int) -> int:
+    """The previous default's landmarks (issue 27): max(256, sqrt(N) log sqrt(N))."""
+    import nystrom_kme as nk
+
+    return max(256, nk.default_n_landmarks(n_pooled))
 
 
 def _data(section: str, problem: str, n: int, rep: int, h1: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +126,7 @@ def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
         m = max(1024, math.ceil(2 * math.sqrt(len(X) + len(Y))))
         return nk.two_sample_test(X, Y, method="nystrom", n_landmarks=m, **kw).pvalue
     if method == "previous":
-        m = max(256, nk.default_n_landmarks(len(X) + len(Y)))
+        m = previous_landmarks(len(X) + len(Y))
         return nk.two_sample_test(X, Y, method="nystrom", n_landmarks=m, **kw).pvalue
     raise ValueError(method)
 
@@ -166,6 +176,13 @@ def run_tasks(tasks: list[tuple], jobs: int) -> None:
             f.flush()
             if (i + 1) % 100 == 0:
                 print(f"  {i + 1}/{len(todo)} ({utc_now()})", flush=True)
+
+
+def _affordable(method: str, n: int) -> bool:
+    """--wide: whether ``method`` runs at n per sample (the exact tests up to their limit)."""
+    if method == "default-exact":
+        return 2 * n <= DEFAULT_EXACT_MAX
+    return not (method.endswith("exact") and 2 * n > EXACT_MAX)
 
 
 def suite_tasks(reps: int, cells: list[tuple[str, int]]) -> list[tuple]:
@@ -342,10 +359,12 @@ import nystrom_kme as nk
 n, which = int(sys.argv[1]), sys.argv[2]
 rng = np.random.default_rng(0)
 X, Y = rng.normal(size=(n, 10)), rng.normal(size=(n, 10)) + 0.01
-kw = {"kernel": "gaussian"} if which == "single" else {}
+single = {"kernel": "gaussian"} if which == "single" else {}
+kw = single
 if which == "previous":
-    kw = {"method": "nystrom", "n_landmarks": max(256, nk.default_n_landmarks(2 * n))}
-nk.two_sample_test(X[:200], Y[:200], random_state=0, **{k: v for k, v in kw.items() if k == "kernel"})
+    from bench.power import previous_landmarks
+    kw = {"method": "nystrom", "n_landmarks": previous_landmarks(2 * n)}
+nk.two_sample_test(X[:200], Y[:200], random_state=0, **single)  # warm-up
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 res = nk.two_sample_test(X, Y, random_state=0, **kw)
@@ -394,6 +413,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--level-reps", type=int, default=1000)
     ap.add_argument("--cells", nargs="*", default=None, help="problem-n, e.g. blobs-500")
+    ap.add_argument("--methods", nargs="*", default=None, help=f"--wide: a subset of {list(METHODS)}")
     ap.add_argument("--sweep-n", type=int, nargs="+", default=[10**3, 10**4, 10**5, 10**6])
     ap.add_argument("--sweep-runs", type=int, default=3)
     ap.add_argument("--sweep-against", choices=("single", "previous"), default="single")
@@ -417,7 +437,13 @@ def main() -> None:
         wide = ("default", "nystrom", "previous", "median", "fuse", "mmdagg", "default-exact", "fuse-exact")
         run_tasks(
             [
-                ("wide", p, n, r, tuple(m for m in wide if not (m.endswith("exact") and 2 * n > EXACT_MAX)))
+                (
+                    "wide",
+                    p,
+                    n,
+                    r,
+                    tuple(m for m in wide if _affordable(m, n) and (not args.methods or m in args.methods)),
+                )
                 for r in range(args.reps)
                 for p, ns in WIDE_N.items()
                 for n in ns
