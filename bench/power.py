@@ -14,8 +14,8 @@ long run can be stopped and resumed, and --report reprints the tables):
 * ``--level``: type-I error of the default (and the same test exact where affordable)
   over ``--level-reps`` repetitions (>= 1000) on H0 problems: four at 300-1500 rows per
   sample (the default is exact there since issue 36), one of them (HDGM, n = 1500) beyond
-  2048 pooled rows, where every collection test moves bins of rows; and three at 2500 per
-  sample, beyond the exact test's 4000 pooled rows: the default's Nyström branch (1024
+  2048 pooled rows, where every collection test moves bins of rows; and three at 6000 per
+  sample, beyond the exact test's 10^4 pooled rows: the default's Nyström branch (1024
   landmarks). ``--cells`` selects among them too.
 * ``--sweep``: time and peak memory of the default against the single-kernel test at
   n = 10^3 ... 10^6 per sample (d = 10, B = 200, default m), each call in its own process
@@ -85,9 +85,9 @@ LEVEL_CELLS = (
     ("mixture", 500),
     ("digits-mix", 300),
     ("hdgm", 1500),
-    ("perturbed-d1", 2500),
-    ("mixture", 2500),
-    ("hdgm", 2500),
+    ("perturbed-d1", 6000),
+    ("mixture", 6000),
+    ("hdgm", 6000),
 )
 
 

@@ -156,8 +156,8 @@ def two_sample_test(
         datasets, iterables of chunks, dask and CUDA arrays).
     kernel : "auto", Kernel, str, KernelCollection or list of kernels, default="auto"
     method : {"auto", "nystrom", "exact"}, default="auto"
-        "auto": the exact test (every pooled row) up to 4000 pooled rows, where it costs
-        about a second, Nyström beyond (and whenever ``n_landmarks`` or ``sampler`` is
+        "auto": the exact test (every pooled row) up to 10 000 pooled rows, where it costs
+        a few seconds, Nyström beyond (and whenever ``n_landmarks`` or ``sampler`` is
         given); ``result.method`` says which ran.
     n_landmarks : int, None, "auto" or AutoLandmarks
         m (Nyström only, 1 <= m; above the pooled rows capped at them with a warning, as
