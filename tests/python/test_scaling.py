@@ -299,5 +299,6 @@ def test_consumers_of_the_support_refuse_a_standardised_embedding():
         nk.QuadratureRule.from_embedding(est)
     pytest.importorskip("torch")  # the optional extra; nystrom_kme.torch raises ImportError without it
     from nystrom_kme import torch as torch_loss
+
     with pytest.raises(ValueError, match="reference 0: .*standardize="):
         torch_loss.MMDLoss(est)
