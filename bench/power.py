@@ -30,6 +30,9 @@ long run can be stopped and resumed, and --report reprints the tables):
 * ``--scale`` (issue 36): the default against the previous default and against
   m = max(1024, 2 sqrt(N)) (the rule measured and rejected) on the weak-effect cells of
   bench/problems_wide.py at 2 10^4 and 10^5 rows per sample (paired).
+* ``--exact-cost``: the exact default's time at the limits of ``method="auto"``
+  (two_sample/_plan.py exact_rows: 10^4 pooled rows up to d = 20, fewer beyond), N(0, I)
+  rows, all threads, best of two calls after a warm-up.
 * ``--figure``: docs/figures/power.png, the suite's power per problem.
 
 Usage: python -m bench.power [--suite] [--wide] [--scale] [--level] [--sweep] [--figure] [--report]
@@ -400,6 +403,27 @@ def sweep(ns: list[int], runs: int, against: str = "single") -> None:
         )
 
 
+def exact_cost() -> None:
+    import nystrom_kme as nk
+    from nystrom_kme.two_sample._plan import exact_rows
+
+    print(f"\n## The exact default at the limits of method='auto' ({utc_now()}; {machine()})\n")
+    print("| d | pooled rows | s (best of 2) |")
+    print("|---|---|---|")
+    for d in (2, 20, 100, 784):
+        N = exact_rows(d)
+        rng = np.random.default_rng(d)
+        X, Y = rng.normal(size=(N // 2, d)), rng.normal(size=(N - N // 2, d))
+        nk.two_sample_test(X[:50], Y[:50], random_state=0)
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            res = nk.two_sample_test(X, Y, random_state=0)
+            times.append(time.perf_counter() - start)
+        assert res.method == "exact", res.method
+        print(f"| {d} | {N} | {min(times):.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", action="store_true")
@@ -408,6 +432,7 @@ def main() -> None:
     ap.add_argument("--level", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--figure", action="store_true")
+    ap.add_argument("--exact-cost", action="store_true")
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--rst", action="store_true", help="print the suite's table for the user guide")
     ap.add_argument("--reps", type=int, default=200)
@@ -423,6 +448,8 @@ def main() -> None:
     cells = [(p, n) for p, ns in SUITE_N.items() for n in ns]
     if args.cells:
         cells = [c for c in cells if f"{c[0]}-{c[1]}" in args.cells]
+    if args.exact_cost:
+        exact_cost()
     if args.level:
         tasks = [
             ("level", p, n, r, ("default",) + (("default-exact",) if 2 * n <= EXACT_MAX else ()))

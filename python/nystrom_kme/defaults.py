@@ -21,7 +21,7 @@ ALPHA: Final = 0.05
 #: Reference rows a batch drift detector holds out and permutes against each batch (at
 #: most half the reference): batches up to 1/30 of them are calibrated (drift/_statistic.py).
 DRIFT_N_HOLDOUT: Final = 100_000
-#: How a two-sample test computes its statistics ("auto": exact up to 10 000 pooled rows).
+#: How a two-sample test computes its statistics ("auto": exact up to 10 000 pooled rows, fewer above 20 features).
 TEST_METHOD: Final = "auto"
 #: A batch drift detector's default m is the paper's for at most this many reference
 #: rows outside the held-out ones (302 landmarks at 5000 rows).

@@ -127,6 +127,24 @@ def test_tiny_samples_give_a_pvalue(n):
         assert 0 < res.pvalue <= 1 and res.n_landmarks <= 2 * n
 
 
+@pytest.mark.parametrize(
+    "n1, n2, d, method",
+    [
+        (5000, 5000, 20, "exact"),  # 10^4 pooled rows in up to 20 dimensions: exact
+        (5000, 5001, 20, "nystrom"),
+        (5000, 5001, 1, "nystrom"),
+        (2221, 2222, 784, "exact"),  # wider rows: the same cost at fewer rows (4443)
+        (2222, 2222, 784, "nystrom"),
+    ],
+)
+def test_auto_runs_exact_up_to_the_documented_number_of_pooled_rows(n1, n2, d, method):
+    """The guide's limits: 10 000 pooled rows up to d = 20, 4443 at d = 784."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(n1, d)), rng.normal(size=(n2, d))
+    res = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=9, random_state=0, effect=False)
+    assert res.method == method
+
+
 @pytest.mark.parametrize("method", ["nystrom", "exact"])
 def test_a_kernel_narrower_than_every_distance_is_no_error(method):
     """[Gaussian(0.01), Gaussian(1.0)]: the narrow kernel's off-diagonal nearly vanishes

@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         choices=("auto", "nystrom", "exact"),
         default=TEST_METHOD,
-        help="the statistic: exact up to 10000 pooled rows, else Nystrom (default: auto)",
+        help="the statistic: exact up to 10000 pooled rows (fewer above 20 columns), else Nystrom (default: auto)",
     )
     p.add_argument("--exact", dest="method", action="store_const", const="exact", help="--method exact, O(n^2)")
     p.add_argument(

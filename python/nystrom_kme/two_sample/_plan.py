@@ -6,6 +6,7 @@ plan serves every path: one kernel is a plan whose rule is ``ONE_KERNEL``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,11 +28,11 @@ from .rules import Rule
 #: beyond 2 N / K of them (K kernels), so that it costs a few single-kernel tests.
 DEFAULT_MIN_BINS = 256
 #: The tests' landmarks, decided by power (issue 36; docs/user_guide/mmd.rst, "How many
-#: landmarks", bench/RESULTS.md): every pooled row (the exact test) up to EXACT_ROWS
-#: pooled rows, where it costs a few seconds (2.4 s at 10^4 rows, d = 20, two cores): at
-#: 5000 pooled rows 1024 landmarks lost 0.095 of power against the exact test on a
-#: dependence change in d = 20 (200 paired repetitions; its narrow kernels), so every
-#: row up to 5000 per sample, the issue's range; beyond, the paper's m = sqrt(N) log sqrt(N)
+#: landmarks", bench/RESULTS.md): every pooled row (the exact test) up to exact_rows(d)
+#: pooled rows, where it costs about 2 s on two cores: at 5000 pooled rows 1024 landmarks
+#: lost 0.095 of power against the exact test on a dependence change in d = 20 (200
+#: paired repetitions; its narrow kernels), so every row up to 5000 per sample, the
+#: issue's range, in up to 20 dimensions; beyond, the paper's m = sqrt(N) log sqrt(N)
 #: kept between MIN_LANDMARKS and MAX_LANDMARKS. Not fewer: at 10^5 rows per sample,
 #: 1024 landmarks against the paper's 2730 on a local difference (0.2% of the rows in a
 #: tight cluster) gave -0.09 +- 0.06 of power in one run of 35 paired repetitions and
@@ -40,6 +41,9 @@ DEFAULT_MIN_BINS = 256
 #: landmarks). Not more: MAX_LANDMARKS is a cost cap (the paper's m is 10^4 landmarks and
 #: 10 minutes at 10^6 rows per sample; the permuted product costs B (2N / unit) m).
 EXACT_ROWS = 10_000
+#: The exact test's time per pair of pooled rows is about proportional to d + EXACT_D0
+#: (2.0-2.4 s at (N, d) = (10^4, 2), (10^4, 20), (8400, 100), (4444, 784) on two cores).
+EXACT_D0 = 168
 MIN_LANDMARKS = 1024
 MAX_LANDMARKS = 3000
 #: Rows compared (at fixed positions) to order two samples of equal size.
@@ -119,7 +123,7 @@ def make_plan(args: Arguments, sx: RowSource, sy: RowSource, Z: RowSource, seed:
         assert args.collection is not None
         collection = args.collection.resolve(Z, rng, with_median=args.rule.adds_median)
         kernels = list(collection)
-    method = resolved_method(args, N)
+    method = resolved_method(args, N, Z.n_features)
     binning: Binning | None = None
     if method == "nystrom" and collection is not None:
         max_bins = args.max_bins
@@ -145,13 +149,24 @@ def default_landmarks(n_rows: int) -> int:
     return min(n_rows, max(MIN_LANDMARKS, min(MAX_LANDMARKS, default_n_landmarks(n_rows))))
 
 
-def resolved_method(args: Arguments, n_rows: int) -> str:
-    """ "exact" or "nystrom" for ``method="auto"``: every pooled row (exact) up to EXACT_ROWS,
-    unless landmarks were asked for (``n_landmarks``, ``sampler``)."""
+def exact_rows(n_features: int | None) -> int:
+    """The most pooled rows ``method="auto"`` tests exactly: EXACT_ROWS up to 20 features,
+    fewer beyond, at the same cost (unknown width: EXACT_ROWS).
+
+    >>> exact_rows(2), exact_rows(20), exact_rows(100), exact_rows(784)
+    (10000, 10000, 8375, 4443)
+    """
+    d = 20 if n_features is None else max(20, n_features)
+    return int(EXACT_ROWS * math.sqrt((20 + EXACT_D0) / (d + EXACT_D0)))
+
+
+def resolved_method(args: Arguments, n_rows: int, n_features: int | None) -> str:
+    """ "exact" or "nystrom" for ``method="auto"``: every pooled row (exact) up to
+    ``exact_rows(n_features)``, unless landmarks were asked for (``n_landmarks``, ``sampler``)."""
     if args.method != "auto":
         return args.method
     chosen = args.n_landmarks is not None or args.auto is not None or args.sampler is not None
-    return "exact" if n_rows <= EXACT_ROWS and not chosen else "nystrom"
+    return "exact" if n_rows <= exact_rows(n_features) and not chosen else "nystrom"
 
 
 def _landmarks(
@@ -178,6 +193,7 @@ def _landmarks(
 __all__ = [
     "DEFAULT_MIN_BINS",
     "EXACT_ROWS",
+    "exact_rows",
     "MAX_LANDMARKS",
     "MIN_LANDMARKS",
     "ORDER_ROWS",
