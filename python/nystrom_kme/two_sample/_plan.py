@@ -41,8 +41,11 @@ DEFAULT_MIN_BINS = 256
 #: landmarks). Not more: MAX_LANDMARKS is a cost cap (the paper's m is 10^4 landmarks and
 #: 10 minutes at 10^6 rows per sample; the permuted product costs B (2N / unit) m).
 EXACT_ROWS = 10_000
-#: The exact test's time per pair of pooled rows is about proportional to d + EXACT_D0
-#: (2.0-2.4 s at (N, d) = (10^4, 2), (10^4, 20), (8400, 100), (4444, 784) on two cores).
+#: Up to this many features; beyond, fewer rows at the same cost: the exact test's time
+#: per pair of pooled rows is about proportional to d + EXACT_D0 (fitted to 2.35 s at
+#: (N, d) = (10^4, 20) and 11.9 s at (10^4, 784); at the limits 1.9-2.5 s, measured by
+#: bench.power --exact-cost on two cores).
+EXACT_FEATURES = 20
 EXACT_D0 = 168
 MIN_LANDMARKS = 1024
 MAX_LANDMARKS = 3000
@@ -150,14 +153,14 @@ def default_landmarks(n_rows: int) -> int:
 
 
 def exact_rows(n_features: int | None) -> int:
-    """The most pooled rows ``method="auto"`` tests exactly: EXACT_ROWS up to 20 features,
-    fewer beyond, at the same cost (unknown width: EXACT_ROWS).
+    """The most pooled rows ``method="auto"`` tests exactly: EXACT_ROWS up to EXACT_FEATURES
+    features, fewer beyond at the same cost (unknown width: EXACT_ROWS).
 
     >>> exact_rows(2), exact_rows(20), exact_rows(100), exact_rows(784)
     (10000, 10000, 8375, 4443)
     """
-    d = 20 if n_features is None else max(20, n_features)
-    return int(EXACT_ROWS * math.sqrt((20 + EXACT_D0) / (d + EXACT_D0)))
+    d = EXACT_FEATURES if n_features is None else max(EXACT_FEATURES, n_features)
+    return int(EXACT_ROWS * math.sqrt((EXACT_FEATURES + EXACT_D0) / (d + EXACT_D0)))
 
 
 def resolved_method(args: Arguments, n_rows: int, n_features: int | None) -> str:
