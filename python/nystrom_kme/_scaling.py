@@ -15,14 +15,13 @@ applied to every later batch. A column whose scale is 0 (constant) is left at sc
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .kernels import Kernel
+from .kernels import Kernel, pairwise_distances
 from .sources import RowSource  # the other way round, sources.scaled only names a Protocol
 
 #: The values ``standardize`` takes (True is "standard").
@@ -126,21 +125,20 @@ def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator) -
     compensated pass ("standard"), or median and IQR / 1.349 of at most ROBUST_ROWS rows
     drawn uniformly ("robust")."""
     if kind == "standard":
-        count, total, squares = 0, None, None
+        count, total = 0, None
         for src in sources:
             for _, block in src.chunks():
-                B = np.asarray(block, dtype=np.float64)
-                s, q = B.sum(axis=0), np.einsum("ij,ij->j", B, B)
+                s = np.asarray(block, dtype=np.float64).sum(axis=0)
                 total = s if total is None else total + s
-                squares = q if squares is None else squares + q
-                count += B.shape[0]
-        assert total is not None and squares is not None
+                count += block.shape[0]
+        assert total is not None
         mean = total / count
         # a second pass for the spread: one pass's sum of squares cancels for offset columns
         spread = np.zeros_like(mean)
         for src in sources:
             for _, block in src.chunks():
-                spread += np.einsum("ij,ij->j", np.asarray(block, dtype=np.float64) - mean, np.asarray(block) - mean)
+                centred = np.asarray(block, dtype=np.float64) - mean
+                spread += np.einsum("ij,ij->j", centred, centred)
         scale = np.sqrt(spread / max(count - 1, 1))
         return Scaling(mean, np.where(scale > 0, scale, 1.0), kind)
     counts = [s.count_rows() for s in sources]
@@ -219,11 +217,12 @@ def warn_bandwidths(rows: np.ndarray, kernels: list[Kernel], where: str, stackle
     if not radial or rows.shape[0] < 3:
         return
     sample = np.asarray(rows[:500], dtype=np.float64)
-    d2 = np.maximum((sample * sample).sum(1)[:, None] + (sample * sample).sum(1)[None, :] - 2 * sample @ sample.T, 0.0)
-    np.fill_diagonal(d2, np.inf)
-    nearest = np.sqrt(d2.min(axis=1))
-    typical = float(np.median(nearest[np.isfinite(nearest)]))
-    largest = math.sqrt(float(np.max(np.where(np.isfinite(d2), d2, 0.0))))
+    distances = pairwise_distances(sample)  # scipy's pdist order: the upper triangle by rows
+    square = np.full((sample.shape[0], sample.shape[0]), np.inf)
+    square[np.triu_indices(sample.shape[0], 1)] = distances
+    nearest = np.minimum(square.min(axis=1), square.min(axis=0))
+    typical = float(np.median(nearest))
+    largest = float(distances.max())
     for k in radial:
         h = float(k.bandwidth)
         if typical > 0 and h < NARROW * typical:
