@@ -85,9 +85,9 @@ class Reference:
                 raise ValueError(f"mean_sq must lie in [0, 1] for kernels bounded by 1, got {self.mean_sq.tolist()}")
             # the same mean over the held-out rows (a sample of the same distribution): a
             # normaliser far from it was not computed from this reference
-            H = self.holdout[:: max(1, self.holdout.shape[0] // FROBENIUS_SUBSET)][:FROBENIUS_SUBSET]
+            H = frobenius_rows(self.holdout)
             if H.shape[0] >= 50:
-                seen = mean_squares(np.ascontiguousarray(H), self.kernels, 1)
+                seen = mean_squares(H, self.kernels, 1)
                 if ((self.mean_sq < 0.5 * seen - 0.02) | (self.mean_sq > 2.0 * seen + 0.02)).any():
                     raise ValueError(
                         f"mean_sq {self.mean_sq.tolist()} disagrees with the held-out rows' {seen.tolist()}: "
@@ -99,6 +99,12 @@ class Reference:
         s = np.ascontiguousarray(self.sums[j][:, None] / self.n_rest)
         alpha, _, _ = _core.nystrom_weights(self.landmarks, s, self.kernels[j].to_core(), "auto", 0.0, 1e-12, n_threads)
         return np.ascontiguousarray(alpha, dtype=np.float64)[:, 0]
+
+
+def frobenius_rows(rows: np.ndarray) -> np.ndarray:
+    """At most FROBENIUS_SUBSET rows spread evenly over ``rows``: FUSE's normaliser is
+    computed on them, as the two-sample test computes it on its pooled rows."""
+    return np.ascontiguousarray(rows[:: max(1, rows.shape[0] // FROBENIUS_SUBSET)][:FROBENIUS_SUBSET])
 
 
 def draw_holdout(n: int, n_holdout: int, rng: np.random.Generator) -> np.ndarray:
@@ -178,9 +184,7 @@ def build_reference(
         acc, _ = src.kernel_sums(L, kernel, n_threads=n_threads, progress=bar.update)
         sums[j] = acc.value() - _core.kernel_matrix(L, holdout, kernel.to_core(), n_threads).sum(axis=1)
     bar.close()
-    # FUSE's normaliser from FROBENIUS_SUBSET rows spread over the subsample, as the test's
-    stride = max(1, sample.shape[0] // FROBENIUS_SUBSET)
-    mean_sq = mean_squares(np.ascontiguousarray(sample[::stride][:FROBENIUS_SUBSET]), resolved, n_threads)
+    mean_sq = mean_squares(frobenius_rows(sample), resolved, n_threads)
     return Reference(resolved, holdout, L, sums, n - h, mean_sq)
 
 
