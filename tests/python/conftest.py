@@ -17,6 +17,19 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_simd_level():
+    """Every test ends at the level it started at: the one NYSTROM_KME_SIMD chose for the
+    run. A test that sets another (or "auto", the best) would otherwise run every later
+    test at that level, and the CI's runs at the other levels would not test them there."""
+    import nystrom_kme as nk
+
+    level = nk.simd_level()
+    yield
+    if nk.simd_level() != level:
+        nk.set_simd_level(level)
+
+
 def _gpu_present() -> bool:
     try:
         import cupy

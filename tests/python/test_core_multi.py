@@ -18,12 +18,6 @@ LEVELS = nk.show_config(mode="dicts")["simd"]["available"]
 RADIAL = ("gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric")
 
 
-@pytest.fixture
-def restore_level():
-    yield
-    nk.set_simd_level("auto")
-
-
 def labels(n1, n2, B, seed):
     return _core.RandomSplits(n1, n2, B, seed).next_weights(n1 + n2)
 
@@ -35,7 +29,7 @@ def rel_err(got, expected):
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("k", [2, 17, 201])
 @pytest.mark.parametrize("m", [1, 7, 16, 29])
-def test_split_sums_edge_shapes_match_dense(level, k, m, restore_level):
+def test_split_sums_edge_shapes_match_dense(level, k, m):
     # k weight columns: one partial panel, two panels and a column, 201 (B = 200);
     # m below, at and past one 16-row tile, not a multiple of the register blocks;
     # q = 1100 is no multiple of a 256-row chunk.
@@ -63,7 +57,7 @@ def collection(d):
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("dtype, single_tol, dense_tol", [(np.float64, 1e-13, 1e-12), (np.float32, 1e-5, 1e-5)])
 @pytest.mark.parametrize("d", [3, 40])  # direct distances; centred expansion
-def test_multi_matches_separate_calls_and_dense(level, dtype, single_tol, dense_tol, d, restore_level):
+def test_multi_matches_separate_calls_and_dense(level, dtype, single_tol, dense_tol, d):
     rng = np.random.default_rng(d)
     n1, n2, m, B = 420, 381, 23, 30
     Z = rng.normal(size=(n1 + n2, d)).astype(dtype)

@@ -18,6 +18,8 @@ import nystrom_kme as nk
 from references import dense_kernel
 
 SAVED = pathlib.Path(__file__).parents[1] / "data" / "saved"
+#: The SIMD level the saved files and their expected values were written at.
+WRITER_LEVEL = "avx512"
 EXPECTED = json.loads((SAVED / "expected.json").read_text())
 FILES = sorted(p.name for p in SAVED.iterdir() if p.name != "expected.json")
 EMBEDDINGS = [name for name in FILES if name.startswith(("nystrom_", "empirical_"))]
@@ -52,9 +54,11 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
     assert _plain(repr(est)) == record["repr"] and repr(kernel) == record["kernel"]
     assert (support.dtype.str, list(support.shape)) == (record["support_dtype"], record["support_shape"])
     assert_array_equal(weights, record["weights"])
-    # computed anew: equal to the writer's bits at its SIMD level, and within the 1e-13 that
-    # the levels agree to (README, "Platforms") at another (this file was written with AVX-512)
-    np.testing.assert_allclose(est(Y), record["values"], rtol=1e-13, atol=0)
+    # computed anew: equal to the writer's bits at its SIMD level (AVX-512), and at another
+    # within what the levels agree to (README, "Platforms"): 1e-13 for float64 data, float32
+    # rounding for float32 data (its distances are float32; SSE2 has no FMA: 2e-8 measured)
+    same = nk.simd_level() == WRITER_LEVEL or support.dtype == np.float64
+    np.testing.assert_allclose(est(Y), record["values"], rtol=1e-13 if same else 1e-6, atol=0)
     assert (est.n_samples_, est.n_features_in_) == (record["n_samples"], record["n_features_in"])
     # independently of the core: mu(y) = sum_j w_j k(z_j, y) with a dense numpy kernel
     extra = kernel._params() if isinstance(kernel, nk.Polynomial) else {}
@@ -70,7 +74,10 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
         # the saved compensated sums continue as the writer's estimator continued
         weights = np.array(EXPECTED["more_weights"]["values"]) if name == "nystrom_uniform.npz" else None
         np.testing.assert_allclose(
-            est.partial_fit(more, sample_weight=weights)(Y), record["after_partial_fit"], rtol=1e-13, atol=0
+            est.partial_fit(more, sample_weight=weights)(Y),
+            record["after_partial_fit"],
+            rtol=1e-13 if same else 1e-6,
+            atol=0,
         )
 
 
