@@ -28,6 +28,7 @@ from ._certificate import (
 )
 from ._compensated import CompensatedSum, fsum_dot
 from ._nested_projection import PIVOT_TOL, NestedProjection
+from ._solve import solve_weights
 
 if TYPE_CHECKING:
     from ._kernel_range import KernelRange
@@ -305,7 +306,7 @@ class CertifiedPath:
         c's round-off folded into the caller's slack."""
         L = np.ascontiguousarray(self.src.take(indices))
         s = np.asarray(self.sums.means(indices), dtype=np.float64)
-        solution = _core.nystrom_weights(L, s.reshape(-1, 1), self.core, self.solver, self.rcond, 1e-12, self.n_threads)
+        solution = solve_weights(L, s, self.core, self.n_threads, solver=self.solver, rcond=self.rcond)
         alpha = np.ascontiguousarray(solution[0][:, 0], dtype=np.float64)
         K_alpha = np.asarray(_core.kernel_sums(L, L, alpha.reshape(-1, 1), self.core, self.n_threads))[:, 0]
         return L, alpha, solution, fsum_dot(alpha, s), fsum_dot(alpha, K_alpha - s)

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _core
 from ._compensated import CompensatedSum
+from ._solve import solve_weights
 from ._validation import power_of_two_scale
 from .kernels import Kernel
 
@@ -74,9 +74,7 @@ def solve_statistics(
     if not weight_sum > 0:
         raise ValueError("the total sample weight must be positive")
     s = acc.value() / weight_sum  # the ratio: exact at any scale
-    alpha, used, rank = solved or _core.nystrom_weights(
-        landmarks, s.reshape(-1, 1), kernel.to_core(), solver, rcond, 1e-12, n_threads
-    )
+    alpha, used, rank = solved or solve_weights(landmarks, s, kernel, n_threads, solver=solver, rcond=rcond)
     weights = np.ascontiguousarray(alpha[:, 0])
     if not np.isfinite(weights).all():
         raise _overflow(kernel)

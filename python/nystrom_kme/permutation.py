@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
+from ._solve import solve_weights
 from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed
 from .kernels import Kernel
 
@@ -108,7 +109,7 @@ def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: 
     """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1): the squared distance
     between the two samples' mean features. The core's minimum-norm solve
     (deterministic, parallel; each s_b lies in the range of K_m)."""
-    alpha, _, _ = _core.nystrom_weights(L, S, kernel.to_core(), "auto", 0.0, 1e-12, n_threads)
+    alpha = solve_weights(L, S, kernel, n_threads).weights
     stats: np.ndarray = np.einsum("ib,ib->b", S, alpha)
     return stats
 

@@ -20,6 +20,7 @@ from .. import _core
 from .._landmark_count import cap_landmarks
 from .._progress import RowsBar
 from .._scaling import peek_rows, warn_bandwidths, warn_units
+from .._solve import solve_weights
 from .._validation import as_data_matrix, check_positive_int
 from ..bounds import default_n_landmarks
 from ..kernel_collection import KernelCollection
@@ -97,8 +98,7 @@ class Reference:
     def embedding(self, j: int, n_threads: int) -> np.ndarray:
         """mu_R's weights for kernel j, (m,): K_m^+ K(L, R) 1 / |R| (the core's solve)."""
         s = np.ascontiguousarray(self.sums[j][:, None] / self.n_rest)
-        alpha, _, _ = _core.nystrom_weights(self.landmarks, s, self.kernels[j].to_core(), "auto", 0.0, 1e-12, n_threads)
-        return np.ascontiguousarray(alpha, dtype=np.float64)[:, 0]
+        return solve_weights(self.landmarks, s, self.kernels[j], n_threads).weights[:, 0]
 
 
 def frobenius_rows(rows: np.ndarray) -> np.ndarray:

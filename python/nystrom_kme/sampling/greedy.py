@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _core
+from .._solve import solve_weights
 from .._validation import n_threads_arg
 from ..bounds.suggest import default_n_landmarks
 from ..kernels import Kernel
@@ -126,7 +127,7 @@ class KernelHerding(SamplingPolicy):
             p = min(int(p), n)
             L = np.ascontiguousarray(X[np.sort(rng.choice(n, size=p, replace=False))])
             s = np.asarray(_core.kernel_row_sums(L, X, core_kernel, nt), dtype=np.float64) / n
-            alpha = _core.nystrom_weights(L, s.reshape(-1, 1), core_kernel, "auto", 0.0, 1e-12, nt)[0]
+            alpha = solve_weights(L, s, core_kernel, nt).weights
             target = _core.kernel_sums(C, L, np.ascontiguousarray(alpha), core_kernel, nt)[:, 0]
         chosen = _core.kernel_herding(C, np.ascontiguousarray(target), core_kernel, m, allow_repeats, nt)
         self.candidates_ = cand

@@ -18,6 +18,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .. import _core
+from .._solve import solve_weights
 from .._validation import common_dtype
 from ..kernels import Kernel
 from ..sources import RowSource
@@ -88,8 +89,7 @@ def effect_size(
     so the witness f = k(., L) K_m^+ s costs a solve and WITNESS_ROWS rows per sample."""
     core = kernel.to_core()
     n1, n2 = sx.count_rows(), sy.count_rows()
-    alpha, _, _ = _core.nystrom_weights(L, np.ascontiguousarray(s[:, None]), core, "auto", 0.0, 1e-12, nt)
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64).reshape(-1, 1)
+    alpha = solve_weights(L, s, core, nt).weights
     var_x = _witness_variance(sx, L, alpha, kernel, nt, rng)
     var_y = _witness_variance(sy, L, alpha, kernel, nt, rng)
     return interval(kernel, mmd2, 4.0 * (var_x / n1 + var_y / n2) + permutation_sd**2)
