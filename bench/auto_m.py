@@ -12,9 +12,10 @@ For each n (10^3, 10^4, 10^5) and trial, X ~ rho^n is drawn afresh and fitted wi
 the defaults (Gaussian kernel, median bandwidth, uniform landmarks with replacement,
 tol = 0.1). Reported per n (median over trials, [min, max] for m):
 
-  m auto         the chosen m (the larger set of the last doubling step)
+  m auto         the chosen m (the first m of the landmark stream certified)
   sqrt(n)log     the paper's ceil(sqrt(n) log sqrt(n))
-  approx/stat    the search's measured ratio ||mu_2m - mu_m|| / sigma_hat
+  approx/stat    the search's certified ratio: its upper bound on ||mu_hat_n - mu_m|| over
+                 its lower bound on sigma (``LandmarkSearch.ratio``)
   sigma_hat/sigma  the estimated statistical error over its closed form ((1 - ||mu||^2)/n)^(1/2)
   err/emp        exact ||mu_auto - mu|| / exact ||mu_hat_n - mu|| on the same data (n <= 10^4:
                  the empirical error needs an n x n kernel sum)
@@ -330,7 +331,7 @@ def prefix_errors(X: np.ndarray, seq: np.ndarray, muX: np.ndarray, mu2: float, c
     """Exact ||P_m mu_hat_n - mu||^2 and e(m)^2 = ||mu_hat_n - P_m mu_hat_n||^2 for every
     prefix m of the landmark sequence seq (two in-order factorizations: the coordinates
     of mu_hat_n and of mu on the same pivots), and N^2 = ||mu_hat_n||^2 (O(n^2))."""
-    from nystrom_kme._nested_projection import NestedProjection
+    from nystrom_kme.landmark_search._nested_projection import NestedProjection
 
     n = len(X)
     means = _core.kernel_row_sums(np.ascontiguousarray(X[seq]), X, core) / n

@@ -142,7 +142,7 @@ def _accurate_sums(A: np.ndarray, B: np.ndarray, wa: np.ndarray, wb: np.ndarray,
 def exact_errors(X: np.ndarray, est: nk.NystromKME, h: float, accurate: bool) -> tuple[float, float, np.ndarray]:
     """(e^2 of the fitted weights, N^2 = ||mu_hat_n||^2, e(m')^2 of every prefix of the
     landmarks' path projection), all exact."""
-    from nystrom_kme._nested_projection import NestedProjection
+    from nystrom_kme.landmark_search._nested_projection import NestedProjection
 
     n = len(X)
     core = _core.Kernel("gaussian", h)

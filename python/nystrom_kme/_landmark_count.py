@@ -17,7 +17,7 @@ def resolve_n_landmarks(n_landmarks: object, n: int, given: int | None, *, strea
     when it draws them; ``streamed`` names the situation that cannot see all the rows,
     where "bound" and "auto" are refused (None: all rows are in memory). An integer m
     above n is returned as it is: the landmark choice caps it at the rows it draws from,
-    with a warning (:class:`~nystrom_kme._landmark_choice.LandmarkSettings`).
+    with a warning (:class:`~nystrom_kme.nystrom._landmark_choice.LandmarkSettings`).
 
     >>> resolve_n_landmarks(None, 10_000, None, streamed=None)
     461
@@ -39,7 +39,7 @@ def resolve_n_landmarks(n_landmarks: object, n: int, given: int | None, *, strea
         return None
     if as_auto_spec(n_landmarks) is not None:
         raise ValueError(
-            f"n_landmarks='auto' reads the data once per doubling step; {streamed or 'this call'} "
+            f"n_landmarks='auto' reads the data once per block of landmarks; {streamed or 'this call'} "
             "needs an integer n_landmarks (or explicit landmarks)"
         )
     return check_positive_int(n_landmarks, "n_landmarks")  # m > n: capped where the rows are drawn

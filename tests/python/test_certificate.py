@@ -1,4 +1,4 @@
-"""The certificate's bounds (nystrom_kme._certificate): their formulas against numpy, and
+"""The certificate's bounds (nystrom_kme.landmark_search._certificate): their formulas against numpy, and
 the prequential estimate of e(m)^2 = ||mu_hat_n - P_m mu_hat_n||^2 against the exact
 value from dense numpy over repetitions (unbiased, with and without replacement; the
 upper bound covers)."""
@@ -12,8 +12,8 @@ import pytest
 
 from nystrom_kme import _core
 from nystrom_kme._blas import one_blas_thread
-from nystrom_kme._certificate import WINDOW_MIN, prequential_bound, probe_bound, z_value
-from nystrom_kme._nested_projection import PIVOT_TOL, NestedProjection
+from nystrom_kme.landmark_search._certificate import WINDOW_MIN, prequential_bound, probe_bound, z_value
+from nystrom_kme.landmark_search._nested_projection import PIVOT_TOL, NestedProjection
 
 
 def _skewness(v):
@@ -117,7 +117,7 @@ def test_a_draw_without_replacement_sees_the_residual_scaled_by_the_mass_left(bl
 # the distribution-free bounds (issue 34): formulas and coverage over repetitions
 # --------------------------------------------------------------------------- #
 def test_u_statistic_and_empirical_bernstein_follow_their_formulas():
-    from nystrom_kme._certificate import mean_upper, u_statistic_lower
+    from nystrom_kme.landmark_search._certificate import mean_upper, u_statistic_lower
 
     # Hoeffding (1963, Sec. 5): t = R sqrt(ln(1/delta) / (2 floor(n/2)))
     assert u_statistic_lower(0.5, 1001, 2.0, 0.05) == pytest.approx(0.5 - 2.0 * math.sqrt(math.log(20) / 1000))
@@ -132,7 +132,7 @@ def test_mean_upper_covers_a_rare_mass():
     """Values in [0, 1] with mass 0.003 at 1: the empirical Bernstein bound at 0.95 covers
     the mean in >= 95% of 600 samples of 500 values (the binomial band: >= 555 expected
     under 0.95; measured: every one, the bound being conservative)."""
-    from nystrom_kme._certificate import mean_upper
+    from nystrom_kme.landmark_search._certificate import mean_upper
 
     rng = np.random.default_rng(2)
     covered = sum(mean_upper((rng.random(500) < 0.003).astype(float), 1.0, 0.05) >= 0.003 for _ in range(600))
@@ -145,7 +145,7 @@ def test_betting_bound_covers_the_residual_of_an_unseen_mass(q):
     is of order e (here y = e w.p. q, else 0: mean e^2 with e = q, the range the bound
     allows). At confidence 0.9 the certified e* >= e in >= 90% of 300 repetitions (>= 260
     is 3 sd below 0.9); and it is not vacuous: with 4 ln(10) / e rows it is below 3 e."""
-    from nystrom_kme._certificate import certified_distance
+    from nystrom_kme.landmark_search._certificate import certified_distance
 
     e = q
     rows = math.ceil(4 * math.log(10) / e)
@@ -161,7 +161,7 @@ def test_betting_bound_covers_the_residual_of_an_unseen_mass(q):
 def test_betting_bound_tightens_with_rows_and_respects_the_grid():
     """Values exactly e^2 (no spread): the bound approaches e from above as rows are added,
     never below e, and is a point of the grid sqrt(kappa) / 1.02^k."""
-    from nystrom_kme._certificate import GRID_RATIO, certified_distance
+    from nystrom_kme.landmark_search._certificate import GRID_RATIO, certified_distance
 
     e = 0.01
     previous = math.inf

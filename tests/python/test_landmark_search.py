@@ -126,7 +126,7 @@ def test_chosen_m_is_near_the_smallest_sufficient_one():
     sigma_hat (every m, dense numpy) against the chosen m, n = 10^4 as in issue 31: at
     most 1.5x in the median of 3 searches (measured 1.18, 1.30, 1.33: the blocks' steps and
     the bound's margin)."""
-    from nystrom_kme._nested_projection import NestedProjection
+    from nystrom_kme.landmark_search._nested_projection import NestedProjection
 
     ratios = []
     for seed in range(3):

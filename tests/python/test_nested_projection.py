@@ -1,4 +1,4 @@
-"""The in-order pivoted Cholesky path (nystrom_kme._nested_projection): every prefix's
+"""The in-order pivoted Cholesky path (nystrom_kme.landmark_search._nested_projection): every prefix's
 projection P_m mu_hat, its residuals and weights against dense numpy, and its accuracy on
 numerically rank-deficient kernel matrices against an extended-precision factorization."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nystrom_kme import _core
-from nystrom_kme._nested_projection import NestedProjection
+from nystrom_kme.landmark_search._nested_projection import NestedProjection
 
 
 def _dense_projection(K, mu, S):

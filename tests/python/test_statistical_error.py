@@ -1,4 +1,4 @@
-"""The statistical error sigma of the empirical embedding (nystrom_kme._statistical_error):
+"""The statistical error sigma of the empirical embedding (nystrom_kme.landmark_search._statistical_error):
 both estimators against the closed form of the Section 6.1 mixture,
 E ||mu_hat_n - mu||^2 = (1 - ||mu||^2) / n for the Gaussian kernel."""
 

@@ -1,6 +1,6 @@
 """The walk of ``n_landmarks="auto"`` along a landmark stream: blocks of landmarks join
-the nested projection (:mod:`nystrom_kme._nested_projection`), a screen decides when the
-certificate is worth trying, and the certificate (:mod:`nystrom_kme._certificate`) either
+the nested projection (:mod:`nystrom_kme.landmark_search._nested_projection`), a screen decides when the
+certificate is worth trying, and the certificate (:mod:`nystrom_kme.landmark_search._certificate`) either
 computes e(m) ("exact") or bounds it from validation rows. The walk stops at the first m
 it certifies, at a plateau (no row can join the landmarks' span), or at the cap
 (:mod:`nystrom_kme.landmark_search` documents the rule).
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _core
+from .. import _core
+from .._compensated import fsum_dot
+from .._solve import solve_weights
 from ._certificate import (
     Bound,
     attempt_delta,
@@ -24,18 +25,9 @@ from ._certificate import (
     probe_bound,
     round_off_level,
     u_statistic_lower,
-    z_value,
 )
-from ._compensated import CompensatedSum, fsum_dot
 from ._nested_projection import PIVOT_TOL, NestedProjection
-from ._solve import solve_weights
-
-if TYPE_CHECKING:
-    from ._kernel_range import KernelRange
-    from ._validation import Weights
-    from .kernels import Kernel
-    from .sampling.base import NestedDraws
-    from .sources import RowSource
+from ._path_settings import Check, Draws, LandmarkStream, Levels, PathResult, Sample, Sigma, SolverSettings
 
 #: Landmarks per call of the kernel sums: four of the core's tasks of 16 landmarks (two
 #: threads busy here; more threads share fewer tasks, a price for the same bits on any).
@@ -76,76 +68,6 @@ SLACK_FACTOR = 8.0
 EPS = float(np.finfo(np.float64).eps)
 
 
-class RowSums:
-    """Kernel sums of rows of the source, each row's computed once."""
-
-    def __init__(self, src: RowSource, kernel: Kernel, weights: Weights | None, n_threads: int) -> None:
-        self.src, self.kernel, self.weights, self.n_threads = src, kernel, weights, n_threads
-        self.sum: dict[int, float] = {}
-        self.comp: dict[int, float] = {}
-        self.total = math.nan
-
-    def of(self, idx: np.ndarray) -> CompensatedSum:
-        """sum_i w_i k(x, x_i) at the rows idx (compensated)."""
-        rows = idx.tolist()
-        new = sorted({i for i in rows if i not in self.sum})
-        if new:
-            points = np.ascontiguousarray(self.src.take(np.asarray(new, dtype=np.int64)))
-            acc, self.total = self.src.kernel_sums(points, self.kernel, weights=self.weights, n_threads=self.n_threads)
-            for i, a, c in zip(new, acc.sum.tolist(), acc.comp.tolist()):
-                self.sum[i], self.comp[i] = a, c
-        if not (math.isfinite(self.total) and self.total > 0):
-            raise ValueError("sample_weight: the total weight must be positive and finite")
-        out = CompensatedSum((idx.size,))
-        out.sum = np.array([self.sum[i] for i in rows])
-        out.comp = np.array([self.comp[i] for i in rows])
-        return out
-
-    def means(self, idx: np.ndarray) -> np.ndarray:
-        """mu_hat_n at the rows idx: sum_i p_i k(x, x_i)."""
-        return np.asarray(self.of(idx).value() / self.total)
-
-
-@dataclass(frozen=True)
-class Sigma:
-    """The statistical error's estimate sigma_hat^2 and lower confidence bound (squared)."""
-
-    squared: float
-    lower: float
-    n_used: int
-    std_error: float
-
-
-@dataclass(frozen=True)
-class Check:
-    """The certificate at one m (squared quantities)."""
-
-    m: int
-    bound: float  # upper confidence bound on e_beta(m)^2 (inf: none)
-    estimate: float  # point estimate of e(m)^2
-    sigma: Sigma
-    round_off: float
-    certified: bool
-    zero: bool  # the error and the gap both zero to round-off: sigma = 0, exact
-    n_values: int  # rows behind the bound (n for "exact")
-    solution: tuple[np.ndarray, str, int]  # the core's (alpha (m, 1), solver used, rank), certified as is
-
-
-@dataclass(frozen=True)
-class PathResult:
-    """Where the walk stopped."""
-
-    indices: np.ndarray
-    check: Check
-    stop: str
-    path: list[int]
-    path_ratios: list[float]
-    attempts: list[tuple[int, float]]
-    validation: str
-    screening: str
-    nested: bool
-
-
 @dataclass
 class _Validation:
     """The validation rows: their draw (fixed in advance), and how many are in use."""
@@ -155,148 +77,140 @@ class _Validation:
     sizes: list[int] = field(default_factory=list)  # the batch ends, for sigma's union bound
 
 
+@dataclass(frozen=True)
+class _ExactNorm:
+    """||mu_hat||^2 computed over every pair of rows, and the standard deviation of
+    mu_hat(x) over the rows (sigma^2's standard error)."""
+
+    norm2: float
+    mu_spread: float
+
+
+@dataclass
+class _Tries:
+    """The certificate's tries so far: their number (each spends its share of delta), the
+    m of the last, and the m at which a plateau was last looked for."""
+
+    attempt: int = 0
+    last_attempt: int = 0
+    plateau_checked: int = 0
+
+
 class CertifiedPath:
     """One walk (see the module documentation); ``run`` returns a :class:`PathResult`."""
 
     def __init__(
         self,
-        src: RowSource,
-        kernel: Kernel,
-        stream: NestedDraws,
-        sums: RowSums,
-        confidence: float,
-        ratio_bound: float,
-        rng: np.random.Generator,
-        validation_rng: np.random.Generator,
-        p: np.ndarray | None,
-        q: float,
-        first: int,
-        cap: int,
-        n_threads: int,
-        krange: KernelRange,
-        check: str,
-        pilot: Sigma | None,
-        solver: str,
-        rcond: float,
+        *,
+        sample: Sample,
+        levels: Levels,
+        landmarks: LandmarkStream,
+        solver: SolverSettings,
+        draws: Draws,
     ) -> None:
-        self.src, self.stream, self.sums, self.rng, self.p, self.q = src, stream, sums, rng, p, q
-        self.validation_rng = validation_rng
-        self.first, self.cap, self.n_threads, self.krange = first, cap, n_threads, krange
-        self.n = src.count_rows()
-        self.core = kernel.to_core()
-        self.delta = 1.0 - confidence
-        self.z, self.tol2 = z_value(confidence), ratio_bound**2
-        self.check_mode = check  # "auto", "exact" or "validation"
-        self.solver, self.rcond = solver, rcond
-        self.pilot = pilot  # sigma from a subsample (stat_samples), else None
-        self.chunk = SUM_CHUNK
-        # the screen's rows: the landmarks so far (prequential), or the screening probes
-        self.diag, self.means = np.zeros(0), np.zeros(0)
-        self.norm2: float | None = None  # ||mu_hat||^2 when computed ("exact")
-        self.mu_spread = 0.0  # the standard deviation of mu_hat(x) over the rows ("exact")
-        self.validation: _Validation | None = None
+        self.sample, self.levels, self.landmarks, self.solver, self.draws = sample, levels, landmarks, solver, draws
         self.mode: str | None = None  # "exact" or "validation", decided at the first check
+        self.exact: _ExactNorm | None = None  # ||mu_hat||^2 when computed ("exact")
+        self.validation: _Validation | None = None  # the validation rows ("validation")
+        self.tries = _Tries()
         self.n_screen = 0  # screening probes among the projection's probes
-        self.attempt = 0
-        self.last_attempt = 0
-        self.plateau_checked = 0
 
     # ------------------------------------------------------------ the screen
 
     def _diagonal(self, points: np.ndarray) -> np.ndarray:
-        return np.asarray(_core.kernel_diagonal(np.ascontiguousarray(points), self.core, self.n_threads))
+        return np.asarray(_core.kernel_diagonal(np.ascontiguousarray(points), self.sample.core, self.solver.n_threads))
 
-    def _draw_rows(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """Rows drawn from p with replacement."""
-        return rng.integers(0, self.n, size=count) if self.p is None else rng.choice(self.n, count, p=self.p)
+    def _weighted_sums(self, A: np.ndarray, B: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """sum_j w_j k(a, b_j) at every row a of A, shape (len(A),)."""
+        core, n_threads = self.sample.core, self.solver.n_threads
+        return np.asarray(_core.kernel_sums(A, B, w.reshape(-1, 1), core, n_threads))[:, 0]
 
     def _screen_probes(self) -> tuple[np.ndarray, np.ndarray]:
-        idx = self._draw_rows(PROBE_ROWS, self.rng)
-        points = np.ascontiguousarray(self.src.take(idx))
-        means = self.sums.means(idx)
-        self.diag, self.means = self._diagonal(points), means
-        return points, means
+        idx = self.sample.draw_rows(PROBE_ROWS, self.draws.screen)
+        return np.ascontiguousarray(self.sample.src.take(idx)), self.sample.sums.means(idx)
 
     def _screen_sigma2(self, screen: Bound) -> float:
-        return self.q / (1.0 - self.q) * (self.krange.mean_diagonal - screen.norm2)
+        q = self.sample.q
+        return q / (1.0 - q) * (self.sample.krange.mean_diagonal - screen.norm2)
 
     # ------------------------------------------------------------ sigma
 
     def _u_lower(self, gap: float) -> float:
         """sigma^2's lower bound from the sample's U-statistic gap / (1 - q) (delta share)."""
         # exact: sigma is the one random quantity; validation rows: it shares with N^2's bound
-        spend = self.delta if self.mode == "exact" else SIGMA_SHARE * self.delta / 2.0
-        value = gap / (1.0 - self.q)
-        return self.q * u_statistic_lower(value, 1.0 / self.q, self.krange.gap_high, spend)
+        delta, q = self.levels.delta, self.sample.q
+        spend = delta if self.mode == "exact" else SIGMA_SHARE * delta / 2.0
+        return q * u_statistic_lower(gap / (1.0 - q), 1.0 / q, self.sample.krange.gap_high, spend)
 
-    def _sigma(self, level: float) -> Sigma:
-        if self.pilot is not None:
-            return self.pilot
-        if self.mode == "exact":
-            assert self.norm2 is not None
-            gap = self.krange.mean_diagonal - self.norm2
-            squared = max(self.q / (1.0 - self.q) * gap, 0.0)
-            se = self.q / (1.0 - self.q) * 2.0 * self.mu_spread * math.sqrt(self.q)
-            return Sigma(squared, max(self._u_lower(gap), 0.0), self.n, se)
+    def _sigma(self) -> Sigma:
+        if self.levels.pilot is not None:
+            return self.levels.pilot
+        q, krange = self.sample.q, self.sample.krange
+        if self.exact is not None:
+            gap = krange.mean_diagonal - self.exact.norm2
+            squared = max(q / (1.0 - q) * gap, 0.0)
+            se = q / (1.0 - q) * 2.0 * self.exact.mu_spread * math.sqrt(q)
+            return Sigma(squared, max(self._u_lower(gap), 0.0), self.sample.n, se)
         val = self.validation
         assert val is not None and val.used >= 2
         means = self.means_validation()
-        gap = self.krange.mean_diagonal - float(np.mean(means))
+        gap = krange.mean_diagonal - float(np.mean(means))
         sizes = max(len(val.sizes), 1)
-        spend = SIGMA_SHARE * self.delta / 2.0 / sizes  # a union over the batch sizes used
-        n2_high = mean_upper(means, self.krange.kappa - self.krange.value_low, spend)
-        lower = self._u_lower(self.krange.mean_diagonal - n2_high)
-        se = self.q / (1.0 - self.q) * float(np.std(means, ddof=1)) / math.sqrt(means.size)
-        return Sigma(max(self.q / (1.0 - self.q) * gap, 0.0), max(lower, 0.0), val.used, se)
+        spend = SIGMA_SHARE * self.levels.delta / 2.0 / sizes  # a union over the batch sizes used
+        n2_high = mean_upper(means, krange.kappa - krange.value_low, spend)
+        lower = self._u_lower(krange.mean_diagonal - n2_high)
+        se = q / (1.0 - q) * float(np.std(means, ddof=1)) / math.sqrt(means.size)
+        return Sigma(max(q / (1.0 - q) * gap, 0.0), max(lower, 0.0), val.used, se)
 
     def means_validation(self) -> np.ndarray:
         val = self.validation
         assert val is not None
-        return np.asarray(self.sums.means(val.indices[: val.used]))
+        return np.asarray(self.sample.sums.means(val.indices[: val.used]))
 
     # ------------------------------------------------------------ the two checks
 
     def _decide(self, screen: Bound) -> None:
         """exact or validation, at the first check: whichever costs fewer kernel values."""
-        sigma2 = self._screen_sigma2(screen) if self.pilot is None else self.pilot.squared
+        levels, n = self.levels, self.sample.n
+        sigma2 = self._screen_sigma2(screen) if levels.pilot is None else levels.pilot.squared
         budget = math.inf
         if sigma2 > 0:
-            level = math.log(1.0 / attempt_delta(1, (1.0 - SIGMA_SHARE) * self.delta))
-            budget = VALIDATION_FACTOR * level * math.sqrt(self.krange.kappa) / math.sqrt(self.tol2 * sigma2)
-        if self.check_mode == "exact" or (self.check_mode == "auto" and self.n <= 2.0 * budget):
+            level = math.log(1.0 / attempt_delta(1, (1.0 - SIGMA_SHARE) * levels.delta))
+            budget = VALIDATION_FACTOR * level * math.sqrt(self.sample.krange.kappa / (levels.tol2 * sigma2))
+        if levels.check == "exact" or (levels.check == "auto" and n <= 2.0 * budget):
             self.mode = "exact"
-            self.norm2 = self._exact_norm2()
+            self.exact = self._exact_norm2()
             return
         self.mode = "validation"
         # more rows than 2n cost more than the exact norm (n^2 / 2 values), whatever sigma
-        total = max(VALIDATION_FIRST, math.ceil(min(budget, 2.0 * self.n)))
-        self.validation = _Validation(self._draw_rows(total, self.validation_rng))
+        total = max(VALIDATION_FIRST, math.ceil(min(budget, 2.0 * n)))
+        self.validation = _Validation(self.sample.draw_rows(total, self.draws.validation))
 
-    def _exact_norm2(self) -> float:
+    def _exact_norm2(self) -> _ExactNorm:
         """||mu_hat||^2 = sum_j p_j mu_hat(x_j): every row's sums, block by block."""
+        sample = self.sample
         terms, squares = [], []
-        for start, rows in self.src.chunks():
+        for start, rows in sample.src.chunks():
             for s in range(0, rows.shape[0], EXACT_BLOCK):
                 block = np.ascontiguousarray(rows[s : s + EXACT_BLOCK])
-                acc, total = self.src.kernel_sums(
-                    block, self.sums.kernel, weights=self.sums.weights, n_threads=self.n_threads
+                acc, total = sample.src.kernel_sums(
+                    block, sample.kernel, weights=sample.sums.weights, n_threads=self.solver.n_threads
                 )
                 lo = start + s
-                p = np.full(block.shape[0], 1.0 / self.n) if self.p is None else self.p[lo : lo + block.shape[0]]
+                p = np.full(block.shape[0], 1.0 / sample.n) if sample.p is None else sample.p[lo : lo + block.shape[0]]
                 mu = acc.value() / total
                 terms.append(math.fsum((p * mu).tolist()))
                 squares.append(math.fsum((p * mu * mu).tolist()))
         norm2 = math.fsum(terms)
         # the spread of mu_hat over the rows: sigma^2's standard error, Hoeffding's first projection
-        self.mu_spread = math.sqrt(max(math.fsum(squares) - norm2 * norm2, 0.0))
-        return norm2
+        return _ExactNorm(norm2, math.sqrt(max(math.fsum(squares) - norm2 * norm2, 0.0)))
 
     def _grow_validation(self, count: int) -> None:
         val = self.validation
         assert val is not None
         new = val.indices[val.used : val.used + count]
         if new.size:
-            self.sums.of(new)  # their kernel sums over every row: the expensive part
+            self.sample.sums.of(new)  # their kernel sums over every row: the expensive part
             val.used += new.size
             val.sizes.append(val.used)
 
@@ -304,11 +218,15 @@ class CertifiedPath:
         """The core's weights alpha for these landmarks, and what the certificate needs of
         them: (L, s = mu_hat at L, solution, alpha^T s, c = alpha^T (K alpha - s)), with
         c's round-off folded into the caller's slack."""
-        L = np.ascontiguousarray(self.src.take(indices))
-        s = np.asarray(self.sums.means(indices), dtype=np.float64)
-        solution = solve_weights(L, s, self.core, self.n_threads, solver=self.solver, rcond=self.rcond)
+        L = np.ascontiguousarray(self.sample.src.take(indices))
+        s = np.asarray(self.sample.sums.means(indices), dtype=np.float64)
+        solution = solve_weights(
+            L, s, self.sample.core, self.solver.n_threads, solver=self.solver.solver, rcond=self.solver.rcond
+        )
         alpha = np.ascontiguousarray(solution[0][:, 0], dtype=np.float64)
-        K_alpha = np.asarray(_core.kernel_sums(L, L, alpha.reshape(-1, 1), self.core, self.n_threads))[:, 0]
+        K_alpha = np.asarray(_core.kernel_sums(L, L, alpha.reshape(-1, 1), self.sample.core, self.solver.n_threads))[
+            :, 0
+        ]
         return L, alpha, solution, fsum_dot(alpha, s), fsum_dot(alpha, K_alpha - s)
 
     def _slack(self, alpha: np.ndarray, kappa: float, rank: int) -> float:
@@ -324,37 +242,39 @@ class CertifiedPath:
         for any weights alpha, e_alpha^2 = ||mu_hat - sum_j alpha_j phi(l_j)||^2 =
         N^2 - alpha^T s + c with c = alpha^T (K alpha - s) (exact: O(m^2 d))."""
         m = indices.size
-        kappa = max(proj.max_diagonal, self.krange.kappa)
+        kappa = max(proj.max_diagonal, self.sample.krange.kappa)
         L, alpha, solution, a_s, c = self._solve(indices)
         level = self._slack(alpha, kappa, proj.rank)
         if self.mode == "exact":
-            assert self.norm2 is not None
-            e2 = self.norm2 - a_s + c
-            sigma = self._sigma(level)
+            assert self.exact is not None
+            e2 = self.exact.norm2 - a_s + c
+            sigma = self._sigma()
             bound = max(e2, 0.0) + level
-            zero = bound <= 2.0 * level and self.krange.mean_diagonal - self.norm2 <= level
-            certified = zero or bound <= self.tol2 * sigma.lower
-            return Check(m, bound, e2, sigma, level, certified, zero, self.n, solution)
+            zero = bound <= 2.0 * level and self.sample.krange.mean_diagonal - self.exact.norm2 <= level
+            certified = zero or bound <= self.levels.tol2 * sigma.lower
+            return Check(m, bound, e2, sigma, level, certified, zero, self.sample.n, solution)
         # validation rows: y(v) = mu_hat(v) - sum_j alpha_j k(l_j, v) + c has mean e_alpha^2 and
         # |y - c| <= sqrt(kappa) e_alpha; grow them while the test is short of certifying and could
-        self.attempt += 1
-        delta = attempt_delta(self.attempt, (1.0 - SIGMA_SHARE) * self.delta)
+        self.tries.attempt += 1
+        delta = attempt_delta(self.tries.attempt, (1.0 - SIGMA_SHARE) * self.levels.delta)
         val = self.validation
         assert val is not None
         if val.used == 0:
             self._grow_validation(min(VALIDATION_FIRST, val.indices.size))
         while True:
             rows = val.indices[: val.used]
-            V = np.ascontiguousarray(self.src.take(rows))
-            fitted = np.asarray(_core.kernel_sums(V, L, alpha.reshape(-1, 1), self.core, self.n_threads))[:, 0]
-            y = self.sums.means(rows) - fitted + c
-            sigma = self._sigma(level)
-            target = math.sqrt(self.tol2 * sigma.lower)
+            V = np.ascontiguousarray(self.sample.src.take(rows))
+            fitted = np.asarray(_core.kernel_sums(V, L, alpha.reshape(-1, 1), self.sample.core, self.solver.n_threads))[
+                :, 0
+            ]
+            y = self.sample.sums.means(rows) - fitted + c
+            sigma = self._sigma()
+            target = math.sqrt(self.levels.tol2 * sigma.lower)
             estimate = float(np.mean(y))
-            n2_high = mean_upper(self.means_validation(), self.krange.kappa - self.krange.value_low, 1.0)
+            n2_high = mean_upper(self.means_validation(), self.sample.krange.kappa - self.sample.krange.value_low, 1.0)
             zero = (
                 float(np.max(np.abs(y), initial=0.0)) <= level
-                and self.krange.mean_diagonal - n2_high <= level
+                and self.sample.krange.mean_diagonal - n2_high <= level
                 and sigma.lower <= level
             )
             if zero:
@@ -380,14 +300,13 @@ class CertifiedPath:
         quiet = max(PLATEAU_MIN, math.ceil(PLATEAU_FRACTION * done))
         joined = np.flatnonzero(proj.is_pivot)
         last = int(joined[-1]) + 1 if joined.size else 0
-        if done - last < quiet or done - self.plateau_checked < quiet:
+        if done - last < quiet or done - self.tries.plateau_checked < quiet:
             return False
-        self.plateau_checked = done
-        d = max(self.src.n_features or 1, 1)
-        r = proj.rank
-        if self.n * r * (r + d) > PLATEAU_BUDGET * self.n * done * d:
+        self.tries.plateau_checked = done
+        d, r = self.sample.n_features, proj.rank
+        if r * (r + d) > PLATEAU_BUDGET * done * d:
             return False
-        for _, rows in self.src.chunks():
+        for _, rows in self.sample.src.chunks():
             block = np.ascontiguousarray(rows, dtype=np.float64)
             resid = proj.residual_diagonal(block)
             if (resid > PIVOT_TOL * self._diagonal(block)).any():
@@ -397,13 +316,13 @@ class CertifiedPath:
     # ------------------------------------------------------------ the walk
 
     def run(self) -> PathResult:
-        n = self.n
-        drawn = self.stream.get(self.first)
-        exhausted = drawn.size < self.first
-        prequential = self.stream.available_mass(1) is not None
+        n = self.sample.n
+        drawn = self.landmarks.draws.get(self.landmarks.first)
+        exhausted = drawn.size < self.landmarks.first
+        prequential = self.landmarks.draws.available_mass(1) is not None
         probes = None if prequential else self._screen_probes()
         self.n_screen = 0 if probes is None else PROBE_ROWS
-        proj = NestedProjection(self.core, self.n_threads, probes)
+        proj = NestedProjection(self.sample.core, self.solver.n_threads, probes)
         u = np.zeros(0)
         path: list[int] = []
         ratios: list[float] = []
@@ -412,51 +331,47 @@ class CertifiedPath:
         check: Check | None = None
         screen: Bound | None = None
         while True:
-            b = self.first if done == 0 else min(max(math.ceil(BLOCK_FRACTION * done), BLOCK_MIN), BLOCK_MAX)
-            if done + b > drawn.size and drawn.size < self.cap and not exhausted:
-                want = min(done + b if prequential else max(2 * drawn.size, done + b), self.cap)
-                new = self.stream.get(want)
+            b = self.landmarks.first if done == 0 else min(max(math.ceil(BLOCK_FRACTION * done), BLOCK_MIN), BLOCK_MAX)
+            if done + b > drawn.size and drawn.size < self.landmarks.cap and not exhausted:
+                want = min(done + b if prequential else max(2 * drawn.size, done + b), self.landmarks.cap)
+                new = self.landmarks.draws.get(want)
                 exhausted = new.size < want
                 if not np.array_equal(new[:done], drawn[:done]):  # not nested: start again on this draw
-                    nested, done, summed, u, b = False, 0, 0, np.zeros(0), self.first
+                    nested, done, summed, u, b = False, 0, 0, np.zeros(0), self.landmarks.first
                     proj = self._restart(proj, probes)
-                    if prequential:
-                        self.diag, self.means = np.zeros(0), np.zeros(0)
                 drawn = new
             b = min(b, drawn.size - done)
             if b <= 0:
                 break
             block = drawn[done : done + b]
             if done + b > summed:  # a chunk's worth at once: the core splits it over its threads
-                end = min(max(done + b, summed + self.chunk), self.cap)
+                end = min(max(done + b, summed + SUM_CHUNK), self.landmarks.cap)
                 if prequential and drawn.size < end:
-                    drawn = self.stream.get(end)
-                self.sums.of(drawn[summed:end])
+                    drawn = self.landmarks.draws.get(end)
+                self.sample.sums.of(drawn[summed:end])
                 summed = min(end, drawn.size)
-            points = np.ascontiguousarray(self.src.take(block))
-            block_means = self.sums.means(block)
+            points = np.ascontiguousarray(self.sample.src.take(block))
+            block_means = self.sample.sums.means(block)
             proj.extend(points, block_means)
             if prequential:
-                self.diag = np.concatenate([self.diag, self._diagonal(points)])
-                self.means = np.concatenate([self.means, block_means])
-                mass = self.stream.available_mass(done + b)
+                mass = self.landmarks.draws.available_mass(done + b)
                 assert mass is not None
                 t_before = np.concatenate([[proj.t[done - 1] if done else 0.0], proj.t[done : done + b - 1]])
                 u = np.concatenate([u, mass[done : done + b] * proj.residuals[done:] + t_before])
             done += b
             t_m = float(proj.t[-1])
             screen = (
-                prequential_bound(u, t_m, self.z)
+                prequential_bound(u, t_m, self.levels.z)
                 if prequential
-                else probe_bound(proj.probe_residuals()[: self.n_screen], t_m, self.z)
+                else probe_bound(proj.probe_residuals()[: self.n_screen], t_m, self.levels.z)
             )
             path.append(done)
             sigma2 = self._screen_sigma2(screen)
             ratios.append(_ratio(max(screen.estimate, 0.0), sigma2))
             end_reason = None
-            if self.stream.exhaustive and done == n:
+            if self.landmarks.draws.exhaustive and done == n:
                 end_reason = "every row"
-            elif done >= self.cap:
+            elif done >= self.landmarks.cap:
                 end_reason = "max_landmarks"
             elif exhausted and done >= drawn.size:
                 end_reason = "exhausted"
@@ -473,9 +388,12 @@ class CertifiedPath:
                     return self._result(
                         drawn[: found.m], proj, found, "tolerance", path, ratios, attempts, prequential, nested
                     )
-            screened = screen.estimate <= SCREEN * self.tol2 * max(sigma2, 0.0) and done >= GROWTH * self.last_attempt
+            screened = (
+                screen.estimate <= SCREEN * self.levels.tol2 * max(sigma2, 0.0)
+                and done >= GROWTH * self.tries.last_attempt
+            )
             if end_reason is not None or (self.mode == "validation" and screened):
-                self.last_attempt = done
+                self.tries.last_attempt = done
                 check = self._check(drawn[:done], proj, end_reason is not None)
                 attempts.append((done, _ratio(check.bound, check.sigma.lower)))
                 if check.certified:
@@ -503,17 +421,17 @@ class CertifiedPath:
         not only block ends. The nested projection proposes (its e(m')^2 = N^2 - t(m') is
         the projection's, to its round-off); the core's weights decide, tried at prefixes
         at least EXACT_GROWTH apart."""
-        assert self.norm2 is not None
-        sigma = self._sigma(0.0)
-        target2 = self.tol2 * sigma.lower
-        proposed = np.flatnonzero(self.norm2 - proj.t <= target2) + 1  # prefixes m' (1-based)
-        start = 1 if not self.last_attempt else math.ceil(EXACT_GROWTH * self.last_attempt)
+        assert self.exact is not None
+        sigma = self._sigma()
+        target2 = self.levels.tol2 * sigma.lower
+        proposed = np.flatnonzero(self.exact.norm2 - proj.t <= target2) + 1  # prefixes m' (1-based)
+        start = 1 if not self.tries.last_attempt else math.ceil(EXACT_GROWTH * self.tries.last_attempt)
         while True:
             later = proposed[proposed >= start]
             if later.size == 0:
                 return None
             m = int(later[0])
-            self.last_attempt = m
+            self.tries.last_attempt = m
             check = self._check(drawn[:m], proj, False)
             attempts.append((m, _ratio(check.bound, check.sigma.lower)))
             if check.certified:
@@ -522,11 +440,11 @@ class CertifiedPath:
 
     def _restart(self, proj: NestedProjection, probes: tuple[np.ndarray, np.ndarray] | None) -> NestedProjection:
         """A new projection for a draw that did not extend the last one, with the same probes."""
-        fresh = NestedProjection(self.core, self.n_threads, probes)
+        fresh = NestedProjection(self.sample.core, self.solver.n_threads, probes)
         val = self.validation
         if val is not None and val.used:
             idx = val.indices[: val.used]
-            fresh.add_probes(np.ascontiguousarray(self.src.take(idx)), self.sums.means(idx))
+            fresh.add_probes(np.ascontiguousarray(self.sample.src.take(idx)), self.sample.sums.means(idx))
         return fresh
 
     def _result(
@@ -565,9 +483,6 @@ __all__ = [
     "BLOCK_MAX",
     "BLOCK_MIN",
     "PROBE_ROWS",
+    "SIGMA_SHARE",
     "CertifiedPath",
-    "Check",
-    "PathResult",
-    "RowSums",
-    "Sigma",
 ]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
-from ._compensated import CompensatedSum
-from ._validation import common_dtype
-from .kernels import Kernel
+from .. import _core
+from .._compensated import CompensatedSum
+from .._validation import common_dtype
+from ..kernels import Kernel
 
 
 def union_rows(blocks: list[np.ndarray]) -> np.ndarray:
@@ -18,7 +18,7 @@ def union_rows(blocks: list[np.ndarray]) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from nystrom_kme._union import union_rows
+    >>> from nystrom_kme.nystrom._merge import union_rows
     >>> union_rows([np.array([[0.0], [1.0]]), np.array([[1.0], [2.0]])]).ravel().tolist()
     [0.0, 1.0, 2.0]
     """
@@ -59,7 +59,7 @@ def merged_sums(
     --------
     >>> import numpy as np, nystrom_kme as nk
     >>> from nystrom_kme._compensated import CompensatedSum
-    >>> from nystrom_kme._union import merged_sums
+    >>> from nystrom_kme.nystrom._merge import merged_sums
     >>> L = np.zeros((1, 1))
     >>> part = (L, np.ones(1), 2.0, CompensatedSum.of(np.array([2.0])))
     >>> merged_sums([part, part], nk.Gaussian(1.0), 1)[1].value().tolist()

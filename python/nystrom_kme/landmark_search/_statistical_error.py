@@ -19,11 +19,11 @@ Two estimators of a = E k(x, x) and b = E k(x, x'):
   the subsample is drawn proportionally to w (with replacement) and pairs of draws
   of the same row are left out, which makes it unbiased for the weighted
   U-statistic sum_{i != j} p_i p_j k(x_i, x_j) / (1 - q). O(s^2 d).
-* the landmark search's (:mod:`nystrom_kme._search_path`): from ||mu_hat_n||^2, which
+* the landmark search's (:mod:`nystrom_kme.landmark_search._certified_path`): from ||mu_hat_n||^2, which
   its certificate computes or bounds anyway. E ||mu_hat_n||^2 = q a + (1 - q) b, so
   sigma^2 = q (a - b) has the unbiased estimate q (a_hat - ||mu_hat_n||^2) / (1 - q),
   with a lower confidence bound from Hoeffding's inequality for U-statistics
-  (:mod:`nystrom_kme._certificate`).
+  (:mod:`nystrom_kme.landmark_search._certificate`).
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core
-from ._validation import (
+from .. import _core
+from .._validation import (
     RandomStateLike,
     check_random_state,
     check_sample_weight,
     n_threads_arg,
     normalised_weights,
 )
-from .kernels import Kernel, resolve_kernel
-from .sources import RowSource, SourceLike, as_source
+from ..kernels import Kernel, resolve_kernel
+from ..sources import RowSource, SourceLike, as_source
 
 #: Default subsample size of :func:`estimate_statistical_error`.
 STAT_SAMPLES = 2000

@@ -8,7 +8,7 @@ landmarks, e(m) = ||mu_hat - P_m mu_hat||, and g_m(x) = mu_hat(x) - (P_m mu_hat)
 <(I - P_m) phi(x), (I - P_m) mu_hat>, the residual of the embedding at x.
 
 **What the data fix.** e(m)^2 = ||mu_hat||^2 - t(m) (the projection identity), with
-t(m) = ||P_m mu_hat||^2 exact for every prefix (:mod:`nystrom_kme._nested_projection`).
+t(m) = ||P_m mu_hat||^2 exact for every prefix (:mod:`nystrom_kme.landmark_search._nested_projection`).
 The one unknown N^2 = ||mu_hat||^2 = sum_{i,j} p_i p_j k(x_i, x_j) is either computed
 (O(n^2 d), "exact": e(m)^2 is then known to round-off) or bounded from rows drawn from p
 independently of the landmarks ("validation rows"):
@@ -158,7 +158,7 @@ def u_statistic_lower(value: float, n_eff: float, h_range: float, delta: float) 
 
     Examples
     --------
-    >>> from nystrom_kme._certificate import u_statistic_lower
+    >>> from nystrom_kme.landmark_search._certificate import u_statistic_lower
     >>> round(u_statistic_lower(0.5, 10_000, 1.0, 0.01), 4)
     0.4785
     """
@@ -175,7 +175,7 @@ def mean_upper(values: np.ndarray, value_range: float, delta: float) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from nystrom_kme._certificate import mean_upper
+    >>> from nystrom_kme.landmark_search._certificate import mean_upper
     >>> v = np.random.default_rng(0).uniform(0.4, 0.6, 10_000)
     >>> 0.5 < mean_upper(v, 1.0, 0.01) < 0.51
     True
@@ -249,7 +249,7 @@ def certified_distance(
     Examples
     --------
     >>> import numpy as np
-    >>> from nystrom_kme._certificate import certified_distance
+    >>> from nystrom_kme.landmark_search._certificate import certified_distance
     >>> g = np.full(5000, 1e-6)                # residuals of a sample with e^2 = 1e-6
     >>> e = certified_distance(g, 1.0, 0.0, 0.0, 1e-3, 0.01, 5000)
     >>> 1e-3 < e < 2e-3                        # e = 1e-3 is not excluded: the bound is above it

@@ -2,7 +2,7 @@
 sampler read as given points or a private copy of a policy, m for the rows at hand
 (capped at them with a warning, as scikit-learn's ``Nystroem`` caps ``n_components``),
 the kernel resolved and the landmarks drawn, reading only the rows needed; for
-``n_landmarks="auto"`` the doubling search; and for ``passes=1`` the same choice on a
+``n_landmarks="auto"`` the certified search; and for ``passes=1`` the same choice on a
 pool of the first chunks of a stream.
 
 The draws are those of an in-memory fit whatever the source: the median heuristic's
@@ -19,14 +19,14 @@ from typing import NamedTuple, Union
 
 import numpy as np
 
-from ._compensated import CompensatedSum
-from ._landmark_count import cap_landmarks, resolve_n_landmarks
-from ._validation import Weights, common_dtype
-from .bounds import LandmarkSuggestion, default_n_landmarks, suggest_n_landmarks
-from .kernels import Kernel, resolve_kernel
-from .landmark_search import LandmarkSearch, as_auto_spec, search_landmarks
-from .sampling import FixedLandmarks, Policy, SamplerLike, as_policy, landmark_points, resolve_sampler
-from .sources import ArraySource, RowSource
+from .._compensated import CompensatedSum
+from .._landmark_count import cap_landmarks, resolve_n_landmarks
+from .._validation import Weights, common_dtype
+from ..bounds import LandmarkSuggestion, default_n_landmarks, suggest_n_landmarks
+from ..kernels import Kernel, resolve_kernel
+from ..landmark_search import LandmarkSearch, as_auto_spec, search_landmarks
+from ..sampling import FixedLandmarks, Policy, SamplerLike, as_policy, landmark_points, resolve_sampler
+from ..sources import ArraySource, RowSource
 
 #: n_landmarks="bound" takes at most this many times the paper's sqrt(n) log sqrt(n).
 AUTO_CAP_FACTOR = 4
@@ -55,7 +55,7 @@ class LandmarkSettings:
     Examples
     --------
     >>> import numpy as np, nystrom_kme as nk
-    >>> from nystrom_kme._landmark_choice import LandmarkSettings
+    >>> from nystrom_kme.nystrom._landmark_choice import LandmarkSettings
     >>> from nystrom_kme.sources import as_source
     >>> X = np.random.default_rng(0).normal(size=(100, 2))
     >>> choice = LandmarkSettings(nk.Gaussian(1.0), 10, "uniform", None).choose(
@@ -145,6 +145,24 @@ class LandmarkSettings:
         indices = drawer.draw(src, kernel, m, rng, sample_weight=sample_weight)
         return LandmarkChoice(kernel, policy, indices, np.ascontiguousarray(src.take(indices)), report)
 
+    def choose_first_chunk(
+        self, src: RowSource, sample_weight: Weights | None, rng: np.random.Generator
+    ) -> LandmarkChoice:
+        """The first call of ``partial_fit``: :meth:`choose` among the rows of its chunk,
+        "auto" and "bound" refused (they need all the rows) unless the sampler fixes the
+        landmarks."""
+        if isinstance(self.n_landmarks, str) or as_auto_spec(self.n_landmarks) is not None:
+            points, policy = self.policy(src.to_array(), src)
+            if points is None and not isinstance(policy, FixedLandmarks):
+                raise ValueError(
+                    "partial_fit chooses the landmarks from the first chunk: give an integer "
+                    "n_landmarks, None (sized for the first chunk) or explicit landmarks, "
+                    f"not {self.n_landmarks!r}"
+                )
+        return self.choose(
+            src, sample_weight, rng, streamed="partial_fit", rows="the {n} rows of the first chunk", stacklevel=4
+        )
+
     def search(
         self,
         src: RowSource,
@@ -155,8 +173,8 @@ class LandmarkSettings:
         rcond: float,
         n_threads: int,
     ) -> tuple[LandmarkChoice, CompensatedSum, float, tuple[np.ndarray, str, int]]:
-        """``n_landmarks="auto"``: the doubling search of :mod:`nystrom_kme.landmark_search`
-        over the policy's nested draws; the choice, with the final set's sums, weight sum
+        """``n_landmarks="auto"``: the certified search of :mod:`nystrom_kme.landmark_search`
+        along the policy's nested draws; the choice, with the final set's sums, weight sum
         and solve (so the fit solves nothing twice)."""
         points, policy = self.policy(src.to_array(), src)
         if points is not None or isinstance(policy, FixedLandmarks):

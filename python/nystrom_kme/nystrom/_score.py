@@ -21,11 +21,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _core
-from ._compensated import fsum_dot
-from ._validation import Weights, common_dtype
-from .kernels import Kernel
-from .sources import ArraySource, RowSource
+from .. import _core
+from .._compensated import fsum_dot
+from .._validation import Weights, common_dtype
+from ..kernels import Kernel
+from ..sources import ArraySource, RowSource
 
 #: How many held-out sets (with their weights) are remembered.
 REMEMBERED = 64
@@ -48,7 +48,7 @@ def embedding_score(
     Examples
     --------
     >>> import numpy as np, nystrom_kme as nk
-    >>> from nystrom_kme._score import embedding_score
+    >>> from nystrom_kme.nystrom._score import embedding_score
     >>> from nystrom_kme.sources import as_source
     >>> L = np.zeros((1, 1))    # mu = phi(0): score = 2 k(0, 0) - k(0, 0) = 1 on X = {0}
     >>> embedding_score(L, np.ones(1), nk.Gaussian(1.0), as_source(L), None, 1)

@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._compensated import CompensatedSum
-from ._solve import solve_weights
-from ._validation import power_of_two_scale
-from .kernels import Kernel
+from .._compensated import CompensatedSum
+from .._solve import solve_weights
+from .._validation import power_of_two_scale
+from ..kernels import Kernel
 
 
 class Solved(NamedTuple):
@@ -56,7 +56,7 @@ def solve_statistics(
     --------
     >>> import numpy as np, nystrom_kme as nk
     >>> from nystrom_kme._compensated import CompensatedSum
-    >>> from nystrom_kme._sufficient import solve_statistics
+    >>> from nystrom_kme.nystrom._sufficient_statistics import solve_statistics
     >>> L = np.zeros((1, 1))    # s / W = k(0, 0) = 1: alpha = 1
     >>> out = solve_statistics(L, nk.Gaussian(1.0), CompensatedSum.of(np.array([3.0])), 3.0, 4.0,
     ...                        solver="cod", rcond=0.0, n_threads=1)
@@ -93,7 +93,7 @@ def add_statistics(
     --------
     >>> import numpy as np
     >>> from nystrom_kme._compensated import CompensatedSum
-    >>> from nystrom_kme._sufficient import add_statistics
+    >>> from nystrom_kme.nystrom._sufficient_statistics import add_statistics
     >>> acc, total, scale = add_statistics(CompensatedSum.of(np.array([8.0])), 8.0,
     ...                                    CompensatedSum.of(np.array([1.0])), 1.0, 2.0)
     >>> acc.value().tolist(), total, scale             # 10 = 8 + 1 x 2, in units of 8
@@ -108,4 +108,28 @@ def add_statistics(
     return acc, weight_sum / scale + part_total * ratio, scale
 
 
-__all__ = ["Solved", "add_statistics", "solve_statistics"]
+def check_statistics_normal(weight_sum: float, what: str) -> None:
+    """Refuse to add to sufficient statistics that are subnormal (weights so small that
+    their sums left float64's normal range): their few significant bits would make the
+    result inexact (``what`` names the call). A fit's own embedding is exact at any
+    weight scale.
+
+    Examples
+    --------
+    >>> from nystrom_kme.nystrom._sufficient_statistics import check_statistics_normal
+    >>> check_statistics_normal(1e-300, "merge")              # normal: nothing to say
+    >>> check_statistics_normal(1e-310, "merge")
+    Traceback (most recent call last):
+    ...
+    ValueError: merge: the sufficient statistics of this embedding are subnormal ...
+    """
+    if 0.0 < weight_sum < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"{what}: the sufficient statistics of this embedding are subnormal "
+            f"(weight_sum_={weight_sum:.3g}, sample weights near 1e-308 or below) "
+            "and adding to them would lose precision; refit with the sample weights "
+            "multiplied by a constant (only their ratios matter)"
+        )
+
+
+__all__ = ["Solved", "add_statistics", "check_statistics_normal", "solve_statistics"]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 #: A landmark whose residual is at most PIVOT_TOL k(x, x) is not a pivot. Taken in
 #: order (not largest first), pivots barely above the threshold amplify rounding along
@@ -88,7 +88,7 @@ class NestedProjection:
     --------
     >>> import numpy as np
     >>> from nystrom_kme import _core
-    >>> from nystrom_kme._nested_projection import NestedProjection
+    >>> from nystrom_kme.landmark_search._nested_projection import NestedProjection
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> k = _core.Kernel("gaussian", 1.0)
     >>> means = _core.kernel_row_sums(X, X, k) / 50

@@ -1,7 +1,7 @@
 """What one streamed pass over a sample says of a kernel's values on it: the largest and
 the mean k(x, x), and ranges for k(x, y) and for (k(x,x) + k(y,y))/2 - k(x, y), the
 constants of the distribution-free bounds of ``n_landmarks="auto"``
-(:mod:`nystrom_kme._certificate`).
+(:mod:`nystrom_kme.landmark_search._certificate`).
 
 For the radial kernels (k(x, x) = 1 and k(x, y) = k(||x - y||) decreasing in the
 distance) the ranges come from a bound on the sample's diameter, 2 max_i ||x_i - x_0||:
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
-from .kernels import Kernel
-from .sources import RowSource
+from .. import _core
+from ..kernels import Kernel
+from ..sources import RowSource
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def kernel_range(src: RowSource, kernel: Kernel, p: np.ndarray | None, n_threads
     Examples
     --------
     >>> import numpy as np, nystrom_kme as nk
-    >>> from nystrom_kme._kernel_range import kernel_range
+    >>> from nystrom_kme.landmark_search._kernel_range import kernel_range
     >>> src = nk.sources.as_source(np.array([[0.0], [1.0], [3.0]]))
     >>> r = kernel_range(src, nk.Gaussian(1.0), None, 1)
     >>> r.kappa, r.mean_diagonal, round(r.value_low, 6), round(r.gap_high, 6)   # diameter bound 6

@@ -10,40 +10,38 @@ rows, so one code path serves ``fit`` on every source, ``partial_fit`` and ``mer
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._columns import check_feature_names
-from ._compensated import CompensatedSum
-from ._estimator import ParamsMixin
-from ._landmark_choice import LandmarkChoice, LandmarkSettings
-from ._scaling import Scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state
-from ._score import embedding_score, warn_if_other_kernel
-from ._sufficient import add_statistics, solve_statistics
-from ._union import merged_sums
-from ._validation import (
+from .._columns import check_feature_names
+from .._compensated import CompensatedSum
+from .._estimator import ParamsMixin
+from .._scaling import Scaling
+from .._validation import (
     RandomStateLike,
     Weights,
     check_not_sparse,
-    check_positive_int,
     check_random_state,
     check_sample_weight,
     n_threads_arg,
     scale_or_drop_weights,
 )
-from .bounds import LandmarkSuggestion
-from .defaults import FIT_SAMPLER
-from .embedding import KernelMeanEmbedding, check_same_scaling
-from .kernels import Kernel, get_kernel
-from .landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec
-from .persistence import persistable
-from .sampling import FixedLandmarks, Policy, SamplerLike, describe_sampler
-from .sources import ArraySource, IterableSource, RowSource, SourceLike, as_source, scaled
-
-SOLVERS = ("auto", "cod", "cholesky")
+from ..bounds import LandmarkSuggestion
+from ..defaults import FIT_SAMPLER
+from ..embedding import KernelMeanEmbedding, check_same_scaling
+from ..kernels import Kernel, get_kernel
+from ..landmark_search import AutoLandmarks, LandmarkSearch, as_auto_spec
+from ..persistence import persistable
+from ..sampling import Policy, SamplerLike
+from ..sources import ArraySource, IterableSource, RowSource, SourceLike, as_source, scaled
+from ._fitted_state import attributes_of_state, describe, fitted_attributes, state_of, summary_of
+from ._landmark_choice import LandmarkChoice, LandmarkSettings
+from ._merge import merged_sums
+from ._parameters import SOLVERS, check_params, scaled_sampler, scaling_for
+from ._score import embedding_score, warn_if_other_kernel
+from ._sufficient_statistics import add_statistics, check_statistics_normal, solve_statistics
 
 
 @persistable
@@ -67,12 +65,13 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         scikit-learn's ``Nystroem`` caps ``n_components``. None: ceil(sqrt(n) log
         sqrt(n)) capped at n, the size for which the paper's Corollary 4.1 keeps the
         O(1/sqrt(n)) rate (n of the first chunk in :meth:`partial_fit`).
-        "auto" (or :class:`~nystrom_kme.AutoLandmarks` to set its tolerance): the
-        smallest m on a doubling path of nested landmark sets whose change of the
-        embedding is at most 0.1 x the estimated statistical error of the empirical
-        embedding (:mod:`nystrom_kme.landmark_search`); costs about one fit at the
-        final m; its :class:`~nystrom_kme.LandmarkSearch` is kept in
-        ``n_landmarks_report_``. Any source, any sampler that nests (see there).
+        "auto" (or :class:`~nystrom_kme.AutoLandmarks` to set its target): the
+        landmarks join in blocks along the sampler's stream, and the first m whose
+        returned weights are certified within ``tol`` (0.458) x the empirical
+        embedding's statistical error, at confidence 0.99 for any data, is kept
+        (:mod:`nystrom_kme.landmark_search`: the certificate, its stops and its cost);
+        its :class:`~nystrom_kme.LandmarkSearch` is kept in ``n_landmarks_report_``.
+        Any source, any sampler that nests (see there).
         "bound": :func:`nystrom_kme.bounds.suggest_n_landmarks`
         fits the decay of the estimated covariance spectrum and applies Corollary 4.1,
         capped at 4 ceil(sqrt(n) log sqrt(n)) (the corollary's constants are
@@ -210,46 +209,12 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
 
     # --- checks ---
     def _check_params(self) -> tuple[float, int]:
-        """Validated (rcond, n_threads); also checks solver, passes, chunk_rows and standardize."""
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        try:
-            rcond = 0.0 if self.rcond is None else float(self.rcond)
-        except (TypeError, ValueError):
-            raise ValueError(f"rcond must be a number in [0, 1), got {self.rcond!r}") from None
-        if not (math.isfinite(rcond) and 0.0 <= rcond < 1.0):
-            raise ValueError(f"rcond must be in [0, 1), got {self.rcond!r}")
-        if self.passes not in (1, 2) or isinstance(self.passes, bool):
-            raise ValueError(f"passes must be 1 or 2, got {self.passes!r}")
-        if self.chunk_rows is not None:
-            check_positive_int(self.chunk_rows, "chunk_rows")
-        check_standardize(self.standardize)
-        return rcond, n_threads_arg(self.n_threads)
+        """Validated (rcond, n_threads) (:func:`~nystrom_kme.nystrom._parameters.check_params`)."""
+        return check_params(self.solver, self.rcond, self.passes, self.chunk_rows, self.standardize, self.n_threads)
 
     def _settings(self, scaling: Scaling | None = None) -> LandmarkSettings:
-        """The parameters that choose the landmarks (:mod:`nystrom_kme._landmark_choice`);
-        landmark points given as ``sampler`` are in X's units, so they meet ``scaling`` too."""
-        sampler = self.sampler
-        if scaling is not None and isinstance(sampler, (np.ndarray, list, tuple)):
-            points = np.asarray(sampler)
-            if points.ndim == 2 and points.dtype.kind in "biuf":
-                sampler = scaling.apply(points)
-        return LandmarkSettings(self.kernel, self.n_landmarks, sampler, self.n_threads)
-
-    def _scaling_for(self, src: RowSource, rng: np.random.Generator, what: str) -> Scaling | None:
-        """The scaling of ``standardize=`` fitted on ``src`` (None when off): a pass of its
-        own, refused for a stream that can be read only once."""
-        kind = check_standardize(self.standardize)
-        if kind is None:
-            return None
-        if not src.reiterable:
-            raise ValueError(
-                f"standardize={self.standardize!r} reads the rows once for the columns' statistics "
-                f"before {what} reads them, and a generator or iterator can be read only once: pass a "
-                "list of chunks, a callable returning a fresh iterator, or an array; or standardise "
-                "the rows beforehand"
-            )
-        return fit_scaling([src], kind, rng)
+        """The parameters that choose the landmarks (:mod:`nystrom_kme.nystrom._landmark_choice`)."""
+        return LandmarkSettings(self.kernel, self.n_landmarks, scaled_sampler(self.sampler, scaling), self.n_threads)
 
     def _solve(
         self,
@@ -264,7 +229,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
     ) -> NystromKME:
         """Solve K_m alpha = s_sum / weight_sum on ``choice``'s landmarks and set the fitted
         attributes; ``acc`` and ``weight_sum`` in units of ``scale``, ``solved`` as for
-        :func:`~nystrom_kme._sufficient.solve_statistics`. ``s_sum_`` and ``weight_sum_``
+        :func:`~nystrom_kme.nystrom._sufficient_statistics.solve_statistics`. ``s_sum_`` and ``weight_sum_``
         keep the weights' own units; ``names`` become ``feature_names_in_`` (None: the
         attribute is removed, as scikit-learn does for data without names); ``scaling``
         becomes ``scaling_`` (the columns' scaling the landmarks are in)."""
@@ -284,21 +249,20 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         # All fitted attributes change in one step, the embedding used by evaluations
         # last and as one object: a reader never sees a mix of two fits.
         self.__dict__.update(
-            kernel_=choice.kernel,
-            landmark_indices_=choice.indices,
-            sampler_=choice.policy,
-            landmarks_=landmarks,
-            support_=landmarks,
-            weights_=out.weights,
-            n_samples_=int(n),
-            n_features_in_=landmarks.shape[1],
-            solver_=out.solver,
-            rank_=out.rank,
-            _sums=out.sums,
-            s_sum_=out.sums.value(),
-            weight_sum_=out.weight_sum,
-            n_landmarks_report_=choice.report,
-            scaling_=scaling,
+            fitted_attributes(
+                kernel=choice.kernel,
+                indices=choice.indices,
+                policy=choice.policy,
+                landmarks=landmarks,
+                weights=out.weights,
+                n_samples=int(n),
+                solver=out.solver,
+                rank=out.rank,
+                sums=out.sums,
+                weight_sum=out.weight_sum,
+                report=choice.report,
+                scaling=scaling,
+            )
         )
         self._keep_names(names)
         self._publish()
@@ -357,7 +321,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         rng = check_random_state(self.random_state)
         src = as_source(X, "X", chunk_rows=self.chunk_rows)
         streamed = None if isinstance(src, ArraySource) else "a streamed source"
-        scaling = self._scaling_for(src, rng, "the fit")
+        scaling = scaling_for(self.standardize, src, rng, "the fit")
         src = scaled(src, scaling)
         if streamed and self.passes == 1:
             return self._fit_one_pass(src, sample_weight, rng, scaling)
@@ -385,7 +349,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         rng: np.random.Generator,
         scaling: Scaling | None,
     ) -> NystromKME:
-        """n_landmarks="auto": the doubling search of :mod:`nystrom_kme.landmark_search`."""
+        """n_landmarks="auto": the certified search of :mod:`nystrom_kme.landmark_search`."""
         rcond, n_threads = self._check_params()
         choice, sums, weight_sum, solution = self._settings(scaling).search(
             src, sample_weight, rng, solver=self.solver, rcond=rcond, n_threads=n_threads
@@ -437,29 +401,14 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         src = self._source(X, "X", self.chunk_rows, scaling)  # names checked once fitted
         if first:
             rng = check_random_state(self.random_state)
-            scaling = self._scaling_for(src, rng, "partial_fit")
+            scaling = scaling_for(self.standardize, src, rng, "partial_fit")
             src = scaled(src, scaling)
         n_chunk = src.count_rows()
         sample_weight, part_scale = scale_or_drop_weights(
             check_sample_weight(sample_weight, n_chunk, normalisable=False)
         )
         if first:
-            settings = self._settings(scaling)
-            if isinstance(self.n_landmarks, str) or as_auto_spec(self.n_landmarks) is not None:
-                points, policy = settings.policy(src.to_array(), src)
-                if points is None and not isinstance(policy, FixedLandmarks):
-                    raise ValueError(
-                        "partial_fit chooses the landmarks from the first chunk: give an integer "
-                        "n_landmarks, None (sized for the first chunk) or explicit landmarks, "
-                        f"not {self.n_landmarks!r}"
-                    )
-            choice = settings.choose(
-                src,
-                sample_weight,
-                rng,
-                streamed="partial_fit",
-                rows="the {n} rows of the first chunk",
-            )
+            choice = self._settings(scaling).choose_first_chunk(src, sample_weight, rng)
             part, part_total = src.kernel_sums(
                 choice.landmarks, choice.kernel, weights=sample_weight, n_threads=n_threads_arg(self.n_threads)
             )
@@ -467,7 +416,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                 choice, part, part_total, n_chunk, scale=part_scale, names=src.feature_names, scaling=scaling
             )
         self._check_n_features(src)
-        self._check_statistics_normal("partial_fit")
+        check_statistics_normal(self.weight_sum_, "partial_fit")
         choice = LandmarkChoice(
             self.kernel_, self.sampler_, self.landmark_indices_, self.landmarks_, self.n_landmarks_report_
         )
@@ -487,18 +436,6 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
             raise ValueError(
                 f"X has {src.n_features} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input"
-            )
-
-    def _check_statistics_normal(self, what: str) -> None:
-        """Refuse to add to sufficient statistics that are subnormal (weights so small
-        that their sums left float64's normal range): their few significant bits would
-        make the result inexact. A fit's own embedding is exact at any weight scale."""
-        if 0.0 < self.weight_sum_ < np.finfo(np.float64).tiny:
-            raise ValueError(
-                f"{what}: the sufficient statistics of this embedding are subnormal "
-                f"(weight_sum_={self.weight_sum_:.3g}, sample weights near 1e-308 or below) "
-                "and adding to them would lose precision; refit with the sample weights "
-                "multiplied by a constant (only their ratios matter)"
             )
 
     # --- merging and scoring ---
@@ -546,7 +483,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
                 raise ValueError(f"the embeddings live in R^{self.n_features_in_} and R^{e.n_features_in_}")
             check_feature_names(self._names(), e._names(), owner="this NystromKME", what="an embedding merged")
             check_same_scaling(self.scaling_, e.scaling_, "the embeddings merged")
-            e._check_statistics_normal("merge")
+            check_statistics_normal(e.weight_sum_, "merge")
         total = float(sum(e.weight_sum_ for e in parts))
         n = sum(e.n_samples_ for e in parts)
         landmarks, acc = merged_sums(
@@ -570,7 +507,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         numbers in different spaces, and the widest kernel (under which all data look
         alike) scores best. A UserWarning says so when in-memory rows already scored
         with another ``kernel`` in this process are scored again (the last 64 sets of
-        rows are remembered by a hash, see :mod:`nystrom_kme._score`): choose the
+        rows are remembered by a hash, see :mod:`nystrom_kme.nystrom._score`): choose the
         kernel first (e.g. the median heuristic), then search the rest by score.
 
         Parameters
@@ -609,58 +546,19 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
 
     def summary(self) -> dict[str, Any]:
         """What ``nystrom-kme info`` prints: the fitted embedding's fields as JSON data."""
-        landmarks, _, kernel = self.fitted()
-        return {
-            "kernel": repr(kernel),
-            "n_landmarks": int(landmarks.shape[0]),
-            "n_features": int(landmarks.shape[1]),
-            "dtype": landmarks.dtype.name,
-            "n_samples": int(self.n_samples_),
-            "weight_sum": float(self.weight_sum_),
-            "sampler": describe_sampler(self.sampler, self.sampler_),
-            "solver": self.solver_,
-            "rank": int(self.rank_),
-            "norm": self.norm(),
-            **({} if self.scaling_ is None else {"standardize": self.scaling_.kind}),
-        }
+        self.fitted()
+        return summary_of(dict(vars(self)), self.sampler, self.norm())
 
     def _fitted_summary(self) -> str | None:
-        if not hasattr(self, "weights_"):
-            return None
-        return (
-            f"{self.landmarks_.shape[0]} landmarks in R^{self.n_features_in_}, "
-            f"n_samples={self.n_samples_}, kernel={self.kernel_!r}, "
-            f"sampler={describe_sampler(self.sampler, self.sampler_)!r}, solver={self.solver_!r}, "
-            f"rank={self.rank_}"
-        )
+        return describe(dict(vars(self)), self.sampler) if hasattr(self, "weights_") else None
 
     def _state(self) -> dict[str, Any]:
         """The fitted state as data (for :mod:`nystrom_kme.persistence`), read at once: one
-        fit's even while another thread refits. ``kernel``, ``landmarks`` (m, d),
-        ``weights``, ``s_sum``, ``s_comp`` (m,) (the compensated statistic, kept apart so
-        that ``partial_fit`` and ``merge`` continue exactly), ``weight_sum``, ``n_samples``,
-        ``solver``, ``rank``, ``landmark_indices``, ``sampler`` (the policy used),
-        ``feature_names`` (``feature_names_in_``, or None without names), and with
-        ``standardize=`` ``scaling_kind``, ``scaling_center`` and ``scaling_scale`` (d,)
-        (:func:`~nystrom_kme._scaling.scaling_state`).
+        fit's even while another thread refits (the keys:
+        :func:`~nystrom_kme.nystrom._fitted_state.state_of`).
         NotFittedError before a fit. The inverse of :meth:`_from_state`."""
         self.fitted()
-        st = dict(vars(self))
-        return {
-            "kernel": st["kernel_"],
-            "landmarks": st["landmarks_"],
-            "weights": st["weights_"],
-            "s_sum": st["_sums"].sum,
-            "s_comp": st["_sums"].comp,
-            "weight_sum": st["weight_sum_"],
-            "n_samples": st["n_samples_"],
-            "solver": st["solver_"],
-            "rank": st["rank_"],
-            "landmark_indices": st.get("landmark_indices_"),
-            "sampler": st.get("sampler_"),
-            "feature_names": st.get("feature_names_in_"),
-            **scaling_state(st.get("scaling_")),
-        }
+        return state_of(dict(vars(self)))
 
     @classmethod
     def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> NystromKME:
@@ -678,29 +576,7 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         """
         est = cls(**params)
         est._check_params()
-        sums = CompensatedSum(state["s_sum"].shape)
-        sums.sum, sums.comp = state["s_sum"], state["s_comp"]
-        landmarks = state["landmarks"]
-        scaling = scaling_from_state(state)
-        if scaling is not None:
-            scaling.check(landmarks.shape[1])
-        est.__dict__.update(
-            kernel_=state["kernel"],
-            landmark_indices_=state["landmark_indices"],
-            sampler_=state["sampler"],
-            landmarks_=landmarks,
-            support_=landmarks,
-            weights_=state["weights"],
-            n_samples_=state["n_samples"],
-            n_features_in_=landmarks.shape[1],
-            solver_=state["solver"],
-            rank_=state["rank"],
-            _sums=sums,
-            s_sum_=sums.value(),
-            weight_sum_=state["weight_sum"],
-            n_landmarks_report_=None,
-            scaling_=scaling,
-        )
+        est.__dict__.update(attributes_of_state(state))
         est._keep_names(state.get("feature_names"))
         est._publish()
         return est
