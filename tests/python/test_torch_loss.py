@@ -147,8 +147,9 @@ def test_collections_sum_or_max(rng) -> None:
     singles = [MMDLoss(X, k, n_landmarks=50, random_state=0)(y) for k in kc]
     assert torch.allclose(total(y), sum(singles), rtol=1e-13, atol=0)
     assert torch.allclose(worst(y), max(singles), rtol=1e-13, atol=0)
-    # fitted embeddings give the same loss as fitting from the rows
-    refs = [nk.NystromKME(k, n_landmarks=50, random_state=0).fit(X) for k in kc]
+    # fitted embeddings give the same loss as fitting from the rows (landmarks drawn without replacement)
+    unique = nk.UniformSampling(replace=False)
+    refs = [nk.NystromKME(k, n_landmarks=50, sampler=unique, random_state=0).fit(X) for k in kc]
     assert torch.allclose(MMDLoss(refs)(y), total(y), rtol=1e-12, atol=0)
 
 
@@ -164,13 +165,102 @@ def test_half_precision_batches_train_in_float32(rng) -> None:
     assert torch.allclose(y16.grad.float(), y32.grad, rtol=1e-2, atol=1e-3 * float(y32.grad.abs().max()))
 
 
-def test_torch_compile_keeps_the_operator(rng) -> None:
+def test_torch_compile_keeps_the_operator_one_graph_for_every_batch_size(rng) -> None:
+    """The blocked products' block is sized inside the operator: no argument changes with
+    the batch size, so dynamo compiles once static and once dynamic, not once per size
+    (it used to compile a graph per size up to its recompile limit, then run eagerly)."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
     loss = MMDLoss(fitted("matern32", rng, m=30))
     compiled = torch.compile(loss, backend="aot_eager", fullgraph=True)
-    y = torch.from_numpy(rng.normal(size=(16, 3))).requires_grad_()
-    (g,) = torch.autograd.grad(compiled(y), y)
+    for size in (16, 32, 48, 17, 64):
+        y = torch.from_numpy(rng.normal(size=(size, 3))).requires_grad_()
+        value = compiled(y)
+        (g,) = torch.autograd.grad(value, y)
+        y2 = y.detach().requires_grad_()
+        want = loss(y2)
+        (g2,) = torch.autograd.grad(want, y2)
+        assert torch.equal(value, want) and torch.equal(g, g2)
+    assert counters["stats"]["unique_graphs"] <= 2
+
+
+@pytest.mark.slow  # inductor compiles C++ on first use: 15 s here at load 5, as for a trivial function
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")  # torch's own
+def test_torch_compile_default_backend(rng, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))  # cold, as a first run is
+    torch._dynamo.reset()
+    loss = MMDLoss(fitted("laplacian", rng, m=30), within_batch="nystrom")
+    compiled = torch.compile(loss)
+    for size in (16, 40):
+        y = torch.from_numpy(rng.normal(size=(size, 3))).requires_grad_()
+        (g,) = torch.autograd.grad(value := compiled(y), y)
+        y2 = y.detach().requires_grad_()
+        (g2,) = torch.autograd.grad(want := loss(y2), y2)
+        assert float((value - want).detach().abs()) <= 1e-14 and float((g - g2).abs().max()) <= 1e-14
+
+
+@pytest.mark.parametrize("within", ["exact", "nystrom"])
+def test_double_backward_is_refused_by_name(within, rng) -> None:
+    """create_graph=True gives the first derivatives; differentiating them again raises,
+    naming the limit, instead of torch's "does not require grad" or, mixed with other
+    terms, a second derivative silently 0."""
+    loss = MMDLoss(fitted("gaussian", rng, m=20), within_batch=within)
+    y = torch.from_numpy(rng.normal(size=(6, 3))).requires_grad_()
+    (g,) = torch.autograd.grad(loss(y), y, create_graph=True)
     (g2,) = torch.autograd.grad(loss(y), y)
-    assert torch.equal(g, g2)
+    assert torch.equal(g.detach(), g2) and g.requires_grad
+    with pytest.raises(RuntimeError, match="MMDLoss supports first derivatives only; double backward"):
+        (g.square().sum() + y.square().sum()).backward()  # a gradient penalty beside another term
+    with pytest.raises(RuntimeError, match="first derivatives only"):
+        torch.autograd.gradgradcheck(loss, (y,))
+
+
+def test_the_first_forward_does_not_import_the_compiler() -> None:
+    """torch.library.custom_op wraps its kernels in torch._disable_dynamo, whose first call
+    imports torch._dynamo and torch._inductor (800 modules, as long as import torch): the
+    operator is defined through torch.library.Library so that eager programs never do."""
+    code = (
+        "import sys, numpy as np, torch, nystrom_kme as nk\n"
+        "from nystrom_kme.torch import MMDLoss\n"
+        "loss = MMDLoss(np.random.default_rng(0).normal(size=(300, 2)), nk.Gaussian(1.0), n_landmarks=20)\n"
+        "y = torch.zeros(5, 2, dtype=torch.float64, requires_grad=True)\n"
+        "loss(y).backward()\n"
+        "assert y.grad is not None\n"
+        "print(sorted(m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", (out.stdout, out.stderr)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplacian", "matern52"])
+def test_from_every_row_the_loss_is_the_exact_mmd(name, rng) -> None:
+    """n_landmarks >= n: the empirical embedding of the rows (weights 1/n), so the loss and
+    its gradient are the dense squared MMD between the batch and the rows (the default
+    sampler, with replacement, used to repeat rows: 7e-4 to 2e-2 off)."""
+    X = rng.normal(size=(150, 3))
+    h = 1.3
+    y = torch.from_numpy(rng.normal(size=(20, 3)) + 0.4).requires_grad_()
+    Xt, a = torch.from_numpy(X), torch.full((150,), 1 / 150, dtype=torch.float64)
+    within, cross, norm2 = dense_terms(y, Xt, a, name, h)
+    want = within - 2 * cross + norm2
+    (g_want,) = torch.autograd.grad(want, y)
+    for m in (150, 1000):
+        loss = MMDLoss(X, nk.get_kernel(name).with_bandwidth(h), n_landmarks=m, random_state=0)
+        (g,) = torch.autograd.grad(got := loss(y), y)
+        assert abs(float(got.detach()) - float(want.detach())) <= 1e-13 * terms_scale(within, cross, norm2)
+        assert float((g - g_want).abs().max()) <= 1e-12 * float(g_want.abs().max())
+        assert loss.landmarks_0.shape == (150, 3)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_landmarks_drawn_from_rows_are_never_repeated(seed, rng) -> None:
+    X = rng.normal(size=(60, 2))  # 59 draws of 60 rows with replacement repeat some (P = 1 - 60!/60^59)
+    loss = MMDLoss(X, nk.Gaussian(1.0), n_landmarks=59, random_state=seed)
+    L = loss.landmarks_0.numpy()
+    assert len(np.unique(L, axis=0)) == 59
+    assert all((X == row).all(1).any() for row in L)  # rows of X
 
 
 @pytest.mark.parametrize("name", KERNELS)

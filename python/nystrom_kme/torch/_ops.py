@@ -15,8 +15,17 @@ through the blocked products of :mod:`._device`. ``within`` says how ||mu_B||^2 
 s = K(L, Y) 1: then loss = ||P mu_B - mu_ref||^2 >= 0; ``projector`` is Phi (r, m) with
 Phi^T Phi = K_m^+, so that s^T K_m^+ s = ||Phi s||^2).
 The autograd formula multiplies the saved gradient by the incoming one: first
-derivatives only. The operator is opaque to ``torch.compile`` (a fake implementation
-gives the shapes), so compiled training loops call it as one node.
+derivatives only (a gradient taken with ``create_graph=True`` refuses, by name, to be
+differentiated again). ``block`` 0 sizes the blocked products from the batch inside the
+operator, so that ``torch.compile`` sees no argument that changes with the batch size (one
+compiled graph for every size, not one per size).
+
+The operator is defined through ``torch.library.Library`` rather than
+``torch.library.custom_op``: the latter wraps the kernel in ``torch._disable_dynamo``,
+whose first call imports torch's compiler stack (``torch._dynamo``, ``torch._inductor``:
+about 800 modules, as long as ``import torch``) into every eager program. Registered this
+way the kernel is a plain function; it is opaque to ``torch.compile`` all the same (a fake
+implementation gives the shapes), so compiled training loops call it as one node.
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ from . import _device
 CORE_MAX_FEATURES = 192
 #: Rows of the batch per call of the core: its per-call buffers stay at a few MiB.
 _BLOCK_BYTES = 8 << 20
+#: Batch rows times points per block of the blocked products when ``block`` is 0:
+#: 8 MiB of float32 logits on the CPU, 16 MiB on a GPU (fewer launches).
+BLOCK_ELEMENTS = {"cpu": 1 << 21, "cuda": 1 << 22}
 
 _SCHEMA = (
     "(Tensor y, Tensor landmarks, Tensor weights, Tensor centre, Tensor projector, float reference_norm2, "
@@ -158,7 +170,9 @@ def _mmd_to_embedding(
     n_threads: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, d loss / d y): see the module docstring. Arguments are checked by the caller
-    (:class:`nystrom_kme.torch.MMDLoss`)."""
+    (:class:`nystrom_kme.torch.MMDLoss`); ``block`` 0: sized from the batch here."""
+    if block <= 0:
+        block = max(256, BLOCK_ELEMENTS.get(y.device.type, 1 << 22) // y.shape[0])
     if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:
         return _cpu(y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, within, unbiased, n_threads)
     return _on_device(
@@ -184,19 +198,45 @@ def _fake(
     return y.new_empty(()), torch.empty_like(y, memory_format=torch.contiguous_format)
 
 
+#: The message of a second derivative (the name that users search for).
+FIRST_DERIVATIVES_ONLY = (
+    "MMDLoss supports first derivatives only; double backward (differentiating a gradient taken "
+    "with create_graph=True: a gradient penalty, a Hessian, torch.func.hessian) is not implemented "
+    "for nystrom_kme::mmd_to_embedding"
+)
+
+
+class _FirstDerivativeOnly(torch.autograd.Function):  # type: ignore[misc]  # torch is not followed by mypy
+    """grad * grad_loss, attached to y's graph, whose own derivative raises: what the
+    backward returns when it is recorded (``create_graph=True``). Without it the gradient
+    would hold no graph, and a second derivative through it would be 0 without a word."""
+
+    @staticmethod
+    def forward(ctx: Any, grad: torch.Tensor, grad_loss: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return grad * grad_loss
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: torch.Tensor) -> tuple[None, None, None]:
+        raise RuntimeError(FIRST_DERIVATIVES_ONLY)
+
+
 def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
     ctx.mark_non_differentiable(output[1])
     ctx.save_for_backward(output[1])
+    ctx.batch = inputs[0]  # an input, not saved (no copy, no version check): for _FirstDerivativeOnly
 
 
 def _backward(ctx: Any, grad_loss: torch.Tensor, grad_grad: torch.Tensor | None) -> tuple[Any, ...]:
     (grad,) = ctx.saved_tensors
+    if torch.is_grad_enabled():  # create_graph=True: the gradient refuses a second derivative
+        return (_FirstDerivativeOnly.apply(grad, grad_loss, ctx.batch), *([None] * 12))
     return (grad * grad_loss, *([None] * 12))
 
 
-#: The operator (torch.library.CustomOpDef): called as a function, (loss, gradient).
-mmd_to_embedding: Any = torch.library.custom_op("nystrom_kme::mmd_to_embedding", mutates_args=(), schema=_SCHEMA)(
-    _mmd_to_embedding
-)
-mmd_to_embedding.register_fake(_fake)
-mmd_to_embedding.register_autograd(_backward, setup_context=_setup_context)
+_LIBRARY = torch.library.Library("nystrom_kme", "FRAGMENT")
+_LIBRARY.define("mmd_to_embedding" + _SCHEMA)
+_LIBRARY.impl("mmd_to_embedding", _mmd_to_embedding, "CompositeExplicitAutograd")
+torch.library.register_fake("nystrom_kme::mmd_to_embedding", _fake, lib=_LIBRARY)
+torch.library.register_autograd("nystrom_kme::mmd_to_embedding", _backward, setup_context=_setup_context, lib=_LIBRARY)
+#: The operator (an OpOverload): called as a function, (loss, gradient).
+mmd_to_embedding: Any = torch.ops.nystrom_kme.mmd_to_embedding.default

@@ -10,10 +10,11 @@ import torch
 
 from .. import _core
 from .._validation import RandomStateLike, as_data_matrix
-from ..embedding import KernelMeanEmbedding, inner_product
+from ..embedding import EmpiricalKME, KernelMeanEmbedding, inner_product
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, get_kernel
 from ..nystrom import NystromKME
+from ..sampling import UniformSampling
 from ._device import KERNELS, PRECISIONS
 from ._ops import mmd_to_embedding
 
@@ -21,9 +22,6 @@ KernelSpec = Union[Kernel, str, KernelCollection, Sequence[Union[Kernel, str]], 
 
 WITHIN = ("exact", "nystrom")
 AGGREGATES = ("sum", "max")
-#: Batch rows times points per block of the blocked products when ``block_size`` is None:
-#: 8 MiB of float32 logits on the CPU, 16 MiB on a GPU (fewer launches).
-_BLOCK_ELEMENTS = {"cpu": 1 << 21, "cuda": 1 << 22}
 
 
 class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed by mypy
@@ -67,9 +65,14 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     aggregate : {"sum", "max"}, default="sum"
         How the losses of several kernels combine.
     n_landmarks : int or None, default=None
-        For fitting from rows: the landmarks (see :class:`~nystrom_kme.NystromKME`).
+        For fitting from rows: the number of landmarks, drawn uniformly *without*
+        replacement (a row is never taken twice; ``NystromKME``'s default draws with
+        replacement, the paper's setting); None: NystromKME's default m. At least the
+        number of rows: every row, the exact empirical embedding
+        (:class:`~nystrom_kme.EmpiricalKME`, weights 1/n), so that the loss is the
+        exact squared MMD to the rows.
     random_state : None, int or numpy Generator
-        For fitting from rows: the landmark draw and the collection's bandwidths.
+        For fitting from rows: the landmark draw and the bandwidths (median heuristic).
     precision : {"highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16"} or None, default=None
         The float32 matrix products of the CUDA path: IEEE float32; each operand split
         in two TF32 parts (float32 accuracy on tensor cores); one TF32 product; one
@@ -101,7 +104,11 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     (``loss.to(device, dtype)`` moves the landmarks, weights and centres, which are
     buffers), or every call copies them. CUDA batches are not checked for NaN or inf (a
     check would wait for the device at every step). First derivatives only: the backward formula
-    scales the gradient saved by the forward pass.
+    scales the gradient saved by the forward pass, and differentiating that gradient again
+    (``create_graph=True``, then a gradient penalty or a Hessian) raises a RuntimeError
+    saying so. ``torch.compile`` keeps the loss as one operator and compiles one graph
+    for every batch size; eager programs never import torch's compiler
+    (see ``nystrom_kme.torch._ops``).
 
     float32 batches are accurate relative to ``sum_j abs(w_j) k(y, l_j)``, not to the loss:
     a Nyström reference's weights can cancel (a Gaussian one with a few hundred landmarks:
@@ -222,7 +229,6 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
             raise ValueError(f"y needs at least {2 if self.unbiased else 1} rows, got {n_batch}")
         if y.dtype in (torch.float16, torch.bfloat16):
             y = y.float()
-        block = self.block_size or max(256, _BLOCK_ELEMENTS.get(y.device.type, 1 << 22) // n_batch)
         losses = []
         for i, k in enumerate(self.kernels_):
             landmarks = getattr(self, self._landmark_names[i]).to(device=y.device, dtype=y.dtype)
@@ -241,7 +247,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
                 self.within_batch,
                 self.unbiased,
                 self.precision_,
-                block,
+                self.block_size or 0,  # 0: sized from the batch inside (no recompile per batch size)
                 0 if self.n_threads is None else self.n_threads,
             )
             losses.append(loss)
@@ -266,7 +272,9 @@ def _embeddings(
     reference: Any, kernel: KernelSpec, n_landmarks: int | None, random_state: RandomStateLike
 ) -> list[KernelMeanEmbedding]:
     """The fitted reference embeddings: given ones (their kernels checked against
-    ``kernel``), or one NystromKME per kernel fitted on the rows of ``reference``."""
+    ``kernel``), or one per kernel fitted on the rows of ``reference``: NystromKME on
+    landmarks drawn uniformly without replacement (shared by the kernels), or, for
+    ``n_landmarks`` at least the number of rows, EmpiricalKME (every row, exact)."""
     if isinstance(reference, KernelMeanEmbedding):
         fitted = [reference]
     elif (
@@ -295,7 +303,12 @@ def _embeddings(
         kernels = list(kernel.resolve(X, random_state))
     else:
         kernels = _kernel_list("gaussian" if kernel is None else kernel)
-    first = NystromKME(kernels[0], n_landmarks=n_landmarks, random_state=random_state).fit(X)
+    every_row = isinstance(n_landmarks, int) and not isinstance(n_landmarks, bool) and n_landmarks >= X.shape[0]
+    if every_row:  # the empirical embedding: exact, no draw, no solve
+        return [EmpiricalKME(k, random_state=random_state).fit(X) for k in kernels]
+    without_replacement = UniformSampling(replace=False)  # a repeated row would be a wasted landmark
+    first = NystromKME(kernels[0], n_landmarks=n_landmarks, sampler=without_replacement, random_state=random_state)
+    first.fit(X)
     rest = [NystromKME(k, sampler=first.landmarks_, random_state=random_state).fit(X) for k in kernels[1:]]
     return [first, *rest]
 
