@@ -10,9 +10,12 @@ than memory is never loaded whole.
 ``.csv``, ``.tsv``, ``.txt``  parsed in blocks of lines; a first line that is not all
                               numbers is a header (its names select columns and are
                               kept; pandas' ``0,1,2,...`` over decimals is taken as a
-                              header with a warning; ``header=`` decides); ``#``
-                              starts a comment; delimiter ``,`` (``.csv``), tab
-                              (``.tsv``) or whitespace (``.txt``) unless given
+                              header with a warning; ``header=`` decides), read as the
+                              ``csv`` module reads a line (see :func:`split_header`);
+                              a line whose first non-blank character is ``#`` is a
+                              comment, and so is ``#`` to the end of a data line;
+                              delimiter ``,`` (``.csv``), tab (``.tsv``) or whitespace
+                              (``.txt``) unless given
 ``.h5``, ``.hdf5``            a 2-D dataset (``key``, or the only one), read in blocks
                               (needs h5py: ``pip install "nystrom-kme[hdf5]"``)
 ``.zarr``                     a 2-D array (``key`` inside a group), read in blocks
@@ -38,7 +41,6 @@ import difflib
 import io
 import itertools
 import os
-import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
@@ -47,6 +49,15 @@ from typing import IO, Any
 import numpy as np
 
 from ._files import NpzArchive, non_regular_kind, open_regular
+from ._text_fields import (
+    delimiter_hint,
+    first_line_is_header,
+    is_number,
+    line_content,
+    split_fields,
+    split_header,
+    split_line,
+)
 from ._validation import register_data_file_reader
 from .sources import ArrayLikeSource, ArraySource, IterableSource, RowSource
 from .sources.chunked import Dataset
@@ -322,36 +333,6 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 # --------------------------------------------------------------------------- #
 # text files
 # --------------------------------------------------------------------------- #
-def split_fields(line: str, delimiter: str | None) -> list[str]:
-    """The fields of one line of a text table (``#`` comments removed, quotes and blanks
-    around fields stripped; ``delimiter`` None: whitespace), as data files read them.
-
-    Examples
-    --------
-    >>> from nystrom_kme.datafiles import split_fields
-    >>> split_fields('"age", income  # the header\\n', ",")
-    ['age', 'income']
-    """
-    return _split(_content(line), delimiter)
-
-
-def _split(line: str, delimiter: str | None) -> list[str]:
-    return [f.strip().strip('"').strip("'") for f in line.split(delimiter)]
-
-
-def _content(line: str) -> str:
-    """A line without its comment (``#`` to the end) and line break."""
-    return (line.split("#", 1)[0] if "#" in line else line).rstrip("\r\n")
-
-
-def _is_number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
-
-
 def _fields(count: int) -> str:
     return f"{count} field" + ("" if count == 1 else "s")
 
@@ -369,12 +350,12 @@ def _text_source(
     header: bool | None,
 ) -> RowSource:
     delim = delimiter if delimiter is not None else {".csv": ",", ".tsv": "\t"}.get(suffix)
-    found: list[tuple[int, str]] = []  # (line number, content) of the first two lines with fields
+    found: list[tuple[int, str]] = []  # (line number, line) of the first two lines with fields
     with _open_text(path) as f:
         try:
             for no, line in enumerate(f, 1):
-                if _content(line).strip():
-                    found.append((no, _content(line)))
+                if line_content(line).strip():  # not blank, not a comment line
+                    found.append((no, line))
                     if len(found) == 2:
                         break
         except UnicodeDecodeError:
@@ -382,10 +363,17 @@ def _text_source(
     if not found:
         raise DataFileError(f"{path}: no rows")
     first_no, first = found[0]
-    fields = _split(first, delim)
+    where = f"{path}: line {first_no}"
+    # data when its fields are numbers (a trailing comment removed); a header's names as csv reads them
+    fields = split_fields(first, delim)
     has_header, names = first_line_is_header(
-        fields, _split(found[1][1], delim) if len(found) > 1 else None, header, f"{path}: line {first_no}"
+        fields, split_fields(found[1][1], delim) if len(found) > 1 else None, header, where
     )
+    if has_header and names is not None:
+        try:
+            fields = names = split_header(first, delim, where)
+        except ValueError as err:  # an unclosed quote
+            raise DataFileError(str(err)) from None
     cols = list(range(len(fields))) if columns is None else column_indices(path, columns, names, len(fields))
     start_line = first_no if has_header else first_no - 1  # lines before the first data line
     what = f"the header (line {first_no})" if has_header else f"line {first_no}"
@@ -413,12 +401,12 @@ def _text_source(
             arr = np.loadtxt(rows, delimiter=delim, usecols=cols, ndmin=2, dtype=np.float64, comments=None)
         except ValueError as err:
             for no, row in zip(numbers, rows):
-                values = _split(row, delim)
+                values = split_line(row, delim)
                 for c in cols:
-                    if not _is_number(values[c]):
+                    if not is_number(values[c]):
                         raise DataFileError(
                             f"{path}: line {no}, column index {c}: {values[c]!r} is not a number"
-                            + _delimiter_hint(values[c], delim)
+                            + delimiter_hint(values[c], delim)
                         ) from None
             raise DataFileError(f"{path}: lines {numbers[0]}-{numbers[-1]}: {_one_line(err)}") from None
         finite = np.isfinite(arr)
@@ -441,7 +429,7 @@ def _text_source(
                 numbers: Sequence[int] = range(line_no + 1, line_no + 1 + len(block))
                 rows: Sequence[str] = block
                 if any("#" in line for line in block):  # comments removed (a slower path)
-                    rows = [_content(line) for line in block]
+                    rows = [line_content(line) for line in block]
                 line_no += len(block)
                 arr = parse(numbers, rows)
                 if arr is None:
@@ -453,61 +441,6 @@ def _text_source(
     src = IterableSource(chunks, path)
     src.feature_names = None if names is None else tuple(names[c] for c in cols)
     return src
-
-
-def _is_integer(field: str) -> bool:
-    return field.strip().lstrip("+-").isdigit()
-
-
-def first_line_is_header(
-    fields: Sequence[str], next_fields: Sequence[str] | None, header: bool | None, where: str
-) -> tuple[bool, list[str] | None]:
-    """Whether the first line of a text table is a header, and its column names (None
-    when it has none, or when its names are only column numbers).
-
-    ``header`` True or False decides; None detects: a line with a field that is not a
-    number is a header. A line of numbers is data, except the header pandas writes for
-    columns without names (``0,1,...,d-1``, d >= 2) over a line of decimals: that is
-    taken as a header with a UserWarning saying so (``header=False`` reads it as data),
-    neither eaten silently nor read as a data row. ``where`` names the line in messages
-    (``"today.csv: line 1"``). Shared by data files and ``drift watch``'s standard input.
-
-    Examples
-    --------
-    >>> from nystrom_kme.datafiles import first_line_is_header
-    >>> first_line_is_header(["age", "income"], ["31", "2.5"], None, "x.csv: line 1")
-    (True, ['age', 'income'])
-    >>> first_line_is_header(["3", "1.5"], ["4", "2.5"], None, "x.csv: line 1")
-    (False, None)
-    """
-    if header is not None:
-        return bool(header), (list(fields) if header else None)
-    if not all(_is_number(x) for x in fields):
-        return True, list(fields)
-    numbered = len(fields) >= 2 and all(_is_integer(x) for x in fields)
-    if not numbered or [int(x) for x in fields] != list(range(len(fields))):
-        return False, None
-    if next_fields is None or len(next_fields) != len(fields) or all(_is_integer(x) for x in next_fields):
-        return False, None  # integer data (or nothing after it): the line is data
-    warnings.warn(
-        f"{where} ({','.join(fields)}) is read as a header, not as data: the column numbers "
-        f"0 to {len(fields) - 1} over rows of decimals look like the header pandas writes for "
-        "columns without names (header=False, or --no-header, reads the line as data)",
-        UserWarning,
-        stacklevel=3,
-    )
-    return True, None
-
-
-def _delimiter_hint(field: str, delimiter: str | None) -> str:
-    """A hint when a field looks like several fields joined by another separator."""
-    for other in (";", "\t", ",", "|", " "):
-        if other != delimiter and other in field.strip():
-            parts = [p for p in field.strip().split(other) if p.strip()]
-            if len(parts) > 1 and all(_is_number(p) for p in parts):
-                shown = {"\t": "'\\t'", " ": "' '"}.get(other, repr(other))
-                return f" (the fields look separated by {shown}: try --delimiter {shown})"
-    return ""
 
 
 # --------------------------------------------------------------------------- #
@@ -553,4 +486,12 @@ def _parquet_source(path: str, columns: Sequence[str | int] | None, on_rows: Row
 # module's reader: registered here so that the modules below need not import this one.
 register_data_file_reader(read_data)
 
-__all__ = ["DataFileError", "SUFFIXES", "column_indices", "first_line_is_header", "read_data", "split_fields"]
+__all__ = [
+    "DataFileError",
+    "SUFFIXES",
+    "column_indices",
+    "first_line_is_header",
+    "read_data",
+    "split_fields",
+    "split_header",
+]

@@ -302,3 +302,60 @@ def test_a_csv_with_another_separator_suggests_the_delimiter(tmp_path):
     with pytest.raises(DataFileError, match="try --delimiter ';'"):
         read_data(path).count_rows()
     assert read_data(path, delimiter=";").count_rows() == 2
+
+
+# header names with the delimiter, quotes, "#" and unicode (issue 43, item 6): written by
+# the csv module (pandas' to_csv quotes alike) or shlex for whitespace, read back unchanged
+ODD_NAMES = ["income, net", 'say "hi"', "age#2", "größe", "温度", "tab\there", "a;b", "plain"]
+
+
+@pytest.mark.parametrize("suffix, delimiter", [(".csv", ","), (".tsv", "\t"), (".csv", ";"), (".txt", None)])
+def test_header_names_are_read_as_csv_and_shlex_write_them(tmp_path, rng, suffix, delimiter):
+    import csv
+    import shlex
+
+    X = rng.normal(size=(50, len(ODD_NAMES)))
+    path = tmp_path / f"odd{suffix}"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        if delimiter is None:
+            f.write(shlex.join(ODD_NAMES) + "\n")
+        else:
+            csv.writer(f, delimiter=delimiter, lineterminator="\n").writerow(ODD_NAMES)
+        for row in X.tolist():
+            f.write((delimiter or " ").join(repr(v) for v in row) + "\n")
+    src = read_data(path, delimiter=delimiter if suffix == ".csv" else None)
+    assert src.feature_names == tuple(ODD_NAMES)
+    assert_array_equal(_rows(src), X)
+    chosen = read_data(path, columns=["温度", "income, net", 'say "hi"'], delimiter=";" if delimiter == ";" else None)
+    assert chosen.feature_names == ("温度", "income, net", 'say "hi"')
+    assert_array_equal(_rows(chosen), X[:, [4, 0, 1]])
+
+
+def test_hash_is_a_comment_only_at_the_start_of_a_line_and_after_the_numbers(tmp_path):
+    """'#' inside a header name is a character of the name; a line that begins with '#'
+    (blanks before it allowed) is a comment, before the header and among the data; a
+    data line may end with one (no number holds a '#'), as numpy's loadtxt reads it."""
+    text = (
+        '# written by hand\n   # indented comment\nid#,"x # y",z#\n1,2,3  # trailing note\n  # between rows\n\n4,5,6#\n'
+    )
+    (tmp_path / "h.csv").write_text(text)
+    src = read_data(tmp_path / "h.csv")
+    assert src.feature_names == ("id#", "x # y", "z#")
+    assert _rows(src).tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert read_data(tmp_path / "h.csv", columns=["z#"]).feature_names == ("z#",)
+    # header=True reads the names as csv does too
+    (tmp_path / "n.csv").write_text('"1,5",2\n3,4\n')
+    assert read_data(tmp_path / "n.csv", header=True).feature_names == ("1,5", "2")
+    # a line of numbers with a comment is data, not a header
+    (tmp_path / "d.csv").write_text("1,2 # first row\n3,4\n")
+    data = read_data(tmp_path / "d.csv")
+    assert data.feature_names is None and _rows(data).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_a_header_with_an_unclosed_quote_is_named(tmp_path):
+    (tmp_path / "q.csv").write_text('\n# c\na,"b\n1,2\n')
+    with pytest.raises(DataFileError, match=r"q.csv: line 3: cannot read the column names: a quote is not closed"):
+        read_data(tmp_path / "q.csv")
+    (tmp_path / "q.txt").write_text("a 'b\n1 2\n")
+    with pytest.raises(DataFileError, match=r"q.txt: line 1: cannot read the column names: a quote is not closed"):
+        read_data(tmp_path / "q.txt")
