@@ -359,3 +359,36 @@ def test_a_header_with_an_unclosed_quote_is_named(tmp_path):
     (tmp_path / "q.txt").write_text("a 'b\n1 2\n")
     with pytest.raises(DataFileError, match=r"q.txt: line 1: cannot read the column names: a quote is not closed"):
         read_data(tmp_path / "q.txt")
+
+
+def test_drift_watch_reads_a_quoted_header_on_stdin(tmp_path, rng):
+    """Standard input's header is read as a file's: the detector fitted on a file whose
+    names hold ',' and '#' accepts the same header on stdin, and names a wrong one whole."""
+    import csv
+
+    names = ["income, net", "age#2", "größe"]
+    for name, n in [("ref.csv", 600), ("stream.csv", 60)]:
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f, lineterminator="\n").writerow(names)
+            f.writelines(",".join(map(repr, row)) + "\n" for row in rng.normal(size=(n, 3)).tolist())
+    det = nk.OnlineDriftDetector(read_data(tmp_path / "ref.csv"), ert=100, window_size=20, random_state=0)
+    assert list(det.feature_names_in_) == names
+    det.save(tmp_path / "online.npz")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+
+    def watch(stdin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nystrom_kme", "drift", "watch", "online.npz"],
+            cwd=tmp_path,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+
+    stream = (tmp_path / "stream.csv").read_text(encoding="utf-8")
+    same = watch(stream)
+    assert same.returncode in (0, 1) and same.stderr == "", same.stderr  # 1: an alarm, by chance
+    wrong = watch('"income, net",age,größe\n' + stream.split("\n", 1)[1])
+    assert wrong.returncode == 2 and "stdin has columns ['income, net', 'age', 'größe']" in wrong.stderr, wrong.stderr
