@@ -21,13 +21,19 @@ from typing import Any
 
 import numpy as np
 
+from .defaults import STANDARDIZE_KINDS
 from .kernels import Kernel, pairwise_distances
 from .sources import RowSource  # the other way round, sources.scaled only names a Protocol
 
 #: The values ``standardize`` takes (True is "standard").
-KINDS = ("standard", "robust")
+KINDS = STANDARDIZE_KINDS
 #: Rows a robust scaling's quantiles come from (at most; a uniform subsample).
 ROBUST_ROWS = 100_000
+#: The seed of a robust scaling's subsample by default: a constant, so that a test's and a
+#: detector's own draws are the same with and without ``standardize``.
+SCALING_SEED = 0x5CA1E
+#: Rows the unit and bandwidth warnings look at (at most, spread over the sources).
+WARNING_ROWS = 500
 #: The unit warning: columns holding this share of the squared distances, whose variance
 #: is at least UNIT_RATIO times the median column's, and fewer than half the columns.
 UNIT_SHARE = 0.9
@@ -84,6 +90,28 @@ class Scaling:
             raise ValueError("scaling must have finite centers and positive finite scales")
 
 
+def check_scaling(scaling: Scaling | None, standardize: object, n_features: int) -> None:
+    """ValueError unless a model's ``scaling`` is the one its ``standardize`` parameter
+    gives (a saved file is checked on load): none without it, else a scaling of that kind
+    that fits ``n_features`` columns (:meth:`Scaling.check`).
+
+    >>> import numpy as np
+    >>> check_scaling(None, False, 2)
+    >>> check_scaling(Scaling(np.zeros(2), np.ones(2), "standard"), False, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: a scaling of kind 'standard' but standardize=False
+    """
+    kind = check_standardize(standardize)
+    if scaling is None:
+        if kind is not None:
+            raise ValueError(f"standardize={standardize!r} but no scaling")
+        return
+    if kind != scaling.kind:
+        raise ValueError(f"a scaling of kind {scaling.kind!r} but standardize={standardize!r}")
+    scaling.check(n_features)
+
+
 def same_scaling(a: Scaling | None, b: Scaling | None) -> bool:
     """Whether two models' scalings map rows alike: both None, or equal centres and scales
     (the kind only says how they were estimated).
@@ -120,10 +148,12 @@ def scaling_from_state(state: dict[str, Any]) -> Scaling | None:
     )
 
 
-def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator) -> Scaling:
+def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator | None = None) -> Scaling:
     """The scaling of the rows of ``sources`` together: mean and standard deviation in one
     compensated pass ("standard"), or median and IQR / 1.349 of at most ROBUST_ROWS rows
-    drawn uniformly ("robust")."""
+    drawn uniformly ("robust"; from ``rng``, None: a generator seeded with SCALING_SEED)."""
+    if rng is None:
+        rng = np.random.default_rng(SCALING_SEED)
     if kind == "standard":
         count, total = 0, None
         for src in sources:
@@ -209,6 +239,21 @@ def warn_units(rows: np.ndarray, names: list[str] | None, where: str, stacklevel
     )
 
 
+def warn_scales(sources: list[RowSource], kernels: list[Kernel], where: str, stacklevel: int = 2) -> None:
+    """The unit warning (:func:`warn_units`) and the bandwidth warnings
+    (:func:`warn_bandwidths`, for the given ``kernels`` whose bandwidth is numeric) on up to
+    WARNING_ROWS rows spread over ``sources`` (:func:`peek_rows`: no extra pass over the
+    data; nothing for a one-shot stream), the columns named as the first source names
+    them. ``stacklevel`` as ``warnings.warn``'s, counted from the caller."""
+    peeked = [peek_rows(src, WARNING_ROWS // len(sources)) for src in sources]
+    if any(rows is None for rows in peeked):
+        return
+    sample = np.concatenate([rows for rows in peeked if rows is not None])
+    names = sources[0].feature_names
+    warn_units(sample, list(names) if names else None, where, stacklevel=stacklevel + 2)
+    warn_bandwidths(sample, [k for k in kernels if k.is_resolved], where, stacklevel=stacklevel + 2)
+
+
 def warn_bandwidths(rows: np.ndarray, kernels: list[Kernel], where: str, stacklevel: int = 3) -> None:
     """A UserWarning for each radial kernel whose bandwidth is far below the rows' typical
     nearest-neighbour distance (every off-diagonal value ~0: no evidence of anything) or
@@ -244,7 +289,10 @@ def warn_bandwidths(rows: np.ndarray, kernels: list[Kernel], where: str, stackle
 
 __all__ = [
     "KINDS",
+    "SCALING_SEED",
+    "WARNING_ROWS",
     "Scaling",
+    "check_scaling",
     "check_standardize",
     "column_label",
     "fit_scaling",
@@ -252,5 +300,6 @@ __all__ = [
     "scaling_from_state",
     "scaling_state",
     "warn_bandwidths",
+    "warn_scales",
     "warn_units",
 ]

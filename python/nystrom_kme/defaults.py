@@ -37,6 +37,9 @@ COMPRESS_SAMPLER: Final = "rpcholesky"
 COMPRESS_WEIGHTS: Final = "simplex"
 #: Failure probability of the bounds behind ``suggest_n_landmarks``.
 BOUNDS_DELTA: Final = 0.05
+#: The scalings ``standardize=`` names (True is the first); the command line's
+#: ``--standardize`` takes them and "none".
+STANDARDIZE_KINDS: Final = ("standard", "robust")
 
 
 class Shared(NamedTuple):
@@ -75,5 +78,6 @@ __all__ = [
     "ONLINE_MAX_DEFAULT_ROWS",
     "ONLINE_MIN_HOLDOUT",
     "SHARED",
+    "STANDARDIZE_KINDS",
     "Shared",
 ]

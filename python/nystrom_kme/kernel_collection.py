@@ -20,12 +20,15 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ._validation import RandomStateLike, check_positive_int, check_random_state
-from .kernels import Gaussian, Kernel, get_kernel, pairwise_distances
+from .kernels import MEDIAN_SUBSET, Gaussian, Kernel, get_kernel, pairwise_distances
 from .sources import SourceLike, as_source
 
-#: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs), as
+#: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs): as
 #: many as the median heuristic looks at.
-GRID_SUBSET = 1000
+GRID_SUBSET = MEDIAN_SUBSET
+#: The kernel families and the bandwidths per family of a collection by default (MMD-FUSE's).
+FAMILIES = ("gaussian", "laplacian")
+N_BANDWIDTHS = 10
 #: The quantiles of the pairwise distances the grid spans (then widened by 2 each way).
 GRID_QUANTILES = (0.05, 0.95)
 GRIDS = ("fuse", "geometric")
@@ -127,10 +130,10 @@ class KernelCollection:
 
     def __init__(
         self,
-        kernels: Sequence[Kernel | str] = ("gaussian", "laplacian"),
+        kernels: Sequence[Kernel | str] = FAMILIES,
         *,
-        n_bandwidths: int = 10,
-        grid: str = "fuse",
+        n_bandwidths: int = N_BANDWIDTHS,
+        grid: str = GRIDS[0],
         subset: int = GRID_SUBSET,
     ) -> None:
         if isinstance(kernels, (str, Kernel)):
@@ -268,7 +271,10 @@ def as_collection(kernels: object) -> KernelCollection | None:
 
 
 __all__ = [
+    "FAMILIES",
     "GRIDS",
+    "GRID_SUBSET",
+    "N_BANDWIDTHS",
     "KernelCollection",
     "as_collection",
     "bandwidth_grid",

@@ -1,37 +1,38 @@
 """The reference of the drift detectors, read once and shared by both: a held-out sample
 H of rows (the permutation test's reference units, the online thresholds' streams), the
-landmarks L and the bandwidths chosen from the other rows R, R's kernel sums K(L, R) 1
+bandwidths and the landmarks L chosen from the other rows R, R's kernel sums K(L, R) 1
 per kernel (its Nyström mean embedding mu_R) and MMD-FUSE's normaliser.
 
 H and everything else are disjoint and drawn without looking at any batch: under H0 the
 rows of H and of a new batch are exchangeable given R, so a permutation test that moves
 rows between H and the batch has exact level. The reference itself is streamed (any row
-source: memmaps, files, chunks, dask), O(m d) memory per pass besides H.
+source: memmaps, files, chunks, dask), O(m d) memory per pass besides H. R is a row
+source of its own (:class:`RestRows`), so that the landmarks come from the library's
+one landmark plan (:mod:`nystrom_kme._landmark_plan`: the default m, any sampler,
+``n_landmarks="auto"``), as the two-sample test's do from its pooled rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
-from .._landmark_count import cap_landmarks
+from .._landmark_plan import DefaultLandmarks, plan_landmarks
 from .._progress import RowsBar
-from .._scaling import peek_rows, warn_bandwidths, warn_units
 from .._solve import solve_weights
 from .._validation import as_data_matrix, check_positive_int
-from ..bounds import default_n_landmarks
 from ..kernel_collection import KernelCollection
-from ..kernels import Kernel, median_distance
+from ..kernels import MEDIAN_SUBSET, Kernel, resolve_kernel
+from ..landmark_search import AutoLandmarks
 from ..persistence import save
+from ..sampling import SamplerLike
 from ..sources import RowSource, SourceLike, as_rows, as_source
 from ..two_sample.engine import FROBENIUS_SUBSET, mean_squares
-
-#: Rows of R (at most) whose distances set the bandwidths (FUSE's normalisers take the
-#: first FROBENIUS_SUBSET of them, as the two-sample test does of its pooled rows).
-SUBSET = 1000
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,10 @@ class Reference:
         """ValueError unless the fields agree with each other (a saved reference is
         checked on load): shapes, finite values, and sums and normalisers that bounded
         kernels can give (0 <= K(L, R) 1 <= |R|, 0 <= mean k^2 <= 1)."""
+        if not self.kernels or not all(k.is_resolved for k in self.kernels):
+            raise ValueError("kernels must be a non-empty list of kernels with numeric bandwidths")
+        if self.landmarks.ndim != 2 or self.landmarks.shape[0] < 1:
+            raise ValueError(f"landmarks must hold at least one row, got shape {self.landmarks.shape}")
         K, (m, d) = len(self.kernels), self.landmarks.shape
         if self.holdout.ndim != 2 or self.holdout.shape[1] != d or self.holdout.shape[0] < 2:
             raise ValueError(f"holdout must hold at least 2 rows of {d} features, got shape {self.holdout.shape}")
@@ -112,12 +117,65 @@ def draw_holdout(n: int, n_holdout: int, rng: np.random.Generator) -> np.ndarray
     return np.sort(rng.choice(n, size=n_holdout, replace=False))
 
 
-def rest_rows(n: int, held: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` rows of R = {0..n-1} minus ``held`` (sorted), uniformly without
-    replacement, sorted: positions in R mapped past the held rows (no n-sized array)."""
-    positions = np.sort(rng.choice(n - held.size, size=count, replace=False))
-    # the r-th row of R is r + #{held rows before it}; held[i] - i rows of R precede held[i]
-    return positions + np.searchsorted(held - np.arange(held.size), positions, side="right")
+class RestRows(RowSource):
+    """The rows of ``src`` outside the sorted rows ``held``, as a row source (R): R's r-th
+    row is the source's row r + #{held rows before it}, found by a search in ``held`` (no
+    n-sized array); a pass over R is a pass over ``src`` with the held rows dropped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nystrom_kme.sources import as_source
+    >>> R = RestRows(as_source(np.arange(10.0)[:, None]), np.array([2, 3, 7]))
+    >>> R.count_rows(), R.take([0, 2, 5]).ravel().tolist()
+    (7, [0.0, 4.0, 8.0])
+    >>> [block.ravel().tolist() for _, block in R.chunks()]
+    [[0.0, 1.0, 4.0, 5.0, 6.0, 8.0, 9.0]]
+    """
+
+    def __init__(self, src: RowSource, held: np.ndarray) -> None:
+        self.inner = src
+        self.held = np.asarray(held, dtype=np.int64)
+        self._before = self.held - np.arange(self.held.size)  # rows of R before held[i]
+        self.name, self.dtype = src.name, src.dtype
+        self.n_features, self.feature_names = src.n_features, src.feature_names
+
+    @property
+    def n_rows(self) -> int | None:
+        n = self.inner.n_rows
+        return None if n is None else n - int(self.held.size)
+
+    def count_rows(self) -> int:
+        return self.inner.count_rows() - int(self.held.size)
+
+    @property
+    def random_access(self) -> bool:
+        return self.inner.random_access
+
+    @property
+    def reiterable(self) -> bool:
+        return self.inner.reiterable
+
+    def rows_of(self, positions: ArrayLike) -> np.ndarray:
+        """The source's rows of R's rows ``positions``."""
+        r = np.asarray(positions, dtype=np.int64)
+        out: np.ndarray = r + np.searchsorted(self._before, r, side="right")
+        return out
+
+    def take(self, indices: ArrayLike) -> np.ndarray:
+        return self.inner.take(self.rows_of(indices))
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        done = 0
+        for start, block in self.inner.chunks():
+            lo, hi = np.searchsorted(self.held, [start, start + block.shape[0]])
+            if hi > lo:
+                keep = np.ones(block.shape[0], dtype=bool)
+                keep[self.held[lo:hi] - start] = False
+                block = np.ascontiguousarray(block[keep])
+            if block.shape[0]:
+                yield done, block
+                done += block.shape[0]
 
 
 def as_float64(rows: np.ndarray) -> np.ndarray:
@@ -144,40 +202,37 @@ def build_reference(
     src: RowSource,
     kernels: Kernel | KernelCollection,
     with_median: bool,
-    n_landmarks: object,
+    n_landmarks: int | AutoLandmarks | None,
+    sampler: SamplerLike | None,
     n_holdout: int,
-    max_default_rows: int,
+    default: DefaultLandmarks,
     rng: np.random.Generator,
     n_threads: int,
     progress: bool | None = None,
 ) -> Reference:
     """Read the reference ``src`` once: hold out ``n_holdout`` rows (at most half), resolve
-    the bandwidths on a subsample of the rest, draw m landmarks from the rest (None: the
-    paper's m for min(|R|, ``max_default_rows``) rows; above |R| capped with a warning, as
-    every entry point does), and sum every kernel over the rest (one pass per kernel)."""
+    the bandwidths on a subsample of the rest R (the median heuristic's or the
+    collection's ``subset`` of rows), choose the landmarks from R by the library's plan
+    (``n_landmarks``: m, None for ``default``'s m, or the search; ``sampler``: the policy),
+    and sum every kernel over R (one pass per kernel)."""
     n = src.count_rows()
     h = min(n_holdout, n // 2)
-    m = (
-        default_n_landmarks(min(n - h, max_default_rows))
-        if n_landmarks is None
-        else check_positive_int(n_landmarks, "n_landmarks")
-    )
-    m = cap_landmarks(m, n - h, "the {n} reference rows outside the held-out ones", stacklevel=5)
     held = draw_holdout(n, h, rng)
-    subset = rest_rows(n, held, min(SUBSET, n - h), rng)
-    chosen = rest_rows(n, held, m, rng)
-    # one read for H, the bandwidths' subsample and the landmarks (a pass over a file)
-    wanted, where = np.unique(np.concatenate([held, subset, chosen]), return_inverse=True)
+    rest = RestRows(src, held)
+    size = kernels.subset if isinstance(kernels, KernelCollection) else MEDIAN_SUBSET
+    subset = rest.rows_of(np.sort(rng.choice(n - h, size=min(size, n - h), replace=False)))
+    # one read for H and the bandwidths' subsample (a pass over a file)
+    wanted, where = np.unique(np.concatenate([held, subset]), return_inverse=True)
     rows = as_float64(src.take(wanted))[where]
-    holdout = rows[:h][rng.permutation(h)]  # shuffled: random bins
-    sample = rows[h : h + subset.size]
-    L = np.unique(rows[h + subset.size :], axis=0)
+    sample = rows[h:]
     if isinstance(kernels, Kernel):
-        resolved = [
-            kernels if kernels.is_resolved else kernels.with_bandwidth(median_distance(sample, random_state=rng))
-        ]
+        resolved = [resolve_kernel(kernels, [as_source(sample)], rng)]
     else:
         resolved = list(kernels.resolve(sample, rng, with_median=with_median))
+    where_rest = "the {n} reference rows outside the held-out ones"
+    L = plan_landmarks(rest, resolved, n_landmarks, sampler, rng, n_threads, default=default, rows=where_rest)
+    L = as_float64(L)
+    holdout = rows[:h][rng.permutation(h)]  # shuffled: random bins
     bar = RowsBar("drift reference", progress, n_rows=n, passes=len(resolved))
     sums = np.empty((len(resolved), L.shape[0]))
     for j, kernel in enumerate(resolved):  # one streamed pass per kernel, minus H's sums
@@ -186,18 +241,6 @@ def build_reference(
     bar.close()
     mean_sq = mean_squares(frobenius_rows(sample), resolved, n_threads)
     return Reference(resolved, holdout, L, sums, n - h, mean_sq)
-
-
-def warn_reference(src: RowSource, single: Kernel | None, collection: KernelCollection | None) -> None:
-    """The unit and bandwidth warnings of :mod:`nystrom_kme._scaling` on up to 500 reference
-    rows (:func:`~nystrom_kme._scaling.peek_rows`: no extra pass over the data)."""
-    rows = peek_rows(src, 500)
-    if rows is None:
-        return
-    names = list(src.feature_names) if src.feature_names else None
-    warn_units(rows, names, "the drift reference", stacklevel=5)
-    given = [single] if single is not None else list(collection.families) if collection is not None else []
-    warn_bandwidths(rows, [k for k in given if k.is_resolved], "the drift reference", stacklevel=5)
 
 
 def save_detector(detector: Any, path: Any) -> None:
@@ -211,13 +254,12 @@ def save_detector(detector: Any, path: Any) -> None:
 
 
 __all__ = [
-    "SUBSET",
     "Reference",
+    "RestRows",
     "as_float64",
     "build_reference",
     "draw_holdout",
+    "frobenius_rows",
     "reference_source",
-    "rest_rows",
     "save_detector",
-    "warn_reference",
 ]

@@ -1,14 +1,17 @@
 """The per-batch statistics of :class:`~nystrom_kme.DriftDetector`: how a batch and the
 held-out reference rows become every kernel's statistic for every split (the one thing a
-drift detector computes its own way; the decision, the rules and the intervals are the
-two-sample engine's, :mod:`nystrom_kme.two_sample`).
+drift detector computes its own way; everything after it, from the round-off floor and
+MMD-FUSE's normalisers to the decision, the rules and the intervals, is the two-sample
+engine's, :mod:`nystrom_kme.two_sample.engine`).
 
 ``STATISTICS`` is the extension point (EXTENDING.md, "Drift statistics"): a statistic is
 a class built from the :class:`~nystrom_kme.drift._reference.Reference` that returns, for
 a batch X (b, d) and a Generator, a :class:`Permuted`: the statistics V (K, B + 1) of the
 splits of the units of X and H (column 0: X itself), the units per side and their rows,
 and what its distance needs. Under H0 the units of X and H are exchangeable given R, so
-any statistic that treats the B + 1 splits alike keeps the test's level exact.
+any statistic that treats the B + 1 splits alike keeps the test's level exact. Only the
+batch detector reads the table: the online detector's threshold is simulated for its own
+window statistic (:mod:`nystrom_kme.drift._thresholds`), not set by permutations.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 from .. import _core
 from .._validation import SPLIT_SEED_BOUND, draw_seed
 from ..permutation import SplitSpec
+from ..two_sample.engine import PermutedStatistics
 from ._reference import Reference
 
 #: Splits whose batch units are summed per block of gathered rows (SPLIT_BLOCK x b x m
@@ -60,6 +64,12 @@ class Permuted:
     units: tuple[int, int]
     size: int
     batch_features: list[np.ndarray]
+
+    @property
+    def statistics(self) -> PermutedStatistics:
+        """What the engine's ``decide`` reads: V as the biased statistics (the unbiased
+        ones: V centred over the splits) of the rows in the units on each side."""
+        return PermutedStatistics(self.V, None, (self.units[0] * self.size, self.units[1] * self.size), self.size)
 
 
 class NystromMMD:

@@ -340,6 +340,31 @@ def check_reach(rows: int, window: int, ert: float) -> None:
         )
 
 
+def check_curve(levels: np.ndarray, alarms: np.ndarray, rows: int, window: int, center: float, scale: float) -> None:
+    """ValueError unless a (saved) run-length curve is one a simulation of ``rows`` rows
+    can give: at least 3 increasing levels, each with its alarms, at most one per W rows;
+    ``center`` and ``scale``, the median and standard deviation of the simulated
+    statistics, bound them: at least one alarm per W of the half of the windows above the
+    median, at most the windows above a level, which Cantelli's inequality bounds."""
+    W = window
+    if levels.ndim != 1 or levels.size < 3 or np.any(np.diff(levels) <= 0):
+        raise ValueError(f"levels must be at least 3 increasing numbers, got {levels.size}")
+    if alarms.shape != levels.shape:
+        raise ValueError(f"alarms must have one count per level, {levels.size}, got shape {alarms.shape}")
+    if alarms.min() < 0 or alarms.max() > rows // W + 1:
+        raise ValueError(
+            f"alarms must lie in [0, simulated_rows / window_size + 1 = {rows // W + 1}] (alarms are W rows apart)"
+        )
+    if not scale > 0:
+        raise ValueError(f"scale={scale!r}: expected a positive number")
+    half = (rows - W + 1) // (2 * W)
+    if np.any(alarms[levels < center] < half):
+        raise ValueError(f"center={center!r}: a level below it has fewer than {half} alarms")
+    excess = np.clip((levels - center) / scale - 1.0, 0.0, None)
+    if np.any(alarms > rows / (1.0 + excess**2) + 1):
+        raise ValueError(f"scale={scale!r}: the alarms above center + scale exceed Cantelli's bound")
+
+
 def calibrate(
     K: np.ndarray,
     f_rest: np.ndarray,
@@ -383,6 +408,7 @@ __all__ = [
     "Pool",
     "alarms",
     "calibrate",
+    "check_curve",
     "check_reach",
     "default_rows",
     "pool",

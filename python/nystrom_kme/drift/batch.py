@@ -34,7 +34,16 @@ import numpy as np
 
 from .. import defaults
 from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
-from .._scaling import Scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state
+from .._landmark_plan import DefaultLandmarks
+from .._scaling import (
+    Scaling,
+    check_scaling,
+    check_standardize,
+    fit_scaling,
+    scaling_from_state,
+    scaling_state,
+    warn_scales,
+)
 from .._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -46,25 +55,31 @@ from .._validation import (
 )
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
+from ..landmark_search import AutoLandmarks
 from ..persistence import persistable
+from ..sampling import SamplerLike
 from ..sources import SourceLike, as_rows, scaled
 from ..two_sample import Effect
-from ..two_sample.engine import check_level, check_permutations, decide, distance, fuse_normalisers, kernels_and_rule
-from ..two_sample.rules import ONE_KERNEL, RULES, Rule
-from ._reference import (
-    Reference,
-    as_float64,
-    build_reference,
-    reference_source,
-    save_detector,
-    warn_reference,
+from ..two_sample.engine import (
+    check_landmarks,
+    check_level,
+    check_permutations,
+    decide,
+    distance,
+    given_kernels,
+    kernels_and_rule,
 )
+from ..two_sample.rules import ONE_KERNEL, RULES, Rule
+from ._reference import Reference, as_float64, build_reference, reference_source, save_detector
 from ._statistic import POOL_RATIO, STATISTICS
 
 #: Landmarks by default: the paper's m for min(n_ref - n_holdout, MAX_DEFAULT_ROWS) rows
 #: (302: the test's resolution is set by the batch and the held-out rows, not by a huge
 #: reference, and a predict costs the same at any n_ref above 10^4).
 MAX_DEFAULT_ROWS = defaults.DRIFT_MAX_DEFAULT_ROWS
+#: The default m (the rule of every Nyström test and detector, capped at the paper's m
+#: for MAX_DEFAULT_ROWS rows).
+DEFAULT_LANDMARKS = DefaultLandmarks.up_to(MAX_DEFAULT_ROWS)
 #: The statistic of a batch against the reference (``STATISTICS``).
 DEFAULT_STATISTIC = "nystrom-mmd"
 
@@ -138,9 +153,16 @@ class DriftDetector:
         that kernel alone (a name: the median bandwidth of the reference); a collection:
         ``aggregation`` over it (default "fuse"). Bandwidths come from the reference only.
     aggregation : {"fuse+median", "fuse", "mmdagg", "maxz"} or None
-    n_landmarks : int or None
-        m; None: ceil(sqrt(n) log sqrt(n)) for n = min(n_ref - n_holdout, 5000) (302 above
-        10^4 reference rows).
+    n_landmarks : int, None, "auto" or AutoLandmarks
+        m, drawn from the reference rows outside the held-out ones (above them capped with
+        a warning); None: ceil(sqrt(n) log sqrt(n)) for those n rows, at most 302 (the
+        paper's m for 5000 rows: reached from 10^4 reference rows on); "auto": the
+        certified search of :mod:`nystrom_kme.landmark_search` on those rows, for the
+        narrowest kernel. The landmark plan of :func:`~nystrom_kme.two_sample_test`.
+    sampler : sampling policy name or object, or None
+        How the landmarks are chosen from those rows (the names of
+        ``NystromKME(sampler=...)``; a policy that reads the rows looks at the narrowest
+        kernel, among 20 m rows drawn uniformly); None: uniform without replacement.
     n_permutations : int, default=200
     n_holdout : int, default=100000
         Reference rows held out to permute against each batch (at most half the
@@ -151,7 +173,7 @@ class DriftDetector:
         4 bytes (60 MB each at the default m = 302 and 5 kernels), time per batch
         O(B b m + B m^2), whatever n_holdout.
     statistic : str, default="nystrom-mmd"
-        The per-batch statistic, a name of ``drift._statistic.STATISTICS``.
+        The per-batch statistic, a name of ``STATISTICS`` (``drift/_statistic.py``).
     standardize : bool or {"standard", "robust"}, default=False
         Centre and scale every column with the reference's statistics (saved with the
         detector, applied to every batch): the mean and standard deviation, or the median
@@ -190,7 +212,8 @@ class DriftDetector:
         *,
         kernel: Kernel | str | KernelCollection | list[Any] = "auto",
         aggregation: str | None = None,
-        n_landmarks: int | None = None,
+        n_landmarks: int | str | AutoLandmarks | None = None,
+        sampler: SamplerLike | None = None,
         n_permutations: int = defaults.N_PERMUTATIONS,
         n_holdout: int = defaults.DRIFT_N_HOLDOUT,
         alpha: float = defaults.ALPHA,
@@ -205,6 +228,7 @@ class DriftDetector:
         self.kernel = kernel
         self.aggregation = aggregation
         self.n_landmarks = n_landmarks
+        self.sampler = sampler
         self.n_permutations = check_permutations(n_permutations)
         self.n_holdout = check_positive_int(n_holdout, "n_holdout")
         self.alpha = check_level(alpha)
@@ -217,6 +241,7 @@ class DriftDetector:
         self.n_threads = n_threads
         nt = n_threads_arg(n_threads)
         single, collection, rule, _ = kernels_and_rule(kernel, aggregation)
+        m, auto = check_landmarks(n_landmarks, sampler, "nystrom", collection is not None)
         src, names = reference_source(x_ref, preprocess, chunk_rows)
         n = src.count_rows()
         if n < 4:
@@ -228,16 +253,17 @@ class DriftDetector:
         self._calls = 0
         kernels = single if single is not None else collection
         assert kernels is not None
-        scaling = None if kind is None else fit_scaling([src], kind, np.random.default_rng([self._seed, 2]))
+        scaling = None if kind is None else fit_scaling([src], kind)
         if scaling is None:
-            warn_reference(src, single, collection)
+            warn_scales([src], given_kernels(single, collection), "the drift reference")
         ref = build_reference(
             scaled(src, scaling),
             kernels,
             rule.adds_median,
-            n_landmarks,
+            auto if auto is not None else m,
+            sampler,
             self.n_holdout,
-            MAX_DEFAULT_ROWS,
+            DEFAULT_LANDMARKS,
             rng,
             nt,
             progress,
@@ -252,14 +278,27 @@ class DriftDetector:
         self, rule: str | None, ref: Reference, n_features: int, n_ref: int, scaling: Scaling | None = None
     ) -> None:
         """The fitted attributes, and the statistic's pools derived from them (not saved:
-        recomputed, bit for bit, at load)."""
+        recomputed, bit for bit, at load). Every invariant of a detector is checked here
+        (``Reference.check``, the rule against the kernels, the sizes, the scaling against
+        ``standardize``), for a new detector and a loaded one alike."""
         ref.check()
-        if scaling is not None:
-            scaling.check(n_features)
-        self.scaling_ = scaling
+        if ref.landmarks.shape[1] != n_features:
+            raise ValueError(f"landmarks must have n_features_in = {n_features} columns, got {ref.landmarks.shape[1]}")
+        if not ref.n_rest + ref.holdout.shape[0] == n_ref:
+            raise ValueError(
+                f"n_rest + the held-out rows must be n_reference = {n_ref}, got {ref.n_rest} + {ref.holdout.shape[0]}"
+            )
+        if rule is not None and rule not in RULES:
+            raise ValueError(f"rule must be one of {tuple(RULES)} or None, got {rule!r}")
         self._rule: Rule = ONE_KERNEL if rule is None else RULES[rule]
         if len(ref.kernels) < self._rule.min_kernels or (rule is None and len(ref.kernels) != 1):
             raise ValueError(f"rule {self._rule.name!r} does not take {len(ref.kernels)} kernels")
+        if not (isinstance(self._seed, (int, np.integer)) and 0 <= self._seed < SPLIT_SEED_BOUND):
+            raise ValueError(f"seed must be an integer in [0, {SPLIT_SEED_BOUND}), got {self._seed!r}")
+        if not (isinstance(self._calls, (int, np.integer)) and self._calls >= 0):
+            raise ValueError(f"calls must be a non-negative integer, got {self._calls!r}")
+        check_scaling(scaling, self.standardize, n_features)
+        self.scaling_ = scaling
         self.kernels_ = ref.kernels
         self.rule_ = rule
         self.reference_ = ref
@@ -290,11 +329,12 @@ class DriftDetector:
     @classmethod
     def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> DriftDetector:
         """A detector from saved parameters and state (nk.load), every field checked
-        against the others (Reference.check, the rule against the kernels)."""
+        against the others where a new detector's are (``_build``)."""
         det = cls.__new__(cls)
         det.kernel = params["kernel"]
         det.aggregation = params["aggregation"]
         det.n_landmarks = params["n_landmarks"]
+        det.sampler = params.get("sampler")
         det.n_permutations = check_permutations(params["n_permutations"])
         det.n_holdout = check_positive_int(params["n_holdout"], "n_holdout")
         det.alpha = check_level(params["alpha"])
@@ -304,22 +344,19 @@ class DriftDetector:
             raise ValueError(f"statistic must be one of {tuple(STATISTICS)}, got {det.statistic!r}")
         det.preprocess = None
         det.n_threads = params["n_threads"]
+        check_landmarks(det.n_landmarks, det.sampler, "nystrom", len(state["kernels"]) > 1)
         det._seed = state["seed"]
-        det._calls = check_positive_int(state["calls"] + 1, "calls") - 1
-        if state["rule"] is not None and state["rule"] not in RULES:
-            raise ValueError(f"rule must be one of {tuple(RULES)} or None, got {state['rule']!r}")
-        n_rest, n_ref = state["n_rest"], state["n_reference"]
-        if not n_rest + state["holdout"].shape[0] == n_ref:
-            raise ValueError(
-                f"n_rest + the held-out rows must be n_reference = {n_ref}, got {n_rest} + {state['holdout'].shape[0]}"
-            )
+        det._calls = state["calls"]
         ref = Reference(
-            list(state["kernels"]), state["holdout"], state["landmarks"], state["sums"], n_rest, state["mean_sq"]
+            list(state["kernels"]),
+            state["holdout"],
+            state["landmarks"],
+            state["sums"],
+            state["n_rest"],
+            state["mean_sq"],
         )
-        if state["landmarks"].shape[1] != state["n_features_in"]:
-            raise ValueError(f"landmarks must have n_features_in = {state['n_features_in']} columns")
         keep_feature_names(det, state.get("feature_names"))
-        det._build(state["rule"], ref, state["n_features_in"], n_ref, scaling_from_state(state))
+        det._build(state["rule"], ref, state["n_features_in"], state["n_reference"], scaling_from_state(state))
         return det
 
     def get_params(self) -> dict[str, Any]:
@@ -327,6 +364,7 @@ class DriftDetector:
             "kernel": self.kernel,
             "aggregation": self.aggregation,
             "n_landmarks": self.n_landmarks,
+            "sampler": self.sampler,
             "n_permutations": self.n_permutations,
             "n_holdout": self.n_holdout,
             "alpha": self.alpha,
@@ -390,12 +428,7 @@ class DriftDetector:
             self._calls += 1
         rng = np.random.default_rng([self._seed, call])
         found = self._statistic.permuted(X, self.n_permutations, rng, nt)
-        V = found.V
-        n1, n2 = found.units[0] * found.size, found.units[1] * found.size
-        U = V - V.mean(axis=1, keepdims=True)  # unbiased up to a split-invariant term: centred
-        rule = self._rule
-        frob = fuse_normalisers(self.reference_.mean_sq, n1 + n2) if rule.needs_frobenius else None
-        decision = decide(rule, V if rule.statistic == "biased" else U, frob, n1, n2)
+        decision = decide(self._rule, found.statistics, self.kernels_, self.reference_.mean_sq)
         j = decision.deciding
         shown = distance(
             self.kernels_[j],
@@ -426,4 +459,4 @@ class DriftDetector:
         return as_float64(X if self.scaling_ is None else self.scaling_.apply(X))
 
 
-__all__ = ["DriftDetector", "DriftResult"]
+__all__ = ["DEFAULT_LANDMARKS", "DEFAULT_STATISTIC", "STATISTICS", "DriftDetector", "DriftResult"]

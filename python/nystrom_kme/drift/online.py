@@ -35,6 +35,8 @@ import numpy as np
 
 from .. import _core, defaults
 from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
+from .._landmark_plan import DefaultLandmarks
+from .._scaling import check_scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state, warn_scales
 from .._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -46,14 +48,20 @@ from .._validation import (
     n_threads_arg,
 )
 from ..kernels import Kernel, get_kernel
+from ..landmark_search import AutoLandmarks
 from ..persistence import FileFormatError, persistable
-from ..sources import SourceLike, as_rows
+from ..sampling import SamplerLike
+from ..sources import SourceLike, as_rows, scaled
+from ..two_sample.engine import check_landmarks
 from . import _thresholds
 from ._reference import as_float64, build_reference, reference_source, save_detector
 from ._window import Ring, advance, forward_sums
 
-#: Landmarks by default: the paper's m for min(n_ref, MAX_DEFAULT_ROWS) rows.
+#: Landmarks by default: the paper's m for min(n_ref - n_holdout, MAX_DEFAULT_ROWS) rows.
 MAX_DEFAULT_ROWS = defaults.ONLINE_MAX_DEFAULT_ROWS
+#: The default m (the rule of every Nyström test and detector, capped at the paper's m
+#: for MAX_DEFAULT_ROWS rows).
+DEFAULT_LANDMARKS = DefaultLandmarks.up_to(MAX_DEFAULT_ROWS)
 
 
 @dataclass(frozen=True)
@@ -119,8 +127,14 @@ class OnlineDriftDetector:
         changes, large ones see small changes.
     kernel : Kernel or str, default="gaussian"
         One kernel; a name gets the median bandwidth of the reference.
-    n_landmarks : int or None
-        m; None: ceil(sqrt(n) log sqrt(n)) for n = min(rows used for mu_R, 20000).
+    n_landmarks : int, None, "auto" or AutoLandmarks
+        m, drawn from the rows used for mu_R (the reference outside the held-out rows);
+        None: ceil(sqrt(n) log sqrt(n)) for those n rows, at most the paper's m for 20 000
+        rows; "auto": the certified search on those rows. The landmark plan of
+        :class:`DriftDetector`.
+    sampler : sampling policy name or object, or None
+        How the landmarks are chosen (as :class:`DriftDetector`'s); None: uniform without
+        replacement.
     n_bootstraps : int or None
         Rows of the simulated stream that sets the threshold, each drawn with replacement
         from the held-out rows; None: 4 10^8 / (W - 1) (the same cost for every ert), at
@@ -129,6 +143,10 @@ class OnlineDriftDetector:
     n_holdout : int or None
         Held-out reference rows the stream is drawn from (at most 3000 of them);
         None: min(n_ref / 2, max(2000, 4 W)).
+    standardize : bool or {"standard", "robust"}, default=False
+        Centre and scale every column with the reference's statistics (saved with the
+        detector, applied to every update's rows), as :class:`DriftDetector`'s. Without it,
+        a UserWarning names the columns whose variance dwarfs the others'.
     preprocess : callable or None
         Applied to x_ref and to every update's rows, always a 2-d block (one row as
         (1, ...)); a detector with one cannot be saved.
@@ -145,6 +163,16 @@ class OnlineDriftDetector:
         The reference's Nyström embedding mu_R and ||mu_R||^2.
     t_ : int
         Updates since the last reset.
+    scaling_ : Scaling or None
+        The columns' scaling of ``standardize``.
+
+    Notes
+    -----
+    One statistic: the window's MMD to mu_R. The batch detector's ``statistic=`` names a
+    permutation statistic of ``drift._statistic.STATISTICS``, which this detector cannot
+    take: its threshold is not set by permutations but by simulating this very statistic
+    along a stream (:mod:`nystrom_kme.drift._thresholds`), so another statistic would need
+    its own simulation.
 
     Examples
     --------
@@ -169,9 +197,11 @@ class OnlineDriftDetector:
         ert: float,
         window_size: int,
         kernel: Kernel | str = "gaussian",
-        n_landmarks: int | None = None,
+        n_landmarks: int | str | AutoLandmarks | None = None,
+        sampler: SamplerLike | None = None,
         n_bootstraps: int | None = None,
         n_holdout: int | None = None,
+        standardize: bool | str = False,
         preprocess: Callable[[Any], Any] | None = None,
         random_state: RandomStateLike = None,
         n_threads: int | None = None,
@@ -188,9 +218,12 @@ class OnlineDriftDetector:
         if not isinstance(kernel, (Kernel, str)):
             raise ValueError(f"kernel must be one Kernel or a kernel name (online: one kernel), got {kernel!r}")
         self.ert, self.window_size = float(ert), W
-        self.kernel, self.n_landmarks = kernel, n_landmarks
+        self.kernel, self.n_landmarks, self.sampler = kernel, n_landmarks, sampler
+        m, auto = check_landmarks(n_landmarks, sampler, "nystrom", False)
         self.n_bootstraps = None if n_bootstraps is None else check_positive_int(n_bootstraps, "n_bootstraps")
         self.n_holdout = None if n_holdout is None else check_positive_int(n_holdout, "n_holdout")
+        self.standardize = standardize
+        kind = check_standardize(standardize)
         self.preprocess, self.n_threads = preprocess, n_threads
         nt = n_threads_arg(n_threads)
         src, names = reference_source(x_ref, preprocess, chunk_rows)
@@ -202,8 +235,21 @@ class OnlineDriftDetector:
         h = min(n // 2, self.n_holdout if self.n_holdout is not None else max(defaults.ONLINE_MIN_HOLDOUT, 4 * W))
         if h < 2 * W:
             raise ValueError(f"n_holdout={h} must be at least 2 window_size = {2 * W}")
+        self.scaling_ = None if kind is None else fit_scaling([src], kind)
+        if self.scaling_ is None:
+            warn_scales([src], [get_kernel(kernel)], "the drift reference")
         # the reference, read once as the batch detector reads it (drift/_reference.py)
-        ref = build_reference(src, get_kernel(kernel), False, n_landmarks, h, MAX_DEFAULT_ROWS, rng, nt)
+        ref = build_reference(
+            scaled(src, self.scaling_),
+            get_kernel(kernel),
+            False,
+            auto if auto is not None else m,
+            sampler,
+            h,
+            DEFAULT_LANDMARKS,
+            rng,
+            nt,
+        )
         k, L, holdout = ref.kernels[0], ref.landmarks, ref.holdout
         alpha = ref.embedding(0, nt)
         assert src.n_features is not None  # known once the rows are counted
@@ -286,6 +332,8 @@ class OnlineDriftDetector:
         X = as_float64(as_data_matrix(X, "x"))
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"x has {X.shape[1]} features but the reference has {self.n_features_in_}")
+        if self.scaling_ is not None:
+            X = self.scaling_.apply(X)
         nt = n_threads_arg(self.n_threads)
         W = self.window_size
         stats, ring = advance(self._ring, X, self._embedding(X, nt), W, self.norm2_, self.kernel_.to_core())
@@ -325,6 +373,7 @@ class OnlineDriftDetector:
             "n_features_in": self.n_features_in_,
             "n_reference": self.n_reference_,
             "feature_names": fitted_feature_names(self),
+            **scaling_state(self.scaling_),
         }
 
     @classmethod
@@ -335,15 +384,38 @@ class OnlineDriftDetector:
         those of the landmarks, weights and rows (FileFormatError names the field)."""
         det = cls.__new__(cls)
         det.ert, det.window_size = float(params["ert"]), int(params["window_size"])
+        if det.window_size < 2 or det.ert <= det.window_size:
+            raise FileFormatError(f"window_size={det.window_size}, ert={det.ert}: expected 2 <= window_size < ert")
         det.kernel, det.n_landmarks = params["kernel"], params["n_landmarks"]
+        det.sampler = params.get("sampler")
         det.n_bootstraps, det.n_holdout = params["n_bootstraps"], params["n_holdout"]
+        det.standardize = params.get("standardize", False)
         det.preprocess, det.n_threads = None, params["n_threads"]
+        check_landmarks(det.n_landmarks, det.sampler, "nystrom", False)
         det.kernel_, det.n_features_in_, det.n_reference_ = (
             state["kernel"],
             state["n_features_in"],
             state["n_reference"],
         )
         keep_feature_names(det, state.get("feature_names"))
+        det.scaling_ = scaling_from_state(state)
+        L, W, t, rows = state["landmarks"], det.window_size, state["t"], state["rows"]
+        held = min(t, W - 1)
+        try:
+            check_scaling(det.scaling_, det.standardize, det.n_features_in_)
+            if L.shape[1] != det.n_features_in_ or state["weights"].shape != (L.shape[0],):
+                raise ValueError(f"landmarks must have n_features_in={det.n_features_in_} columns, one weight each")
+            if t < 0 or rows.ndim != 2 or rows.shape != (held, det.n_features_in_) or not np.isfinite(rows).all():
+                raise ValueError(f"rows must hold the last min(t, window_size - 1) = {held} rows of the stream")
+            if state["f"].shape != (held,) or state["g"].shape != (held,):
+                raise ValueError(f"f and g must hold one value per row of the ring, {held}")
+            if not state["norm2"] >= 0:
+                raise ValueError(f"norm2={state['norm2']!r}: expected a finite number >= 0")
+            _thresholds.check_curve(
+                state["levels"], state["alarms"], state["simulated_rows"], W, state["center"], state["scale"]
+            )
+        except ValueError as err:
+            raise FileFormatError(str(err)) from None
         det.landmarks_, det.weights_, det.norm2_ = state["landmarks"], state["weights"], state["norm2"]
         core, nt = det.kernel_.to_core(), n_threads_arg(det.n_threads)
 
@@ -398,8 +470,10 @@ class OnlineDriftDetector:
             "window_size": self.window_size,
             "kernel": self.kernel,
             "n_landmarks": self.n_landmarks,
+            "sampler": self.sampler,
             "n_bootstraps": self.n_bootstraps,
             "n_holdout": self.n_holdout,
+            "standardize": self.standardize,
             "n_threads": self.n_threads,
         }
 
@@ -429,4 +503,4 @@ class OnlineDriftDetector:
         )
 
 
-__all__ = ["OnlineDriftDetector", "OnlineDriftResult"]
+__all__ = ["DEFAULT_LANDMARKS", "OnlineDriftDetector", "OnlineDriftResult"]

@@ -280,16 +280,23 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
 # --------------------------------------------------------------------------- #
 # DriftDetector, OnlineDriftDetector: constructor arguments, then _from_state
 # --------------------------------------------------------------------------- #
+# This module reads and writes the detectors' fields with their types and array shapes;
+# how the fields must agree with each other (the rule with the kernels, the sizes, the
+# reference's sums, the scaling with ``standardize``, the threshold with its curve) is
+# the detectors' own to check, once, in ``_from_state`` (drift/batch.py, drift/online.py).
 def _kernel_param(value: Any) -> Any:
-    """A detector's ``kernel`` argument as JSON: a name, a kernel spec, or a list of them."""
+    """A detector's ``kernel`` argument as JSON: a name, a kernel spec, or a list of them
+    (a list: the grid a collection of it has by default)."""
+    from ..kernel_collection import GRIDS, N_BANDWIDTHS
+
     if isinstance(value, str):
         return {"name": value}
     if isinstance(value, (list, tuple)) or hasattr(value, "families"):
         items = value.families if hasattr(value, "families") else value
         return {
             "collection": [{"name": k} if isinstance(k, str) else kernel_spec(k) for k in items],
-            "n_bandwidths": int(getattr(value, "n_bandwidths", 10)),
-            "grid": str(getattr(value, "grid", "fuse")),
+            "n_bandwidths": int(getattr(value, "n_bandwidths", N_BANDWIDTHS)),
+            "grid": str(getattr(value, "grid", GRIDS[0])),
         }
     return kernel_spec(value)
 
@@ -310,6 +317,39 @@ def _kernel_from_param(spec: object) -> Any:
     return kernel_from_spec(spec)
 
 
+def _detector_params(det: Any, arrays: Arrays, *, always_standardize: bool) -> dict[str, Any]:
+    """A detector's constructor arguments as JSON: the kernel as :func:`_kernel_param`,
+    ``n_landmarks`` an integer, "auto", the fields of an AutoLandmarks or null, the sampler
+    as a name or policy spec; the sampler only when set, and ``standardize`` only when set
+    unless ``always_standardize`` (the batch detector's files have always held it), so
+    that files of detectors without them are written as before they existed."""
+    params = {**det.get_params(), "kernel": _kernel_param(det.kernel)}
+    m = params["n_landmarks"]
+    if dataclasses.is_dataclass(m) and not isinstance(m, type):  # an AutoLandmarks
+        params["n_landmarks"] = {"auto": dataclasses.asdict(m)}
+    sampler = params.pop("sampler", None)
+    if sampler is not None:
+        params["sampler"] = {"name": sampler} if isinstance(sampler, str) else policy_spec(sampler, arrays)
+    if not always_standardize and params.get("standardize") is False:
+        del params["standardize"]
+    return params
+
+
+def _detector_args(p: dict[str, Any], arrays: Arrays) -> dict[str, Any]:
+    """The shared arguments of :func:`_detector_params`' output, with their types."""
+    from ..landmark_search import AutoLandmarks
+
+    m = get_field(p, "n_landmarks", (int, str, dict, type(None)))
+    sampler = p.get("sampler")
+    return {
+        "kernel": _kernel_from_param(get_field(p, "kernel", dict)),
+        "n_landmarks": AutoLandmarks(**get_field(m, "auto", dict)) if isinstance(m, dict) else m,
+        "sampler": None if sampler is None else params_from_spec({"sampler": sampler}, arrays)["sampler"],
+        "n_threads": _threads(p),
+        "standardize": get_field(p, "standardize", (bool, str)) if "standardize" in p else False,
+    }
+
+
 def _threads(params: dict[str, Any]) -> int | None:
     value = get_field(params, "n_threads", (int, type(None)))
     n_threads_arg(value)  # checked: None or a positive int
@@ -325,7 +365,6 @@ def _optional_count(params: dict[str, Any], key: str) -> int | None:
 
 def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
     st = det._state()
-    params = {**det.get_params(), "kernel": _kernel_param(det.kernel)}
     state = {
         "kernels": [kernel_spec(k) for k in st["kernels"]],
         "rule": st["rule"],
@@ -336,62 +375,38 @@ def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
         "n_reference": int(st["n_reference"]),
     }
     arrays = {name: st[name] for name in ("holdout", "landmarks", "sums", "mean_sq")}
+    params = _detector_params(det, arrays, always_standardize=True)
     _keep_scaling(st, state, arrays)  # the reference's
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
 def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
-    """The detector, every field checked against what a construction can produce."""
-    from ..two_sample.rules import AGGREGATIONS
-
+    """The detector of the file's fields, read with their types here and checked against
+    each other by the detector (``DriftDetector._from_state``)."""
     state, p = header["state"], header["params"]
     params = {
-        "kernel": _kernel_from_param(get_field(p, "kernel", dict)),
+        **_detector_args(p, arrays),
         "aggregation": get_field(p, "aggregation", (str, type(None))),
-        "n_landmarks": _optional_count(p, "n_landmarks"),
-        "n_permutations": count_field(p, "n_permutations"),
-        "n_holdout": count_field(p, "n_holdout"),
+        "n_permutations": get_field(p, "n_permutations", int),
+        "n_holdout": get_field(p, "n_holdout", int),
         "alpha": get_field(p, "alpha", float),
-        "n_threads": _threads(p),
         "statistic": get_field(p, "statistic", str) if "statistic" in p else "nystrom-mmd",
-        "standardize": get_field(p, "standardize", (bool, str)) if "standardize" in p else False,
     }
-    kernels = [kernel_from_spec(k) for k in get_field(state, "kernels", list)]
-    if not kernels or not all(k.is_resolved for k in kernels):
-        raise FileFormatError("kernels must be a non-empty list of kernels with numeric bandwidths")
-    rule = get_field(state, "rule", (str, type(None)))
-    if rule is not None and rule not in AGGREGATIONS:
-        raise FileFormatError(f"rule={rule!r} is not one of {AGGREGATIONS}")
-    if (rule is None) != (len(kernels) == 1 and rule is None) or (rule == "fuse+median" and len(kernels) < 2):
-        raise FileFormatError(f"rule={rule!r} does not fit {len(kernels)} kernel(s)")
-    H, L = matrix_member(arrays, "holdout"), matrix_member(arrays, "landmarks")
-    d = count_field(state, "n_features_in")
-    if H.shape[1] != d or L.shape[1] != d:
-        raise FileFormatError(f"holdout and landmarks must have n_features_in={d} columns")
-    sums = matrix_member(arrays, "sums")
-    if sums.shape != (len(kernels), L.shape[0]):
-        raise FileFormatError(f"sums has shape {sums.shape}, expected ({len(kernels)}, {L.shape[0]})")
-    mean_sq = vector_member(arrays, "mean_sq", np.float64, len(kernels))
-    n_rest, n_ref = count_field(state, "n_rest"), count_field(state, "n_reference")
-    if n_rest + H.shape[0] != n_ref:
-        raise FileFormatError(f"n_rest={n_rest} plus {H.shape[0]} held-out rows is not n_reference={n_ref}")
-    seed, calls = get_field(state, "seed", int), get_field(state, "calls", int)
-    if not 0 <= seed < 2**63 or calls < 0:
-        raise FileFormatError(f"seed={seed}, calls={calls}: expected 0 <= seed < 2^63 and calls >= 0")
+    d = get_field(state, "n_features_in", int)
     return cls._from_state(
         params,
         {
-            "kernels": kernels,
-            "rule": rule,
-            "holdout": np.ascontiguousarray(H, dtype=np.float64),
-            "landmarks": np.ascontiguousarray(L, dtype=np.float64),
-            "sums": sums,
-            "n_rest": n_rest,
-            "mean_sq": mean_sq,
-            "seed": seed,
-            "calls": calls,
+            "kernels": [kernel_from_spec(k) for k in get_field(state, "kernels", list)],
+            "rule": get_field(state, "rule", (str, type(None))),
+            "holdout": np.ascontiguousarray(matrix_member(arrays, "holdout"), dtype=np.float64),
+            "landmarks": np.ascontiguousarray(matrix_member(arrays, "landmarks"), dtype=np.float64),
+            "sums": matrix_member(arrays, "sums"),
+            "n_rest": get_field(state, "n_rest", int),
+            "mean_sq": vector_member(arrays, "mean_sq", np.float64),
+            "seed": get_field(state, "seed", int),
+            "calls": get_field(state, "calls", int),
             "n_features_in": d,
-            "n_reference": n_ref,
+            "n_reference": get_field(state, "n_reference", int),
             "feature_names": names_field(state, d),
             **_scaling_members(state, arrays, d),
         },
@@ -423,7 +438,6 @@ def _scaling_members(state: dict[str, Any], arrays: Arrays, d: int) -> dict[str,
 
 def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
     st = det._state()
-    params = {**det.get_params(), "kernel": _kernel_param(det.kernel)}
     state = {
         "kernel": kernel_spec(st["kernel"]),
         "norm2": float(st["norm2"]),
@@ -438,6 +452,8 @@ def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
     }
     members = ("landmarks", "weights", "levels", "alarms", "rows", "f", "g")
     arrays = {name: np.ascontiguousarray(st[name]) for name in members}
+    params = _detector_params(det, arrays, always_standardize=False)
+    _keep_scaling(st, state, arrays)
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
@@ -449,79 +465,40 @@ def _finite_field(state: dict[str, Any], key: str) -> float:
 
 
 def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
-    """The detector, each field checked here for its type and shape; the detector's
-    ``_from_state`` checks them against each other (the ring against the landmarks, the
-    threshold against the run-length curve and ert)."""
+    """The detector of the file's fields, read with their types here and checked against
+    each other by the detector (``OnlineDriftDetector._from_state``: the ring against the
+    landmarks and t, the run-length curve and the threshold against ert)."""
     state, p = header["state"], header["params"]
-    W = count_field(p, "window_size")
-    ert = positive_field(p, "ert")
-    if W < 2 or ert <= W:
-        raise FileFormatError(f"window_size={W}, ert={ert}: expected 2 <= window_size < ert")
     params = {
-        "ert": ert,
-        "window_size": W,
-        "kernel": _kernel_from_param(get_field(p, "kernel", dict)),
-        "n_landmarks": _optional_count(p, "n_landmarks"),
+        **_detector_args(p, arrays),
+        "ert": positive_field(p, "ert"),
+        "window_size": count_field(p, "window_size"),
         "n_bootstraps": _optional_count(p, "n_bootstraps"),
         "n_holdout": _optional_count(p, "n_holdout"),
-        "n_threads": _threads(p),
     }
-    L = matrix_member(arrays, "landmarks")
     d = count_field(state, "n_features_in")
-    if L.shape[1] != d:
-        raise FileFormatError(f"landmarks must have n_features_in={d} columns")
-    t = get_field(state, "t", int)
-    rows, f, g = member(arrays, "rows"), vector_member(arrays, "f", np.float64), vector_member(arrays, "g", np.float64)
-    held = min(t, W - 1)
-    if t < 0 or rows.ndim != 2 or rows.shape != (held, d) or not np.isfinite(rows).all():
-        raise FileFormatError(f"rows must hold the last min(t, window_size - 1) = {held} rows of the stream")
-    check_length(f, held, "f")
-    check_length(g, held, "g")
-    norm2 = get_field(state, "norm2", (int, float))
-    if not (math.isfinite(norm2) and norm2 >= 0):
-        raise FileFormatError(f"norm2={norm2!r}: expected a finite number >= 0")
-    levels = vector_member(arrays, "levels", np.float64)
-    alarms = vector_member(arrays, "alarms", np.int64, levels.size)
-    simulated = count_field(state, "simulated_rows")
-    if levels.size < 3 or np.any(np.diff(levels) <= 0):
-        raise FileFormatError(f"levels must be at least 3 increasing numbers, got {levels.size}")
-    if alarms.min() < 0 or alarms.max() > simulated // W + 1:
-        raise FileFormatError(
-            f"alarms must lie in [0, simulated_rows / window_size + 1 = {simulated // W + 1}] (alarms are W rows apart)"
-        )
-    center, scale = _finite_field(state, "center"), _finite_field(state, "scale")
-    if scale <= 0:
-        raise FileFormatError(f"scale={scale!r}: expected a positive number")
-    # center and scale, the median and standard deviation of the simulated statistics,
-    # bound the alarms: at least one per W of the half of the windows above the median;
-    # at most the windows above a level, which Cantelli's inequality bounds
-    half = (simulated - W + 1) // (2 * W)
-    if np.any(alarms[levels < center] < half):
-        raise FileFormatError(f"center={center!r}: a level below it has fewer than {half} alarms")
-    excess = np.clip((levels - center) / scale - 1.0, 0.0, None)
-    if np.any(alarms > simulated / (1.0 + excess**2) + 1):
-        raise FileFormatError(f"scale={scale!r}: the alarms above center + scale exceed Cantelli's bound")
     return cls._from_state(
         params,
         {
             "kernel": resolved_kernel(state),
-            "landmarks": np.ascontiguousarray(L, dtype=np.float64),
-            "weights": vector_member(arrays, "weights", np.float64, L.shape[0]),
-            "norm2": float(norm2),
+            "landmarks": np.ascontiguousarray(matrix_member(arrays, "landmarks"), dtype=np.float64),
+            "weights": vector_member(arrays, "weights", np.float64),
+            "norm2": _finite_field(state, "norm2"),
             "threshold": _finite_field(state, "threshold"),
-            "levels": levels,
-            "alarms": alarms,
-            "simulated_rows": simulated,
-            "center": center,
-            "scale": scale,
+            "levels": vector_member(arrays, "levels", np.float64),
+            "alarms": vector_member(arrays, "alarms", np.int64),
+            "simulated_rows": count_field(state, "simulated_rows"),
+            "center": _finite_field(state, "center"),
+            "scale": _finite_field(state, "scale"),
             "extrapolated": get_field(state, "extrapolated", bool),
-            "t": t,
-            "rows": np.ascontiguousarray(rows, dtype=np.float64),
-            "f": f,
-            "g": g,
+            "t": get_field(state, "t", int),
+            "rows": np.ascontiguousarray(member(arrays, "rows"), dtype=np.float64),
+            "f": vector_member(arrays, "f", np.float64),
+            "g": vector_member(arrays, "g", np.float64),
             "n_features_in": d,
             "n_reference": count_field(state, "n_reference"),
             "feature_names": names_field(state, d),
+            **_scaling_members(state, arrays, d),
         },
     )
 
@@ -564,6 +541,7 @@ CODECS: dict[str, Codec] = {
             "mean_sq": (_F8, (("k",),)),
             "scaling_center": (_F8, (("d",),)),
             "scaling_scale": (_F8, (("d",),)),
+            "policy_indices": (_I8, (("j",),)),
         },
     ),
     "OnlineDriftDetector": Codec(
@@ -577,6 +555,9 @@ CODECS: dict[str, Codec] = {
             "rows": (_F8, (("r", "d"),)),
             "f": (_F8, (("r",),)),
             "g": (_F8, (("r",),)),
+            "scaling_center": (_F8, (("d",),)),
+            "scaling_scale": (_F8, (("d",),)),
+            "policy_indices": (_I8, (("j",),)),
         },
     ),
 }

@@ -27,29 +27,25 @@ from __future__ import annotations
 
 from typing import Literal, Union, overload
 
-import numpy as np
-
 from .. import defaults
 from .._progress import progress_bar
-from .._scaling import check_standardize, fit_scaling, peek_rows, warn_bandwidths, warn_units
+from .._scaling import SCALING_SEED as SCALING_SEED  # where it was: the scaling's seed, now _scaling's
+from .._scaling import check_standardize, fit_scaling, warn_scales
 from .._validation import SPLIT_SEED_BOUND, RandomStateLike, check_random_state, draw_seed
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..landmark_search import AutoLandmarks
 from ..sampling import SamplerLike
-from ..sources import RowSource, SourceLike, as_source_pair, concatenate, scaled
+from ..sources import SourceLike, as_source_pair, concatenate, scaled
 from . import _statistics
-from ._arguments import DEFAULT_COLLECTION, Arguments, check_arguments
+from ._arguments import COLLECTION_RULE, DEFAULT_COLLECTION, DEFAULT_RULE, METHODS, check_arguments, given_kernels
 from ._decision import decide
 from ._effect import effect_size, interval
-from ._plan import make_plan, swapped
+from ._plan import DEFAULT_LANDMARKS, EXACT_FEATURES, EXACT_ROWS, exact_rows, make_plan, swapped
 from ._statistics import DEFAULT_MAX_BINS
 from .results import AggregatedTestResult, Effect, TwoSampleResult
 from .rules import AGGREGATIONS
 
-#: The generator of a robust scaling's subsample (a constant: the test's own draws are
-#: the same with and without standardize).
-SCALING_SEED = 0x5CA1E
 #: Several kernels given as a list or tuple (of kernels or names): a collection.
 MultipleKernels = Union[list[Kernel], list[str], list[Union[Kernel, str]], tuple[Union[Kernel, str], ...]]
 
@@ -256,10 +252,10 @@ def two_sample_test(
     if swapped(sx, sy):
         sx, sy, n1, n2 = sy, sx, n2, n1
     if kind is not None:  # the pooled sample's scales, label-blind: the level is kept
-        scaling = fit_scaling([sx, sy], kind, np.random.default_rng(SCALING_SEED))
+        scaling = fit_scaling([sx, sy], kind)
         sx, sy = scaled(sx, scaling), scaled(sy, scaling)
     else:
-        _warn_scales(sx, sy, args)
+        warn_scales([sx, sy], given_kernels(args.kernel, args.collection), "two_sample_test")
     rng = check_random_state(random_state)
     seed = draw_seed(rng, SPLIT_SEED_BOUND)  # first draw: see random_splits
     Z = concatenate([sx, sy])
@@ -276,23 +272,24 @@ def two_sample_test(
             bar.update(n1 + n2)
         bar.close()
     rule = plan.rule
-    frob = _statistics.frobenius(Z, plan.kernels, rng, nt) if rule.needs_frobenius else None
-    read = stats.T if rule.statistic == "biased" else stats.U
-    decision = decide(rule, read, frob, stats.n_rows[0], stats.n_rows[1], args.temperature)
+    decision = decide(
+        rule, stats, plan.kernels, lambda: _statistics.subset_mean_squares(Z, plan.kernels, rng, nt), args.temperature
+    )
     found = None
     j = decision.deciding
+    U = decision.unbiased
     if effect and stats.witness is not None:  # exact: the witness's variances from the same pass
         n_x, n_y = stats.n_rows
-        variance = 4.0 * (stats.witness[j, 0] / n_x + stats.witness[j, 1] / n_y) + float(stats.U[j].std()) ** 2
-        found = interval(plan.kernels[j], float(stats.U[j, 0]), variance)
+        variance = 4.0 * (stats.witness[j, 0] / n_x + stats.witness[j, 1] / n_y) + float(U[j].std()) ** 2
+        found = interval(plan.kernels[j], float(U[j, 0]), variance)
     elif effect and plan.landmarks is not None and stats.observed is not None:
         found = effect_size(
             sx,
             sy,
             plan.landmarks,
             plan.kernels[j],
-            float(stats.U[j, 0]),
-            float(stats.U[j].std()),
+            float(U[j, 0]),
+            float(U[j].std()),
             stats.observed[j],
             nt,
             rng,
@@ -330,24 +327,6 @@ def two_sample_test(
     )
 
 
-def _warn_scales(sx: RowSource, sy: RowSource, args: Arguments) -> None:
-    """The unit and bandwidth warnings of :mod:`nystrom_kme._scaling` on up to 500 pooled
-    rows (:func:`~nystrom_kme._scaling.peek_rows`: no extra pass over the data)."""
-    rows_x, rows_y = peek_rows(sx, 250), peek_rows(sy, 250)
-    if rows_x is None or rows_y is None:
-        return
-    sample = np.concatenate([rows_x, rows_y])
-    warn_units(sample, list(sx.feature_names) if sx.feature_names else None, "two_sample_test", stacklevel=4)
-    given = (
-        [args.kernel]
-        if args.kernel is not None
-        else list(args.collection.families)
-        if args.collection is not None
-        else []
-    )
-    warn_bandwidths(sample, [k for k in given if k.is_resolved], "two_sample_test", stacklevel=4)
-
-
 def swaps(X: SourceLike, Y: SourceLike) -> bool:
     """Whether :func:`two_sample_test` takes Y as its first sample: it orders the samples
     canonically (the larger first; equal sizes by their first differing value at fixed
@@ -368,11 +347,18 @@ def swaps(X: SourceLike, Y: SourceLike) -> bool:
 
 __all__ = [
     "AGGREGATIONS",
+    "COLLECTION_RULE",
     "DEFAULT_COLLECTION",
+    "DEFAULT_LANDMARKS",
     "DEFAULT_MAX_BINS",
+    "DEFAULT_RULE",
+    "EXACT_FEATURES",
+    "EXACT_ROWS",
+    "METHODS",
     "AggregatedTestResult",
     "Effect",
     "TwoSampleResult",
+    "exact_rows",
     "swaps",
     "two_sample_test",
 ]

@@ -27,8 +27,10 @@ from ._statistics import DEFAULT_MAX_BINS, MIN_BINS_PER_SAMPLE
 from .rules import AGGREGATIONS, ONE_KERNEL, RULES, Rule
 
 METHODS = ("auto", "nystrom", "exact")
-#: The aggregation of ``kernel="auto"`` (a collection given by the caller: "fuse").
+#: The aggregation of ``kernel="auto"``.
 DEFAULT_RULE = "fuse+median"
+#: The aggregation of a collection given by the caller.
+COLLECTION_RULE = "fuse"
 #: The collection of ``kernel="auto"``: Gaussian and Laplacian kernels at the two ends of
 #: MMD-FUSE's bandwidth grid, to which "fuse+median" adds the median Gaussian (in the
 #: study of issue 27 these four had the power of FUSE's twenty: bench/RESULTS.md).
@@ -84,7 +86,7 @@ def kernels_and_rule(kernel: object, aggregation: object) -> tuple[Kernel | None
         return None, DEFAULT_COLLECTION if name == DEFAULT_RULE else KernelCollection(), RULES[name], True
     collection = as_collection(kernel)
     if collection is not None:
-        return None, collection, RULES["fuse" if aggregation is None else str(aggregation)], False
+        return None, collection, RULES[COLLECTION_RULE if aggregation is None else str(aggregation)], False
     if not isinstance(kernel, (Kernel, str)):
         raise ValueError(
             f"kernel must be 'auto', a Kernel, a kernel name, a KernelCollection or a list of kernels, got {kernel!r}"
@@ -93,6 +95,15 @@ def kernels_and_rule(kernel: object, aggregation: object) -> tuple[Kernel | None
     if aggregation is not None:
         raise ValueError(f"aggregation={aggregation!r} combines several kernels; kernel is one ({single!r})")
     return single, None, ONE_KERNEL, False
+
+
+def given_kernels(single: Kernel | None, collection: KernelCollection | None) -> list[Kernel]:
+    """The kernels as given (before any bandwidth is set from data): the one kernel, or
+    the collection's families (the unit and bandwidth warnings look at those with a
+    numeric bandwidth)."""
+    if single is not None:
+        return [single]
+    return [] if collection is None else list(collection.families)
 
 
 def check_landmarks(
@@ -175,6 +186,7 @@ def check_arguments(
 
 
 __all__ = [
+    "COLLECTION_RULE",
     "DEFAULT_COLLECTION",
     "DEFAULT_MAX_BINS",
     "DEFAULT_RULE",
@@ -184,5 +196,6 @@ __all__ = [
     "check_landmarks",
     "check_level",
     "check_permutations",
+    "given_kernels",
     "kernels_and_rule",
 ]

@@ -11,16 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._landmark_count import cap_landmarks
-from ..bounds import default_n_landmarks
+from .._landmark_plan import DefaultLandmarks, plan_landmarks
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, resolve_kernel
-from ..landmark_search import search_landmarks
 from ..permutation import SplitSpec
-from ..sampling import UniformSampling, as_policy, resolve_sampler
 from ..sources import RowSource
 from ._arguments import Arguments
-from ._landmarks import choose_landmarks
 from ._statistics import Binning, make_binning
 from .rules import Rule
 
@@ -49,6 +45,8 @@ EXACT_FEATURES = 20
 EXACT_D0 = 168
 MIN_LANDMARKS = 1024
 MAX_LANDMARKS = 3000
+#: The tests' default m (the rule of every Nyström test and detector, this range).
+DEFAULT_LANDMARKS = DefaultLandmarks(MIN_LANDMARKS, MAX_LANDMARKS)
 #: Rows compared (at fixed positions) to order two samples of equal size.
 ORDER_ROWS = 256
 
@@ -135,21 +133,25 @@ def make_plan(args: Arguments, sx: RowSource, sy: RowSource, Z: RowSource, seed:
             # tests in their permutations (bench/RESULTS.md, issue 27)
             max_bins = min(max_bins, max(DEFAULT_MIN_BINS, 2 * N // len(kernels)))
         binning = make_binning(n1, n2, max_bins, rng)
-    landmarks = None if method == "exact" else _landmarks(args, Z, kernels, collection is not None, rng)
+    landmarks = None
+    if method != "exact":  # label-blind: the search for the narrowest kernel, or m rows drawn
+        wanted = args.auto if args.auto is not None else args.n_landmarks
+        landmarks = plan_landmarks(
+            Z, kernels, wanted, args.sampler, rng, args.n_threads, default=DEFAULT_LANDMARKS, rows="the {n} pooled rows"
+        )
     units = (n1, n2) if binning is None else (binning.n1, binning.n2)
     spec = SplitSpec(units[0], units[1], args.n_permutations, seed)
     return Plan(kernels, collection, args.rule, method, landmarks, binning, spec)
 
 
 def default_landmarks(n_rows: int) -> int:
-    """The tests' m for N pooled rows: the paper's sqrt(N) log sqrt(N) between
-    MIN_LANDMARKS and MAX_LANDMARKS, at most N (see EXACT_ROWS for where every row is
-    taken).
+    """The tests' m for N pooled rows (``DEFAULT_LANDMARKS``; see EXACT_ROWS for where every
+    row is taken).
 
     >>> default_landmarks(2 * 10**6), default_landmarks(2 * 10**5), default_landmarks(40_000), default_landmarks(500)
     (3000, 2730, 1060, 500)
     """
-    return min(n_rows, max(MIN_LANDMARKS, min(MAX_LANDMARKS, default_n_landmarks(n_rows))))
+    return DEFAULT_LANDMARKS(n_rows)
 
 
 def exact_rows(n_features: int | None) -> int:
@@ -172,28 +174,8 @@ def resolved_method(args: Arguments, n_rows: int, n_features: int | None) -> str
     return "exact" if n_rows <= exact_rows(n_features) and not chosen else "nystrom"
 
 
-def _landmarks(
-    args: Arguments, Z: RowSource, kernels: list[Kernel], several: bool, rng: np.random.Generator
-) -> np.ndarray:
-    """m pooled rows, label-blind: the search of ``n_landmarks="auto"`` for the narrowest
-    kernel (the one that needs the finest landmarks), or m from the rule of ``n_landmarks``."""
-    N, nt = Z.count_rows(), args.n_threads
-    if args.auto is not None:
-        narrowest = min(kernels, key=lambda k: float(k.bandwidth))
-        given = args.sampler
-        policy = as_policy(resolve_sampler(given)) if given is not None else UniformSampling(replace=False)
-        found = search_landmarks(
-            Z, narrowest, policy, rng, spec=args.auto, sample_weight=None, solver="auto", rcond=0.0, n_threads=nt
-        )
-        return found.landmarks
-    m = args.n_landmarks
-    if m is None:
-        m = default_landmarks(N)
-    m = cap_landmarks(m, N, "the {n} pooled rows", stacklevel=5)
-    return choose_landmarks(Z, kernels, max(m, 2) if several else m, args.sampler, rng, nt)
-
-
 __all__ = [
+    "DEFAULT_LANDMARKS",
     "DEFAULT_MIN_BINS",
     "EXACT_ROWS",
     "exact_rows",

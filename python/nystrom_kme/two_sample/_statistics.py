@@ -19,7 +19,7 @@ split, computed one of three ways:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,10 +41,6 @@ EXACT_BLOCK_BYTES = 16 * 1024 * 1024
 BIN_SUMS_BYTES = 16 * 1024 * 1024
 #: Pooled rows of the uniform subsample that estimates MMD-FUSE's normaliser ||K_0||_F.
 FROBENIUS_SUBSET = 500
-#: For kernels bounded by 1 the statistics carry rounding errors up to ~eps |w|^T K |w| =
-#: 4 eps: smaller ones are no evidence (constant data, bandwidths far beyond every
-#: distance) and count as 0, so that such splits tie instead of ordering by round-off.
-NOISE = 2.0**-44
 
 
 @dataclass(frozen=True)
@@ -85,22 +81,41 @@ def make_binning(n1: int, n2: int, max_bins: int | None, rng: np.random.Generato
 
 @dataclass(frozen=True)
 class PermutedStatistics:
-    """T and U (K, B + 1): each kernel's biased and unbiased MMD^2 for every split; the
-    units permuted (rows, or bins of ``bin_size`` rows) and the rows they hold."""
+    """Every kernel's statistics for every split of a permutation test, what
+    :func:`~nystrom_kme.two_sample._decision.decide` reads.
+
+    Attributes
+    ----------
+    T : ndarray (K, B + 1)
+        Each kernel's biased statistic (the squared distance of the split's two sides),
+        column 0 the observed split.
+    U : ndarray (K, B + 1) or None
+        The unbiased statistics (None: the centred T, for a statistic whose unbiased
+        form differs from T by a term every split shares).
+    n_rows : tuple of int
+        The rows on each side of a split (the units permuted times ``bin_size``).
+    bin_size : int
+        Rows per unit.
+    observed : ndarray (K, m) or None
+        Nyström: K(L, X) 1 / n1 - K(L, Y) 1 / n2, the effect's s.
+    witness : ndarray (K, 2) or None
+        Exact: Var_X f, Var_Y f of the witness, the effect's.
+    n_pooled : int or None
+        The pooled rows MMD-FUSE's normaliser ||K_0||_F is taken over (None: the rows
+        of ``n_rows``; the test: every pooled row, binned or not).
+    """
 
     T: np.ndarray
-    U: np.ndarray
+    U: np.ndarray | None
     n_rows: tuple[int, int]
     bin_size: int = 1
-    observed: np.ndarray | None = None  # (K, m): K(L, X) 1 / n1 - K(L, Y) 1 / n2 (Nyström), the effect's s
-    witness: np.ndarray | None = None  # (K, 2): Var_X f, Var_Y f of the witness (exact), the effect's
+    observed: np.ndarray | None = None
+    witness: np.ndarray | None = None
+    n_pooled: int | None = None
 
-    def without_noise(self) -> PermutedStatistics:
-        """The statistics with those below NOISE set to 0 (bounded kernels only)."""
-        T, U = self.T.copy(), self.U.copy()
-        T[np.abs(T) < NOISE] = 0.0
-        U[np.abs(U) < NOISE] = 0.0
-        return PermutedStatistics(T, U, self.n_rows, self.bin_size, self.observed, self.witness)
+    @property
+    def pooled_rows(self) -> int:
+        return sum(self.n_rows) if self.n_pooled is None else self.n_pooled
 
 
 def _unbiased(
@@ -241,14 +256,14 @@ def permuted(
 ) -> PermutedStatistics:
     """Every kernel's statistics for every split of a plan: exact (no landmarks), one
     kernel's label weights streamed, or a collection's (by bins, or streamed single rows);
-    statistics below the round-off of bounded kernels set to 0."""
+    MMD-FUSE's normaliser over every pooled row."""
     if landmarks is None:
         stats = exact(Z, kernels, spec, nt, progress)
     elif not several:
         stats = nystrom_single(Z, landmarks, kernels[0], spec, nt, progress)
     else:
         stats = nystrom_collection(Z, landmarks, kernels, spec, binning, nt, progress)
-    return stats.without_noise() if all(k.radial for k in kernels) else stats
+    return replace(stats, n_pooled=Z.count_rows())
 
 
 def mean_squares(rows: np.ndarray, kernels: list[Kernel], nt: int) -> np.ndarray:
@@ -261,21 +276,14 @@ def mean_squares(rows: np.ndarray, kernels: list[Kernel], nt: int) -> np.ndarray
     return out
 
 
-def fuse_normalisers(mean_sq: np.ndarray, n_rows: int) -> np.ndarray:
-    """MMD-FUSE's scales ||K_0||_F = sqrt(sum_{i != j} k(z_i, z_j)^2) over ``n_rows``
-    pooled rows from the mean of k^2 over pairs: sqrt(mean N (N - 1)), unbiased in the square."""
-    out: np.ndarray = np.sqrt(np.maximum(np.asarray(mean_sq, dtype=np.float64), 0.0) * n_rows * (n_rows - 1))
-    return out
-
-
-def frobenius(Z: RowSource, kernels: list[Kernel], rng: np.random.Generator, nt: int) -> np.ndarray:
-    """MMD-FUSE's scales over the N pooled rows, estimated from a uniform subsample of
-    FROBENIUS_SUBSET rows (label-blind; :func:`mean_squares`, :func:`fuse_normalisers`).
-    (Landmarks chosen for the narrow kernels are not a uniform sample: their mean
-    underestimated it by a quarter.)"""
+def subset_mean_squares(Z: RowSource, kernels: list[Kernel], rng: np.random.Generator, nt: int) -> np.ndarray:
+    """The mean of k^2 over pairs of the pooled rows (MMD-FUSE's normaliser ||K_0||_F per
+    pair), estimated from a uniform subsample of FROBENIUS_SUBSET rows (label-blind;
+    :func:`mean_squares`). (Landmarks chosen for the narrow kernels are not a uniform
+    sample: their mean underestimated it by a quarter.)"""
     N = Z.count_rows()
     rows = np.sort(rng.choice(N, size=FROBENIUS_SUBSET, replace=False)) if N > FROBENIUS_SUBSET else np.arange(N)
-    return fuse_normalisers(mean_squares(np.ascontiguousarray(Z.take(rows)), kernels, nt), N)
+    return mean_squares(np.ascontiguousarray(Z.take(rows)), kernels, nt)
 
 
 __all__ = [
@@ -283,11 +291,10 @@ __all__ = [
     "Binning",
     "PermutedStatistics",
     "exact",
-    "frobenius",
-    "fuse_normalisers",
     "mean_squares",
     "make_binning",
     "nystrom_collection",
     "nystrom_single",
     "permuted",
+    "subset_mean_squares",
 ]
