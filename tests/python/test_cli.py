@@ -221,7 +221,7 @@ def test_aggregated_test_matches_the_python_api(files):
     "args, message",
     [
         (["--aggregate", "fuse", "--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
-        (["--aggregate", "fuse", "--kernels", "gaussian,nope"], "unknown kernel 'nope'"),
+        (["--aggregate", "fuse", "--kernels", "gaussian,nope"], "got 'nope'"),  # the library's words
         (["--aggregate", "fuse", "--kernels", "linear"], "radial"),
         (["--bandwidth", "1.0"], "--bandwidth fixes one kernel"),
         (["--kernel", "gaussian", "--bandwidths", "3"], "--bandwidths applies to a collection"),
@@ -249,10 +249,11 @@ def test_kernels_without_aggregation_test_that_collection(files):
 
 
 def test_an_empty_kernels_list_is_refused(files):
-    """`test --aggregation fuse --kernels ""` used to run MMD-FUSE's 20-kernel grid silently."""
+    """`test --aggregation fuse --kernels ""` used to run MMD-FUSE's 20-kernel grid silently:
+    the collection is the library's, which refuses it by name."""
     tmp, _, _ = files
     out = run("test", "A.npy", "B.npy", "--aggregation", "fuse", "--kernels", "", cwd=tmp)
-    assert out.returncode == 2 and "--kernels names no kernel" in out.stderr, out.stderr
+    assert out.returncode == 2 and "--kernels '': kernels must name at least one kernel" in out.stderr, out.stderr
 
 
 def test_suggest_m_matches_the_bounds_module(files):
@@ -798,5 +799,46 @@ def test_a_column_in_thousands_warns_and_standardize_changes_the_decision(tmp_pa
                 "standard",
             ]
         )
-        == 2
+        == 0  # issue 43: the online detector takes --standardize too
     )
+    online = nk.load(tmp_path / "o.npz")
+    assert online.scaling_.kind == "standard" and online.get_params()["standardize"] == "standard"
+
+
+# --------------------------------------------------------------------------- #
+# the command line asks the library (issue 41)
+# --------------------------------------------------------------------------- #
+def test_test_help_describes_the_rules_in_the_librarys_words(capsys):
+    """`test --help` reads each rule's Rule.description and the library's numbers (the
+    default m's range, the exact method's limit) rather than restating them."""
+    from nystrom_kme.two_sample import DEFAULT_LANDMARKS, EXACT_ROWS
+    from nystrom_kme.two_sample.rules import RULES
+
+    with pytest.raises(SystemExit):
+        main(["test", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps after hyphens
+    for name, rule in RULES.items():
+        assert f"'{name}': {rule.description}" in text, name
+    assert DEFAULT_LANDMARKS.describe("the N pooled rows") in text and f"exact up to {EXACT_ROWS}" in text
+
+
+def test_drift_fit_takes_the_statistic_the_landmark_plan_and_standardize_online(files):
+    """`drift fit` passes --statistic, --n-landmarks auto and --sampler to the detector
+    (the options not given keep the detector's own defaults); --online takes
+    --standardize and refuses --statistic, saying why."""
+    tmp, A, _ = files
+    common = ["--n-holdout", "300", "--seed", "1"]
+    ok_json(
+        "drift", "fit", "A.npy", "-o", "s.npz", "--statistic", "nystrom-mmd", "--n-landmarks", "auto", *common, cwd=tmp
+    )
+    det = nk.load(tmp / "s.npz")
+    direct = nk.DriftDetector(A, n_landmarks="auto", n_holdout=300, random_state=1)
+    assert det.get_params()["statistic"] == "nystrom-mmd" and det.get_params()["n_landmarks"] == "auto"
+    np.testing.assert_array_equal(det.reference_.landmarks, direct.reference_.landmarks)
+    ok_json("drift", "fit", "A.npy", "-o", "r.npz", "--sampler", "rpcholesky", "--n-landmarks", "30", *common, cwd=tmp)
+    assert nk.load(tmp / "r.npz").get_params()["sampler"] == "rpcholesky"
+    online = ["drift", "fit", "A.npy", "-o", "o.npz", "--online", "--ert", "100", "--window", "10"]
+    out = run(*online, "--statistic", "nystrom-mmd", cwd=tmp)
+    assert out.returncode == 2 and "an online detector has one statistic" in out.stderr, out.stderr
+    ok_json(*online, "--standardize", "robust", cwd=tmp)
+    assert nk.load(tmp / "o.npz").scaling_.kind == "robust"

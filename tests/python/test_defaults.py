@@ -42,6 +42,7 @@ def test_the_table_covers_what_drifted_and_the_help_shows_it(capsys):
         build_parser().parse_args(["drift", "fit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert f"(default: {defaults.DRIFT_N_HOLDOUT})" in text
-    # the default m follows the detectors' caps, from the same table (no stale "20000" for the batch one)
-    assert f"n at most {defaults.DRIFT_MAX_DEFAULT_ROWS}: 302 landmarks" in text
-    assert f"--online: n at most {defaults.ONLINE_MAX_DEFAULT_ROWS}" in text
+    # the default m follows the detectors' caps, from the same table (no stale "20000" for the batch one),
+    # in the words of the library's one rule (DefaultLandmarks.describe)
+    assert f"at most 302 (the paper's m for {defaults.DRIFT_MAX_DEFAULT_ROWS} rows)" in text
+    assert f"--online: at most 701 (the paper's m for {defaults.ONLINE_MAX_DEFAULT_ROWS} rows)" in text

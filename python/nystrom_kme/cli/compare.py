@@ -5,25 +5,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..kernel_collection import KernelCollection
-from ..kernels import KERNEL_NAMES as ALL_KERNEL_NAMES
-from ..kernels import get_kernel
 from ..mmd_estimators import mmd2, mmd2_exact
 from ..persistence import kernel_spec
 from ..sources import RowSource
-from ..two_sample import DEFAULT_MAX_BINS, AggregatedTestResult, TwoSampleResult, two_sample_test
-from .inputs import (
-    PRIMARY_KERNEL_NAMES,
-    kernel_of,
-    pooled_kernel,
-    progress_callbacks,
-    standardize_arg,
-    two_sources,
-)
+from ..two_sample import AggregatedTestResult, TwoSampleResult, two_sample_test
+from .inputs import kernel_of, pooled_kernel, progress_callbacks, standardize_arg, two_sources
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
@@ -210,38 +201,19 @@ def _aggregated_test(args: argparse.Namespace, a: RowSource, b: RowSource) -> in
             "--bandwidth fixes one kernel (with --kernel); a collection sets "
             "--bandwidths of each --kernels family from the data"
         )
-    collection: KernelCollection | Literal["auto"] = "auto"  # the library's default test
-    if args.kernels is not None or args.bandwidths is not None or args.grid is not None:
-        families = (
-            [name.strip() for name in args.kernels.split(",") if name.strip()]
-            if args.kernels is not None
-            else ["gaussian", "laplacian"]
-        )
-        if not families:  # '--kernels ""' named no kernel: never a silent default grid
-            raise BadInput(
-                f"--kernels names no kernel (got {args.kernels!r}); give radial kernel names, e.g. gaussian,laplacian"
+    choice: dict[str, Any] = {"aggregation": args.aggregate}
+    if args.max_bins is not None:
+        choice["max_bins"] = args.max_bins
+    grid = {k: v for k, v in (("n_bandwidths", args.bandwidths), ("grid", args.grid)) if v is not None}
+    if args.kernels is not None or grid:  # a collection of the library's, from the options given
+        families = [] if args.kernels is None else [name.strip() for name in args.kernels.split(",") if name.strip()]
+        try:
+            choice["kernel"] = (
+                KernelCollection(families, **grid) if args.kernels is not None else KernelCollection(**grid)
             )
-        unknown = [name for name in families if name not in ALL_KERNEL_NAMES]
-        if unknown:
-            raise BadInput(
-                f"--kernels: unknown kernel {unknown[0]!r}; radial kernels: "
-                f"{', '.join(n for n in PRIMARY_KERNEL_NAMES if get_kernel(n).radial)}"
-            )
-        not_radial = [name for name in families if not get_kernel(name).radial]
-        if not_radial:
-            raise BadInput(
-                f"--kernels: {not_radial[0]!r} is not radial; a collection takes radial kernels: "
-                f"{', '.join(n for n in PRIMARY_KERNEL_NAMES if get_kernel(n).radial)}"
-            )
-        collection = KernelCollection(families, n_bandwidths=args.bandwidths or 10, grid=args.grid or "fuse")
-    res, seconds, reject = _run_test(
-        args,
-        a,
-        b,
-        kernel=collection,
-        aggregation=args.aggregate,
-        max_bins=DEFAULT_MAX_BINS if args.max_bins is None else args.max_bins,
-    )
+        except ValueError as err:  # the library's words, named by the option
+            raise BadInput(f"--kernels {args.kernels!r}: {err}") from None
+    res, seconds, reject = _run_test(args, a, b, **choice)  # no kernel given: the library's default test
     assert isinstance(res, AggregatedTestResult)  # a collection
     record = {
         **aggregated_record(res),

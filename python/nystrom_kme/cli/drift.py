@@ -4,6 +4,7 @@ batches against it, ``watch`` a stream of rows on standard input."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import itertools
 import sys
 import time
@@ -12,11 +13,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._columns import check_feature_names, fitted_feature_names
-from ..bounds import default_n_landmarks
 from ..datafiles import column_indices, first_line_is_header, split_fields
-from ..defaults import ALPHA, DRIFT_MAX_DEFAULT_ROWS, DRIFT_N_HOLDOUT, N_PERMUTATIONS, ONLINE_MAX_DEFAULT_ROWS
-from ..drift import DriftDetector, OnlineDriftDetector
+from ..defaults import ALPHA, DRIFT_N_HOLDOUT, N_PERMUTATIONS
+from ..drift import DriftDetector, OnlineDriftDetector, batch, online
 from ..persistence import load
+from ..sampling import SAMPLER_NAMES
 from .inputs import STANDARDIZE_CHOICES, data_source, read_counted, standardize_arg
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
@@ -26,8 +27,22 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
         raise BadInput("--online needs --ert (expected updates between false alarms) and --window (rows)")
     if not args.online and (args.ert is not None or args.window is not None):
         raise BadInput("--ert and --window configure an online detector: add --online")
-    if args.online and args.standardize != "none":
-        raise BadInput("--standardize is for batch detectors; scale the rows before an online one")
+    if args.online and args.statistic is not None:
+        raise BadInput(
+            "--statistic names a batch detector's permutation statistic; an online detector has one statistic, "
+            "the window's MMD, whose threshold is simulated for it (drop --statistic)"
+        )
+    # the options given, and only those: the detectors' own defaults for the others
+    given = {
+        name: value
+        for name, value in (
+            ("kernel", args.kernel),
+            ("n_landmarks", args.n_landmarks),
+            ("sampler", args.sampler),
+            ("statistic", args.statistic),
+        )
+        if value is not None
+    }
     src, bar = read_counted(args, args.reference)  # every pass over the file, in rows
     start = time.perf_counter()
     det: DriftDetector | OnlineDriftDetector
@@ -37,16 +52,14 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
                 src,
                 ert=args.ert,
                 window_size=args.window,
-                kernel="gaussian" if args.kernel is None else args.kernel,
-                n_landmarks=args.n_landmarks,
+                standardize=standardize_arg(args.standardize),
                 random_state=args.seed,
                 n_threads=args.threads,
+                **given,
             )
         else:
             det = DriftDetector(
                 src,
-                kernel="auto" if args.kernel is None else args.kernel,
-                n_landmarks=args.n_landmarks,
                 n_permutations=args.permutations,
                 n_holdout=args.holdout,
                 alpha=args.alpha,
@@ -54,6 +67,7 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
                 random_state=args.seed,
                 n_threads=args.threads,
                 progress=False,  # the reading bar above counts the reference's passes
+                **given,
             )
     finally:
         bar.close()
@@ -223,6 +237,11 @@ def cmd_drift_watch(args: argparse.Namespace) -> int:
     return EXIT_REJECTED if alarms else EXIT_OK
 
 
+def _default(cls: type, name: str) -> object:
+    """The default of a parameter of ``cls`` (its signature's: the help never restates it)."""
+    return inspect.signature(cls).parameters[name].default
+
+
 def add_drift_commands(
     add: object,
     files: argparse.ArgumentParser,
@@ -231,6 +250,7 @@ def add_drift_commands(
     positive_int: object,
     probability: object,
     column_list: object,
+    landmarks: object,
 ) -> None:
     """The 'drift' command and its three actions, on the main parser's ``add``."""
     p = add("drift", "drift detection against a reference file: fit, test batches, watch a stream", [])  # type: ignore[operator]
@@ -246,15 +266,30 @@ def add_drift_commands(
     f.add_argument("reference", help="reference data file (n rows, d columns)")
     f.add_argument("-o", "--output", required=True, help="where to save the detector (.npz)")
     f.add_argument(
-        "--kernel", default=None, help="one kernel by name (default: the default test, 'auto'; online: gaussian)"
+        "--kernel",
+        default=None,
+        help="one kernel by name (default: the default test of 'test'; --online: "
+        f"{_default(OnlineDriftDetector, 'kernel')})",
     )
     f.add_argument(
         "--n-landmarks",
-        type=positive_int,
+        type=landmarks,
         default=None,
-        help=f"m (default: ceil(sqrt(n) log sqrt(n)) for the n reference rows outside the held-out ones, n at "
-        f"most {DRIFT_MAX_DEFAULT_ROWS}: {default_n_landmarks(DRIFT_MAX_DEFAULT_ROWS)} landmarks from "
-        f"{DRIFT_MAX_DEFAULT_ROWS} rows on; --online: n at most {ONLINE_MAX_DEFAULT_ROWS})",
+        help=f"m, drawn from the N reference rows outside the held-out ones (default: "
+        f"{batch.DEFAULT_LANDMARKS.describe('those N rows')}; --online: {online.DEFAULT_LANDMARKS.bounds()}); "
+        "'auto': the certified landmark search on those rows, for the narrowest kernel",
+    )
+    f.add_argument(
+        "--sampler",
+        choices=SAMPLER_NAMES,
+        default=None,
+        help="how the landmarks are chosen from those rows (default: uniform without replacement)",
+    )
+    f.add_argument(
+        "--statistic",
+        choices=tuple(batch.STATISTICS),
+        default=None,
+        help=f"the per-batch statistic (default: {batch.DEFAULT_STATISTIC}); not with --online",
     )
     f.add_argument(
         "--n-permutations",
@@ -277,8 +312,9 @@ def add_drift_commands(
         "--standardize",
         choices=STANDARDIZE_CHOICES,
         default="none",
-        help="centre and scale every column with the reference's statistics, saved with the detector: "
-        "'standard' (mean, standard deviation) or 'robust' (median, IQR / 1.349); default: none",
+        help="centre and scale every column with the reference's statistics, saved with the detector and "
+        "applied to every batch or streamed row: 'standard' (mean, standard deviation) or 'robust' "
+        "(median, IQR / 1.349); default: none",
     )
     f.add_argument("--online", action="store_true", help="an online detector (for 'watch')")
     f.add_argument("--ert", type=float, default=None, help="online: expected rows between false alarms")

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._progress import RowsBar
 from ..datafiles import read_data
+from ..defaults import STANDARDIZE_KINDS
 from ..embedding import KernelMeanEmbedding
 from ..kernels import KERNEL_ALIASES, Kernel, get_kernel, resolve_kernel
 from ..kernels import KERNEL_NAMES as ALL_KERNEL_NAMES
@@ -109,7 +110,7 @@ def pooled_kernel(args: argparse.Namespace, a: RowSource, b: RowSource, rng: np.
 
 
 #: --standardize's values: "none", then the library's kinds (``standardize=``).
-STANDARDIZE_CHOICES = ("none", "standard", "robust")
+STANDARDIZE_CHOICES = ("none", *STANDARDIZE_KINDS)
 
 
 def standardize_arg(choice: str) -> bool | str:

@@ -13,10 +13,21 @@ from typing import Any, NoReturn
 from ..compression import EXACT_MMD_MAX_ROWS, WEIGHTS
 from ..datafiles import SUFFIXES
 from ..defaults import ALPHA, BOUNDS_DELTA, COMPRESS_SAMPLER, COMPRESS_WEIGHTS, FIT_SAMPLER, N_PERMUTATIONS, TEST_METHOD
-from ..kernel_collection import GRIDS
+from ..kernel_collection import FAMILIES, GRIDS, N_BANDWIDTHS
 from ..kernels import KERNEL_ALIASES
 from ..sampling import SAMPLER_NAMES
-from ..two_sample import AGGREGATIONS, DEFAULT_MAX_BINS
+from ..two_sample import (
+    AGGREGATIONS,
+    COLLECTION_RULE,
+    DEFAULT_COLLECTION,
+    DEFAULT_LANDMARKS,
+    DEFAULT_MAX_BINS,
+    DEFAULT_RULE,
+    EXACT_FEATURES,
+    EXACT_ROWS,
+    METHODS,
+)
+from ..two_sample.rules import RULES
 from .about import cmd_demo, cmd_info
 from .compare import cmd_mmd, cmd_test
 from .drift import add_drift_commands
@@ -87,6 +98,16 @@ def _n_landmarks(text: str) -> int | str:
         return _positive_int(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, 'auto' or 'bound', got {text!r}") from None
+
+
+def _auto_or_count(text: str) -> int | str:
+    """m or 'auto' (where 'bound' does not apply: the tests' and detectors' landmarks)."""
+    if text == "auto":
+        return text
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
 
 
 def _positive_int(text: str) -> int:
@@ -307,9 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_probability, default=ALPHA, help=f"level of the test (default: {ALPHA})")
     p.add_argument(
         "--method",
-        choices=("auto", "nystrom", "exact"),
+        choices=METHODS,
         default=TEST_METHOD,
-        help="the statistic: exact up to 10000 pooled rows (fewer above 20 columns), else Nystrom (default: auto)",
+        help=f"the statistic: exact up to {EXACT_ROWS} pooled rows (fewer above {EXACT_FEATURES} columns), "
+        f"else Nystrom (default: {TEST_METHOD})",
     )
     p.add_argument("--exact", dest="method", action="store_const", const="exact", help="--method exact, O(n^2)")
     p.add_argument(
@@ -321,9 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--n-landmarks",
-        type=_n_landmarks,
+        type=_auto_or_count,
         default=None,
-        help="m (Nystrom; default ceil(sqrt(N) log sqrt(N)) of the N pooled rows, kept between 1024 and 3000); "
+        help=f"m (Nystrom; default {DEFAULT_LANDMARKS.describe('the N pooled rows')}); "
         "'auto': the certified landmark search on the pooled sample, for the narrowest kernel",
     )
     p.add_argument(
@@ -332,10 +354,12 @@ def build_parser() -> argparse.ArgumentParser:
         dest="aggregate",
         choices=AGGREGATIONS,
         default=None,
-        help="how the kernels of a collection combine: 'fuse+median' (the default test: MMD-FUSE over "
-        "4 kernels or the median Gaussian, whichever has the smaller p-value), 'fuse' (MMD-FUSE's soft "
-        "maximum; the default with --kernels), 'mmdagg' (the smallest marginal p-value) or 'maxz' (the "
-        "largest standardised MMD); alone it takes MMD-FUSE's 20 kernels",
+        help="how the kernels of a collection combine: "
+        + "; ".join(f"'{name}': {rule.description}" for name, rule in RULES.items())
+        + f" (default: '{DEFAULT_RULE}', the library's default test over "
+        f"{len(DEFAULT_COLLECTION.families) * DEFAULT_COLLECTION.n_bandwidths + RULES[DEFAULT_RULE].adds_median} "
+        f"kernels; '{COLLECTION_RULE}' with --kernels); alone it takes MMD-FUSE's grid of "
+        f"{len(FAMILIES) * N_BANDWIDTHS} kernels",
     )
     p.add_argument(
         "--kernels",
@@ -349,13 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="bandwidths",
         type=_positive_int,
         default=None,
-        help="bandwidths per kernel of the collection (default: 10, as MMD-FUSE)",
+        help=f"bandwidths per kernel of the collection (default: {N_BANDWIDTHS}, as MMD-FUSE)",
     )
     p.add_argument(
         "--grid",
         choices=GRIDS,
         default=None,
-        help="the collection's bandwidths: even ('fuse', the default) or geometric spacing",
+        help=f"the collection's bandwidths: even ('{GRIDS[0]}', the default) or geometric spacing",
     )
     p.add_argument(
         "--max-bins",
@@ -390,7 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=cmd_suggest_m)
 
-    add_drift_commands(add, files, threads, out, _positive_int, _probability, _columns)
+    add_drift_commands(add, files, threads, out, _positive_int, _probability, _columns, _auto_or_count)
 
     p = add("info", "describe a saved embedding, rule or test result", [out])
     p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")
