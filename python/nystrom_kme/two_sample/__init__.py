@@ -14,13 +14,15 @@ kernel (measured from 10^3 to 10^6 rows per sample). One kernel (``kernel="gauss
 the median heuristic) and MMD-FUSE's or MMDAgg's aggregation stay a keyword away.
 
 Modules, in the order the data flows: ``_arguments`` (every check, and the default rule
-and collection), ``_plan`` (the canonical order, the kernels, the landmarks through
-``_landmarks``, the units), ``_statistics`` (every kernel's permuted MMD^2: Nyström or
-exact), ``rules`` (the rules as objects: scores, aggregate, the kernel that decided, the
-check of a saved result; one kernel is the rule ``ONE_KERNEL``), ``_decision`` (the
+and collection), ``_plan`` (the canonical order, the kernels, the landmarks through the
+package's one landmark plan, :mod:`nystrom_kme._landmark_plan`, the units),
+``_statistics`` (every kernel's permuted MMD^2: Nyström or exact), ``rules`` (the rules as
+objects: scores, aggregate, the kernel that decided, the check of a saved result; one
+kernel is the rule ``ONE_KERNEL``), ``_decision`` (everything between the statistics and
+the decision: the round-off floor, the matrix a rule reads, MMD-FUSE's normalisers, the
 p-values and the deciding kernel), ``_effect`` (the MMD's confidence interval),
-``results``. The drift detectors use ``_arguments``, ``rules``, ``_decision`` and
-``_effect`` for their own permuted statistics.
+``results``. The drift detectors bring their own permuted statistics to the same
+pieces, through ``engine``.
 """
 
 from __future__ import annotations
