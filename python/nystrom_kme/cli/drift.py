@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._columns import check_feature_names, fitted_feature_names
-from ..datafiles import column_indices, first_line_is_header, split_fields
+from ..datafiles import column_indices, first_line_is_header, split_fields, split_header
 from ..defaults import ALPHA, DRIFT_N_HOLDOUT, N_PERMUTATIONS
 from ..drift import DriftDetector, OnlineDriftDetector, batch, online
 from ..persistence import load
@@ -167,6 +167,8 @@ class _Stdin:
                 self.pending.append(second)
                 following = split_fields(second[1], self.delimiter)
         is_header, names = first_line_is_header(fields, following, args.header, f"stdin: line {first[0]}")
+        if is_header and names is not None:  # names as csv reads them (quoted delimiters, "#")
+            fields = names = split_header(first[1], self.delimiter, f"stdin: line {first[0]}")
         if is_header:
             self.pending.pop(0)
         self.width = len(fields)
