@@ -28,21 +28,36 @@ spread; only that the rows are i.i.d. (for sigma) and the kernel bounded on them
 projection identity e(m)^2 = ||mu_hat_n||^2 - ||P_m mu_hat_n||^2, the second term exact for
 every prefix of the landmarks (:mod:`nystrom_kme.landmark_search._nested_projection`). The first is
 
-* computed ("exact", O(n^2 d)) where that costs less than the rows below: e(m) is then
-  known to round-off, and only sigma's lower bound (Hoeffding's, for the U-statistic of
-  the n rows) is random;
+* computed ("exact", n^2 kernel values): e(m) is then known to round-off for every
+  prefix, and only sigma's lower bound (Hoeffding's, for the U-statistic of the n rows)
+  is random;
 * or bounded from validation rows drawn from the data independently of the landmarks,
-  by a test by betting whose values have mean e(m)^2 and a range proportional to e(m):
-  a mass of rows that no landmark reaches shows up after about log(1/delta) / e of them.
-  Their number is sized for the target: VALIDATION_FACTOR ln(1/delta) / (tol sigma)
-  rows at most (about 40 / sigma at the defaults), drawn in doubling batches while the
-  test can still decide; each costs one kernel sum over the n rows.
+  by a test by betting whose values have mean e(m)^2 and a range proportional to e(m),
+  for every row of the data, read or not (the range comes from a pass over all of them):
+  a mass of rows that no landmark and no validation row reaches is bounded by that
+  range, never assumed away (issue 43). Each validation row costs one kernel sum over the
+  n rows, and the test cannot certify with fewer than one *floor*, r ln(1/delta) /
+  (MAX_BET tol sigma) rows (r = sqrt(kappa), or less when the kernel varies little on the
+  data; about 7 / (tol sigma) at the defaults): they are drawn FLOOR_MARGIN (3.5) floors
+  first, then doubling, up to 8 floors.
 
-A screen (the landmarks' own residuals, as a prequential estimate; 256 probe rows for
-samplers whose landmarks are not draws from the data) decides when the test is tried:
-when it estimates e(m) at about 0.7 of the target, and m grew by a quarter since the
-last try. Each try j spends 6 delta / (pi^2 j^2) of the confidence, so the tries together
-spend at most delta; the screen reads no validation row, so it cannot bias the test.
+"auto" computes ||mu_hat_n||^2 unless 8 floors of validation rows (their most) cost fewer
+kernel sums, with a premium for the larger m that validation certifies at: exact up to
+n of about 10^4 to 4 10^4 at the defaults, validation beyond. The decision is taken at
+the first try, when the screen's estimate of sigma is known.
+
+A screen decides when the certificate is tried: the landmarks' own residuals, as a
+prequential estimate (256 probe rows for samplers whose landmarks are not draws from the
+data), until the mode is decided; with validation rows, 1024 probe rows drawn apart from
+them, at which the solver's weights are evaluated (the projection's span leaves out
+directions under its pivot tolerance that the weights use) once the projection is within
+8 times the target. A try when the estimate is 0.7 of the target and m grew by a quarter
+since the last. Each try j spends 6 delta / (pi^2 j^2) of the confidence, so the tries
+together spend at most delta; the screen reads no validation row, so it cannot bias the
+test. In "exact" mode every prefix the projection proposes is tried, and the weights on
+all the landmarks whenever the last block added no direction to the projection (issue
+43: on 2-D tables the projection's pivots fall under its tolerance long before the
+weights meet the target).
 
 **The returned weights** are the core solver's (``solver``, ``rcond``), and they are
 what is certified: for any weights alpha on the landmarks L, ||mu_hat_n - sum_j alpha_j
@@ -55,7 +70,8 @@ solver's treatment of a rank-deficient K_m nor the nested factorization's roundi
 **Stops.** "tolerance": certified. "every row": sampling without replacement took all n
 rows (exact, but no cheaper than the empirical embedding: not certified). "plateau": the
 last landmarks added no direction to the span and every row lies in it to 1e-6 of k(x, x) (constant
-or near-constant kernels, few distinct rows): more landmarks change nothing. "exhausted":
+or near-constant kernels, few distinct rows): more landmarks change nothing the
+factorization can see. "exhausted":
 a pivoted-Cholesky sampler found no further landmark. "max_landmarks": the cap (not
 converged). Only "tolerance" is certified; constant data (sigma = 0, both errors zero to
 round-off) are certified at the first check.
@@ -69,10 +85,15 @@ and the solver's weights meet is returned, m = 1 on constant data); with validat
 the block ends are (64 at least). The largest m is ``max_landmarks`` (default min(n,
 max(8192, 2 ceil(sqrt(n) log sqrt(n))))).
 
-**Cost** (bench/RESULTS.md, issue 34): the landmarks' sums, as one fit at the returned
-m; plus the certificate: n^2 d / 2 kernel values for "exact" (n up to about 2x the
-validation budget, ~10^4 to 4 10^4 rows at the defaults), else the validation rows'
-sums, a few times sqrt(n) of them times n; plus one O(n d) pass for the kernel's range.
+**Cost** (bench/RESULTS.md, issues 34 and 43): the landmarks' sums, as one fit at the
+returned m; one O(n d) pass for the kernel's range; and the certificate: n^2 d kernel
+values ("exact"), or about 3.5 to 7 floors of validation rows, each n d. Against a plain
+fit at the returned m (n m d, plus m^3 / 3 for the solve) that is about n / m times more
+for "exact" and 5 ln(1/delta) / (tol sigma m) times more with validation rows: the floor
+is what any test from rows must pay to exclude an unseen far mass (see
+:mod:`~nystrom_kme.landmark_search._certificate`), so a certificate costs several fits
+unless m exceeds about 7 / (tol sigma) ~ 15 (n / (1 - E k(x, x')))^(1/2). Measured at
+n = 10^4 to 10^5: 4 to 40 plain fits (bench/search_cost.py).
 
 **Samplers.** Uniform sampling (the default, with or without replacement, weighted or
 not) draws one stream whose prefixes are the sets. The sequential policies

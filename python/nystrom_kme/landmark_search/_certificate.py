@@ -17,7 +17,27 @@ independently of the landmarks ("validation rows"):
 * **Its range scales with e(m)**: by Cauchy-Schwarz |g_m(x)| <= ||(I - P_m) phi(x)|| e(m)
   <= sqrt(kappa) e(m), kappa = max_i k(x_i, x_i). A row that no landmark reaches carries
   g_m of order e(m), never more; this is what makes a mass of rows missed by every
-  landmark visible at a cost of about log(1/delta) / e rows, not 1 / e^2.
+  landmark visible at a cost of about log(1/delta) / e rows, not 1 / e^2. A narrower
+  range when the kernel varies little on the data: for any two rows ||phi(x) -
+  phi(x')||^2 <= 2 gap_high (the kernel's range, one pass over every row), so g lies
+  within (2 gap_high)^(1/2) e of its value at a landmark (:func:`value_range`).
+
+**What no validation row sees** (issue 43). Both ranges hold for *every* row of the
+sample, read by the validation rows or not: kappa and gap_high come from a pass over all
+n rows. So the test below is valid for every distribution of residuals consistent with
+them, among them those with a rare far row that no validation row drew: its residual may
+lie anywhere in the range, and the wealth is a supermartingale under each. What such a
+row can hide is bounded by the range and the rows not seen: a mass p_far with residual at
+most sqrt(kappa) e adds at most p_far sqrt(kappa) e to e^2, so e <= p_far sqrt(kappa), and
+it escapes k draws with probability (1 - p_far)^k <= exp(-k e / sqrt(kappa)), above delta
+only for e <= sqrt(kappa) ln(1/delta) / k; k residuals that all read 0 reject the
+intervals down to about (4/3) sqrt(kappa) ln(1/delta) / k (bets of at most MAX_BET), above
+that. A shortcut that read k zeros as "zero to round-off" (issue 43's false certificate:
+10^4 identical rows and one far row, e = 0.71 sigma certified <= 1.2e-7) held only for the
+distributions the rows had seen, and is gone: the one deterministic zero is the kernel's
+range itself (gap_high at round-off: every row's phi(x) within round-off of every other's),
+where N^2 <= sum_i p_i k(x_i, x_i) bounds e_alpha^2 <= sum_i p_i k(x_i, x_i) - alpha^T s + c
+for any data.
 
 **The test** (:func:`certified_distance`). Fix a grid e_0 = sqrt(kappa) > e_1 > ...,
 e_{k+1} = e_k / GRID_RATIO, independent of the data. For each interval [e_{k+1}, e_k]
@@ -188,6 +208,36 @@ def mean_upper(values: np.ndarray, value_range: float, delta: float) -> float:
     return float(np.mean(values)) + math.sqrt(2.0 * var * log_term / k) + 7.0 * value_range * log_term / (3.0 * (k - 1))
 
 
+def value_range(
+    kappa: float, gap_high: float, c: float, centre: float, level: float, target: float
+) -> tuple[float, float]:
+    """(r^2, spread) such that every value y(x) = g_alpha(x) + c of the test lies within
+    r e_alpha + spread of 0, for every row x of the sample, seen or not: the narrower at
+    e_alpha = ``target`` of
+
+    * |y - c| <= sqrt(kappa) e_alpha (Cauchy-Schwarz: |<phi(x), r_alpha>| <= ||phi(x)|| e_alpha),
+    * |y - centre| <= (2 gap_high)^(1/2) e_alpha, ``centre`` = y at a row of the sample (the
+      first landmark): y(x) - y(x_0) = <phi(x) - phi(x_0), r_alpha> and ||phi(x) - phi(x_0)||^2
+      <= 2 gap_high for any two rows (the kernel's range on the data, one pass).
+
+    Each spread adds 2 ``level`` for the round-off of the values. The second range is the
+    narrow one when the kernel varies little on the data (a bandwidth far above the data's
+    spread); a row far from every other keeps it at the first.
+
+    Examples
+    --------
+    >>> from nystrom_kme.landmark_search._certificate import value_range
+    >>> value_range(1.0, 1.0, 0.0, 0.0, 0.0, 1e-3)        # a far row possible: sqrt(kappa)
+    (1.0, 0.0)
+    >>> value_range(1.0, 1e-6, 0.0, 1e-9, 0.0, 1e-3)      # every row near every other
+    (2e-06, 1e-09)
+    """
+    wide = (kappa, abs(c) + 2.0 * level)
+    narrow = (2.0 * gap_high, abs(centre) + 2.0 * level)
+    width = [math.sqrt(max(r2, 0.0)) * target + spread for r2, spread in (wide, narrow)]
+    return narrow if width[1] < width[0] else wide
+
+
 def _rejects(
     g: np.ndarray, low: float, high: float, sqrt_kappa: float, spread: float, horizon: int, log_level: float
 ) -> bool:
@@ -281,5 +331,6 @@ __all__ = [
     "probe_bound",
     "round_off_level",
     "u_statistic_lower",
+    "value_range",
     "z_value",
 ]

@@ -17,6 +17,8 @@ from .. import _core
 from .._compensated import fsum_dot
 from .._solve import solve_weights
 from ._certificate import (
+    MAX_BET,
+    WINDOW_MIN,
     Bound,
     attempt_delta,
     certified_distance,
@@ -25,6 +27,7 @@ from ._certificate import (
     probe_bound,
     round_off_level,
     u_statistic_lower,
+    value_range,
 )
 from ._nested_projection import PIVOT_TOL, NestedProjection
 from ._path_settings import Check, Draws, LandmarkStream, Levels, PathResult, Sample, Sigma, SolverSettings
@@ -37,20 +40,41 @@ BLOCK_FRACTION = 0.05
 BLOCK_MIN, BLOCK_MAX = 16, 512
 #: Screening probe rows of the samplers whose landmarks are not draws from p.
 PROBE_ROWS = 256
+#: With validation rows, the screen reads this many probe rows (drawn apart from the test's
+#: rows, so it cannot bias the test): an unbiased estimate of e(m)^2 at every block, where
+#: the landmarks' own residuals (a short window, skewed to the right) often read e^2 below
+#: a tenth of its value (issue 43: diamonds-like rows, tries at m = 144 to 525 that could
+#: not certify, each spending its share of delta). They cost VALIDATION_PROBES kernel sums.
+VALIDATION_PROBES = 1024
 #: The screen tries the certificate when its estimate of e^2 is at most SCREEN tol^2 sigma^2
 #: (e about 0.84 of the target: the validation rows then decide at a few log(1/delta) / e
 #: of them) and m grew by GROWTH since the last try.
 SCREEN = 0.7
 GROWTH = 1.25
+#: With validation rows the screen solves for the weights (O(m^3)) once the projection's
+#: estimate is within SOLVER_SCREEN of the target, at m at least SCREEN_GROWTH apart: the
+#: projection's e^2 can be 5 times the weights' (issue 43, diamonds-like rows, PIVOT_TOL).
+SOLVER_SCREEN = 8.0
+SCREEN_GROWTH = 1.1
+#: Exact mode's bisection for the smallest certified prefix stops within this fraction of m.
+BISECT_TOL = 0.01
 #: "exact": the weights are tried at prefixes that grow by at least this factor (each try
 #: solves for them, O(m^3)), from the first prefix whose projection meets the target.
 EXACT_GROWTH = 1.05
-#: The validation rows' budget: VALIDATION_FACTOR ln(1/delta_1) sqrt(kappa) / (tol sigma)
-#: rows, the number at which the test certifies e up to ~0.9 of the target; drawn in
-#: batches, doubling from VALIDATION_FIRST. Where n^2 / 2 kernel values cost less than the
-#: budget's n of them, ||mu_hat||^2 is computed instead ("exact").
+#: The validation rows, in units of the test's floor: k residuals that all read 0 reject e
+#: down to about r ln(1/delta_1) / (MAX_BET k), r the values' range factor (sqrt(kappa), or
+#: (2 gap_high)^(1/2) when narrower: _certificate.value_range), so the target tol sigma
+#: needs at least one floor, r ln(1/delta_1) / (MAX_BET tol sigma) rows, and at e^2 =
+#: SCREEN tol^2 sigma^2 about 1 / (1 - SCREEN) = 3.3 of them. The first batch is
+#: FLOOR_MARGIN floors (at least VALIDATION_FIRST rows), later ones double, up to
+#: VALIDATION_FACTOR floors or 2n rows.
+FLOOR_MARGIN = 3.5
 VALIDATION_FACTOR = 8.0
-VALIDATION_FIRST = 1024
+VALIDATION_FIRST = 256
+#: "auto" computes ||mu_hat||^2 (n kernel sums over the n rows) unless the validation rows'
+#: most, VALIDATION_FACTOR floors, cost less, with a premium of EXACT_PREMIUM times the m of
+#: the first try: validation certifies at a larger m, its bound being looser.
+EXACT_PREMIUM = 0.5
 #: The certificate's confidence is spent as: SIGMA_SHARE on sigma's lower bound, the rest
 #: on the tries of the test (attempt_delta).
 SIGMA_SHARE = 0.2
@@ -68,13 +92,24 @@ SLACK_FACTOR = 8.0
 EPS = float(np.finfo(np.float64).eps)
 
 
+#: (L, alpha, the core's solution, alpha^T s, c): a solve and what the certificate needs of it.
+_Solved = tuple[np.ndarray, np.ndarray, tuple[np.ndarray, str, int], float, float]
+
+
 @dataclass
 class _Validation:
-    """The validation rows: their draw (fixed in advance), and how many are in use."""
+    """The validation rows: their draw (fixed in advance), and how many are in use (the
+    first VALIDATION_FIRST, then doubling)."""
 
     indices: np.ndarray
+    first: int
     used: int = 0
-    sizes: list[int] = field(default_factory=list)  # the batch ends, for sigma's union bound
+
+    @property
+    def looks(self) -> int:
+        """The validation set sizes sigma's bound can be computed at, fixed in advance (the
+        first batch, then doublings up to the whole draw): its union bound's count."""
+        return 1 + max(math.ceil(math.log2(self.indices.size / self.first)), 0)
 
 
 @dataclass(frozen=True)
@@ -87,6 +122,17 @@ class _ExactNorm:
 
 
 @dataclass
+class _Trace:
+    """What the walk reports: m at each block's end, the screen's e / sigma there, every
+    try (m, bound on e / sigma), and whether every draw extended the last."""
+
+    path: list[int] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    attempts: list[tuple[int, float]] = field(default_factory=list)
+    nested: bool = True
+
+
+@dataclass
 class _Tries:
     """The certificate's tries so far: their number (each spends its share of delta), the
     m of the last, and the m at which a plateau was last looked for."""
@@ -94,6 +140,9 @@ class _Tries:
     attempt: int = 0
     last_attempt: int = 0
     plateau_checked: int = 0
+    hopeless: bool = False  # sigma's bound is 0 on every validation row: no try can certify
+    screened: int = 0  # the m of the screen's last solve
+    failed: int = 0  # the largest m whose try failed (exact mode's bisection)
 
 
 class CertifiedPath:
@@ -113,7 +162,10 @@ class CertifiedPath:
         self.exact: _ExactNorm | None = None  # ||mu_hat||^2 when computed ("exact")
         self.validation: _Validation | None = None  # the validation rows ("validation")
         self.tries = _Tries()
-        self.n_screen = 0  # screening probes among the projection's probes
+        self.trace = _Trace()
+        self.probes: list[tuple[np.ndarray, np.ndarray]] = []  # the projection's probe rows, in order
+        self.screen_rows: slice | None = None  # the probes the screen reads (None: the landmarks)
+        self._solved: tuple[int, _Solved] | None = None  # the last solve, by m
 
     # ------------------------------------------------------------ the screen
 
@@ -125,9 +177,22 @@ class CertifiedPath:
         core, n_threads = self.sample.core, self.solver.n_threads
         return np.asarray(_core.kernel_sums(A, B, w.reshape(-1, 1), core, n_threads))[:, 0]
 
-    def _screen_probes(self) -> tuple[np.ndarray, np.ndarray]:
-        idx = self.sample.draw_rows(PROBE_ROWS, self.draws.screen)
-        return np.ascontiguousarray(self.sample.src.take(idx)), self.sample.sums.means(idx)
+    def _add_probes(self, proj: NestedProjection, count: int) -> None:
+        """``count`` rows drawn from p (the screen's generator) as the projection's probes,
+        and the screen reads them from now on."""
+        idx = self.sample.draw_rows(count, self.draws.screen)
+        rows = (np.ascontiguousarray(self.sample.src.take(idx)), self.sample.sums.means(idx))
+        start = proj.n_probes
+        proj.add_probes(*rows)
+        self.probes.append(rows)
+        self.screen_rows = slice(start, start + count)
+
+    def _screen(self, proj: NestedProjection, u: np.ndarray) -> Bound:
+        """The screen at the projection's m: the probes' residuals, else the landmarks' (u)."""
+        t_m = float(proj.t[-1])
+        if self.screen_rows is None:
+            return prequential_bound(u, t_m, self.levels.z)
+        return probe_bound(proj.probe_residuals()[self.screen_rows], t_m, self.levels.z)
 
     def _screen_sigma2(self, screen: Bound) -> float:
         q = self.sample.q
@@ -155,8 +220,7 @@ class CertifiedPath:
         assert val is not None and val.used >= 2
         means = self.means_validation()
         gap = krange.mean_diagonal - float(np.mean(means))
-        sizes = max(len(val.sizes), 1)
-        spend = SIGMA_SHARE * self.levels.delta / 2.0 / sizes  # a union over the batch sizes used
+        spend = SIGMA_SHARE * self.levels.delta / 2.0 / val.looks  # a union over the possible sizes
         n2_high = mean_upper(means, krange.kappa - krange.value_low, spend)
         lower = self._u_lower(krange.mean_diagonal - n2_high)
         se = q / (1.0 - q) * float(np.std(means, ddof=1)) / math.sqrt(means.size)
@@ -169,22 +233,34 @@ class CertifiedPath:
 
     # ------------------------------------------------------------ the two checks
 
-    def _decide(self, screen: Bound) -> None:
-        """exact or validation, at the first check: whichever costs fewer kernel values."""
-        levels, n = self.levels, self.sample.n
+    def _floor_rows(self, screen: Bound) -> float:
+        """The validation rows below which the test cannot certify the screen's target
+        (see FLOOR_MARGIN); inf when the screen sees no statistical error."""
+        levels, krange = self.levels, self.sample.krange
         sigma2 = self._screen_sigma2(screen) if levels.pilot is None else levels.pilot.squared
-        budget = math.inf
-        if sigma2 > 0:
-            level = math.log(1.0 / attempt_delta(1, (1.0 - SIGMA_SHARE) * levels.delta))
-            budget = VALIDATION_FACTOR * level * math.sqrt(self.sample.krange.kappa / (levels.tol2 * sigma2))
-        if levels.check == "exact" or (levels.check == "auto" and n <= 2.0 * budget):
+        if not sigma2 > 0:
+            return math.inf
+        level = math.log(1.0 / attempt_delta(1, (1.0 - SIGMA_SHARE) * levels.delta))
+        r = math.sqrt(max(min(krange.kappa, 2.0 * krange.gap_high), 0.0))
+        return r * level / (MAX_BET * math.sqrt(levels.tol2 * sigma2))
+
+    def _decide(self, screen: Bound, done: int, proj: NestedProjection) -> None:
+        """exact or validation, at the first try (``done`` landmarks summed): exact unless
+        the most validation rows cost fewer kernel sums over the n rows (EXACT_PREMIUM)."""
+        n = self.sample.n
+        floor = self._floor_rows(screen)
+        if self.levels.check == "exact" or (
+            self.levels.check == "auto" and n <= VALIDATION_FACTOR * floor + EXACT_PREMIUM * done
+        ):
             self.mode = "exact"
             self.exact = self._exact_norm2()
             return
         self.mode = "validation"
-        # more rows than 2n cost more than the exact norm (n^2 / 2 values), whatever sigma
-        total = max(VALIDATION_FIRST, math.ceil(min(budget, 2.0 * n)))
-        self.validation = _Validation(self.sample.draw_rows(total, self.draws.validation))
+        if self.screen_rows is None:
+            self._add_probes(proj, VALIDATION_PROBES)
+        first = max(VALIDATION_FIRST, math.ceil(min(FLOOR_MARGIN * floor, 2.0 * n)))
+        total = max(first, math.ceil(min(VALIDATION_FACTOR * floor, 2.0 * n)))
+        self.validation = _Validation(self.sample.draw_rows(total, self.draws.validation), first)
 
     def _exact_norm2(self) -> _ExactNorm:
         """||mu_hat||^2 = sum_j p_j mu_hat(x_j): every row's sums, block by block."""
@@ -212,22 +288,32 @@ class CertifiedPath:
         if new.size:
             self.sample.sums.of(new)  # their kernel sums over every row: the expensive part
             val.used += new.size
-            val.sizes.append(val.used)
 
-    def _solve(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, str, int], float, float]:
+    def _solve(self, indices: np.ndarray) -> _Solved:
         """The core's weights alpha for these landmarks, and what the certificate needs of
         them: (L, s = mu_hat at L, solution, alpha^T s, c = alpha^T (K alpha - s)), with
-        c's round-off folded into the caller's slack."""
+        c's round-off folded into the caller's slack. The last one is kept (the screen's
+        solve is the try's)."""
+        if self._solved is not None and self._solved[0] == indices.size:
+            return self._solved[1]
         L = np.ascontiguousarray(self.sample.src.take(indices))
         s = np.asarray(self.sample.sums.means(indices), dtype=np.float64)
         solution = solve_weights(
             L, s, self.sample.core, self.solver.n_threads, solver=self.solver.solver, rcond=self.solver.rcond
         )
         alpha = np.ascontiguousarray(solution[0][:, 0], dtype=np.float64)
-        K_alpha = np.asarray(_core.kernel_sums(L, L, alpha.reshape(-1, 1), self.sample.core, self.solver.n_threads))[
-            :, 0
-        ]
-        return L, alpha, solution, fsum_dot(alpha, s), fsum_dot(alpha, K_alpha - s)
+        K_alpha = self._weighted_sums(L, L, alpha)
+        out = (L, alpha, solution, fsum_dot(alpha, s), fsum_dot(alpha, K_alpha - s))
+        self._solved = (indices.size, out)
+        return out
+
+    def _solver_screen(self, indices: np.ndarray, proj: NestedProjection) -> float:
+        """The screen's estimate of e_alpha^2 for the solver's weights on these landmarks:
+        the mean of y at the screen's probes (O(m^3) for the solve, O(q m d) for y)."""
+        L, alpha, _, _, c = self._solve(indices)
+        assert self.screen_rows is not None
+        points, means = proj.probe_points()[self.screen_rows], proj.probe_means()[self.screen_rows]
+        return float(np.mean(means - self._weighted_sums(points, L, alpha) + c))
 
     def _slack(self, alpha: np.ndarray, kappa: float, rank: int) -> float:
         """The round-off of e_alpha^2 = N^2 - alpha^T s + alpha^T (K alpha - s): the level of
@@ -253,34 +339,33 @@ class CertifiedPath:
             zero = bound <= 2.0 * level and self.sample.krange.mean_diagonal - self.exact.norm2 <= level
             certified = zero or bound <= self.levels.tol2 * sigma.lower
             return Check(m, bound, e2, sigma, level, certified, zero, self.sample.n, solution)
-        # validation rows: y(v) = mu_hat(v) - sum_j alpha_j k(l_j, v) + c has mean e_alpha^2 and
-        # |y - c| <= sqrt(kappa) e_alpha; grow them while the test is short of certifying and could
+        # validation rows: y(v) = mu_hat(v) - sum_j alpha_j k(l_j, v) + c has mean e_alpha^2 and a
+        # range proportional to e_alpha (the module documentation); grow them while the test is
+        # short of certifying and could
         self.tries.attempt += 1
         delta = attempt_delta(self.tries.attempt, (1.0 - SIGMA_SHARE) * self.levels.delta)
         val = self.validation
         assert val is not None
         if val.used == 0:
-            self._grow_validation(min(VALIDATION_FIRST, val.indices.size))
+            self._grow_validation(min(val.first, val.indices.size))
+        krange = self.sample.krange
+        # y at the first landmark (a row): the centre of the narrower range, |y - y(l_1)| <= rho e_alpha
+        centre = float(self.sample.sums.means(indices[:1])[0] - self._weighted_sums(L[:1], L, alpha)[0] + c)
         while True:
             rows = val.indices[: val.used]
             V = np.ascontiguousarray(self.sample.src.take(rows))
-            fitted = np.asarray(_core.kernel_sums(V, L, alpha.reshape(-1, 1), self.sample.core, self.solver.n_threads))[
-                :, 0
-            ]
-            y = self.sample.sums.means(rows) - fitted + c
+            y = self.sample.sums.means(rows) - self._weighted_sums(V, L, alpha) + c
             sigma = self._sigma()
             target = math.sqrt(self.levels.tol2 * sigma.lower)
             estimate = float(np.mean(y))
-            n2_high = mean_upper(self.means_validation(), self.sample.krange.kappa - self.sample.krange.value_low, 1.0)
-            zero = (
-                float(np.max(np.abs(y), initial=0.0)) <= level
-                and self.sample.krange.mean_diagonal - n2_high <= level
-                and sigma.lower <= level
-            )
-            if zero:
-                return Check(m, level, estimate, sigma, level, True, True, val.used, solution)
+            if krange.gap_high <= level:  # every row's phi(x) within round-off of every other's
+                # N^2 <= mean k(x, x): a bound for any data, tight here (sigma = 0 to round-off)
+                bound = max(krange.mean_diagonal - a_s + c, 0.0) + level
+                if bound <= 2.0 * level:
+                    return Check(m, bound, estimate, sigma, level, True, True, val.used, solution)
+            scale2, spread = value_range(kappa, krange.gap_high, c, centre, level, target)
             e_star = (
-                certified_distance(y, kappa, level, abs(c) + 2.0 * level, 0.25 * target, delta, val.indices.size)
+                certified_distance(y, scale2, level, spread, 0.25 * target, delta, val.indices.size)
                 if target > 0
                 else math.inf
             )
@@ -288,6 +373,8 @@ class CertifiedPath:
             if bound <= target * target:
                 return Check(m, bound, estimate, sigma, level, True, False, val.used, solution)
             promising = estimate < 0.9 * target * target or final
+            if val.used >= val.indices.size and target <= 0:
+                self.tries.hopeless = True
             if val.used >= val.indices.size or not promising:
                 return Check(m, bound, estimate, sigma, level, False, False, val.used, solution)
             self._grow_validation(val.used)  # double
@@ -320,14 +407,12 @@ class CertifiedPath:
         drawn = self.landmarks.draws.get(self.landmarks.first)
         exhausted = drawn.size < self.landmarks.first
         prequential = self.landmarks.draws.available_mass(1) is not None
-        probes = None if prequential else self._screen_probes()
-        self.n_screen = 0 if probes is None else PROBE_ROWS
-        proj = NestedProjection(self.sample.core, self.solver.n_threads, probes)
+        proj = NestedProjection(self.sample.core, self.solver.n_threads)
+        if not prequential:
+            self._add_probes(proj, PROBE_ROWS)
         u = np.zeros(0)
-        path: list[int] = []
-        ratios: list[float] = []
-        attempts: list[tuple[int, float]] = []
-        nested, done, summed = True, 0, 0  # summed: the rows of the stream whose sums are known
+        path, ratios, attempts = self.trace.path, self.trace.ratios, self.trace.attempts
+        done, summed = 0, 0  # summed: the rows of the stream whose sums are known
         check: Check | None = None
         screen: Bound | None = None
         while True:
@@ -337,8 +422,8 @@ class CertifiedPath:
                 new = self.landmarks.draws.get(want)
                 exhausted = new.size < want
                 if not np.array_equal(new[:done], drawn[:done]):  # not nested: start again on this draw
-                    nested, done, summed, u, b = False, 0, 0, np.zeros(0), self.landmarks.first
-                    proj = self._restart(proj, probes)
+                    self.trace.nested, done, summed, u, b = False, 0, 0, np.zeros(0), self.landmarks.first
+                    proj = self._restart()
                 drawn = new
             b = min(b, drawn.size - done)
             if b <= 0:
@@ -359,12 +444,7 @@ class CertifiedPath:
                 t_before = np.concatenate([[proj.t[done - 1] if done else 0.0], proj.t[done : done + b - 1]])
                 u = np.concatenate([u, mass[done : done + b] * proj.residuals[done:] + t_before])
             done += b
-            t_m = float(proj.t[-1])
-            screen = (
-                prequential_bound(u, t_m, self.levels.z)
-                if prequential
-                else probe_bound(proj.probe_residuals()[: self.n_screen], t_m, self.levels.z)
-            )
+            screen = self._screen(proj, u)
             path.append(done)
             sigma2 = self._screen_sigma2(screen)
             ratios.append(_ratio(max(screen.estimate, 0.0), sigma2))
@@ -377,98 +457,122 @@ class CertifiedPath:
                 end_reason = "exhausted"
             elif self._plateau(proj, done):
                 end_reason = "plateau"
-            if self.mode is None:
-                self._decide(screen)
-            if end_reason == "every row":  # exact: e = 0, but no cheaper than the empirical embedding
-                check = self._check(drawn[:done], proj, True)
-                return self._result(drawn[:done], proj, check, end_reason, path, ratios, attempts, prequential, nested)
-            if self.mode == "exact":
-                found = self._exact_prefixes(drawn[:done], proj, attempts)
-                if found is not None:
-                    return self._result(
-                        drawn[: found.m], proj, found, "tolerance", path, ratios, attempts, prequential, nested
-                    )
+            target2 = self.levels.tol2 * max(sigma2, 0.0)
             screened = (
-                screen.estimate <= SCREEN * self.levels.tol2 * max(sigma2, 0.0)
+                screen.n_values >= WINDOW_MIN
+                and screen.estimate <= SCREEN * target2
                 and done >= GROWTH * self.tries.last_attempt
             )
-            if end_reason is not None or (self.mode == "validation" and screened):
+            if self.mode is None and (screened or end_reason is not None):
+                self._decide(screen, done, proj)
+                if self.mode == "validation":  # the validation probes' screen from now on
+                    screen = self._screen(proj, u)
+            if self.mode == "validation":
+                # the projection proposes (its span leaves out directions under PIVOT_TOL that
+                # the solver's weights use); the solver's weights at the probes decide
+                sigma2 = self._screen_sigma2(screen)
+                target2 = self.levels.tol2 * max(sigma2, 0.0)
+                screened = False
+                near = screen.estimate <= SOLVER_SCREEN * target2 and done >= SCREEN_GROWTH * self.tries.screened
+                if near and done >= GROWTH * self.tries.last_attempt and not self.tries.hopeless:
+                    self.tries.screened = done
+                    screened = self._solver_screen(drawn[:done], proj) <= SCREEN * target2
+            if end_reason == "every row":  # exact: e = 0, but no cheaper than the empirical embedding
+                check = self._check(drawn[:done], proj, True)
+                return self._result(drawn[:done], check, end_reason)
+            if self.mode == "exact":
+                found = self._exact_prefixes(drawn[:done], proj, attempts, done - b)
+                if found is not None:
+                    return self._result(drawn[: found.m], found, "tolerance")
+            validating = screened and self.mode == "validation"
+            if end_reason is not None or validating:
                 self.tries.last_attempt = done
                 check = self._check(drawn[:done], proj, end_reason is not None)
                 attempts.append((done, _ratio(check.bound, check.sigma.lower)))
                 if check.certified:
-                    return self._result(
-                        drawn[:done], proj, check, "tolerance", path, ratios, attempts, prequential, nested
-                    )
+                    return self._result(drawn[:done], check, "tolerance")
                 if end_reason is not None:
-                    return self._result(
-                        drawn[:done], proj, check, end_reason, path, ratios, attempts, prequential, nested
-                    )
+                    return self._result(drawn[:done], check, end_reason)
         # the stream ended without a final check (it drew fewer rows than asked)
         assert screen is not None, "the search drew no landmark"
         if check is None or check.m != done:
             if self.mode is None:
-                self._decide(screen)
+                self._decide(screen, done, proj)
             check = self._check(drawn[:done], proj, True)
             attempts.append((done, _ratio(check.bound, check.sigma.lower)))
         stop = "tolerance" if check.certified else "exhausted" if exhausted else "max_landmarks"
-        return self._result(drawn[: check.m], proj, check, stop, path, ratios, attempts, prequential, nested)
+        return self._result(drawn[: check.m], check, stop)
 
     def _exact_prefixes(
-        self, drawn: np.ndarray, proj: NestedProjection, attempts: list[tuple[int, float]]
+        self, drawn: np.ndarray, proj: NestedProjection, attempts: list[tuple[int, float]], before: int
     ) -> Check | None:
         """Exact mode: e(m) is known for every prefix, so the smallest prefix is certified,
         not only block ends. The nested projection proposes (its e(m')^2 = N^2 - t(m') is
         the projection's, to its round-off); the core's weights decide, tried at prefixes
-        at least EXACT_GROWTH apart."""
+        at least EXACT_GROWTH apart. The projection's span leaves out directions under
+        PIVOT_TOL that the weights use (issue 43: on 2-D tables it stalls above the target
+        long before the weights meet it), so the weights on all the landmarks are tried as
+        well, at m at least SCREEN_GROWTH apart, when the projection is within SOLVER_SCREEN
+        of the target or the last block (landmarks ``before`` on) added no pivot; once they
+        are certified, the smallest certified prefix above the last failed try is found by
+        bisection."""
         assert self.exact is not None
         sigma = self._sigma()
         target2 = self.levels.tol2 * sigma.lower
-        proposed = np.flatnonzero(self.exact.norm2 - proj.t <= target2) + 1  # prefixes m' (1-based)
+        excess = self.exact.norm2 - proj.t
+        proposed = np.flatnonzero(excess <= target2) + 1  # prefixes m' (1-based)
         start = 1 if not self.tries.last_attempt else math.ceil(EXACT_GROWTH * self.tries.last_attempt)
-        while True:
-            later = proposed[proposed >= start]
-            if later.size == 0:
-                return None
-            m = int(later[0])
-            self.tries.last_attempt = m
-            check = self._check(drawn[:m], proj, False)
-            attempts.append((m, _ratio(check.bound, check.sigma.lower)))
+        for m in proposed:
+            if m < start:
+                continue
+            check = self._try_prefix(drawn, int(m), proj, attempts)
             if check.certified:
                 return check
             start = math.ceil(EXACT_GROWTH * m)
+        done = drawn.size
+        near = excess[-1] <= SOLVER_SCREEN * target2 or not proj.is_pivot[before:done].any()
+        if not (near and done >= SCREEN_GROWTH * self.tries.last_attempt and done > self.tries.failed):
+            return None
+        check = self._try_prefix(drawn, done, proj, attempts)
+        if not check.certified:
+            return None
+        lo, hi = self.tries.failed, done  # lo fails (or is 0), hi is certified
+        while hi - lo > max(1, math.ceil(BISECT_TOL * hi)):
+            mid = (lo + hi) // 2
+            trial = self._try_prefix(drawn, mid, proj, attempts)
+            lo, hi, check = (lo, mid, trial) if trial.certified else (mid, hi, check)
+        return check
 
-    def _restart(self, proj: NestedProjection, probes: tuple[np.ndarray, np.ndarray] | None) -> NestedProjection:
+    def _try_prefix(
+        self, drawn: np.ndarray, m: int, proj: NestedProjection, attempts: list[tuple[int, float]]
+    ) -> Check:
+        """The certificate of the weights on the first m landmarks (exact mode), recorded."""
+        check = self._check(drawn[:m], proj, False)
+        attempts.append((m, _ratio(check.bound, check.sigma.lower)))
+        self.tries.last_attempt = max(self.tries.last_attempt, m)
+        if not check.certified:
+            self.tries.failed = max(self.tries.failed, m)
+        return check
+
+    def _restart(self) -> NestedProjection:
         """A new projection for a draw that did not extend the last one, with the same probes."""
-        fresh = NestedProjection(self.sample.core, self.solver.n_threads, probes)
-        val = self.validation
-        if val is not None and val.used:
-            idx = val.indices[: val.used]
-            fresh.add_probes(np.ascontiguousarray(self.sample.src.take(idx)), self.sample.sums.means(idx))
+        fresh = NestedProjection(self.sample.core, self.solver.n_threads)
+        for rows in self.probes:
+            fresh.add_probes(*rows)
         return fresh
 
-    def _result(
-        self,
-        indices: np.ndarray,
-        proj: NestedProjection,
-        check: Check,
-        stop: str,
-        path: list[int],
-        ratios: list[float],
-        attempts: list[tuple[int, float]],
-        prequential: bool,
-        nested: bool,
-    ) -> PathResult:
+    def _result(self, indices: np.ndarray, check: Check, stop: str) -> PathResult:
+        trace = self.trace
         return PathResult(
             indices=np.asarray(indices, dtype=np.int64),
             check=check,
             stop=stop,
-            path=path,
-            path_ratios=ratios,
-            attempts=attempts,
+            path=trace.path,
+            path_ratios=trace.ratios,
+            attempts=trace.attempts,
             validation=self.mode or "exact",
-            screening="landmarks" if prequential else "probes",
-            nested=nested,
+            screening="landmarks" if self.screen_rows is None else "probes",
+            nested=trace.nested,
         )
 
 

@@ -235,6 +235,18 @@ class NestedProjection:
     def n_probes(self) -> int:
         return 0 if self._probes is None else int(self._probes[1].size)
 
+    def probe_points(self) -> np.ndarray:
+        """The probe rows, shape (q, d)."""
+        if self._probes is None:
+            raise ValueError("no probes were given")
+        return self._probes[0]
+
+    def probe_means(self) -> np.ndarray:
+        """mu_hat at the probe rows, shape (q,)."""
+        if self._probes is None:
+            raise ValueError("no probes were given")
+        return self._probes[1]
+
     def probe_residuals(self) -> np.ndarray:
         """g_m at the probes for the current m, shape (q,)."""
         if self._probes is None:
