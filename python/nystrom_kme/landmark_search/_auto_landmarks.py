@@ -47,9 +47,10 @@ class AutoLandmarks:
         meets the target (for any data: see :mod:`nystrom_kme.landmark_search`).
     check : {"auto", "exact", "validation"}, default="auto"
         How ||mu_hat_n||^2 enters the certificate: "exact" computes it (O(n^2 d)),
-        "validation" bounds it from rows drawn independently of the landmarks (about
-        40 / sigma of them at most, each a kernel sum over the n rows), "auto" takes the
-        cheaper of the two.
+        "validation" bounds it from rows drawn independently of the landmarks (each a
+        kernel sum over the n rows; no fewer than about 7 / (tol sigma) of them can
+        certify, and 3.5 to 8 times that are drawn), "auto" computes it unless the
+        validation rows' most cost less (:mod:`nystrom_kme.landmark_search`, "Cost").
 
     Examples
     --------

@@ -9,7 +9,6 @@ it certifies, at a plateau (no row can join the landmarks' span), or at the cap
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,7 +29,21 @@ from ._certificate import (
     value_range,
 )
 from ._nested_projection import PIVOT_TOL, NestedProjection
-from ._path_settings import Check, Draws, LandmarkStream, Levels, PathResult, Sample, Sigma, SolverSettings
+from ._path_settings import (
+    Check,
+    Draws,
+    ExactNorm,
+    LandmarkStream,
+    Levels,
+    PathResult,
+    Sample,
+    Sigma,
+    Solved,
+    SolverSettings,
+    Trace,
+    Tries,
+    ValidationRows,
+)
 
 #: Landmarks per call of the kernel sums: four of the core's tasks of 16 landmarks (two
 #: threads busy here; more threads share fewer tasks, a price for the same bits on any).
@@ -64,11 +77,13 @@ EXACT_GROWTH = 1.05
 #: The validation rows, in units of the test's floor: k residuals that all read 0 reject e
 #: down to about r ln(1/delta_1) / (MAX_BET k), r the values' range factor (sqrt(kappa), or
 #: (2 gap_high)^(1/2) when narrower: _certificate.value_range), so the target tol sigma
-#: needs at least one floor, r ln(1/delta_1) / (MAX_BET tol sigma) rows, and at e^2 =
-#: SCREEN tol^2 sigma^2 about 1 / (1 - SCREEN) = 3.3 of them. The first batch is
-#: FLOOR_MARGIN floors (at least VALIDATION_FIRST rows), later ones double, up to
-#: VALIDATION_FACTOR floors or 2n rows.
-FLOOR_MARGIN = 3.5
+#: needs at least one floor, r ln(1/delta_1) / (MAX_BET tol sigma) rows, and about 1 / (1 -
+#: e^2 / (tol sigma)^2) floors at e. The first batch is FLOOR_MARGIN / (1 - f) floors, f
+#: the screen's estimate of e^2 over the target's at the first try (the probes': no
+#: validation row is read to size it; at most MAX_SCREEN_FRACTION), at least
+#: VALIDATION_FIRST rows; later ones double, up to VALIDATION_FACTOR floors or 2n rows.
+FLOOR_MARGIN = 1.2
+MAX_SCREEN_FRACTION = 0.8
 VALIDATION_FACTOR = 8.0
 VALIDATION_FIRST = 256
 #: "auto" computes ||mu_hat||^2 (n kernel sums over the n rows) unless the validation rows'
@@ -92,59 +107,6 @@ SLACK_FACTOR = 8.0
 EPS = float(np.finfo(np.float64).eps)
 
 
-#: (L, alpha, the core's solution, alpha^T s, c): a solve and what the certificate needs of it.
-_Solved = tuple[np.ndarray, np.ndarray, tuple[np.ndarray, str, int], float, float]
-
-
-@dataclass
-class _Validation:
-    """The validation rows: their draw (fixed in advance), and how many are in use (the
-    first VALIDATION_FIRST, then doubling)."""
-
-    indices: np.ndarray
-    first: int
-    used: int = 0
-
-    @property
-    def looks(self) -> int:
-        """The validation set sizes sigma's bound can be computed at, fixed in advance (the
-        first batch, then doublings up to the whole draw): its union bound's count."""
-        return 1 + max(math.ceil(math.log2(self.indices.size / self.first)), 0)
-
-
-@dataclass(frozen=True)
-class _ExactNorm:
-    """||mu_hat||^2 computed over every pair of rows, and the standard deviation of
-    mu_hat(x) over the rows (sigma^2's standard error)."""
-
-    norm2: float
-    mu_spread: float
-
-
-@dataclass
-class _Trace:
-    """What the walk reports: m at each block's end, the screen's e / sigma there, every
-    try (m, bound on e / sigma), and whether every draw extended the last."""
-
-    path: list[int] = field(default_factory=list)
-    ratios: list[float] = field(default_factory=list)
-    attempts: list[tuple[int, float]] = field(default_factory=list)
-    nested: bool = True
-
-
-@dataclass
-class _Tries:
-    """The certificate's tries so far: their number (each spends its share of delta), the
-    m of the last, and the m at which a plateau was last looked for."""
-
-    attempt: int = 0
-    last_attempt: int = 0
-    plateau_checked: int = 0
-    hopeless: bool = False  # sigma's bound is 0 on every validation row: no try can certify
-    screened: int = 0  # the m of the screen's last solve
-    failed: int = 0  # the largest m whose try failed (exact mode's bisection)
-
-
 class CertifiedPath:
     """One walk (see the module documentation); ``run`` returns a :class:`PathResult`."""
 
@@ -159,13 +121,13 @@ class CertifiedPath:
     ) -> None:
         self.sample, self.levels, self.landmarks, self.solver, self.draws = sample, levels, landmarks, solver, draws
         self.mode: str | None = None  # "exact" or "validation", decided at the first check
-        self.exact: _ExactNorm | None = None  # ||mu_hat||^2 when computed ("exact")
-        self.validation: _Validation | None = None  # the validation rows ("validation")
-        self.tries = _Tries()
-        self.trace = _Trace()
+        self.exact: ExactNorm | None = None  # ||mu_hat||^2 when computed ("exact")
+        self.validation: ValidationRows | None = None  # the validation rows ("validation")
+        self.tries = Tries()
+        self.trace = Trace()
         self.probes: list[tuple[np.ndarray, np.ndarray]] = []  # the projection's probe rows, in order
         self.screen_rows: slice | None = None  # the probes the screen reads (None: the landmarks)
-        self._solved: tuple[int, _Solved] | None = None  # the last solve, by m
+        self._solved: tuple[int, Solved] | None = None  # the last solve, by m
 
     # ------------------------------------------------------------ the screen
 
@@ -258,11 +220,10 @@ class CertifiedPath:
         self.mode = "validation"
         if self.screen_rows is None:
             self._add_probes(proj, VALIDATION_PROBES)
-        first = max(VALIDATION_FIRST, math.ceil(min(FLOOR_MARGIN * floor, 2.0 * n)))
-        total = max(first, math.ceil(min(VALIDATION_FACTOR * floor, 2.0 * n)))
-        self.validation = _Validation(self.sample.draw_rows(total, self.draws.validation), first)
+        total = max(VALIDATION_FIRST, math.ceil(min(VALIDATION_FACTOR * floor, 2.0 * n)))
+        self.validation = ValidationRows(self.sample.draw_rows(total, self.draws.validation), floor)
 
-    def _exact_norm2(self) -> _ExactNorm:
+    def _exact_norm2(self) -> ExactNorm:
         """||mu_hat||^2 = sum_j p_j mu_hat(x_j): every row's sums, block by block."""
         sample = self.sample
         terms, squares = [], []
@@ -279,7 +240,7 @@ class CertifiedPath:
                 squares.append(math.fsum((p * mu * mu).tolist()))
         norm2 = math.fsum(terms)
         # the spread of mu_hat over the rows: sigma^2's standard error, Hoeffding's first projection
-        return _ExactNorm(norm2, math.sqrt(max(math.fsum(squares) - norm2 * norm2, 0.0)))
+        return ExactNorm(norm2, math.sqrt(max(math.fsum(squares) - norm2 * norm2, 0.0)))
 
     def _grow_validation(self, count: int) -> None:
         val = self.validation
@@ -289,7 +250,7 @@ class CertifiedPath:
             self.sample.sums.of(new)  # their kernel sums over every row: the expensive part
             val.used += new.size
 
-    def _solve(self, indices: np.ndarray) -> _Solved:
+    def _solve(self, indices: np.ndarray) -> Solved:
         """The core's weights alpha for these landmarks, and what the certificate needs of
         them: (L, s = mu_hat at L, solution, alpha^T s, c = alpha^T (K alpha - s)), with
         c's round-off folded into the caller's slack. The last one is kept (the screen's
@@ -347,7 +308,9 @@ class CertifiedPath:
         val = self.validation
         assert val is not None
         if val.used == 0:
-            self._grow_validation(min(val.first, val.indices.size))
+            fraction = min(max(self.tries.screen_fraction, 0.0), MAX_SCREEN_FRACTION)
+            val.size_first(fraction, FLOOR_MARGIN, VALIDATION_FIRST)
+            self._grow_validation(val.first)
         krange = self.sample.krange
         # y at the first landmark (a row): the centre of the narrower range, |y - y(l_1)| <= rho e_alpha
         centre = float(self.sample.sums.means(indices[:1])[0] - self._weighted_sums(L[:1], L, alpha)[0] + c)
@@ -476,7 +439,8 @@ class CertifiedPath:
                 near = screen.estimate <= SOLVER_SCREEN * target2 and done >= SCREEN_GROWTH * self.tries.screened
                 if near and done >= GROWTH * self.tries.last_attempt and not self.tries.hopeless:
                     self.tries.screened = done
-                    screened = self._solver_screen(drawn[:done], proj) <= SCREEN * target2
+                    self.tries.screen_fraction = self._solver_screen(drawn[:done], proj) / target2
+                    screened = self.tries.screen_fraction <= SCREEN
             if end_reason == "every row":  # exact: e = 0, but no cheaper than the empirical embedding
                 check = self._check(drawn[:done], proj, True)
                 return self._result(drawn[:done], check, end_reason)

@@ -1,14 +1,15 @@
 """What the walk of ``n_landmarks="auto"`` (:mod:`._certified_path`) is given, grouped by
 what belongs together, each group a small frozen object: the sample (rows, weights,
 kernel and its range, the rows' kernel sums), the target and its confidence, the
-landmark stream and its limits, the solver, and the random draws; and the small records
-the walk hands back (sigma, a check, where it stopped).
+landmark stream and its limits, the solver, and the random draws; the records it keeps
+as it goes (the validation rows, the exact norm, its tries and its trace); and what it
+hands back (sigma, a check, where it stopped).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -178,14 +179,81 @@ class PathResult:
     nested: bool
 
 
+#: (L, alpha, the core's solution, alpha^T s, c): a solve and what the certificate needs of it.
+Solved = tuple[np.ndarray, np.ndarray, tuple[np.ndarray, str, int], float, float]
+
+
+@dataclass
+class ValidationRows:
+    """The validation rows: their draw (fixed in advance), and how many are in use (the
+    first VALIDATION_FIRST, then doubling)."""
+
+    indices: np.ndarray
+    floor: float  # the rows below which no test can certify (at the screen's sigma)
+    first: int = 0  # the first batch, set before any row is read
+    used: int = 0
+
+    def size_first(self, fraction: float, margin: float, least: int) -> None:
+        """The first batch: ``margin`` floors over 1 - ``fraction`` (the screen's estimate of
+        e^2 over the target's; the test needs about 1 / (1 - fraction) floors), at least
+        ``least`` rows."""
+        want = math.ceil(min(margin * self.floor / (1.0 - fraction), self.indices.size))
+        self.first = min(max(least, want), self.indices.size)
+
+    @property
+    def looks(self) -> int:
+        """The validation set sizes sigma's bound can be computed at, fixed in advance (the
+        first batch, then doublings up to the whole draw): its union bound's count."""
+        return 1 + max(math.ceil(math.log2(self.indices.size / self.first)), 0)
+
+
+@dataclass(frozen=True)
+class ExactNorm:
+    """||mu_hat||^2 computed over every pair of rows, and the standard deviation of
+    mu_hat(x) over the rows (sigma^2's standard error)."""
+
+    norm2: float
+    mu_spread: float
+
+
+@dataclass
+class Trace:
+    """What the walk reports: m at each block's end, the screen's e / sigma there, every
+    try (m, bound on e / sigma), and whether every draw extended the last."""
+
+    path: list[int] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    attempts: list[tuple[int, float]] = field(default_factory=list)
+    nested: bool = True
+
+
+@dataclass
+class Tries:
+    """The certificate's tries so far: their number (each spends its share of delta), the
+    m of the last, and the m at which a plateau was last looked for."""
+
+    attempt: int = 0
+    last_attempt: int = 0
+    plateau_checked: int = 0
+    hopeless: bool = False  # sigma's bound is 0 on every validation row: no try can certify
+    screened: int = 0  # the m of the screen's last solve
+    failed: int = 0  # the largest m whose try failed (exact mode's bisection)
+    screen_fraction: float = 1.0  # the screen's last estimate of e^2 over the target's
+
+
 __all__ = [
     "Check",
     "Draws",
+    "ExactNorm",
     "LandmarkStream",
     "Levels",
     "PathResult",
     "RowSums",
     "Sample",
     "Sigma",
+    "Solved",
     "SolverSettings",
+    "Trace",
+    "Tries",
+    "ValidationRows",
 ]
