@@ -117,10 +117,11 @@ def test_host_inputs_keep_their_sources() -> None:
 
 def test_headers_are_found_installed_or_in_the_source_tree() -> None:
     paths = program.header_paths()
-    assert [p.relative_to(p.parents[2]) for p in paths] == list(program.SOURCES)
+    root = paths[0].parents[1]  # the include folder: <root>/nystrom_kme/kernel_kinds.hpp
+    assert [p.relative_to(root) for p in paths] == [*program.SOURCES, program.FORMULAS]
     installed = Path(nk.get_include())
     for path in paths:
-        assert path.is_relative_to(installed) or path.parts[-5:-3] == ("cpp", "include")
+        assert path.is_relative_to(installed) or path.is_relative_to(ROOT / "cpp" / "include")
 
 
 @pytest.mark.skipif(not (ROOT / "cpp").is_dir(), reason="needs the source tree")
@@ -129,7 +130,7 @@ def test_header_ships_with_the_headers() -> None:
     # installed with every header (no file pattern that would drop .cuh)
     assert "install(DIRECTORY include/nystrom_kme DESTINATION" in cmake and "FILES_MATCHING" not in cmake
     on_disk = sorted(p.name for p in (ROOT / "cpp/include/nystrom_kme/cuda").glob("*.cuh"))
-    assert on_disk == sorted(s.name for s in program.SOURCES)  # every CUDA header is compiled
+    assert on_disk == sorted(s.name for s in program.SOURCES if s.suffix == ".cuh")  # every CUDA header is compiled
 
 
 def test_headers_include_nothing_under_nvrtc_and_come_in_dependency_order() -> None:
@@ -137,28 +138,26 @@ def test_headers_include_nothing_under_nvrtc_and_come_in_dependency_order() -> N
     for path in program.header_paths():
         text = path.read_text()
         guarded = "".join(re.findall(r"#ifndef __CUDACC_RTC__\n(.*?)#endif", text, re.DOTALL))
-        includes = re.findall(r"#include\s*<[^>]+>", text)
+        # the formulas' include is the one NVRTC sees: source() puts their text in its place
+        includes = [inc for inc in re.findall(r"#include\s*<[^>]+>", text) if inc != program.FORMULAS_INCLUDE]
         assert all(inc in guarded for inc in includes), path.name
-        for own in re.findall(r"#include\s*<nystrom_kme/cuda/([^>]+)>", text):
-            assert own in seen, f"{path.name} includes {own}, which SOURCES lists later"
+        for own in re.findall(r"#include\s*<nystrom_kme/(?:cuda/)?([^>]+)>", text):
+            assert own in seen or own == program.FORMULAS.name, f"{path.name} includes {own}, which SOURCES lists later"
         seen.append(path.name)
+    source = program.source()
+    assert program.FORMULAS_INCLUDE not in source and "struct Formula<KernelKind::gaussian>" in source
 
 
 def test_every_radial_kernel_has_a_code_and_the_others_are_refused() -> None:
     assert sorted({k.name for k in RADIAL}) == sorted(program.KERNEL_CODES)
     assert program.kernel_code(nk.Matern(1.0, nu=0.5).name) == program.KERNEL_CODES["laplacian"]
-    text = program.source()
-    for name, code in program.KERNEL_CODES.items():  # the header's enum agrees
-        enum = {
-            "gaussian": "kGaussian",
-            "laplacian": "kLaplacian",
-            "matern32": "kMatern32",
-            "matern52": "kMatern52",
-            "inverse_multiquadric": "kInverseMultiquadric",
-        }[name]
-        assert re.search(rf"\b{enum} = {code},", text)
-    for k in (nk.Linear(), nk.Polynomial()):
-        with pytest.raises(ValueError, match="radial"):
+    # the codes are KernelKind's numbers, as kernel_kinds.hpp declares them
+    enum = (ROOT / "cpp/include/nystrom_kme/kernel_kinds.hpp").read_text()
+    declared = {name: int(code) for name, code in re.findall(r"^\s+(\w+) = (\d+),", enum, flags=re.M)}
+    for name, code in program.KERNEL_CODES.items():
+        assert declared[name] == code
+    for k in (nk.Linear(), nk.Polynomial(), nk.LaplacianL1(1.0), nk.RationalQuadratic(1.0, alpha=2.0)):
+        with pytest.raises(ValueError, match=f"not {k.name!r}"):
             program.kernel_code(k.name)
 
 
@@ -185,14 +184,11 @@ def test_plan_mirrors_the_header() -> None:
     assert f"(long long)blockIdx.x * {program.NORM_ROWS} + (threadIdx.x >> 5)" in text
 
 
-def test_fast_map_factors_mirror_the_header() -> None:
-    text = program.source()
-    block = text[text.index("fast_map_factor() {") :]
-    found = [float(x) for x in re.findall(r"\? ([0-9.]+)\s+//", block[: block.index(";")])]
-    assert found == pytest.approx([program.FAST_MAP_FACTORS[c] for c in (0, 1, 2, 3)], rel=1e-15)
-    log2e = 1 / np.log(2)  # 2^(-c v) is each kernel's exp(-...) at v = 1
+def test_fast_map_factors_are_the_closed_forms() -> None:
+    log2e = 1 / np.log(2)  # 2^(-c v) is each kernel's exp(-t) at v = 1 (t = v / 2 or a sqrt(v))
+    expected = {0: log2e / 2, 1: log2e**2, 2: 3 * log2e**2, 3: 5 * log2e**2, 4: 1.0}
+    assert program.FAST_MAP_FACTORS == pytest.approx(expected, rel=1e-15)
     assert 2 ** -program.FAST_MAP_FACTORS[0] == pytest.approx(np.exp(-0.5), rel=1e-15)
-    assert np.sqrt(program.FAST_MAP_FACTORS[2]) == pytest.approx(np.sqrt(3) * log2e, rel=1e-15)
 
 
 @pytest.mark.parametrize(("m", "n"), [(1, 1), (1000, 10**6), (4096, 10**6), (10**6, 1000), (300, 70_000)])
@@ -467,31 +463,32 @@ def test_estimators_take_cupy_and_torch_arrays(rng) -> None:
 
 
 def test_every_cuda_kernel_switch_refuses_an_unknown_code():
-    """Each run-time switch over kernel codes in the CUDA headers names every code of
-    program.KERNEL_CODES, and its default gives NaN or throws: an unknown code never
-    computes another kernel's values (issue 35; the host also checks codes and sums)."""
+    """The one switch over kernel kinds (visit_kind, kernel_formulas.inl) names every kind
+    of kernel_kinds.hpp, and each run-time visit in the CUDA headers gives NaN or throws
+    for a code it does not compute: an unknown code never computes another kernel's values
+    (issue 35; the host also checks codes and sums)."""
     import re
-    from pathlib import Path
 
     from nystrom_kme.cuda import program
 
-    names = {
-        "gaussian": "kGaussian",
-        "laplacian": "kLaplacian",
-        "matern32": "kMatern32",
-        "matern52": "kMatern52",
-        "inverse_multiquadric": "kInverseMultiquadric",
-    }
-    assert set(names) == set(program.KERNEL_CODES)
+    enum = (ROOT / "cpp/include/nystrom_kme/kernel_kinds.hpp").read_text()
+    kinds = re.findall(r"^\s+(\w+) = \d+,", enum, flags=re.M)
+    assert set(program.KERNEL_CODES) <= set(kinds)
+    formulas = (ROOT / "cpp/include/nystrom_kme/kernel_formulas.inl").read_text()
+    switch = formulas[formulas.index("switch (kind) {") :]
+    switch = switch[: switch.index("\n  }")]
+    assert sorted(re.findall(r"case KernelKind::(\w+):", switch)) == sorted(kinds)
+    assert "default:" not in switch  # exhaustive: -Werror=switch refuses a missing kind
+    texts = {p.name: p.read_text() for p in program.header_paths() if p.suffix == ".cuh"}
+    everything = "\n".join(texts.values())
     found = 0
-    for path in program.header_paths():
-        text = Path(path).read_text()
-        for body in re.findall(r"switch \(kind\) \{(.*?)\n\s*\}", text, flags=re.S):
+    for name, text in texts.items():
+        for call in re.findall(r"visit_(?:gpu_)?kind\(([^;]*)\);", text):
             found += 1
-            for code in names.values():
-                assert f"case {code}:" in body, (path, code)
-            default = re.search(r"default:(.*)", body, flags=re.S)
-            assert default is not None and (
-                "0x7fc00000" in default.group(1) or "0x7ff8" in default.group(1) or "throw" in default.group(1)
-            ), (path, body)
+            none = call.rsplit(",", 1)[1].strip().rstrip(")").strip()
+            if none == "none":  # visit_gpu_kind passes its caller's on
+                continue
+            body = everything[everything.index(f"struct {none.removesuffix('{}').split('::')[-1]} {{") :]
+            body = body[: body.index("};")]
+            assert "0x7fc00000" in body or "0x7ff8" in body or "throw" in body, (name, call, body)
     assert found >= 3

@@ -6,11 +6,13 @@
 // grad_a k = psi(r) (b - a) with psi(r) = -k'(r) / r; the gradient sums are
 // G = (sum_j w_j psi_j b_j) - a (sum_j w_j psi_j), i.e. kernel sums with the weight
 // columns [w, w * b] under the kernel psi. Two routes:
-//   - fused (Gaussian, Matern 3/2 and 5/2): psi is a core kernel up to a constant
-//     (Gaussian k / h^2; Matern 3/2 3/h^2 times the Laplacian of bandwidth h / sqrt 3;
-//     Matern 5/2 5/(3 h^2) times Matern 3/2 of bandwidth h sqrt(3/5)), so the sums are
-//     kernel_sums (kernel_sums.hpp, the tile engine) with d + 1 weight columns;
-//   - blocked (Laplacian, inverse multiquadric; any radial kernel through
+//   - fused (every kernel whose Formula::gradient names one, kernel_formulas.inl): psi is
+//     a core kernel up to a constant (Gaussian k / h^2; Matern 3/2 3/h^2 times the
+//     Laplacian of bandwidth h / sqrt 3; Matern 5/2 5/(3 h^2) times Matern 3/2 of
+//     bandwidth h sqrt(3/5); the rational quadratic with alpha + 1, the inverse
+//     multiquadric with alpha 3/2), so the sums are kernel_sums (kernel_sums.hpp, the
+//     tile engine) with d + 1 weight columns;
+//   - blocked (the Laplacian; any Euclidean radial kernel through
 //     detail::add_value_gradients_blocked): blocks of 64 rows of A against 256 rows of
 //     B, distances by the dispatched float64 product (simd_body/gemm.inl) with
 //     near-duplicates recomputed from coordinate differences, the kernel map of the
@@ -22,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,25 +51,21 @@ inline constexpr double kRecomputeFraction = 1.0 / 1024.0;
 inline constexpr Index kFusedWeightBytes = Index(4) << 20;
 inline constexpr Index kFusedRowBytes = Index(12) << 20;
 
-/// h^2 psi(r) from the kernel value k = k(r) and s = r / h (h the bandwidth): the
-/// gradient factor of the radial kernels, in units of the bandwidth.
-inline double gradient_factor(KernelKind kind, double k, double s) {
-  switch (kind) {
-    case KernelKind::gaussian:
-      return k;
-    case KernelKind::laplacian:
-      return s > 0.0 ? k / s : 0.0;  // singular at 0: the subgradient 0
-    case KernelKind::matern32:
-      return 3.0 * k / (1.0 + 1.7320508075688772 * s);
-    case KernelKind::matern52: {
-      const double t = 2.23606797749979 * s;
-      return (5.0 / 3.0) * k * (1.0 + t) / (1.0 + t + t * t / 3.0);
-    }
-    case KernelKind::inverse_multiquadric:
-      return k * k * k;
-    default:
-      return 0.0;
-  }
+/// h^2 psi(r) from the kernel's squared scaled distance v = r^2 / h^2 and its value k:
+/// the gradient factor of the Euclidean radial kernels, in units of the bandwidth
+/// (kernel_formulas.inl).
+inline double gradient_factor(const Kernel& kernel, double v, double k) {
+  return scalar::visit_kind(
+      kernel.kind(),
+      [&](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (F::distance == Distance::squared_euclidean) {
+          return scalar::gradient_factor<scalar::Math, decltype(tag)::kind>(v, k, kernel.params());
+        } else {
+          return std::numeric_limits<double>::quiet_NaN();  // refused by check_gradient_arguments
+        }
+      },
+      [] { return std::numeric_limits<double>::quiet_NaN(); });
 }
 
 /// The column means of B in float64: the centre of the weight columns, so that
@@ -83,9 +82,9 @@ Eigen::RowVectorXd column_means(const ConstRowRef<T>& B) {
 inline void check_gradient_arguments(Index a_rows, Index a_cols, Index b_rows, Index b_cols,
                                      Index w_size, const Kernel& kernel, Index out_rows,
                                      Index out_cols) {
-  if (!kernel.is_radial()) {
-    throw std::invalid_argument("kernel_value_gradients: the kernel must be radial (gaussian, "
-                                "laplacian, matern32, matern52, inverse_multiquadric)");
+  if (kernel.distance() != Distance::squared_euclidean) {
+    throw std::invalid_argument(std::string("kernel_value_gradients: the kernel must be radial in the "
+                                            "Euclidean distance, got ") + kernel.name());
   }
   if (a_cols != b_cols) {
     throw std::invalid_argument("kernel_value_gradients: A has " + std::to_string(a_cols) +
@@ -172,7 +171,7 @@ void add_value_gradients_blocked(const ConstRowRef<T>& A, const ConstRowRef<T>& 
           const std::size_t ij = std::size_t(i * cols + j);
           const double k = vals[ij], wj = w[j0 + j];
           v += wj * k;
-          dots[ij] = wj * gradient_factor(kernel.kind(), k, std::sqrt(dots[ij]));
+          dots[ij] = wj * gradient_factor(kernel, dots[ij], k);
         }
         V[std::size_t(i)] += v;
       }
@@ -234,15 +233,16 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
 }  // namespace detail
 
 /// out(i, 0) += scale * sum_j w_j k(a_i, b_j) and out(i, 1 + f) += scale * sum_j w_j
-/// d/da_f k(a_i, b_j), for a radial kernel: the kernel sums and their gradients with
-/// respect to the rows of A, computed together (Gaussian: one pass of kernel_sums with
-/// d + 1 weight columns; Matern: two passes; Laplacian and inverse multiquadric: the
-/// blocked route). The Laplacian's gradient at distance 0 is taken as 0.
+/// d/da_f k(a_i, b_j), for a Euclidean radial kernel: the kernel sums and their
+/// gradients with respect to the rows of A, computed together (Gaussian: one pass of
+/// kernel_sums with d + 1 weight columns; Matern, rational quadratic, inverse
+/// multiquadric: two passes; Laplacian: the blocked route). The Laplacian's gradient at
+/// distance 0 is taken as 0.
 /// @param A    (p, d) points where the sums and gradients are evaluated
 /// @param B    (q, d) points summed over
 /// @param w    (q,) weights
 /// @param out  (p, d + 1) float64, added to
-/// @throws std::invalid_argument for a kernel that is not radial, shapes that disagree,
+/// @throws std::invalid_argument for a kernel that is not Euclidean radial, shapes that disagree,
 ///         NaN/inf in A, B or w; nystrom_kme::Interrupted when the interrupt check stops it
 template <class T>
 void add_kernel_value_gradients(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
@@ -256,25 +256,27 @@ void add_kernel_value_gradients(const ConstRowRef<T>& A, const ConstRowRef<T>& B
   detail::check_finite(B, "B");
   for (Index j = 0; j < w.size(); ++j)
     if (!std::isfinite(w[j])) throw std::invalid_argument("kernel_value_gradients: w contains NaN or inf");
+  // psi as a kernel of its own (kernel_formulas.inl, Formula::gradient): the fused route;
+  // else (the Laplacian) the blocked one
   const double h = kernel.bandwidth();
-  switch (kernel.kind()) {
-    case KernelKind::gaussian:
-      detail::add_value_gradients_fused<T>(A, B, w, kernel, kernel, 1.0 / (h * h), true, scale,
-                                           out, options);
-      return;
-    case KernelKind::matern32:
-      detail::add_value_gradients_fused<T>(A, B, w, kernel,
-                                           Kernel(KernelKind::laplacian, h / 1.7320508075688772),
-                                           3.0 / (h * h), false, scale, out, options);
-      return;
-    case KernelKind::matern52:
-      detail::add_value_gradients_fused<T>(A, B, w, kernel,
-                                           Kernel(KernelKind::matern32, h * 0.7745966692414834),
-                                           5.0 / (3.0 * h * h), false, scale, out, options);
-      return;
-    default:
-      detail::add_value_gradients_blocked<T>(A, B, w, kernel, scale, out, options);
+  const scalar::GradientKernel g = scalar::visit_kind(
+      kernel.kind(),
+      [&](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (F::distance == Distance::squared_euclidean) {
+          return F::gradient(kernel.params());
+        } else {
+          return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0};
+        }
+      },
+      [&] { return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0}; });
+  if (!g.fused) {
+    detail::add_value_gradients_blocked<T>(A, B, w, kernel, scale, out, options);
+    return;
   }
+  const Kernel grad_kernel(g.kind, h * std::sqrt(g.bandwidth_squared), 1.0, 2, g.shape);
+  const bool same = g.kind == kernel.kind() && g.bandwidth_squared == 1.0 && g.shape == kernel.shape();
+  detail::add_value_gradients_fused<T>(A, B, w, kernel, grad_kernel, g.factor / (h * h), same, scale, out, options);
 }
 
 /// [V | G], (p, d + 1) float64: column 0 the sums sum_j w_j k(a_i, b_j), columns 1..d

@@ -1,6 +1,7 @@
-// Kernel functions on R^d: a validated description. The vectorised map from
-// squared distances (radial kernels) or inner products (dot-product kernels) to
-// kernel values is compiled per instruction set (detail/simd_body/vector_math.inl).
+// Kernel functions on R^d: a validated description. Each kind's formula is written once,
+// in kernel_formulas.inl: compiled per instruction set for the vectorised maps
+// (detail/simd_body/vector_math.inl), for the GPU (cuda/kernel_map.cuh), and here, in
+// scalar double, for the host's own uses (names, parameters, gradient factors).
 #pragma once
 
 #include <cmath>
@@ -8,27 +9,62 @@
 #include <stdexcept>
 #include <string>
 
+#include <nystrom_kme/kernel_kinds.hpp>
 #include <nystrom_kme/types.hpp>
 
 namespace nystrom_kme {
 
-enum class KernelKind {
-  gaussian,              ///< exp(-r^2 / (2 sigma^2))
-  laplacian,             ///< exp(-r / sigma), also Matern nu = 1/2
-  matern32,              ///< (1 + sqrt(3) r / sigma) exp(-sqrt(3) r / sigma)
-  matern52,              ///< (1 + sqrt(5) r / sigma + 5 r^2 / (3 sigma^2)) exp(-sqrt(5) r / sigma)
-  inverse_multiquadric,  ///< (1 + r^2 / sigma^2)^(-1/2)
-  linear,                ///< <x, y> / sigma^2
-  polynomial,            ///< (<x, y> / sigma^2 + offset)^degree
+/// The formulas in scalar double, for the host (kernel names, parameters, the gradient
+/// sums' factors and identities).
+namespace scalar {
+
+struct Math {
+  using V = double;
+  using T = double;
+  static constexpr double far_v = 1e300;
+  static constexpr double far_t = 1e150;
+  static double splat(double x) { return x; }
+  static double exp(double x) { return std::exp(x); }
+  static double sqrt(double x) { return std::sqrt(x); }
+  static double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+  static double log1p(double x) { return std::log1p(x); }
+  static double min(double a, double b) { return a < b ? a : b; }
+  static double positive_or_zero(double t, double x) { return t > 0.0 ? x : 0.0; }
 };
 
-/// A kernel k(x, y) on R^d with bandwidth sigma > 0 (and, for the polynomial
-/// kernel, an offset c >= 0 and an integer degree p >= 1). Immutable once built.
+#include <nystrom_kme/kernel_formulas.inl>
+
+}  // namespace scalar
+
+/// The name of a kind, e.g. "matern32" (nullptr for a value outside the enum).
+inline const char* kind_name(KernelKind kind) {
+  return scalar::visit_kind(kind, [](auto tag) -> const char* { return decltype(tag)::formula::name; },
+                            []() -> const char* { return nullptr; });
+}
+
+/// What the kind's value is a function of (Distance::inner_product for a value outside the enum).
+inline Distance kind_distance(KernelKind kind) {
+  return scalar::visit_kind(kind, [](auto tag) { return decltype(tag)::formula::distance; },
+                            []() { return Distance::inner_product; });
+}
+
+/// Whether the kind has a shape parameter (the rational quadratic's alpha).
+inline bool kind_has_shape(KernelKind kind) {
+  return scalar::visit_kind(kind, [](auto tag) { return decltype(tag)::formula::has_shape; }, []() { return false; });
+}
+
+/// A kernel k(x, y) on R^d with bandwidth sigma > 0 and the parameters of its kind
+/// (KernelParams: the polynomial kernel's offset c >= 0 and integer degree p >= 1, the
+/// rational quadratic kernel's alpha > 0). Immutable once built.
 class Kernel {
  public:
-  /// @throws std::invalid_argument for sigma <= 0 or non-finite, offset < 0, degree < 1.
-  Kernel(KernelKind kind, double bandwidth, double offset = 1.0, int degree = 2)
-      : kind_(kind), bandwidth_(bandwidth), offset_(offset), degree_(degree) {
+  /// @throws std::invalid_argument for a kind outside the enum, sigma <= 0 or
+  ///         non-finite, offset < 0, degree < 1, a shape parameter <= 0 or non-finite.
+  Kernel(KernelKind kind, double bandwidth, double offset = 1.0, int degree = 2, double shape = 1.0)
+      : kind_(kind), bandwidth_(bandwidth), params_{offset, degree, shape} {
+    if (kind_name(kind) == nullptr) {
+      throw std::invalid_argument("unknown kernel kind " + std::to_string(int(kind)));
+    }
     // Values are computed on the data divided by the bandwidth, so 1 / bandwidth must
     // be finite: the bandwidth must be a normal (not subnormal) positive number.
     if (!(bandwidth >= std::numeric_limits<double>::min()) || !std::isfinite(bandwidth)) {
@@ -43,42 +79,50 @@ class Kernel {
         throw std::invalid_argument("degree must be >= 1, got " + std::to_string(degree));
       }
     }
+    if (kind_has_shape(kind) && !(shape > 0.0 && std::isfinite(shape))) {
+      throw std::invalid_argument(std::string(kind_name(kind)) + ": the shape parameter must be a finite number > 0, got " +
+                                  std::to_string(shape));
+    }
   }
 
   static Kernel gaussian(double bandwidth) { return {KernelKind::gaussian, bandwidth}; }
   static Kernel laplacian(double bandwidth) { return {KernelKind::laplacian, bandwidth}; }
 
-  /// Names: gaussian, laplacian (= matern12), matern32, matern52,
-  /// inverse_multiquadric, linear, polynomial.
-  static Kernel from_name(const std::string& name, double bandwidth, double offset = 1.0,
-                          int degree = 2) {
-    if (name == "gaussian") return {KernelKind::gaussian, bandwidth};
-    if (name == "laplacian" || name == "matern12") return {KernelKind::laplacian, bandwidth};
-    if (name == "matern32") return {KernelKind::matern32, bandwidth};
-    if (name == "matern52") return {KernelKind::matern52, bandwidth};
-    if (name == "inverse_multiquadric") return {KernelKind::inverse_multiquadric, bandwidth};
-    if (name == "linear") return {KernelKind::linear, bandwidth};
-    if (name == "polynomial") return {KernelKind::polynomial, bandwidth, offset, degree};
+  /// The kinds by name (kind_name: gaussian, laplacian, matern32, matern52,
+  /// inverse_multiquadric, rational_quadratic, laplacian_l1, linear, polynomial), and
+  /// matern12 for the Laplacian.
+  static Kernel from_name(const std::string& name, double bandwidth, double offset = 1.0, int degree = 2,
+                          double shape = 1.0) {
+    if (name == "matern12") return {KernelKind::laplacian, bandwidth};
+    for (int code = 0; code < kKernelKinds; ++code) {
+      const KernelKind kind = KernelKind(code);
+      if (name == kind_name(kind)) return {kind, bandwidth, offset, degree, shape};
+    }
     throw std::invalid_argument("unknown kernel '" + name + "'");
   }
 
   KernelKind kind() const { return kind_; }
+  const char* name() const { return kind_name(kind_); }
   double bandwidth() const { return bandwidth_; }
   /// 1 / bandwidth: the core computes every kernel value from the scaled points
-  /// x / bandwidth (squared distances or inner products of those), which keeps the
-  /// arithmetic in range for any bandwidth and data scale that float64 can hold.
+  /// x / bandwidth (squared distances, l1 distances or inner products of those), which
+  /// keeps the arithmetic in range for any bandwidth and data scale that float64 can hold.
   double inv_bandwidth() const { return 1.0 / bandwidth_; }
-  double offset() const { return offset_; }
-  int degree() const { return degree_; }
+  double offset() const { return params_.offset; }
+  int degree() const { return params_.degree; }
+  double shape() const { return params_.shape; }
+  const KernelParams& params() const { return params_; }
+  /// What the value is a function of: squared Euclidean or l1 distance, or inner product.
+  Distance distance() const { return kind_distance(kind_); }
 
-  /// Radial kernels depend on ||x - y|| only; the others on <x, y>.
-  bool is_radial() const { return kind_ != KernelKind::linear && kind_ != KernelKind::polynomial; }
+  /// Translation-invariant kernels with k(x, x) = 1 (a function of a distance: the
+  /// radial kernels and the l1 Laplacian); the others depend on <x, y>.
+  bool is_radial() const { return distance() != Distance::inner_product; }
 
  private:
   KernelKind kind_;
   double bandwidth_;
-  double offset_;
-  int degree_;
+  KernelParams params_;
 };
 
 }  // namespace nystrom_kme

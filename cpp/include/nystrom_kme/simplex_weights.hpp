@@ -165,7 +165,6 @@ inline SimplexResult simplex_weights(const Eigen::Ref<const Eigen::MatrixXd>& K,
   detail::check_simplex_options(options);
   detail::check_gram_and_target(K, s);
   const Index m = K.rows();
-  const double kmax = K.cwiseAbs().maxCoeff();
   if (K.diagonal().minCoeff() < 0.0) throw std::invalid_argument("K has a negative diagonal entry");
 
   SimplexResult result;

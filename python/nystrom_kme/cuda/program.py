@@ -2,12 +2,15 @@
 the template instantiations each compiled module holds, and the launch plan of each
 sum. Pure Python (no GPU library), so that all of it is tested on any machine.
 
-The source is the C++ headers ``nystrom_kme/cuda/*.cuh``, the same files native
-applications compile with nvcc: the wheel installs them with the other headers under
-``nystrom_kme/include``; a source checkout reads them from ``cpp/include``. NVRTC
-compiles their concatenation at run time (``cupy.RawModule``; under NVRTC the
-headers include nothing), so neither the wheel nor a CPU-only install needs a CUDA
-toolkit.
+The source is the C++ headers ``nystrom_kme/cuda/*.cuh`` with the kernel kinds
+(``nystrom_kme/kernel_kinds.hpp``) and formulas (``nystrom_kme/kernel_formulas.inl``),
+the same files native applications compile with nvcc: the wheel installs them with the
+other headers under ``nystrom_kme/include``; a source checkout reads them from
+``cpp/include``. NVRTC compiles their concatenation at run time (``cupy.RawModule``;
+under NVRTC the headers include nothing, and the formulas' text stands where
+kernel_map.cuh includes it), so neither the wheel nor a CPU-only install needs a CUDA
+toolkit. The kernel codes and the fast map's factors come from the compiled core
+(``_core.kernel_kinds()``), which instantiates the same formulas on the host.
 
 Which kernel sums what (:func:`row_sums_path`): one weight column (fits, evaluations,
 1^T K 1) at d <= SMALL_MAX_DIM runs ``row_sums_small`` (one instantiation per d);
@@ -27,20 +30,26 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _core
+
 #: The GPU path's headers in dependency order: their concatenation is the program.
-SOURCES = tuple(
+SOURCES = (Path("nystrom_kme") / "kernel_kinds.hpp",) + tuple(
     Path("nystrom_kme") / "cuda" / name
     for name in ("kernel_map.cuh", "row_sums.cuh", "split_labels.cuh", "bin_sums.cuh", "kernel_sums.cuh")
 )
+#: The kernel formulas, which kernel_map.cuh includes inside its namespace: under NVRTC
+#: their text replaces that include line (FORMULAS_INCLUDE).
+FORMULAS = Path("nystrom_kme") / "kernel_formulas.inl"
+FORMULAS_INCLUDE = "#include <nystrom_kme/kernel_formulas.inl>"
 _PACKAGE = Path(__file__).resolve().parent.parent
 
-#: Kernel names (``Kernel.name``) -> the headers' KernelCode.
-KERNEL_CODES = {"gaussian": 0, "laplacian": 1, "matern32": 2, "matern52": 3, "inverse_multiquadric": 4}
-
-_LOG2E = 1.4426950408889634
+_KINDS = [kind for kind in _core.kernel_kinds() if kind["gpu"]]
+#: Kernel names (``Kernel.name``) -> the headers' kernel codes (KernelKind's numbers), for
+#: the kinds the GPU path computes (``on_gpu`` of kernel_formulas.inl).
+KERNEL_CODES: dict[str, int] = {kind["name"]: kind["code"] for kind in _KINDS}
 #: fast_map_factor<Kind>() of kernel_map.cuh: float32 row sums scale coordinates by
 #: sqrt(factor) / sigma, so that the map is one exp2 (2^-(factor v) = exp(-v / 2)).
-FAST_MAP_FACTORS = {0: _LOG2E / 2, 1: _LOG2E**2, 2: 3 * _LOG2E**2, 3: 5 * _LOG2E**2, 4: 1.0}
+FAST_MAP_FACTORS: dict[int, float] = {kind["code"]: kind["fast_map_factor"] for kind in _KINDS}
 
 #: Mirrors the headers' launch shapes.
 THREADS = 128  # weighted_sums_partial, kernel_matrix 16 x 16
@@ -75,16 +84,16 @@ _CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
 
 def header_paths() -> tuple[Path, ...]:
-    """The header files (SOURCES): the installed copies, else the source tree's.
+    """The header files (SOURCES, then FORMULAS): the installed copies, else the source tree's.
 
     Examples
     --------
     >>> from nystrom_kme.cuda.program import header_paths
-    >>> [p.name for p in header_paths()][-1]
-    'kernel_sums.cuh'
+    >>> [p.name for p in header_paths()][-2:]
+    ['kernel_sums.cuh', 'kernel_formulas.inl']
     """
     for root in (_PACKAGE / "include", _PACKAGE.parent.parent / "cpp" / "include"):
-        paths = tuple(root / s for s in SOURCES)
+        paths = tuple(root / s for s in (*SOURCES, FORMULAS))
         if all(p.is_file() for p in paths):
             return paths
     raise FileNotFoundError(
@@ -96,12 +105,18 @@ def header_paths() -> tuple[Path, ...]:
 @functools.cache
 def source() -> str:
     """The CUDA source NVRTC compiles: the headers' texts in SOURCES order (under
-    NVRTC they include nothing)."""
-    return "\n".join(p.read_text(encoding="utf-8") for p in header_paths())
+    NVRTC they include nothing), the formulas' text in place of their include."""
+    *headers, formulas = header_paths()
+    text = "\n".join(p.read_text(encoding="utf-8") for p in headers)
+    if text.count(FORMULAS_INCLUDE) != 1:
+        raise RuntimeError(f"the CUDA headers must include {FORMULAS} once (kernel_map.cuh)")
+    return text.replace(FORMULAS_INCLUDE, formulas.read_text(encoding="utf-8"))
 
 
 def kernel_code(name: str) -> int:
-    """The header's code for a kernel name; ValueError for the dot-product kernels.
+    """The header's code for a kernel name; ValueError for a kind the GPU path does not
+    compute (the dot-product kernels, and those with a parameter beside the bandwidth or
+    another distance: the rational quadratic, the l1 Laplacian).
 
     Examples
     --------

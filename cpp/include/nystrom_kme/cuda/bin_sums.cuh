@@ -25,32 +25,41 @@ namespace detail {
 /// float64 through kernel_map. A run-time kind, the same for every thread; a code that
 /// is not a radial kernel's gives NaN (never another kernel's values), and the host
 /// checks the kinds before the launch and the sums after it.
+/// fast_map / kernel_map of the visited kind at one value, and NaN for no kind: the
+/// functors of BinMap's visits.
+struct FastMapAt {
+  float u;
+  template <class Tag>
+  __device__ __forceinline__ float operator()(Tag) const {
+    return fast_map<int(Tag::kind)>(u);
+  }
+};
+struct KernelMapAt {
+  double v;
+  template <class Tag>
+  __device__ __forceinline__ double operator()(Tag) const {
+    return kernel_map<int(Tag::kind), double>(v);
+  }
+};
+struct NanFloat {
+  __device__ __forceinline__ float operator()() const { return __int_as_float(0x7fc00000); }
+};
+struct NanDouble {
+  __device__ __forceinline__ double operator()() const { return __longlong_as_double(0x7ff8000000000000LL); }
+};
+
 template <class T>
 struct BinMap;
 template <>
 struct BinMap<float> {
   static __device__ __forceinline__ float apply(int kind, float u) {
-    switch (kind) {
-      case kGaussian: return fast_map<kGaussian>(u);
-      case kLaplacian: return fast_map<kLaplacian>(u);
-      case kMatern32: return fast_map<kMatern32>(u);
-      case kMatern52: return fast_map<kMatern52>(u);
-      case kInverseMultiquadric: return fast_map<kInverseMultiquadric>(u);
-      default: return __int_as_float(0x7fc00000);  // an unknown code: NaN, which the host refuses
-    }
+    return visit_gpu_kind(kind, FastMapAt{u}, NanFloat{});  // an unknown code: NaN, which the host refuses
   }
 };
 template <>
 struct BinMap<double> {
   static __device__ __forceinline__ double apply(int kind, double v) {
-    switch (kind) {
-      case kGaussian: return kernel_map<kGaussian, double>(v);
-      case kLaplacian: return kernel_map<kLaplacian, double>(v);
-      case kMatern32: return kernel_map<kMatern32, double>(v);
-      case kMatern52: return kernel_map<kMatern52, double>(v);
-      case kInverseMultiquadric: return kernel_map<kInverseMultiquadric, double>(v);
-      default: return __longlong_as_double(0x7ff8000000000000LL);  // an unknown code: NaN, refused by the host
-    }
+    return visit_gpu_kind(kind, KernelMapAt{v}, NanDouble{});  // an unknown code: NaN, refused by the host
   }
 };
 

@@ -1,24 +1,19 @@
-// The radial kernels on the GPU: the kernel codes, the accurate map of a squared
-// scaled distance to a kernel value (the CPU core's kernel_map, in the input's
-// precision), and the fast float32 map of the fused row sums.
+// The radial kernels on the GPU: the accurate map of a squared scaled distance to a
+// kernel value (the CPU core's kernel_map, in the input's precision) and the fast
+// float32 map of the fused row sums, both instantiated from the one definition of each
+// kernel (kernel_formulas.inl). Kernel codes are KernelKind's numbers.
 //
 // One of the GPU path's headers (kernel_sums.cuh lists them). Under NVRTC
 // (__CUDACC_RTC__) the headers include nothing: the Python package compiles their
 // concatenation (nystrom_kme.cuda.program.SOURCES, in dependency order).
 #pragma once
 
+#ifndef __CUDACC_RTC__
+#include <nystrom_kme/kernel_kinds.hpp>
+#endif
+
 namespace nystrom_kme {
 namespace cuda {
-
-/// Kernel codes (template arguments of the device code; Python passes the same
-/// numbers). Laplacian is Matern 1/2.
-enum KernelCode : int {
-  kGaussian = 0,
-  kLaplacian = 1,
-  kMatern32 = 2,
-  kMatern52 = 3,
-  kInverseMultiquadric = 4,
-};
 
 namespace detail {
 
@@ -26,19 +21,10 @@ __device__ __forceinline__ float nk_exp(float x) { return expf(x); }
 __device__ __forceinline__ double nk_exp(double x) { return exp(x); }
 __device__ __forceinline__ float nk_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double nk_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float nk_log1p(float x) { return log1pf(x); }
+__device__ __forceinline__ double nk_log1p(double x) { return log1p(x); }
 __device__ __forceinline__ float nk_min(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ double nk_min(double a, double b) { return fmin(a, b); }
-
-template <class T>
-struct Far;  // radial kernels vanish far away: overflowed distances give 0
-template <>
-struct Far<float> {
-  static __device__ __forceinline__ float value() { return 1e36f; }
-};
-template <>
-struct Far<double> {
-  static __device__ __forceinline__ double value() { return 1e300; }
-};
 
 // x * y rounded on its own: never contracted into a fused multiply-add with what
 // follows (a scaled coordinate must not keep extra bits: equal points then differ).
@@ -63,24 +49,58 @@ __device__ __forceinline__ float rsqrt_approx(float x) {
   return y;
 }
 
+/// The accurate arithmetic of the formulas (kernel_formulas.inl) in T: the CPU core's
+/// kernel_map in the input's precision.
+template <class Lane>
+struct AccurateMath {
+  using V = Lane;
+  using T = Lane;
+  static constexpr Lane far_v = Lane(sizeof(Lane) == 4 ? 1e36 : 1e300);
+  static constexpr Lane far_t = Lane(sizeof(Lane) == 4 ? 1e18 : 1e150);
+  static __device__ __forceinline__ Lane splat(Lane x) { return x; }
+  static __device__ __forceinline__ Lane exp(Lane x) { return nk_exp(x); }
+  static __device__ __forceinline__ Lane sqrt(Lane x) { return nk_sqrt(x); }
+  static __device__ __forceinline__ Lane rsqrt(Lane x) { return Lane(1) / nk_sqrt(x); }
+  static __device__ __forceinline__ Lane log1p(Lane x) { return nk_log1p(x); }
+  static __device__ __forceinline__ Lane min(Lane a, Lane b) { return nk_min(a, b); }
+  static __device__ __forceinline__ Lane positive_or_zero(Lane t, Lane x) { return t > Lane(0) ? x : Lane(0); }
+};
+
+/// The fused float32 row sums' arithmetic: the special-function unit (fast_value).
+struct FastMath {
+  using V = float;
+  using T = float;
+  static constexpr float far_v = 1e36f;
+  static constexpr float far_t = 1e18f;
+  static __device__ __forceinline__ float splat(float x) { return x; }
+  static __device__ __forceinline__ float exp2(float x) { return exp2_approx(x); }
+  static __device__ __forceinline__ float sqrt(float x) { return sqrt_approx(x); }
+  static __device__ __forceinline__ float rsqrt(float x) { return rsqrt_approx(x); }
+  static __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
+};
+
 }  // namespace detail
 
-/// The kernel value for the squared scaled distance v = ||a - b||^2 / sigma^2;
-/// the same map as the CPU core's kernel_map. v = 0 gives exactly 1.
+// Each kind's formula (the CPU core's own text; NVRTC gets it in place of this include).
+#include <nystrom_kme/kernel_formulas.inl>
+
+/// The host launchers' kernel codes: KernelKind's numbers. Kept for native applications
+/// written against them; any GPU kind's KernelKind converts (KernelCode(kind)).
+enum KernelCode : int {
+  kGaussian = int(KernelKind::gaussian),
+  kLaplacian = int(KernelKind::laplacian),
+  kMatern32 = int(KernelKind::matern32),
+  kMatern52 = int(KernelKind::matern52),
+  kInverseMultiquadric = int(KernelKind::inverse_multiquadric),
+};
+
+/// The kernel value for the squared scaled distance v = ||a - b||^2 / sigma^2, for a
+/// kind the GPU computes (on_gpu); the same map as the CPU core's kernel_map. v = 0
+/// gives exactly 1.
 template <int Kind, class T>
 __device__ __forceinline__ T kernel_map(T v) {
-  using namespace detail;
-  if (Kind == kGaussian) return nk_exp(v * T(-0.5));
-  if (Kind == kLaplacian) return nk_exp(-nk_sqrt(v));
-  if (Kind == kMatern32) {
-    const T r = nk_sqrt(nk_min(v, Far<T>::value())) * T(1.7320508075688772);
-    return (r + T(1)) * nk_exp(-r);
-  }
-  if (Kind == kMatern52) {
-    const T r = nk_sqrt(nk_min(v, Far<T>::value())) * T(2.23606797749979);
-    return (r * r * T(1.0 / 3.0) + r + T(1)) * nk_exp(-r);
-  }
-  return T(1) / nk_sqrt(v + T(1));  // inverse multiquadric
+  static_assert(on_gpu<KernelKind(Kind)>(), "not a kind of the GPU path");
+  return kernel_value<detail::AccurateMath<T>, KernelKind(Kind)>(v, KernelParams{});
 }
 
 /// c of the fast map: the fused float32 row sums scale coordinates by sqrt(c) / sigma,
@@ -88,26 +108,36 @@ __device__ __forceinline__ T kernel_map(T v) {
 /// Gaussian: 2^(-v c) = exp(-v / 2)).
 template <int Kind>
 __host__ __device__ constexpr double fast_map_factor() {
-  return Kind == kGaussian    ? 0.72134752044448170  // log2(e) / 2
-         : Kind == kLaplacian ? 2.0813689810056077   // log2(e)^2
-         : Kind == kMatern32  ? 6.2441069430168232   // 3 log2(e)^2
-         : Kind == kMatern52  ? 10.406844905028039   // 5 log2(e)^2
-                              : 1.0;
+  return fast_factor<KernelKind(Kind)>();
 }
 
 /// The kernel value for u = c v (c = fast_map_factor<Kind>()), float32, through the
 /// special-function unit. Equals kernel_map<Kind>(v) to a few float32 ulp.
 template <int Kind>
 __device__ __forceinline__ float fast_map(float u) {
-  using namespace detail;
-  constexpr float kLn2 = 0.69314718055994531f;
-  if (Kind == kGaussian) return exp2_approx(-u);
-  if (Kind == kInverseMultiquadric) return rsqrt_approx(u + 1.0f);
-  const float q = sqrt_approx(fminf(u, 1e36f));  // q = r log2(e); clamped: (1 + q) 2^-q stays 0
-  if (Kind == kLaplacian) return exp2_approx(-q);
-  const float r = q * kLn2;
-  if (Kind == kMatern32) return (r + 1.0f) * exp2_approx(-q);
-  return (r * r * (1.0f / 3.0f) + r + 1.0f) * exp2_approx(-q);  // Matern 5/2
+  static_assert(on_gpu<KernelKind(Kind)>(), "not a kind of the GPU path");
+  return fast_value<detail::FastMath, KernelKind(Kind)>(u);
+}
+
+/// f(KindTag) for a GPU kind's run-time code, `none()` for any other code (functors, not
+/// lambdas: NVRTC compiles no lambda without --extended-lambda).
+template <class F, class None>
+struct GpuKindsOnly {
+  const F& f;
+  const None& none;
+  template <class Tag>
+  __device__ __forceinline__ auto operator()(Tag tag) const -> decltype(none()) {
+    if constexpr (on_gpu<Tag::kind>()) {
+      return f(tag);
+    } else {
+      return none();
+    }
+  }
+};
+
+template <class F, class None>
+__device__ __forceinline__ auto visit_gpu_kind(int code, const F& f, const None& none) -> decltype(none()) {
+  return visit_kind(KernelKind(code), GpuKindsOnly<F, None>{f, none}, none);
 }
 
 }  // namespace cuda

@@ -292,6 +292,37 @@ inline std::size_t workspace_bytes(long long m, long long n, int k) {
   return (std::size_t)entries * sizeof(double);
 }
 
+namespace detail {
+
+/// launch_sums for the visited kind (a host functor of visit_kind), refusing by name a
+/// kind the GPU path does not compute.
+template <class T>
+struct LaunchSums {
+  const T *A, *B;
+  const double* W;
+  double* workspace;
+  long long m, n;
+  int d, k;
+  T bandwidth;
+  cudaStream_t stream;
+  template <class Tag>
+  long long operator()(Tag) const {
+    constexpr KernelKind K = Tag::kind;
+    if constexpr (on_gpu<K>()) {
+      return launch_sums<int(K), T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
+    } else {
+      throw std::invalid_argument(std::string("nystrom_kme::cuda: the GPU path does not compute the ") +
+                                  Formula<K>::name + " kernel");
+    }
+  }
+};
+
+struct NotAKernelCode {
+  long long operator()() const { throw std::invalid_argument("nystrom_kme::cuda: not a kernel code"); }
+};
+
+}  // namespace detail
+
 /// out (m, k) row-major float64 = K(A, B) W on the device (W == nullptr: k must be 1,
 /// the row sums K(A, B) 1). A (m, d), B (n, d) row-major device arrays in T (float or
 /// double); W (n, k) row-major float64; workspace of workspace_bytes(m, n, k) bytes.
@@ -307,26 +338,9 @@ void weighted_kernel_sums(KernelCode kind, T bandwidth, const T* A, long long m,
     detail::check(cudaMemsetAsync(out, 0, (std::size_t)m * k * sizeof(double), stream), "memset");
     return;
   }
-  long long n_chunks = 0;
-  switch (kind) {
-    case kGaussian:
-      n_chunks = detail::launch_sums<kGaussian, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
-      break;
-    case kLaplacian:
-      n_chunks = detail::launch_sums<kLaplacian, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
-      break;
-    case kMatern32:
-      n_chunks = detail::launch_sums<kMatern32, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
-      break;
-    case kMatern52:
-      n_chunks = detail::launch_sums<kMatern52, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
-      break;
-    case kInverseMultiquadric:
-      n_chunks = detail::launch_sums<kInverseMultiquadric, T>(A, B, W, workspace, m, n, d, k, bandwidth, stream);
-      break;
-    default:
-      throw std::invalid_argument("nystrom_kme::cuda: not a radial kernel code");
-  }
+  const long long n_chunks =
+      visit_kind(KernelKind(kind), detail::LaunchSums<T>{A, B, W, workspace, m, n, d, k, bandwidth, stream},
+                 detail::NotAKernelCode{});
   const long long size = m * k;
   reduce_partials<double><<<(unsigned)((size + 255) / 256), 256, 0, stream>>>(workspace, out, size,
                                                                       (int)n_chunks);

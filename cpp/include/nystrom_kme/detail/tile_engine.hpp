@@ -86,7 +86,7 @@ class TileEngine {
     }
     if (d_ < 1) throw std::invalid_argument("points need at least one feature");
     radial_ = kernel.is_radial();
-    direct_ = radial_ && d_ < kDirectMaxDim;
+    pairwise_ = pairwise_of(kernel, d_);
     // Radial kernels are translation invariant: centring both sides on the mean
     // of A keeps the distance expansion from cancelling for data far from 0.
     // Both sides are packed as (x - centre) / bandwidth, in double then rounded
@@ -112,6 +112,12 @@ class TileEngine {
   /// The binned sums of `job` (Mode::bins); every kernel must be radial, like the engine's.
   void run_bins(const BinJob& job, int n_threads) const {
     if (!radial_) throw std::invalid_argument("run_bins: binned sums need a radial packing kernel");
+    for (const ScaledKernel& map : job.maps) {
+      if (kind_distance(map.kind) != kernel_.distance()) {
+        throw std::invalid_argument(std::string("run_bins: kernel ") + kind_name(map.kind) +
+                                    " measures another distance than the packing kernel " + kernel_.name());
+      }
+    }
     run_impl<Mode::bins>(nullptr, nullptr, nullptr, {}, n_threads, &job);
   }
 
@@ -141,7 +147,11 @@ class TileEngine {
     std::vector<ScaledKernel> maps;
     for (const Kernel& kernel : kernels) {
       if (!kernel.is_radial() || !radial_) throw std::invalid_argument("run_streamed_multi: radial kernels only");
-      maps.push_back({kernel.kind(), kernel_.bandwidth() / kernel.bandwidth()});
+      if (kernel.distance() != kernel_.distance()) {
+        throw std::invalid_argument(std::string("run_streamed_multi: kernel ") + kernel.name() +
+                                    " measures another distance than the packing kernel " + kernel_.name());
+      }
+      maps.push_back({kernel.kind(), kernel_.bandwidth() / kernel.bandwidth(), kernel.params()});
     }
     run_impl<Mode::sums>(nullptr, &stream, outs.data(), {&kernels, &maps}, n_threads);
   }
@@ -444,7 +454,7 @@ class TileEngine {
     task.rows = rows;
     task.n_chunks = n_chunks;
     task.radial = radial_;
-    task.direct = direct_;
+    task.pairwise = pairwise_;
     task.block = s.block.data();
     task.dist = s.dist.data();
     task.root = s.root.data();
@@ -476,7 +486,8 @@ class TileEngine {
   const ConstRowRef<T>& B_;
   const Kernel& kernel_;
   Index d_;
-  bool radial_ = true, direct_ = true;
+  bool radial_ = true;
+  Pairwise pairwise_ = Pairwise::squared;
   std::vector<double> center_;
   double scale_ = 1.0;
 };

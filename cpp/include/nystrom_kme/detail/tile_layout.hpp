@@ -17,7 +17,7 @@ constexpr Index kChunk = 256;        // rows of B per L1-resident block of kerne
 // Chunks per segment (k > 1): several kernels share a segment's distances, and each
 // kernel's partial sums are folded into the tile's running sums once per segment.
 constexpr Index kSegmentChunks = 4;
-constexpr Index kDirectMaxDim = 32;  // radial kernels below this d use sum (a-b)^2 directly
+constexpr Index kDirectMaxDim = 32;  // Euclidean kernels below this d use sum (a-b)^2 directly
 constexpr Index kPackBytes = 1024 * 1024;  // packed block of B, shared by all threads
 // Above this many bytes for one chunk of rows (kChunk x d), inputs with fewer rows
 // than a chunk or a tile are summed pair by pair instead (d > 8192 in float64).
@@ -87,12 +87,32 @@ inline Index partial_offset(PartialLayout layout, Index k, Index col, Index row)
 }
 
 /// One kernel of a multi-kernel pass (radial only): its values are f_kind(d2 ratio^2)
-/// for the squared distances d2 of points scaled by the reference bandwidth, where
-/// ratio = reference bandwidth / this kernel's bandwidth.
+/// for the squared distances d2 of points scaled by the reference bandwidth (f_kind(d
+/// ratio) for the l1 distances d of the l1 kernels), where ratio = reference
+/// bandwidth / this kernel's bandwidth.
 struct ScaledKernel {
   KernelKind kind = KernelKind::gaussian;
   double ratio = 1.0;
+  KernelParams params = {};
 };
+
+/// How a tile's pairs are computed: inner products (the dot-product kernels, and the
+/// Euclidean kernels in wide data, which expand them into squared distances), squared
+/// differences summed directly, or absolute differences (the l1 distance).
+enum class Pairwise { product, squared, l1 };
+
+/// The pairwise computation of a kernel's tiles in d features.
+inline Pairwise pairwise_of(const Kernel& kernel, Index d) {
+  switch (kernel.distance()) {
+    case Distance::squared_euclidean:
+      return d < kDirectMaxDim ? Pairwise::squared : Pairwise::product;
+    case Distance::l1:
+      return Pairwise::l1;
+    case Distance::inner_product:
+      return Pairwise::product;
+  }
+  return Pairwise::product;
+}
 
 /// One tile of kTileRows rows of A against one packed superblock of B.
 template <class T>
@@ -109,7 +129,8 @@ struct TileTask {
   Index d = 0, R = 0, k = 0;   // features, superblock rows, weight columns
   Index rows = 0;              // valid rows of a
   Index n_chunks = 0;          // kChunk blocks in this superblock
-  bool radial = true, direct = true;
+  bool radial = true;           // translation invariant: a distance, centred packing
+  Pairwise pairwise = Pairwise::squared;
   T* block = nullptr;          // scratch: kTileRows x kChunk (k = 1, matrices)
   T* dist = nullptr;           // scratch (k > 1): kSegmentChunks x kChunk x kTileRows distances
   T* root = nullptr;           // scratch (k > 1): their square roots

@@ -9,33 +9,37 @@
 
 /// The register-tiled micro-kernel: for kGroupRows rows of a (row-major, d
 /// columns) against 2L columns of a packed panel (feature stride kPanelCols),
-/// acc[r][h] = sum_k (a[r][k] - b[k][.])^2 (Direct) or sum_k a[r][k] b[k][.].
-template <class T, bool Direct>
+/// acc[r][h] = sum_k (a[r][k] - b[k][.])^2 (squared), sum_k |a[r][k] - b[k][.]| (l1)
+/// or sum_k a[r][k] b[k][.] (product).
+template <class T, Pairwise P>
 inline void panel_products(const T* a, const T* panel, Index d,
                            vec_t<T> (&acc)[kGroupRows][2]) {
   using V = vec_t<T>;
   constexpr int L = Vec<T>::lanes;
-  constexpr Index P = kPanelCols<T>;
+  constexpr Index PC = kPanelCols<T>;
   // Local accumulators: the compiler cannot keep `acc` itself in registers (it
   // might alias a or panel) and would store all eight vectors every iteration.
   V sum[kGroupRows][2] = {};
   for (Index k = 0; k < d; ++k) {
-    V b0 = load(panel + k * P);
-    V b1 = load(panel + k * P + L);
+    V b0 = load(panel + k * PC);
+    V b1 = load(panel + k * PC + L);
     // Inner products: GCC folds the panel loads into each FMA as memory operands,
     // loading them kGroupRows times; pinning them in registers doubled the speed
     // at d = 100 (0.53 -> 0.24 s for n = 1e5, m = 1000 on one core).
 #if defined(NYSTROM_KME_SIMD_AVX512)
-    if constexpr (!Direct) __asm__("" : "+v"(b0), "+v"(b1));
+    if constexpr (P == Pairwise::product) __asm__("" : "+v"(b0), "+v"(b1));
 #elif defined(NYSTROM_KME_SIMD_AVX2)
-    if constexpr (!Direct) __asm__("" : "+x"(b0), "+x"(b1));
+    if constexpr (P == Pairwise::product) __asm__("" : "+x"(b0), "+x"(b1));
 #endif
     for (int r = 0; r < kGroupRows; ++r) {
       const T ar = a[r * d + k];
-      if constexpr (Direct) {
+      if constexpr (P == Pairwise::squared) {
         const V e0 = b0 - ar, e1 = b1 - ar;
         sum[r][0] += e0 * e0;
         sum[r][1] += e1 * e1;
+      } else if constexpr (P == Pairwise::l1) {
+        sum[r][0] += vabs<T>(b0 - ar);
+        sum[r][1] += vabs<T>(b1 - ar);
       } else {
         sum[r][0] += b0 * ar;
         sum[r][1] += b1 * ar;
@@ -101,23 +105,23 @@ void expand_distances(vec_t<T> (&vals)[kGroupRows][2], const T* a, const T* anor
 }
 
 /// The hot path of K(A, B) w for T = double: kGroupRows rows against kChunk
-/// columns, with the squared distances (Direct: sum (a-b)^2; else the centred
-/// expansion, re-done exactly where it cancels) or inner products kept in
-/// registers, mapped through the kernel and reduced against w at once, so no
+/// columns, with the squared distances (squared: sum (a-b)^2; product: the centred
+/// expansion, re-done exactly where it cancels), l1 distances or inner products kept
+/// in registers, mapped through the kernel and reduced against w at once, so no
 /// block of kernel values is ever stored. sums[r] += sum_i k(a_r, b_i) w_i.
-template <class T, bool Direct>
+template <class T, Pairwise P>
 inline void fused_group_sums(const T* a, const T* anorm, const T* bt, const T* bnorm, Index d,
                              const double* w, const Kernel& kernel, bool radial, double* sums) {
   using V = vec_t<T>;
   using VD = Vec<double>::type;
   constexpr int L = Vec<T>::lanes;
   constexpr int LD = Vec<double>::lanes;
-  const bool expansion = !Direct && radial;
+  const bool expansion = P == Pairwise::product && radial;
   VD racc[kGroupRows] = {};
   for (Index i = 0; i < kChunk; i += 2 * L) {
     const T* panel = panel_column(bt, i, d);
     V acc[kGroupRows][2];
-    panel_products<T, Direct>(a, panel, d, acc);
+    panel_products<T, P>(a, panel, d, acc);
     // Copy out of the accumulators: writing single lanes below must not force
     // `acc` into memory in the k loop above.
     V vals[kGroupRows][2];
@@ -152,11 +156,17 @@ void kernel_block(const TileTask<T>& t, const T* bt, const T* bnorm, Index group
     const T* ag = t.a + g * kGroupRows * d;
     T* out = block + g * kGroupRows * kChunk;
     for (Index i = 0; i < kChunk; i += 2 * L) {
-      V acc[kGroupRows][2];
-      if (t.direct) {
-        panel_products<T, true>(ag, panel_column(bt, i, d), d, acc);
-      } else {
-        panel_products<T, false>(ag, panel_column(bt, i, d), d, acc);
+      V acc[kGroupRows][2] = {};  // set by every case below (zeroed for the compiler's sake)
+      switch (t.pairwise) {
+        case Pairwise::squared:
+          panel_products<T, Pairwise::squared>(ag, panel_column(bt, i, d), d, acc);
+          break;
+        case Pairwise::l1:
+          panel_products<T, Pairwise::l1>(ag, panel_column(bt, i, d), d, acc);
+          break;
+        case Pairwise::product:
+          panel_products<T, Pairwise::product>(ag, panel_column(bt, i, d), d, acc);
+          break;
       }
       for (int r = 0; r < kGroupRows; ++r) {
         store(out + r * kChunk + i, acc[r][0]);
@@ -164,7 +174,7 @@ void kernel_block(const TileTask<T>& t, const T* bt, const T* bnorm, Index group
       }
     }
   }
-  const bool expansion = t.radial && !t.direct;
+  const bool expansion = t.radial && t.pairwise == Pairwise::product;
   for (Index r = 0; r < groups * kGroupRows; ++r) {
     T* row = block + r * kChunk;
     const T an = t.anorm[r];
@@ -237,33 +247,46 @@ inline void map_values(const Kernel& kernel, double* v, Index n) {
   }
 }
 
-/// sum_f (s a_f - s b_f)^2 (radial) or sum_f (s a_f)(s b_f) over the d features of a
-/// and b scaled by s = 1 / bandwidth, accumulated in double in feature order: the
-/// direct formula behind kernel_rows
-/// and paired_rows. (exact_sq_distance keeps its own loop: Clang contracts its
+/// sum_f (s a_f - s b_f)^2 (Euclidean), sum_f |s a_f - s b_f| (l1) or sum_f (s a_f)(s
+/// b_f) (inner products) over the d features of a and b scaled by s = 1 / bandwidth,
+/// accumulated in double in feature order: the direct formula behind kernel_rows and
+/// paired_rows. (exact_sq_distance keeps its own loop: Clang contracts its
 /// `acc += e * e` into an FMA but not this conditional form, so sharing this one
 /// would change its last bits in Clang builds.)
 template <class T>
-inline double pair_value(const T* a, const T* b, Index d, bool radial, double scale) {
+inline double pair_value(const T* a, const T* b, Index d, Distance distance, double scale) {
   // (x - y) * scale, not x * scale - y * scale: with FMA contraction the latter is
   // not 0 for x = y, and k(x, x) must be exactly 1 for radial kernels.
   double acc = 0.0;
   for (Index f = 0; f < d; ++f) {
     const double x = double(a[f]), y = double(b[f]);
-    const double e = radial ? (x - y) * scale : 0.0;
-    acc += radial ? e * e : (x * scale) * (y * scale);
+    switch (distance) {
+      case Distance::squared_euclidean: {
+        const double e = (x - y) * scale;
+        acc += e * e;
+        break;
+      }
+      case Distance::l1: {
+        const double e = (x - y) * scale;
+        acc += e < 0.0 ? -e : e;
+        break;
+      }
+      case Distance::inner_product:
+        acc += (x * scale) * (y * scale);
+        break;
+    }
   }
   return acc;
 }
 
 /// out[i - begin] = k(x_i, p) for rows begin <= i < end of X (row stride ld),
-/// the squared distance or inner product accumulated in double.
+/// the distance or inner product accumulated in double.
 template <class T>
 void kernel_rows(const T* X, Index ld, Index d, const T* p, const Kernel& kernel, Index begin,
                  Index end, double* out) {
-  const bool radial = kernel.is_radial();
+  const Distance distance = kernel.distance();
   const double scale = kernel.inv_bandwidth();
-  for (Index i = begin; i < end; ++i) out[i - begin] = pair_value(X + i * ld, p, d, radial, scale);
+  for (Index i = begin; i < end; ++i) out[i - begin] = pair_value(X + i * ld, p, d, distance, scale);
   map_values(kernel, out, end - begin);
 }
 
@@ -271,9 +294,9 @@ void kernel_rows(const T* X, Index ld, Index d, const T* p, const Kernel& kernel
 template <class T>
 void paired_rows(const T* A, Index lda, const T* B, Index ldb, Index n, Index d,
                  const Kernel& kernel, double* out) {
-  const bool radial = kernel.is_radial();
+  const Distance distance = kernel.distance();
   const double scale = kernel.inv_bandwidth();
-  for (Index i = 0; i < n; ++i) out[i] = pair_value(A + i * lda, B + i * ldb, d, radial, scale);
+  for (Index i = 0; i < n; ++i) out[i] = pair_value(A + i * lda, B + i * ldb, d, distance, scale);
   map_values(kernel, out, n);
 }
 

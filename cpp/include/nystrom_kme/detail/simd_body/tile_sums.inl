@@ -187,12 +187,12 @@ inline void store_as_double(double* p, Vec<float>::type v) {
   store(p + LD, load_as_double(lanes + LD));
 }
 
-/// The tile's squared distances (Direct: sum (a-b)^2; else the centred expansion,
-/// re-done exactly where it cancels) or inner products (not radial) against kChunk
-/// packed columns, tile rows in vector lanes: sink(j * kTileRows + h * L, v) gets
-/// rows h * L .. h * L + L - 1 of column j. Per pair, the same operations in the
-/// same order as panel_products and expand_distances: the same values.
-template <class T, bool Direct, class Sink>
+/// The tile's squared distances (squared: sum (a-b)^2; product and radial: the centred
+/// expansion, re-done exactly where it cancels), l1 distances or inner products (not
+/// radial) against kChunk packed columns, tile rows in vector lanes: sink(j * kTileRows
+/// + h * L, v) gets rows h * L .. h * L + L - 1 of column j. Per pair, the same
+/// operations in the same order as panel_products and expand_distances: the same values.
+template <class T, Pairwise Mode, class Sink>
 inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Sink&& sink) {
   using V = vec_t<T>;
   using I = typename Vec<T>::itype;
@@ -202,7 +202,7 @@ inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Si
   constexpr Index P = kPanelCols<T>;
   static_assert(P % NJ == 0, "a step must not straddle two panels");
   const Index d = t.d;
-  const bool expansion = !Direct && t.radial;
+  const bool expansion = Mode == Pairwise::product && t.radial;
   V an[RV];
   for (int h = 0; h < RV; ++h) an[h] = load(t.anorm + h * L);
   for (Index j = 0; j < kChunk; j += NJ) {
@@ -222,9 +222,11 @@ inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Si
         const T b = col[f * P + u];
         NYSTROM_KME_UNROLL
         for (int h = 0; h < RV; ++h) {
-          if constexpr (Direct) {
+          if constexpr (Mode == Pairwise::squared) {
             const V e = av[h] - b;
             acc[u][h] += e * e;
+          } else if constexpr (Mode == Pairwise::l1) {
+            acc[u][h] += vabs<T>(av[h] - b);
           } else {
             acc[u][h] += av[h] * b;
           }
@@ -252,66 +254,63 @@ inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Si
 
 template <class T, class Sink>
 inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Sink&& sink) {
-  if (t.direct) {
-    distance_block<T, true>(t, bt, bnorm, sink);
-  } else {
-    distance_block<T, false>(t, bt, bnorm, sink);
+  switch (t.pairwise) {
+    case Pairwise::squared:
+      return distance_block<T, Pairwise::squared>(t, bt, bnorm, sink);
+    case Pairwise::l1:
+      return distance_block<T, Pairwise::l1>(t, bt, bnorm, sink);
+    case Pairwise::product:
+      return distance_block<T, Pairwise::product>(t, bt, bnorm, sink);
   }
 }
 
-/// kt = kernel values of one radial kernel from the squared distances d2 of points
-/// scaled by the reference bandwidth (and their square roots r = sqrt(min(d2, far)),
-/// shared by the kernels that need them): the values of kernel_map for ratio 1, with
-/// the kind's switch out of the loop. Flattened: GCC otherwise calls exp out of
-/// line, 2x slower on this loop.
+/// kt = kernel values of one radial kernel from the distances d2 of points scaled by
+/// the reference bandwidth (squared, or l1 for the l1 kernels) and the square roots r =
+/// sqrt(min(d2, far)) (shared by the kernels that need them): the values of kernel_map
+/// for ratio 1 (kernel_formulas.inl), with the kind's switch out of the loop.
+/// Flattened: GCC otherwise calls exp out of line, 2x slower on this loop.
 template <class T>
 __attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, const T* r, double* kt) {
-  using V = vec_t<T>;
+  using M = SimdMath<T>;
   constexpr int L = Vec<T>::lanes;
   constexpr Index n = kChunk * kTileRows;
-  // Matern: (1 + r) exp(-r) must stay 0, not inf * 0, however large r gets.
-  const V far = splat(T(sizeof(T) == 4 ? 1e18 : 1e150));
   const double ratio = map.ratio;
-  switch (map.kind) {
-    case KernelKind::gaussian: {
-      const T c = T(-0.5 * (ratio * ratio));
-      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(load(d2 + i) * c));
-      return;
-    }
-    case KernelKind::laplacian: {
-      const T c = T(ratio);
-      for (Index i = 0; i < n; i += L) store_as_double(kt + i, exp(-(load(r + i) * c)));
-      return;
-    }
-    case KernelKind::matern32: {
-      const T c = T(ratio * 1.7320508075688772);
-      for (Index i = 0; i < n; i += L) {
-        const V s = vmin<T>(load(r + i) * c, far);
-        store_as_double(kt + i, (s + T(1)) * exp(-s));
-      }
-      return;
-    }
-    case KernelKind::matern52: {
-      const T c = T(ratio * 2.23606797749979);
-      for (Index i = 0; i < n; i += L) {
-        const V s = vmin<T>(load(r + i) * c, far);
-        store_as_double(kt + i, (s * s * T(1.0 / 3.0) + s + T(1)) * exp(-s));
-      }
-      return;
-    }
-    case KernelKind::inverse_multiquadric: {
-      const T c = T(ratio * ratio);
-      for (Index i = 0; i < n; i += L) store_as_double(kt + i, T(1) / sqrt(load(d2 + i) * c + T(1)));
-      return;
-    }
-    case KernelKind::linear:
-    case KernelKind::polynomial:
-      break;  // not radial: mapped as computed (the caller)
-  }
+  visit_kind(
+      map.kind,
+      [&](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (F::family == Family::exponential) {
+          if constexpr (F::root) {
+            const T c = T(ratio * F::rate);
+            for (Index i = 0; i < n; i += L) store_as_double(kt + i, exponential_of_t<M, F>(load(r + i) * c));
+          } else {
+            const T c = T((F::distance == Distance::l1 ? ratio : ratio * ratio) * F::rate);
+            for (Index i = 0; i < n; i += L) store_as_double(kt + i, exponential_of_t<M, F>(load(d2 + i) * c));
+          }
+        } else if constexpr (F::family == Family::power) {
+          const T c = T(ratio * ratio * F::scale(map.params));
+          for (Index i = 0; i < n; i += L) {
+            store_as_double(kt + i, F::template of_scaled<M>(load(d2 + i) * c, map.params));
+          }
+        }
+        // dot-product kernels are never scaled: the caller maps them as computed
+      },
+      [] {});
 }
 
+/// Whether a kind's map reads the square roots of the squared distances.
 inline bool needs_root(KernelKind kind) {
-  return kind == KernelKind::laplacian || kind == KernelKind::matern32 || kind == KernelKind::matern52;
+  return visit_kind(
+      kind,
+      [](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (F::family == Family::exponential) {
+          return F::root;
+        } else {
+          return false;
+        }
+      },
+      [] { return false; });
 }
 
 /// values[s..e) summed in a fixed order (two vectors of lane-wise partial sums over whole
@@ -355,7 +354,7 @@ void tile_bins(const TileTask<T>& t, const BinTask& job) {
   std::int64_t run_bin[kChunk];
   bool any_root = false;
   for (Index j = 0; j < job.n_kernels; ++j) any_root = any_root || needs_root(job.maps[j].kind);
-  const V far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
+  const V far = splat(SimdMath<T>::far_v);
   for (Index c = 0; c < t.n_chunks; ++c) {
     const Index c0 = c * kChunk;
     kernel_block(t, t.bt + c0 * t.d, t.bnorm + c0, groups, t.block, false);
@@ -424,12 +423,12 @@ void tile_sums_multi_column(const TileTask<T>& t) {
   constexpr int L = Vec<T>::lanes;
   constexpr Index chunk_values = kChunk * kTileRows;
   const Index d = t.d, block = weight_stride(t.k) * kTileRows;
-  const ScaledKernel single{t.kernel->kind(), 1.0};
+  const ScaledKernel single{t.kernel->kind(), 1.0, t.kernel->params()};
   const ScaledKernel* maps = t.n_maps > 0 ? t.maps : &single;
   const Index n_maps = std::max<Index>(t.n_maps, 1);
   bool root = false;
   for (Index j = 0; j < n_maps; ++j) root = root || needs_root(maps[j].kind);
-  const V far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
+  const V far = splat(SimdMath<T>::far_v);
   auto distances = [&](Index c, T* dist, T* rt) {  // chunk c, mapped later
     distance_block(t, t.bt + c * kChunk * d, t.bnorm + c * kChunk, [&](Index off, V v) { store(dist + off, v); });
     if (root) {
@@ -486,7 +485,9 @@ void tile_sums(const TileTask<T>& t) {
       if constexpr (std::is_same_v<T, double>) {
         for (Index g = 0; g < groups; ++g) {
           const Index off = g * kGroupRows;
-          auto fused = t.direct ? fused_group_sums<T, true> : fused_group_sums<T, false>;
+          auto fused = t.pairwise == Pairwise::squared ? fused_group_sums<T, Pairwise::squared>
+                       : t.pairwise == Pairwise::l1    ? fused_group_sums<T, Pairwise::l1>
+                                                       : fused_group_sums<T, Pairwise::product>;
           fused(t.a + off * d, t.anorm + off, bt, bnorm, d, t.wpack + c0, *t.kernel, t.radial,
                 t.partial + off);
         }

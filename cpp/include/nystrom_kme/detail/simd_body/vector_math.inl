@@ -58,6 +58,11 @@ inline vec_t<T> vmin(vec_t<T> a, vec_t<T> b) {
   return a < b ? a : b;
 }
 
+template <class T>
+inline vec_t<T> vabs(vec_t<T> x) {
+  return x < T(0) ? -x : x;
+}
+
 /// Widens Vec<double>::lanes floats to one vector of doubles.
 inline Vec<double>::type load_as_double(const double* p) { return load(p); }
 inline Vec<double>::type load_as_double(const float* p) {
@@ -159,41 +164,100 @@ inline Vec<float>::type sqrt(Vec<float>::type x) {
 #endif
 }
 
+/// log(1 + x) lane by lane for 0 <= x <= inf (the rational quadratic kernel's x = v /
+/// (2 alpha)): u = 1 + x = 2^k m with m in [sqrt(1/2), sqrt(2)), log m from fdlibm's
+/// log (s = f / (2 + f), a degree-14 odd polynomial in s, 1 ulp), plus the rounding of
+/// 1 + x, (x - (u - 1)) / u: a few ulp relative over the whole range.
+inline Vec<double>::type log1p(Vec<double>::type x) {
+  using V = Vec<double>::type;
+  using U = Vec<double>::utype;
+  const V u = x + 1.0;
+  const V c = (x - (u - 1.0)) / u;  // the bits of x that 1 + x lost, to first order
+  const U bits = (U)u;
+  U e = bits >> 52;                                        // biased exponent (u >= 1: no sign)
+  V m = (V)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);  // [1, 2)
+  const auto big = m > 1.4142135623730951;  // lanes of -1 (true) or 0
+  m = big ? m * 0.5 : m;
+  e = e - (U)big;
+  // k = e - 1023 as double, exactly: 2^52 + e read as a double, minus 2^52 + 1023
+  const V k = (V)(e | 0x4330000000000000ULL) - (4503599627370496.0 + 1023.0);
+  const V f = m - 1.0;
+  const V s = f / (f + 2.0);
+  const V z = s * s;
+  const V w = z * z;
+  const V t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+  const V t2 = z * (6.666666666666735130e-01 +
+                    w * (2.857142874366239149e-01 + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+  const V r = t1 + t2;
+  const V hfsq = 0.5 * f * f;
+  const V out = k * 6.93147180369123816490e-01 - ((hfsq - (s * (hfsq + r) + (k * 1.90821492927058770002e-10 + c))) - f);
+  return x < __builtin_inf() ? out : x;  // log1p(inf) = inf
+}
+
+/// log(1 + x) lane by lane in float for 0 <= x <= inf: musl's logf polynomial, a few ulp.
+inline Vec<float>::type log1p(Vec<float>::type x) {
+  using V = Vec<float>::type;
+  using I = Vec<float>::itype;
+  const V u = x + 1.0f;
+  const V c = (x - (u - 1.0f)) / u;
+  const I bits = (I)u;
+  I e = bits >> 23;
+  V m = (V)((bits & 0x007fffff) | 0x3f800000);
+  const auto big = m > 1.41421356f;  // lanes of -1 (true) or 0
+  m = big ? m * 0.5f : m;
+  e = e - big;
+  const V k = __builtin_convertvector(e - 127, V);
+  const V f = m - 1.0f;
+  const V s = f / (f + 2.0f);
+  const V z = s * s;
+  const V w = z * z;
+  const V t1 = w * (0.40000972152f + w * 0.24279078841f);
+  const V t2 = z * (0.66666662693f + w * 0.28498786688f);
+  const V hfsq = 0.5f * f * f;
+  const V out = k * 0.693145751953125f - ((hfsq - (s * (hfsq + (t1 + t2)) + (k * 1.428606765330187e-06f + c))) - f);
+  return x < __builtin_inff() ? out : x;  // log1p(inf) = inf
+}
+
+// The level's exp, sqrt and log1p under other names, for SimdMath (whose members of
+// the same names would find themselves).
+template <class V>
+inline V level_exp(V x) {
+  return exp(x);
+}
+template <class V>
+inline V level_sqrt(V x) {
+  return sqrt(x);
+}
+template <class V>
+inline V level_log1p(V x) {
+  return log1p(x);
+}
+
+/// The arithmetic of this level for the kernel formulas (kernel_formulas.inl).
+template <class Lane>
+struct SimdMath {
+  using V = vec_t<Lane>;
+  using T = Lane;
+  static constexpr Lane far_v = Lane(sizeof(Lane) == 4 ? 1e36 : 1e300);
+  static constexpr Lane far_t = Lane(sizeof(Lane) == 4 ? 1e18 : 1e150);
+  static V splat(Lane x) { return vec_t<Lane>{} + x; }
+  static V exp(V x) { return level_exp(x); }
+  static V sqrt(V x) { return level_sqrt(x); }
+  static V rsqrt(V x) { return Lane(1) / level_sqrt(x); }
+  static V log1p(V x) { return level_log1p(x); }
+  static V min(V a, Lane b) { return vmin<Lane>(a, splat(b)); }
+  static V positive_or_zero(V t, V x) { return t > Lane(0) ? x : splat(0); }
+};
+
+#include <nystrom_kme/kernel_formulas.inl>
+
 /// The kernel map, lane by lane, on values of the scaled points x / bandwidth:
-/// squared distances (radial kernels) or inner products (dot-product kernels) to
-/// kernel values. A distance of 0 gives exactly 1 for every radial kernel.
+/// squared distances (radial kernels), l1 distances (laplacian_l1) or inner products
+/// (dot-product kernels) to kernel values (kernel_formulas.inl). A distance of 0 gives
+/// exactly 1 for every radial kernel.
 template <class T>
 inline vec_t<T> kernel_map(const Kernel& kernel, vec_t<T> v) {
-  // Radial kernels vanish far away: an overflowed (infinite) distance gives 0, and
-  // clamping it keeps Matern's (1 + r) exp(-r) at 0 instead of inf * 0.
-  const vec_t<T> far = splat(T(sizeof(T) == 4 ? 1e36 : 1e300));
-  switch (kernel.kind()) {
-    case KernelKind::gaussian:
-      return exp(v * T(-0.5));
-    case KernelKind::laplacian:
-      return exp(-sqrt(v));
-    case KernelKind::matern32: {
-      const vec_t<T> r = sqrt(vmin<T>(v, far)) * T(1.7320508075688772);
-      return (r + T(1)) * exp(-r);
-    }
-    case KernelKind::matern52: {
-      const vec_t<T> r = sqrt(vmin<T>(v, far)) * T(2.23606797749979);
-      return (r * r * T(1.0 / 3.0) + r + T(1)) * exp(-r);
-    }
-    case KernelKind::inverse_multiquadric:
-      return T(1) / sqrt(v + T(1));
-    case KernelKind::linear:
-      return v;
-    case KernelKind::polynomial: {
-      const vec_t<T> base = v + T(kernel.offset());
-      vec_t<T> result = splat(T(1));
-      vec_t<T> power = base;
-      for (int e = kernel.degree(); e > 0; e >>= 1) {  // exponentiation by squaring
-        if (e & 1) result *= power;
-        power *= power;
-      }
-      return result;
-    }
-  }
-  return v;  // unreachable
+  return visit_kind(
+      kernel.kind(), [&](auto tag) { return kernel_value<SimdMath<T>, decltype(tag)::kind>(v, kernel.params()); },
+      [&]() { return v * T(0) / T(0); });  // no kind (a cast): NaN, never a wrong kernel
 }
