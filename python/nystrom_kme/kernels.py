@@ -31,6 +31,14 @@ class CoreParams(TypedDict, total=False):
 
     offset: float
     degree: int
+    shape: float
+
+
+#: Every kind of the core by name, from its formulas (``kernel_formulas.inl``): code,
+#: distance ("squared_euclidean", "l1" or "inner_product"), has_shape, gpu.
+KINDS: dict[str, dict[str, object]] = {kind["name"]: kind for kind in _core.kernel_kinds()}
+#: The distances between rows that the median heuristic and the bandwidth grids measure.
+METRICS = ("euclidean", "l1")
 
 
 class RowSample(Protocol):
@@ -48,31 +56,40 @@ MEDIAN_SUBSET = 1000
 MIN_BANDWIDTH = float(np.finfo(np.float64).tiny)
 
 
-def pairwise_distances(X: np.ndarray) -> np.ndarray:
-    """The k (k - 1) / 2 Euclidean distances between distinct rows of X (k, d), float64,
-    in scipy's ``pdist`` order, from direct differences (no cancellation), in units of X;
-    computed in the core (``median.hpp``, the arithmetic of the median heuristic).
+def pairwise_distances(X: np.ndarray, metric: str = "euclidean") -> np.ndarray:
+    """The k (k - 1) / 2 distances between distinct rows of X (k, d), float64, in scipy's
+    ``pdist`` order, from direct differences (no cancellation), in units of X: Euclidean
+    (computed in the core, ``median.hpp``, the arithmetic of the median heuristic) or l1
+    (``metric="l1"``, sums of absolute differences, row by row).
 
     Examples
     --------
     >>> import numpy as np
     >>> from nystrom_kme.kernels import pairwise_distances
-    >>> pairwise_distances(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
-    [5.0, 1.0, 4.242640687119285]
+    >>> X = np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])
+    >>> pairwise_distances(X).tolist(), pairwise_distances(X, "l1").tolist()
+    ([5.0, 1.0, 4.242640687119285], [7.0, 1.0, 6.0])
     """
     Z = np.ascontiguousarray(X, dtype=np.float64)
     if Z.shape[0] < 2:
         return np.empty(0)
-    return _core.pairwise_distances(Z)
+    if metric == "euclidean":
+        return _core.pairwise_distances(Z)
+    if metric != "l1":
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    return np.concatenate([np.abs(Z[i + 1 :] - Z[i]).sum(axis=1) for i in range(Z.shape[0] - 1)])
 
 
-def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: RandomStateLike = None) -> float:
-    """Median Euclidean distance between distinct pairs of a random subset of rows.
+def median_distance(
+    X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: RandomStateLike = None, metric: str = "euclidean"
+) -> float:
+    """Median distance between distinct pairs of a random subset of rows.
 
     The ``k (k - 1) / 2`` distances of the ``k = min(n_samples, subset)`` rows are
     computed in the compiled core (``median.hpp``), in parallel: O(k^2 d) time and
     ``k (k - 1) / 2`` float64 of memory (4 MB at the default subset); the result is
-    exactly numpy's median of them.
+    exactly numpy's median of them. ``metric="l1"`` (the l1 kernels' bandwidth) sums
+    absolute differences with numpy instead.
 
     Parameters
     ----------
@@ -80,6 +97,7 @@ def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: 
     subset : int, default=1000
         Rows drawn (without replacement) when ``n_samples`` is larger.
     random_state : None, int or numpy.random.Generator
+    metric : {"euclidean", "l1"}, default="euclidean"
 
     Returns
     -------
@@ -97,18 +115,23 @@ def median_distance(X: ArrayLike, *, subset: int = MEDIAN_SUBSET, random_state: 
     True
     """
     X = as_data_matrix(X, "X", min_rows=2)
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
     rows = _median_rows(X.shape[0], check_positive_int(subset, "subset"), check_random_state(random_state))
     if rows.size < X.shape[0]:
         X = X[rows]
-    # In the core (median.hpp): direct differences of the rows divided by a power of
-    # two near their largest magnitude (exact: no overflow or underflow of the squares),
-    # summed and averaged exactly as numpy's sum and median would.
-    median = _core.median_pairwise_distance(np.ascontiguousarray(X))
+    if metric == "euclidean":
+        # In the core (median.hpp): direct differences of the rows divided by a power of
+        # two near their largest magnitude (exact: no overflow or underflow of the squares),
+        # summed and averaged exactly as numpy's sum and median would.
+        median = _core.median_pairwise_distance(np.ascontiguousarray(X))
+    else:
+        median = float(np.median(pairwise_distances(np.asarray(X), metric)))
     if median > 0.0:
         return median
     # Most rows repeat: the median of the distances between distinct rows, and 1 when all
     # rows are one point (where every bandwidth gives the same kernel values).
-    d = pairwise_distances(np.asarray(X))
+    d = pairwise_distances(np.asarray(X), metric)
     d = d[d > 0]
     return float(np.median(d)) if d.size else 1.0
 
@@ -144,6 +167,10 @@ class Kernel:
 
     name = ""
     radial = True
+    #: The distance between rows the kernel is a function of (its median bandwidth is
+    #: the median of these): "euclidean", or "l1" for the l1 kernels; None for the
+    #: dot-product kernels.
+    metric: str | None = "euclidean"
 
     def __init__(self, bandwidth: Bandwidth = "median") -> None:
         if isinstance(bandwidth, str):
@@ -161,6 +188,18 @@ class Kernel:
     # Extra constructor arguments, for repr, equality and copies.
     def _params(self) -> dict[str, float]:
         return {}
+
+    @property
+    def params(self) -> dict[str, float]:
+        """The constructor's arguments beside the bandwidth (what saved files store).
+
+        Examples
+        --------
+        >>> import nystrom_kme as nk
+        >>> nk.Matern(nu=2.5).params, nk.RationalQuadratic(alpha=3.0).params, nk.Gaussian().params
+        ({'nu': 2.5}, {'alpha': 3.0}, {})
+        """
+        return dict(self._params())
 
     def with_bandwidth(self, bandwidth: Bandwidth) -> Kernel:
         """This kernel (same type and parameters) with another bandwidth.
@@ -195,7 +234,7 @@ class Kernel:
         """This kernel with a numeric bandwidth (the median heuristic applied to X)."""
         if self.is_resolved:
             return self
-        return self.with_bandwidth(median_distance(X, random_state=random_state))
+        return self.with_bandwidth(median_distance(X, random_state=random_state, metric=self.metric or "euclidean"))
 
     def to_core(self) -> _core.Kernel:
         """The compiled core's description of this kernel."""
@@ -254,9 +293,8 @@ class Gaussian(Kernel):
 class Laplacian(Kernel):
     """Laplacian kernel exp(-||x - y||_2 / sigma) (Matern with nu = 1/2): the Euclidean
     distance, the exponential kernel. Not scikit-learn's ``laplacian_kernel`` nor
-    MMD-FUSE's, which use the l1 distance ||x - y||_1; in d = 1 they coincide. Measured
-    in the exact tests of ``bench/statistic_study.py``, the l1 kernel gave the same power
-    within noise (docs: "Level, power and the default"), so the collections keep this one.
+    MMD-FUSE's, which use the l1 distance ||x - y||_1 (:class:`LaplacianL1`); in d = 1
+    they coincide.
 
     Examples
     --------
@@ -310,6 +348,57 @@ class InverseMultiquadric(Kernel):
     name = "inverse_multiquadric"
 
 
+class RationalQuadratic(Kernel):
+    """Rational quadratic kernel (1 + ||x - y||^2 / (2 alpha sigma^2))^(-alpha), alpha > 0:
+    a scale mixture of Gaussians, heavier-tailed than any of them; alpha -> inf gives the
+    Gaussian, alpha = 1/2 the inverse multiquadric at bandwidth sigma. The same values as
+    scikit-learn's ``RationalQuadratic(length_scale=sigma, alpha=alpha)``.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> k = nk.RationalQuadratic(1.0, alpha=2.0)
+    >>> k, round(float(k([[0.0]], [[2.0]])[0, 0]), 6)   # (1 + 4 / 4)^-2
+    (RationalQuadratic(bandwidth=1.0, alpha=2.0), 0.25)
+    """
+
+    name = "rational_quadratic"
+
+    def __init__(self, bandwidth: Bandwidth = "median", alpha: float = 1.0) -> None:
+        super().__init__(bandwidth)
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
+            raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
+        if not (math.isfinite(alpha) and alpha > 0):
+            raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
+        self.alpha = float(alpha)
+
+    def _params(self) -> dict[str, float]:
+        return {"alpha": self.alpha}
+
+    def _core_params(self) -> CoreParams:
+        return {"shape": self.alpha}
+
+
+class LaplacianL1(Kernel):
+    """Laplacian kernel in the l1 distance, exp(-||x - y||_1 / sigma): scikit-learn's
+    ``laplacian_kernel`` with ``gamma = 1 / sigma`` and MMD-FUSE's Laplace kernel. Its
+    median bandwidth is the median l1 distance. A product of one-dimensional kernels, it
+    sees a change in a few coordinates of many more sharply than the Euclidean
+    :class:`Laplacian` (issue 42's measurements: docs, "Level, power and the default").
+    The CPU core computes it (every SIMD level); the GPU path and the torch loss, which
+    need a Euclidean radial kernel, refuse it by name.
+
+    Examples
+    --------
+    >>> import nystrom_kme as nk
+    >>> round(float(nk.LaplacianL1(2.0)([[0.0, 0.0]], [[1.0, 1.0]])[0, 0]), 6)   # exp(-2 / 2)
+    0.367879
+    """
+
+    name = "laplacian_l1"
+    metric = "l1"
+
+
 class Linear(Kernel):
     """Linear kernel <x, y> / sigma^2 (not bounded: the paper's bounds do not apply).
 
@@ -324,6 +413,7 @@ class Linear(Kernel):
 
     name = "linear"
     radial = False
+    metric = None
 
     def __init__(self, bandwidth: Bandwidth = 1.0) -> None:
         super().__init__(bandwidth)
@@ -342,6 +432,7 @@ class Polynomial(Kernel):
 
     name = "polynomial"
     radial = False
+    metric = None
 
     def __init__(self, bandwidth: Bandwidth = 1.0, degree: int = 2, offset: float = 1.0) -> None:
         super().__init__(bandwidth)
@@ -359,7 +450,16 @@ class Polynomial(Kernel):
 
 #: Every kernel class of the package: the one list that saved files (by class name),
 #: the package's exports and the command line are checked against.
-KERNEL_CLASSES: tuple[type[Kernel], ...] = (Gaussian, Laplacian, Matern, InverseMultiquadric, Linear, Polynomial)
+KERNEL_CLASSES: tuple[type[Kernel], ...] = (
+    Gaussian,
+    Laplacian,
+    Matern,
+    InverseMultiquadric,
+    RationalQuadratic,
+    LaplacianL1,
+    Linear,
+    Polynomial,
+)
 
 _BY_NAME: dict[str, Callable[[], Kernel]] = {
     "gaussian": Gaussian,
@@ -370,6 +470,8 @@ _BY_NAME: dict[str, Callable[[], Kernel]] = {
     "matern52": lambda: Matern(nu=2.5),
     "inverse_multiquadric": InverseMultiquadric,
     "imq": InverseMultiquadric,
+    "rational_quadratic": RationalQuadratic,
+    "laplacian_l1": LaplacianL1,
     "linear": Linear,
     "polynomial": Polynomial,
 }

@@ -37,20 +37,66 @@ def test_kernels():
     from nystrom_kme.cuda.program import KERNEL_CODES
     from nystrom_kme.persistence import kernel_from_spec, kernel_spec
 
-    rows = _table("Kernels")
+    rows = _table("Kernels", _kernel_tables()[1])
     names = [r[0] for r in rows]
     assert sorted(names) == sorted(n for n in kernels.KERNEL_NAMES if n not in kernels.KERNEL_ALIASES)
     enum = re.findall(
-        r"^\s+(\w+),",
-        _header("kernels.hpp").split("enum class KernelKind {", 1)[1].split("};", 1)[0],
+        r"^\s+(\w+) = \d+,",
+        _header("kernel_kinds.hpp").split("enum class KernelKind : int {", 1)[1].split("};", 1)[0],
         flags=re.M,
     )
+    assert sorted(enum) == sorted(kernels.KINDS)  # the core's table is the enum
     for name, cls, kind, code in rows:
         k = nk.get_kernel(name)
         assert type(k).__name__ == cls and kind in enum, name
         assert kernel_from_spec(kernel_spec(k.with_bandwidth(1.0) if k.radial else k)) is not None
         assert (str(KERNEL_CODES[name]) if name in KERNEL_CODES else "-") == code, name
     assert {r[1] for r in rows} == {c.__name__ for c in kernels.KERNEL_CLASSES}
+
+
+def _kernel_tables() -> tuple[str, str]:
+    """The Kernels section's two tables: the files a new kernel touches, and the kernels."""
+    body = (ROOT / "EXTENDING.md").read_text(encoding="utf-8").split("## Kernels\n", 1)[1].split("\n## ", 1)[0]
+    first, rest = body.split("| file |", 1)
+    files, kernels_part = rest.split("\n\n", 1)
+    return "## Kernels\n| file |" + files + "\n", "## Kernels\n" + kernels_part
+
+
+@pytest.mark.skipif(not (ROOT / "cpp").is_dir(), reason="needs the source tree")
+def test_a_kernel_is_named_only_in_the_files_extending_lists():
+    """Every production file that names a kernel (its C++ kind, name or class, as code) is
+    in EXTENDING.md's list of the files a new kernel touches: a new switch over kernels
+    elsewhere fails here. The kernels checked are the last ones added (rational quadratic,
+    l1 Laplacian), whose names are nowhere else by history."""
+    listed = {r[0].strip("`") for r in _table("Kernels", _kernel_tables()[0])}
+    assert all((ROOT / f).is_file() for f in listed), listed
+    patterns = [r"\brational_quadratic\b", r"\bRationalQuadratic\b", r"\blaplacian_l1\b", r"\bLaplacianL1\b"]
+    naming: set[str] = set()
+    for folder, suffixes in (("cpp/include", {".hpp", ".inl", ".cuh"}), ("python", {".py", ".cpp", ".hpp"})):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix not in suffixes or "_core.pyi" in path.name:
+                continue
+            code = "\n".join(
+                line.split("//")[0].split("#")[0] for line in path.read_text(encoding="utf-8").splitlines()
+            )
+            code = re.sub(r'""".*?"""', "", code, flags=re.S)  # docstrings are prose
+            if any(re.search(p, code) for p in patterns):
+                naming.add(path.relative_to(ROOT).as_posix())
+    assert naming <= listed, sorted(naming - listed)
+
+
+def test_a_kind_the_core_does_not_know_is_refused_by_name(monkeypatch):
+    """A kernel class added in Python alone (no formula in the core) is refused naming it,
+    not computed as another kernel; a kind outside the enum is refused by the core."""
+    from nystrom_kme import _core, kernels
+
+    class Fake(kernels.Kernel):
+        name = "fake_kernel"
+
+    with pytest.raises(ValueError, match="fake_kernel"):
+        Fake(1.0).to_core()
+    with pytest.raises(ValueError, match="fake_kernel"):
+        _core.Kernel("fake_kernel", 1.0)
 
 
 def test_aggregation_rules():

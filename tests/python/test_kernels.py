@@ -142,6 +142,8 @@ RADIAL = [
     nk.InverseMultiquadric,
     lambda b: nk.Matern(b, nu=1.5),
     lambda b: nk.Matern(b, nu=2.5),
+    lambda b: nk.RationalQuadratic(b, alpha=0.3),
+    nk.LaplacianL1,
 ]
 
 
@@ -264,3 +266,71 @@ def test_one_table_of_kernel_classes_and_names():
     with pytest.raises(ValueError) as err:
         nk.get_kernel("gauss")
     assert str(sorted(kernels.KERNEL_NAMES)) in str(err.value)
+
+
+# --------------------------------------------------------------------------- #
+# the rational quadratic and l1 Laplacian kernels (issues 41, 42): scikit-learn's
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("alpha", [0.05, 0.5, 1.0, 4.0, 250.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rational_quadratic_is_scikit_learns(alpha, dtype, rng):
+    gp = pytest.importorskip("sklearn.gaussian_process.kernels")
+    for d in (3, 40):  # direct differences and the centred expansion
+        X, Y = rng.normal(size=(70, d)), 2.0 * rng.normal(size=(300, d)) + 0.5
+        sigma = 1.3 * math.sqrt(d)
+        k = nk.RationalQuadratic(sigma, alpha=alpha)
+        A, B = X.astype(dtype), Y.astype(dtype)
+        X64, Y64 = A.astype(np.float64), B.astype(np.float64)  # the points the core sees
+        # scikit-learn rounds 1 + x, which its power raises to alpha (alpha eps); the
+        # reference is exp(-alpha log1p(x)), whose log1p and exp carry a few ulp of alpha log1p(x)
+        x = ((X64[:, None] - Y64[None]) ** 2).sum(-1) / (2 * alpha * sigma**2)
+        ref = np.exp(-alpha * np.log1p(x))
+        sk = gp.RationalQuadratic(length_scale=sigma, alpha=alpha)(X64, Y64)
+        assert np.abs(sk - ref).max() <= 4e-16 * max(alpha, 1.0) * 8
+        eps = 4e-16 if dtype == np.float64 else 2e-7
+        tol = 8 * eps * np.maximum(1.0, alpha * np.log1p(x))
+        assert (np.abs(k(A, B) - ref) <= tol * ref + np.finfo(dtype).tiny).all()
+        w = rng.normal(size=(300, 3))
+        S = _core.kernel_sums(A, B, np.ascontiguousarray(w), k.to_core(), 0)  # the multi-column tiles
+        assert (np.abs(S - ref @ w) <= 4 * (tol * ref) @ np.abs(w) + 1e-300).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_laplacian_l1_is_scikit_learns(dtype, rng):
+    pairwise = pytest.importorskip("sklearn.metrics.pairwise")
+    for d in (1, 3, 50):
+        X, Y = rng.normal(size=(70, d)), rng.standard_cauchy(size=(300, d))
+        sigma = 0.8 * d
+        k = nk.LaplacianL1(sigma)
+        A, B = X.astype(dtype), Y.astype(dtype)
+        X, Y = A.astype(np.float64), B.astype(np.float64)  # the points the core sees
+        ref = pairwise.laplacian_kernel(X, Y, gamma=1 / sigma)
+        # exp(-t) carries the rounding of t = ||x - y||_1 / sigma: d + 1 ulp of t, relative
+        eps = 2.3e-16 if dtype == np.float64 else 1.2e-7
+        t_ = np.abs(X[:, None] - Y[None]).sum(-1) / sigma
+        tol = 2 * eps * (d + 2) * (1.0 + t_)
+        tiny = np.finfo(dtype).tiny  # below the smallest normal float32 exp gives 0
+        assert (np.abs(k(A, B) - ref) <= tol * ref + tiny).all()
+        row = _core.kernel_row_sums(A, B, k.to_core(), 0)  # the fused one-column tiles
+        assert (np.abs(row - ref.sum(1)) <= 2 * (tol * ref).sum(1) + 300 * tiny).all()
+    if True:  # in d = 1 the two Laplacians coincide
+        X = rng.normal(size=(20, 1))
+        np.testing.assert_allclose(nk.LaplacianL1(0.7)(X), nk.Laplacian(0.7)(X), rtol=1e-15)
+
+
+def test_new_kernels_arguments_and_files(tmp_path, rng):
+    for bad in (0.0, -1.0, math.inf, math.nan, "1", True):
+        with pytest.raises(ValueError, match="alpha"):
+            nk.RationalQuadratic(1.0, alpha=bad)
+    assert nk.RationalQuadratic(2.0, alpha=3.0).with_bandwidth(1.0) == nk.RationalQuadratic(1.0, alpha=3.0)
+    assert nk.get_kernel("laplacian_l1") == nk.LaplacianL1()
+    X = rng.normal(size=(500, 4))
+    # the median heuristic of the l1 kernel is the median l1 distance
+    l1 = np.concatenate([np.abs(X[i + 1 :] - X[i]).sum(1) for i in range(len(X) - 1)])
+    assert nk.LaplacianL1().resolve(X).bandwidth == pytest.approx(float(np.median(l1)), rel=1e-12)
+    for k in (nk.RationalQuadratic(1.5, alpha=0.7), nk.LaplacianL1(2.0)):
+        est = nk.NystromKME(k, n_landmarks=50, random_state=0).fit(X)
+        path = tmp_path / f"{k.name}.npz"
+        est.save(path)
+        again = nk.load(path)
+        assert again.kernel_ == k and np.array_equal(again.weights_, est.weights_)

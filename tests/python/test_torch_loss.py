@@ -17,9 +17,10 @@ import nystrom_kme as nk
 
 torch = pytest.importorskip("torch")
 
+from nystrom_kme import _core as nk_core  # noqa: E402
 from nystrom_kme.torch import MMDLoss, _ops  # noqa: E402  after the skip
 
-KERNELS = ["gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"]
+KERNELS = ["gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric", "rational_quadratic"]
 
 
 def dense_kernel(name: str, A, B, h: float):
@@ -34,6 +35,8 @@ def dense_kernel(name: str, A, B, h: float):
         return (1 + math.sqrt(3) * s) * torch.exp(-math.sqrt(3) * s)
     if name == "matern52":
         return (1 + math.sqrt(5) * s + 5 * s**2 / 3) * torch.exp(-math.sqrt(5) * s)
+    if name == "rational_quadratic":  # alpha = 1, get_kernel's default
+        return 1 / (1 + s**2 / 2)
     return 1 / torch.sqrt(1 + s**2)
 
 
@@ -56,6 +59,34 @@ def fitted(name: str, rng, *, n=2000, d=3, m=60, weighted=False, dtype=np.float6
     w = rng.uniform(0.2, 3.0, size=n) if weighted else None
     kernel = nk.get_kernel(name).with_bandwidth(h)
     return nk.NystromKME(kernel, n_landmarks=m, random_state=0).fit(X, sample_weight=w)
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [nk.Gaussian(1.0), nk.Laplacian(1.0), nk.Matern(1.0, nu=1.5), nk.Matern(1.0, nu=2.5)]
+    + [nk.InverseMultiquadric(1.0)]
+    + [nk.RationalQuadratic(1.0, alpha=a) for a in (0.05, 0.5, 1.0, 7.0, 300.0)],
+)
+def test_torch_formulas_are_the_cores(kernel) -> None:
+    """torch's values and gradient factors (_device._values, _psi_from_values) against the
+    core's one definition (kernel_formulas.inl) at many distances: values through the
+    core's kernel matrix, psi through its gradient sums (1-D: grad = psi (b - a))."""
+    from nystrom_kme.torch import _device
+
+    r = np.r_[np.geomspace(1e-4, 60.0, 400), 1e3]
+    a, b = np.zeros((1, 1)), r[:, None]
+    core = kernel.to_core()
+    want_k = nk_core.kernel_matrix(a, b, core, 1)[0]
+    want_psi = nk_core.kernel_value_gradients(b, a, np.ones(1), core, 1)[:, 1] / (0.0 - r)
+    shape = core.shape
+    got_k = _device._values(kernel.name, torch.from_numpy(r**2), shape).numpy()
+    got_psi = _device._psi_from_values(kernel.name, torch.from_numpy(want_k.copy()), torch.from_numpy(r), shape).numpy()
+    tiny = 1e-300
+    # both round alpha log1p(r^2 / (2 alpha)) to a few ulp of its size, which exp carries over
+    alpha = shape if kernel.name == "rational_quadratic" else 1.0
+    tol = 1e-14 * np.maximum(1.0, alpha * np.log1p(r**2 / (2 * alpha)))
+    assert np.all(np.abs(got_k - want_k) <= tol * np.maximum(want_k, tiny) + tiny)
+    assert np.all(np.abs(got_psi - want_psi) <= 1e-12 * np.maximum(np.abs(want_psi), tiny) + tiny)
 
 
 def test_importing_the_package_does_not_import_torch() -> None:
@@ -310,7 +341,7 @@ def test_device_path_loss_matches_the_core_on_cpu_tensors(within, rng) -> None:
     loss = MMDLoss(ref, within_batch="nystrom" if within == "nystrom" else "exact", unbiased=within == "unbiased")
     y = torch.cat([loss.landmarks_0[:2], torch.from_numpy(rng.normal(size=(40, 3)))])
     args = (y, loss.landmarks_0, loss.weights_0, loss.centre_0, loss.projector_0, loss.reference_norms2_[0])
-    kind = ("laplacian", 1.3, loss.within_batch, loss.unbiased)
+    kind = ("laplacian", 1.3, 1.0, loss.within_batch, loss.unbiased)
     core_loss, core_grad = _ops.mmd_to_embedding(*args, *kind, "highest", 0, 0)
     dev_loss, dev_grad = _ops._on_device(*args, *kind, "highest", 13)
     assert abs(float(dev_loss) - float(core_loss)) <= 1e-13

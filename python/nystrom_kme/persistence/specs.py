@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._estimator import ParamsMixin
-from ..kernels import KERNEL_CLASSES, Kernel, Matern, Polynomial
+from ..kernels import KERNEL_CLASSES, Kernel
 from ..sampling import POLICY_CLASSES, FixedLandmarks, SamplingPolicy
 from .fields import FileFormatError, get_field, indices_member, member
 
@@ -38,12 +38,7 @@ def kernel_spec(kernel: Kernel) -> dict[str, Any]:
         raise ValueError(
             f"cannot save a kernel of type {type(kernel).__qualname__}: only {sorted(_KERNELS)} are stored"
         )
-    spec: dict[str, Any] = {"type": name, "bandwidth": kernel.bandwidth}
-    if isinstance(kernel, Matern):
-        spec["nu"] = kernel.nu
-    elif isinstance(kernel, Polynomial):
-        spec.update(degree=kernel.degree, offset=kernel.offset)
-    return spec
+    return {"type": name, "bandwidth": kernel.bandwidth, **kernel.params}
 
 
 def kernel_from_spec(spec: object) -> Kernel:

@@ -43,7 +43,7 @@ PRECISIONS = ("highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16")
 #: The blocked products' precision for the other kernels when an "sdpa-" one is asked for.
 _UNFUSED = {"sdpa-f32": "highest", "sdpa-bf16": "bf16"}
 #: Kernels whose psi is computed here (the radial kernels of the core).
-KERNELS = ("gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric")
+KERNELS = ("gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric", "rational_quadratic")
 
 _SQRT3 = math.sqrt(3.0)
 _SQRT5 = math.sqrt(5.0)
@@ -101,9 +101,11 @@ def matmul(
         return out.addmm_(a_hi, b_hi, alpha=alpha)
 
 
-def _psi_from_values(kernel: str, k: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+def _psi_from_values(kernel: str, k: torch.Tensor, s: torch.Tensor, shape: float = 1.0) -> torch.Tensor:
     """h^2 psi from the kernel values k and the scaled distances s = r / h, in place of k
-    where it can be (the Laplacian's psi at s = 0 is taken as 0, its subgradient)."""
+    where it can be (the Laplacian's psi at s = 0 is taken as 0, its subgradient); the
+    core's formulas (kernel_formulas.inl), which tests/python/test_torch_loss.py holds
+    these to at many points. ``shape``: the rational quadratic's alpha."""
     if kernel == "gaussian":
         return k
     if kernel == "laplacian":
@@ -113,11 +115,14 @@ def _psi_from_values(kernel: str, k: torch.Tensor, s: torch.Tensor) -> torch.Ten
     if kernel == "matern52":
         t = s.mul(_SQRT5)
         return k.mul_(5.0 / 3.0).mul_(t + 1.0).div_(t.square().div_(3.0).add_(t).add_(1.0))
+    if kernel == "rational_quadratic":  # k / (1 + r^2 / (2 alpha h^2))
+        return k.div_(s.square().div_(2.0 * shape).add_(1.0))
     return k.pow_(3)  # inverse multiquadric
 
 
-def _values(kernel: str, s2: torch.Tensor) -> torch.Tensor:
-    """Kernel values from the scaled squared distances s2 = r^2 / h^2 (overwritten)."""
+def _values(kernel: str, s2: torch.Tensor, shape: float = 1.0) -> torch.Tensor:
+    """Kernel values from the scaled squared distances s2 = r^2 / h^2 (overwritten);
+    ``shape``: the rational quadratic's alpha."""
     if kernel == "gaussian":
         return s2.mul_(-0.5).exp_()
     if kernel == "laplacian":
@@ -128,6 +133,8 @@ def _values(kernel: str, s2: torch.Tensor) -> torch.Tensor:
     if kernel == "matern52":
         t = s2.sqrt_().mul_(_SQRT5)
         return (t.square() / 3.0).add_(t).add_(1.0).mul_(t.neg().exp_())
+    if kernel == "rational_quadratic":  # exp(-alpha log1p(r^2 / (2 alpha h^2)))
+        return s2.div_(2.0 * shape).log1p_().mul_(-shape).exp_()
     return s2.add_(1.0).rsqrt_()  # inverse multiquadric
 
 
@@ -200,6 +207,7 @@ def value_gradient_sums(
     centre: torch.Tensor,
     kernel: str,
     bandwidth: float,
+    shape: float = 1.0,
     *,
     precision: str = "highest",
     block: int = 2048,
@@ -218,7 +226,7 @@ def value_gradient_sums(
     weights : Tensor of shape (m,), y's dtype and device
     centre : Tensor of shape (d,), subtracted from both (the products lose no digits to an
         offset of the data)
-    kernel : one of ``KERNELS``; bandwidth : float > 0
+    kernel : one of ``KERNELS``; bandwidth : float > 0; shape : the rational quadratic's alpha
     precision : one of ``PRECISIONS`` (CUDA float32 only)
     block : points per block (the largest matrix formed is B x block)
     gradients : False for V alone (``grad_out`` is then ignored)
@@ -267,10 +275,10 @@ def value_gradient_sums(
             if same:  # the batch against itself: its diagonal is exactly 0
                 s2.diagonal(-j0).fill_(0.0)
             s = s2.sqrt() if gradients else s2
-            k = _values(kernel, s2)
+            k = _values(kernel, s2, shape)
             if gradients:
                 matmul(k, wb.unsqueeze(1), precision, out=values.unsqueeze(1))
-                k = _psi_from_values(kernel, k, s)
+                k = _psi_from_values(kernel, k, s, shape)
         matmul(k, wb.unsqueeze(1), precision, out=psi_sums.unsqueeze(1))
         if gradients:
             assert grad_out is not None

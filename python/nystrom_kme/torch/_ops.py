@@ -1,7 +1,7 @@
 """The MMD to a frozen embedding and its gradient as one torch custom operator.
 
 ``nystrom_kme::mmd_to_embedding(y, landmarks, weights, centre, projector, reference_norm2,
-kernel, bandwidth, within, unbiased, precision, block, n_threads) -> (loss, grad)``
+kernel, bandwidth, shape, within, unbiased, precision, block, n_threads) -> (loss, grad)``
 computes, for a batch Y = (y_1 .. y_B) and the embedding mu_ref = sum_j a_j k(l_j, .),
 
     loss = ||mu_B||^2 - 2 <mu_B, mu_ref> + ||mu_ref||^2,   mu_B = (1/B) sum_i k(y_i, .),
@@ -51,7 +51,7 @@ BLOCK_ELEMENTS = {"cpu": 1 << 21, "cuda": 1 << 22}
 
 _SCHEMA = (
     "(Tensor y, Tensor landmarks, Tensor weights, Tensor centre, Tensor projector, float reference_norm2, "
-    "str kernel, float bandwidth, str within, bool unbiased, str precision, int block, int n_threads) "
+    "str kernel, float bandwidth, float shape, str within, bool unbiased, str precision, int block, int n_threads) "
     "-> (Tensor, Tensor)"
 )
 
@@ -73,6 +73,7 @@ def _cpu(
     reference_norm2: float,
     kernel: str,
     bandwidth: float,
+    shape: float,
     within: str,
     unbiased: bool,
     n_threads: int,
@@ -82,7 +83,7 @@ def _cpu(
         raise ValueError("y contains NaN or inf")
     L = landmarks.detach().contiguous().numpy()
     alpha = weights.detach().to(torch.float64).contiguous().numpy()
-    core = _core.Kernel(kernel, bandwidth)
+    core = _core.Kernel(kernel, bandwidth, shape=shape)
     n_batch, d = Y.shape
     grad = torch.empty_like(y, memory_format=torch.contiguous_format)
     G = grad.numpy()
@@ -122,6 +123,7 @@ def _on_device(
     reference_norm2: float,
     kernel: str,
     bandwidth: float,
+    shape: float,
     within: str,
     unbiased: bool,
     precision: str,
@@ -133,21 +135,23 @@ def _on_device(
     alpha = weights.double()
     if within == "nystrom":
         ones = torch.ones(n_batch, dtype=y.dtype, device=y.device)
-        s = _device.value_gradient_sums(landmarks, y, ones, centre, kernel, bandwidth, gradients=False, **opts)
+        s = _device.value_gradient_sums(landmarks, y, ones, centre, kernel, bandwidth, shape, gradients=False, **opts)
         s64 = s.double()
         f = projector @ s64  # s^T K_m^+ s = ||Phi s||^2
         w = (2.0 / n_batch**2) * (projector.T @ f) - (2.0 / n_batch) * alpha
-        _device.value_gradient_sums(y, landmarks, w.to(y.dtype), centre, kernel, bandwidth, grad_out=grad, **opts)
+        _device.value_gradient_sums(
+            y, landmarks, w.to(y.dtype), centre, kernel, bandwidth, shape, grad_out=grad, **opts
+        )
         loss = (f @ f) / n_batch**2 - (2.0 / n_batch) * (alpha @ s64) + reference_norm2
         return loss.to(y.dtype), grad
     scale = _within_scale(n_batch, unbiased)
     att = _device.value_gradient_sums(
-        y, landmarks, weights.to(y.dtype), centre, kernel, bandwidth, grad_out=grad, scale=-2.0 / n_batch, **opts
+        y, landmarks, weights.to(y.dtype), centre, kernel, bandwidth, shape, grad_out=grad, scale=-2.0 / n_batch, **opts
     )
     cross = att.double().sum()
     ones = torch.ones(n_batch, dtype=y.dtype, device=y.device)
     wit = _device.value_gradient_sums(
-        y, y, ones, centre, kernel, bandwidth, same=True, grad_out=grad, scale=2.0 * scale, **opts
+        y, y, ones, centre, kernel, bandwidth, shape, same=True, grad_out=grad, scale=2.0 * scale, **opts
     )
     within_value = wit.double().sum() * scale - (n_batch * scale if unbiased else 0.0)
     loss = within_value - (2.0 / n_batch) * cross + reference_norm2
@@ -163,6 +167,7 @@ def _mmd_to_embedding(
     reference_norm2: float,
     kernel: str,
     bandwidth: float,
+    shape: float,
     within: str,
     unbiased: bool,
     precision: str,
@@ -174,9 +179,23 @@ def _mmd_to_embedding(
     if block <= 0:
         block = max(256, BLOCK_ELEMENTS.get(y.device.type, 1 << 22) // y.shape[0])
     if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:
-        return _cpu(y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, within, unbiased, n_threads)
+        return _cpu(
+            y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, shape, within, unbiased, n_threads
+        )
     return _on_device(
-        y, landmarks, weights, centre, projector, reference_norm2, kernel, bandwidth, within, unbiased, precision, block
+        y,
+        landmarks,
+        weights,
+        centre,
+        projector,
+        reference_norm2,
+        kernel,
+        bandwidth,
+        shape,
+        within,
+        unbiased,
+        precision,
+        block,
     )
 
 
@@ -189,6 +208,7 @@ def _fake(
     reference_norm2: float,
     kernel: str,
     bandwidth: float,
+    shape: float,
     within: str,
     unbiased: bool,
     precision: str,
@@ -229,8 +249,8 @@ def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor
 def _backward(ctx: Any, grad_loss: torch.Tensor, grad_grad: torch.Tensor | None) -> tuple[Any, ...]:
     (grad,) = ctx.saved_tensors
     if torch.is_grad_enabled():  # create_graph=True: the gradient refuses a second derivative
-        return (_FirstDerivativeOnly.apply(grad, grad_loss, ctx.batch), *([None] * 12))
-    return (grad * grad_loss, *([None] * 12))
+        return (_FirstDerivativeOnly.apply(grad, grad_loss, ctx.batch), *([None] * 13))
+    return (grad * grad_loss, *([None] * 13))
 
 
 _LIBRARY = torch.library.Library("nystrom_kme", "FRAGMENT")

@@ -180,6 +180,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         embeddings = _embeddings(reference, kernel, n_landmarks, random_state)
         self.kernels_, self.reference_norms2_ = [], []
         self._landmark_names: list[str] = []
+        self._shapes: list[float] = []  # each kernel's shape parameter, read once (forward is traced)
         seen: list[np.ndarray] = []
         for i, emb in enumerate(embeddings):
             support, weights, k = emb.fitted()
@@ -201,6 +202,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
             self.register_buffer(f"centre_{i}", torch.from_numpy(centre))
             self.register_buffer(f"projector_{i}", torch.from_numpy(_projector(support, k, within_batch)))
             self.kernels_.append(k)
+            self._shapes.append(float(k.to_core().shape))
             self.reference_norms2_.append(float(inner_product(emb, emb)))
         widths = {s.shape[1] for s in seen}
         if len(widths) != 1:
@@ -244,6 +246,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
                 self.reference_norms2_[i],
                 k.name,
                 float(k.bandwidth),
+                self._shapes[i],
                 self.within_batch,
                 self.unbiased,
                 self.precision_,

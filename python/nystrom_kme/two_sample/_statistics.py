@@ -144,9 +144,18 @@ def nystrom_single(
 
 
 def _kernel_groups(kernels: list[Kernel], per_kernel_bytes: int) -> list[list[Kernel]]:
-    """The kernels in consecutive groups whose outputs fit BIN_SUMS_BYTES together."""
+    """The kernels in consecutive groups of one metric (the core's passes share one
+    distance: the l1 kernels take a pass of their own) whose outputs fit BIN_SUMS_BYTES
+    together; in the order of ``kernels`` where it keeps its metrics together."""
     size = max(1, BIN_SUMS_BYTES // max(per_kernel_bytes, 1))
-    return [kernels[i : i + size] for i in range(0, len(kernels), size)]
+    groups: list[list[Kernel]] = []
+    for kernel in kernels:
+        last = groups[-1] if groups else None
+        if last is None or len(last) == size or last[0].metric != kernel.metric:
+            groups.append([kernel])
+        else:
+            last.append(kernel)
+    return groups
 
 
 def nystrom_collection(
@@ -167,7 +176,8 @@ def nystrom_collection(
     total = np.empty(K)
     observed = np.empty((K, L.shape[0]))
     if binning is None:
-        S_all = Z.split_sums_multi(L, kernels, spec, n_threads=nt)
+        # one streamed pass per metric: every pass draws the same labels (spec.new())
+        S_all = [S for group in _kernel_groups(kernels, 0) for S in Z.split_sums_multi(L, group, spec, n_threads=nt)]
         for j, kernel in enumerate(kernels):
             acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
             T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
