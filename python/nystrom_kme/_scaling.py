@@ -16,6 +16,7 @@ applied to every later batch. A column whose scale is 0 (constant) is left at sc
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +76,12 @@ class Scaling:
         if A.ndim != 2 or A.shape[1] != self.center.shape[0]:  # not numpy's broadcasting error
             raise ValueError(f"rows of shape {A.shape} do not fit a scaling of {self.center.shape[0]} columns")
         dtype = A.dtype if A.dtype in (np.float32, np.float64) else np.float64
-        return np.ascontiguousarray((A - self.center) / self.scale, dtype=dtype)
+        with np.errstate(over="ignore"):
+            out = (A - self.center) / self.scale
+            lost = ~np.isfinite(out)
+            if lost.any():  # x - center overflowed (values near the float64 limit): divide first
+                out = np.where(lost, A / self.scale - self.center / self.scale, out)
+        return np.ascontiguousarray(out, dtype=dtype)
 
     def check(self, n_features: int) -> None:
         """ValueError unless a (saved) scaling fits ``n_features`` columns: finite centers,
@@ -155,21 +161,22 @@ def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator | 
     if rng is None:
         rng = np.random.default_rng(SCALING_SEED)
     if kind == "standard":
-        count, total = 0, None
-        for src in sources:
-            for _, block in src.chunks():
-                s = np.asarray(block, dtype=np.float64).sum(axis=0)
-                total = s if total is None else total + s
-                count += block.shape[0]
-        assert total is not None
-        mean = total / count
-        # a second pass for the spread: one pass's sum of squares cancels for offset columns
-        spread = np.zeros_like(mean)
-        for src in sources:
-            for _, block in src.chunks():
-                centred = np.asarray(block, dtype=np.float64) - mean
-                spread += np.einsum("ij,ij->j", centred, centred)
-        scale = np.sqrt(spread / max(count - 1, 1))
+        rows = [0]
+
+        def blocks() -> Iterator[np.ndarray]:  # one pass over the rows, block by block
+            rows[0] = 0
+            for src in sources:
+                for _, b in src.chunks():
+                    rows[0] += b.shape[0]
+                    yield np.asarray(b, dtype=np.float64)
+
+        total, e = _column_sums(blocks(), lambda b: b)
+        count = rows[0]
+        mean = np.ldexp(total / count, e)
+        # a second pass for the spread: one pass's sum of squares cancels for offset columns;
+        # in units of each column's largest |x - mean| (its square overflows beyond 1e154)
+        spread, e = _column_sums(blocks(), lambda b: b - mean, squares=True)
+        scale = np.ldexp(np.sqrt(spread / max(count - 1, 1)), e)
         return Scaling(mean, np.where(scale > 0, scale, 1.0), kind)
     counts = [s.count_rows() for s in sources]
     n = sum(counts)
@@ -183,8 +190,34 @@ def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator | 
     sample = np.concatenate(parts)
     median = np.median(sample, axis=0)
     q1, q3 = np.percentile(sample, [25, 75], axis=0)
-    scale = (q3 - q1) / 1.349
+    scale = (0.5 * q3 - 0.5 * q1) / (0.5 * 1.349)  # halves: q3 - q1 overflows near the float64 limit
     return Scaling(median, np.where(scale > 0, scale, 1.0), kind)
+
+
+def _column_sums(blocks: Iterable[np.ndarray], values: Any, squares: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(s, e) with sum over every block's rows of values(block) (or of its squares) =
+    s * 2^e (s * 4^e for squares), column by column: each block is summed in units of a
+    power of two above its largest magnitude and the running sum rescaled exactly, so
+    that no column overflows however large its values (issue 43: a column of 1e200 was
+    scaled by inf and became 0)."""
+    total: np.ndarray | None = None
+    exp = np.zeros(0, dtype=np.int64)
+    for block in blocks:
+        v = values(block)
+        if v.shape[0] == 0:
+            continue
+        e = np.frexp(np.max(np.abs(v), axis=0))[1].astype(np.int64)  # |v| < 2^e
+        u = np.ldexp(v, -e)
+        part = np.einsum("ij,ij->j", u, u) if squares else u.sum(axis=0)
+        if total is None:
+            total, exp = part, e
+            continue
+        top = np.maximum(exp, e)
+        power = 2 if squares else 1
+        total = np.ldexp(total, power * (exp - top)) + np.ldexp(part, power * (e - top))
+        exp = top
+    assert total is not None
+    return total, exp
 
 
 def peek_rows(src: RowSource, count: int) -> np.ndarray | None:

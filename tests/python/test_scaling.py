@@ -302,3 +302,25 @@ def test_consumers_of_the_support_refuse_a_standardised_embedding():
 
     with pytest.raises(ValueError, match="reference 0: .*standardize="):
         torch_loss.MMDLoss(est)
+
+
+@pytest.mark.parametrize("kind", ["standard", "robust"])
+def test_columns_near_the_float64_limit_keep_their_scale(kind, rng):
+    """A column of values >= 1e154 (whose squares overflow) is scaled to unit spread, not
+    by inf to a column of zeros (issue 43); its neighbours are unchanged."""
+    from nystrom_kme._scaling import fit_scaling
+    from nystrom_kme.sources import as_source
+
+    X = rng.normal(size=(2000, 3))
+    X[:, 1] *= 1e200
+    X[:, 2] = X[:, 2] * 1e300 + 1e307
+    s = fit_scaling([as_source(X)], kind)
+    Z = s.apply(X)
+    assert np.isfinite(Z).all()
+    units = np.array([1.0, 1e200, 1e300])
+    want = fit_scaling([as_source(X / units)], kind)  # the same columns in ordinary units
+    # column 2's offset 1e307 leaves its spread 1e300 about 1e-8 of relative rounding
+    np.testing.assert_allclose(s.scale[:2] / units[:2], want.scale[:2], rtol=1e-12)
+    np.testing.assert_allclose(s.scale[2] / units[2], want.scale[2], rtol=1e-7)
+    np.testing.assert_allclose(Z[:, :2], want.apply(X / units)[:, :2], rtol=1e-10, atol=1e-12)
+    assert 0.5 < Z[:, 2].std() < 2.0  # the column near the limit is kept, not zeroed
