@@ -161,17 +161,17 @@ def fit_scaling(sources: list[RowSource], kind: str, rng: np.random.Generator | 
     if rng is None:
         rng = np.random.default_rng(SCALING_SEED)
     if kind == "standard":
-        rows = [0]
+        seen = [0]
 
         def blocks() -> Iterator[np.ndarray]:  # one pass over the rows, block by block
-            rows[0] = 0
+            seen[0] = 0
             for src in sources:
                 for _, b in src.chunks():
-                    rows[0] += b.shape[0]
+                    seen[0] += b.shape[0]
                     yield np.asarray(b, dtype=np.float64)
 
         total, e = _column_sums(blocks(), lambda b: b)
-        count = rows[0]
+        count = seen[0]
         mean = np.ldexp(total / count, e)
         # a second pass for the spread: one pass's sum of squares cancels for offset columns;
         # in units of each column's largest |x - mean| (its square overflows beyond 1e154)
