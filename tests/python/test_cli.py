@@ -842,3 +842,29 @@ def test_drift_fit_takes_the_statistic_the_landmark_plan_and_standardize_online(
     assert out.returncode == 2 and "an online detector has one statistic" in out.stderr, out.stderr
     ok_json(*online, "--standardize", "robust", cwd=tmp)
     assert nk.load(tmp / "o.npz").scaling_.kind == "robust"
+
+
+def test_drift_test_reports_every_good_batch_when_one_file_is_bad(tmp_path, capsys):
+    """A bad file among several is named in its row and the others are still tested and
+    printed (issue 43: nothing of the good batches was printed); the exit status is 2."""
+    from nystrom_kme.cli import main
+
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "ref.npy", rng.normal(size=(6000, 2)))  # 3000 held out calibrate batches of 100
+    np.save(tmp_path / "good.npy", rng.normal(size=(100, 2)))
+    np.save(tmp_path / "shifted.npy", rng.normal(size=(100, 2)) + 1.0)
+    np.save(tmp_path / "wide.npy", rng.normal(size=(100, 3)))  # one column too many
+    det = str(tmp_path / "det.npz")
+    assert main(["drift", "fit", str(tmp_path / "ref.npy"), "-o", det, "--n-holdout", "3000", "--seed", "0"]) == 0
+    capsys.readouterr()
+    batches = [str(tmp_path / f) for f in ("good.npy", "wide.npy", "shifted.npy", "missing.npy")]
+    assert main(["drift", "test", det, *batches, "--json"]) == 2
+    out = capsys.readouterr()
+    record = json.loads(out.out)
+    by_name = {os.path.basename(r["batch"]): r for r in record["batches"]}
+    assert by_name["good.npy"]["drift"] is False and by_name["shifted.npy"]["drift"] is True
+    assert "3 columns" in by_name["wide.npy"]["error"] and "missing.npy" in by_name["missing.npy"]["error"]
+    assert record["errors"] == 2 and "2 of 4 batches" in out.err
+    assert main(["drift", "test", det, *batches]) == 2  # the text table too
+    text = capsys.readouterr().out
+    assert "good.npy" in text and "DRIFT" in text and text.count("ERROR:") == 2

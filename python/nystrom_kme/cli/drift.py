@@ -15,11 +15,11 @@ import numpy as np
 from .._columns import check_feature_names, fitted_feature_names
 from ..datafiles import column_indices, first_line_is_header, split_fields, split_header
 from ..defaults import ALPHA, DRIFT_N_HOLDOUT, N_PERMUTATIONS
-from ..drift import DriftDetector, OnlineDriftDetector, batch, online
+from ..drift import DriftDetector, DriftResult, OnlineDriftDetector, batch, online
 from ..persistence import load
 from ..sampling import SAMPLER_NAMES
 from .inputs import STANDARDIZE_CHOICES, data_source, read_counted, standardize_arg
-from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
+from .output import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
 def cmd_drift_fit(args: argparse.Namespace) -> int:
@@ -97,20 +97,16 @@ def _detector(path: str, kind: type) -> DriftDetector | OnlineDriftDetector:
 def cmd_drift_test(args: argparse.Namespace) -> int:
     det = _detector(args.detector, DriftDetector)
     assert isinstance(det, DriftDetector)
-    rows, any_drift = [], False
+    rows, errors, any_drift = [], [], False
     for path in args.batches:
-        src = data_source(args, path)
-        try:  # names first: a batch in another order has the reference's width
-            check_feature_names(fitted_feature_names(det), src.feature_names, owner="the detector", what=path)
-        except ValueError as err:
-            raise BadInput(str(err)) from None
-        if src.count_rows() and src.n_features != det.n_features_in_:
-            raise BadInput(f"{path} has {src.n_features} columns but the reference has {det.n_features_in_}")
-        X = np.concatenate([block for _, block in src.chunks()])
+        # a bad file is reported in its row and the others are still tested (exit status 2 at the end)
         try:
-            res = det.predict(X)
-        except ValueError as err:
-            raise BadInput(f"{path}: {err}") from None
+            res = _test_batch(args, det, path)
+        except (BadInput, ValueError, OSError) as err:
+            message = " ".join(str(err).split())
+            errors.append({"batch": path, "error": message if message.startswith(path) else f"{path}: {message}"})
+            rows.append({"batch": path, "error": errors[-1]["error"]})
+            continue
         any_drift |= res.is_drift
         d = res.distance
         rows.append(
@@ -128,14 +124,36 @@ def cmd_drift_test(args: argparse.Namespace) -> int:
     width = max(len("batch"), *(len(r["batch"]) for r in rows))
     lines = [f"{'batch':<{width}}  {'n':>7}  {'p-value':>8}  {'MMD [95% interval]':<28}  drift"]
     for r in rows:
+        if "error" in r:
+            lines.append(f"{r['batch']:<{width}}  {'-':>7}  {'-':>8}  {'-':<28}  ERROR: {r['error']}")
+            continue
         interval = f"{r['distance']:.4g} [{r['low']:.4g}, {r['high']:.4g}]"
         lines.append(
             f"{r['batch']:<{width}}  {r['n']:>7}  {r['pvalue']:>8.4g}  {interval:<28}  "
             f"{'DRIFT' if r['drift'] else 'no'}"
         )
     lines.append(f"level alpha = {det.alpha:g}; MMD in the units of {det.kernels_[-1]!r}")
-    emit(args, {"alpha": det.alpha, "batches": rows, "drift": any_drift}, lines)
+    emit(args, {"alpha": det.alpha, "batches": rows, "drift": any_drift, "errors": len(errors)}, lines)
+    if errors:
+        print(f"nystrom-kme: error: {len(errors)} of {len(rows)} batches could not be tested", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return EXIT_REJECTED if any_drift else EXIT_OK
+
+
+def _test_batch(args: argparse.Namespace, det: DriftDetector, path: str) -> DriftResult:
+    """One batch file's DriftResult; BadInput naming the file for what it holds."""
+    src = data_source(args, path)
+    try:  # names first: a batch in another order has the reference's width
+        check_feature_names(fitted_feature_names(det), src.feature_names, owner="the detector", what=path)
+    except ValueError as err:
+        raise BadInput(str(err)) from None
+    if src.count_rows() and src.n_features != det.n_features_in_:
+        raise BadInput(f"{path} has {src.n_features} columns but the reference has {det.n_features_in_}")
+    X = np.concatenate([block for _, block in src.chunks()])
+    try:
+        return det.predict(X)
+    except ValueError as err:
+        raise BadInput(f"{path}: {err}") from None
 
 
 def _stdin_lines() -> Iterator[tuple[int, str]]:
