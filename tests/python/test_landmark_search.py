@@ -537,6 +537,18 @@ def test_near_constant_kernels_stop_without_running_to_the_cap():
         assert math.sqrt(max(float(e2), 0.0)) <= rep.approximation_error
 
 
+@pytest.mark.parametrize("check", ["exact", "validation"])
+def test_constant_rows_are_certified_zero_in_both_modes(check):
+    """Identical rows: sigma = 0 and every embedding on them is exact. Both modes certify
+    at once ("validation" by the kernel's range, deterministic: every phi(x) within
+    round-off of every other), with a zero error and a zero target (a screen dividing by
+    the zero target crashed here once)."""
+    X = np.ones((3000, 2))
+    rep = nk.NystromKME(nk.Gaussian(1.0), n_landmarks=nk.AutoLandmarks(check=check)).fit(X).n_landmarks_report_
+    assert rep.certified and rep.stop == "tolerance" and rep.validation == check
+    assert rep.approximation_error < 1e-6 and rep.statistical_error.lower == 0.0
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_far_row_no_validation_row_sees_gives_no_false_certificate(seed):
     """Issue 43, item 1: 10^4 identical rows and one far row, validation rows forced. No

@@ -439,7 +439,8 @@ class CertifiedPath:
                 near = screen.estimate <= SOLVER_SCREEN * target2 and done >= SCREEN_GROWTH * self.tries.screened
                 if near and done >= GROWTH * self.tries.last_attempt and not self.tries.hopeless:
                     self.tries.screened = done
-                    self.tries.screen_fraction = self._solver_screen(drawn[:done], proj) / target2
+                    estimate = self._solver_screen(drawn[:done], proj)
+                    self.tries.screen_fraction = _fraction(estimate, target2)
                     screened = self.tries.screen_fraction <= SCREEN
             if end_reason == "every row":  # exact: e = 0, but no cheaper than the empirical embedding
                 check = self._check(drawn[:done], proj, True)
@@ -538,6 +539,14 @@ class CertifiedPath:
             screening="landmarks" if self.screen_rows is None else "probes",
             nested=trace.nested,
         )
+
+
+def _fraction(estimate: float, target2: float) -> float:
+    """estimate / target2, the screen's e^2 over the target's (0 for an estimate at most 0
+    when the target is 0: constant data, whose check is deterministic)."""
+    if target2 > 0:
+        return estimate / target2
+    return 0.0 if estimate <= 0 else math.inf
 
 
 def _ratio(bound: float, sigma2: float) -> float:
