@@ -143,6 +143,23 @@ def scaling_state(scaling: Scaling | None) -> dict[str, Any]:
     return {"scaling_kind": scaling.kind, "scaling_center": scaling.center, "scaling_scale": scaling.scale}
 
 
+def scaling_summary(scaling: Scaling | None) -> dict[str, Any]:
+    """What ``nystrom-kme info`` shows of a model's scaling (its ``summary()`` fields): the
+    kind and each column's centre and scale; nothing without one.
+
+    >>> import numpy as np
+    >>> scaling_summary(Scaling(np.array([1.0, 2.0]), np.array([3.0, 4.0]), "robust"))
+    {'standardize': 'robust', 'scaling_center': [1.0, 2.0], 'scaling_scale': [3.0, 4.0]}
+    """
+    if scaling is None:
+        return {}
+    return {
+        "standardize": scaling.kind,
+        "scaling_center": [float(v) for v in scaling.center],
+        "scaling_scale": [float(v) for v in scaling.scale],
+    }
+
+
 def scaling_from_state(state: dict[str, Any]) -> Scaling | None:
     """The scaling of :func:`scaling_state`'s fields (None without ``scaling_kind``)."""
     if state.get("scaling_kind") is None:
@@ -332,6 +349,7 @@ __all__ = [
     "same_scaling",
     "scaling_from_state",
     "scaling_state",
+    "scaling_summary",
     "warn_bandwidths",
     "warn_scales",
     "warn_units",

@@ -52,6 +52,7 @@ from numpy.typing import ArrayLike
 
 from . import _core
 from ._compensated import fsum_dot
+from ._scaling import Scaling, check_standardize, fit_scaling, scaling_summary, warn_scales
 from ._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -66,11 +67,11 @@ from ._validation import (
     scale_weights,
 )
 from .defaults import COMPRESS_SAMPLER, COMPRESS_WEIGHTS
-from .kernels import Kernel
+from .kernels import Kernel, get_kernel
 from .nystrom import NystromKME
 from .persistence import persistable, save
 from .sampling import SamplerLike, as_policy, resolve_sampler
-from .sources import RowSource, SourceLike, as_source
+from .sources import RowSource, SourceLike, as_source, scaled
 
 __all__ = [
     "EXACT_MMD_MAX_ROWS",
@@ -136,6 +137,10 @@ class CompressionResult:
     mmd_interval : tuple of float or None
         For an estimated MMD, its 95% confidence interval (low, high); None for an exact
         one or none.
+    scaling : Scaling or None
+        The columns' scaling of ``standardize=`` (``center`` and ``scale``, (d,)): the
+        kernel, its bandwidth and the MMD are in its units, ``points`` in X's own
+        (``scaling.apply(points)`` are the points the kernel sees); None without it.
 
     Examples
     --------
@@ -154,6 +159,7 @@ class CompressionResult:
     method: str
     ridge: float = 0.0
     mmd_interval: tuple[float, float] | None = None
+    scaling: Scaling | None = None
 
     @property
     def n_points(self) -> int:
@@ -181,6 +187,7 @@ class CompressionResult:
             "mmd_kind": self.mmd_kind,
             **({} if self.mmd_interval is None else {"mmd_interval": list(self.mmd_interval)}),
             "weight_sum": float(self.weights.sum()),
+            **scaling_summary(self.scaling),
         }
 
     def __repr__(self) -> str:
@@ -192,11 +199,12 @@ class CompressionResult:
         else:
             mmd = f"{self.mmd:.4g} (estimate, 95% interval [{self.mmd_interval[0]:.4g}, {self.mmd_interval[1]:.4g}])"
         ridge = f", ridge={self.ridge:g}" if self.ridge else ""
+        scaled = "" if self.scaling is None else f", standardize={self.scaling.kind!r}"
         return (
             f"CompressionResult(method={self.method!r}, n_points={self.n_points}, mmd={mmd}, "
             f"weights in [{w.min():.3g}, {w.max():.3g}] summing to {w.sum():.6g}, "
             f"{int(np.count_nonzero(w < 0))} negative, {int(np.count_nonzero(w))} nonzero, "
-            f"kernel={self.kernel!r}{ridge})"
+            f"kernel={self.kernel!r}{ridge}{scaled})"
         )
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -319,6 +327,7 @@ def compress(
     n_threads: int | None = None,
     sample_weight: ArrayLike | None = None,
     compute_mmd: bool | str = "auto",
+    standardize: bool | str = False,
 ) -> CompressionResult:
     """Compress a sample to ``n_points`` weighted rows whose kernel mean is close to its own.
 
@@ -363,6 +372,12 @@ def compress(
         any n (O(n^2 d) time; the rows in memory); "estimate": the estimate at any n;
         False: ``mmd`` None, and the call costs the sampler's time plus O(n m d + m^3).
         ``CompressionResult.mmd_kind`` says which happened.
+    standardize : bool or {"standard", "robust"}, default=False
+        Centre and scale every column first (one more pass over the rows; see
+        :class:`~nystrom_kme.NystromKME`): columns in different units then count alike.
+        The points are X's rows in X's units; the kernel and the MMD are in the scaled
+        units, and the result keeps the scaling. Without it, a column whose variance
+        dwarfs the others' gets a warning naming it.
 
     Returns
     -------
@@ -398,8 +413,11 @@ def compress(
         mode = compute_mmd
     else:
         raise ValueError(f"compute_mmd must be 'auto', 'estimate', True or False, got {compute_mmd!r}")
+    kind = check_standardize(standardize)
     check_not_sparse(X, "X")
-    src = as_source(X, "X")
+    raw = as_source(X, "X")
+    scaling = None if kind is None else fit_scaling([raw], kind)
+    src = raw if scaling is None else scaled(raw, scaling)
     n = src.count_rows()
     m = check_positive_int(n_points, "n_points")
     if m > n:
@@ -412,6 +430,8 @@ def compress(
         from .sampling.thinning import KernelThinning
 
         sampler = KernelThinning()
+    if scaling is None:
+        warn_scales([src], [get_kernel(kernel)], "compress")
     # Weights of a safe scale (only their ratios matter): s_sum_ / weight_sum_ is then exact.
     a = scale_weights(a)[0]
     rng = check_random_state(random_state)
@@ -457,7 +477,7 @@ def compress(
         mmd, low, high = _estimated_mmd(src, a, w, est.weights_, Km, s, L, kern, mmd_rng, nt)
         interval = (low, high)
     return CompressionResult(
-        points=L,
+        points=L if scaling is None else np.asarray(raw.take(np.asarray(indices, dtype=np.int64))),
         weights=w,
         indices=np.asarray(indices, dtype=np.int64),
         mmd=mmd,
@@ -465,6 +485,7 @@ def compress(
         method=f"{sampler_name}/{weights}",
         ridge=ridge,
         mmd_interval=interval,
+        scaling=scaling,
     )
 
 

@@ -868,3 +868,29 @@ def test_drift_test_reports_every_good_batch_when_one_file_is_bad(tmp_path, caps
     assert main(["drift", "test", det, *batches]) == 2  # the text table too
     text = capsys.readouterr().out
     assert "good.npy" in text and "DRIFT" in text and text.count("ERROR:") == 2
+
+
+def test_compress_standardize_and_info_show_the_scaling(tmp_path, capsys):
+    """`compress --standardize` saves the scaling and `info` shows it, as for a detector
+    (issue 43 items 6 and 8)."""
+    from nystrom_kme.cli import main
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 2)) * [1.0, 500.0]
+    np.save(tmp_path / "X.npy", X)
+    out = str(tmp_path / "c.npz")
+    assert (
+        main(["compress", str(tmp_path / "X.npy"), "-m", "8", "-o", out, "--standardize", "robust", "--seed", "1"]) == 0
+    )
+    capsys.readouterr()
+    assert main(["info", out, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["standardize"] == "robust" and len(record["scaling_scale"]) == 2
+    det = str(tmp_path / "d.npz")
+    assert (
+        main(["drift", "fit", str(tmp_path / "X.npy"), "-o", det, "--standardize", "standard", "--n-holdout", "300"])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["info", det]) == 0
+    assert "standardize" in capsys.readouterr().out

@@ -330,3 +330,27 @@ def test_compress_holds_the_factor_budget_not_n_x_m(tmp_path):
         check=True,
     ).stdout.split()
     assert out[0] == "estimate" and int(out[1]) < 150, out
+
+
+def test_standardize_counts_columns_alike_and_names_a_dominant_column(tmp_path, rng):
+    """compress(standardize=...) fits in the scaled units and returns the data's own rows,
+    the scaling saved with them; without it a column in other units gets a warning naming
+    it (issue 43 item 8: compress had neither)."""
+    X = rng.normal(size=(2000, 3))
+    X[:, 2] *= 1000.0
+    with pytest.warns(UserWarning, match="column 2 carries"):
+        nk.compress(X, 16, random_state=0)
+    res = nk.compress(X, 16, random_state=0, standardize=True)
+    np.testing.assert_array_equal(res.points, X[res.indices])
+    Z = (X - X.mean(0)) / X.std(0, ddof=1)  # the same compression of the columns scaled by hand
+    ref = nk.compress(Z, 16, random_state=0)
+    np.testing.assert_array_equal(res.indices, ref.indices)
+    np.testing.assert_allclose(res.weights, ref.weights, rtol=1e-9, atol=1e-12)
+    assert res.mmd == pytest.approx(ref.mmd, rel=1e-9)
+    path = tmp_path / "c.npz"
+    res.save(path)
+    back = nk.load(path)
+    np.testing.assert_array_equal(back.scaling.scale, res.scaling.scale)
+    assert back.summary()["standardize"] == "standard"
+    with pytest.raises(ValueError, match="standardize"):
+        nk.compress(X, 16, standardize="yes")

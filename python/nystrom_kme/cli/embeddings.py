@@ -94,6 +94,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
             random_state=args.seed,
             n_threads=args.threads,
             compute_mmd=False if args.no_mmd else "auto",
+            standardize=standardize_arg(args.standardize),
         )
     except ImportError as err:
         raise BadInput(str(err)) from None

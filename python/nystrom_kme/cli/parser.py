@@ -295,6 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"skip the MMD to the data (exact up to {EXACT_MMD_MAX_ROWS} rows, O(n^2); estimated above, with "
         "a 95%% interval)",
     )
+    p.add_argument(
+        "--standardize",
+        choices=STANDARDIZE_CHOICES,
+        default="none",
+        help="centre and scale every column first, so that columns in other units count alike (one more pass); "
+        "the points are the data's rows, the kernel and MMD in the scaled units, the scaling saved with them: "
+        "'standard' or 'robust', as for 'fit'; default: none",
+    )
     p.set_defaults(run=cmd_compress)
 
     p = add("mmd", "maximum mean discrepancy between two data files (Nystrom by default)", [files, kern, threads, out])

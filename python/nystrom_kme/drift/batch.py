@@ -42,6 +42,7 @@ from .._scaling import (
     fit_scaling,
     scaling_from_state,
     scaling_state,
+    scaling_summary,
     warn_scales,
 )
 from .._validation import (
@@ -392,6 +393,7 @@ class DriftDetector:
             "alpha": self.alpha,
             "largest_calibrated_batch": self._statistic.largest_exact_batch(),
             "batches_tested": self._calls,
+            **scaling_summary(self.scaling_),
         }
 
     def __repr__(self) -> str:

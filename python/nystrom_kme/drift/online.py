@@ -36,7 +36,15 @@ import numpy as np
 from .. import _core, defaults
 from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
 from .._landmark_plan import DefaultLandmarks
-from .._scaling import check_scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state, warn_scales
+from .._scaling import (
+    check_scaling,
+    check_standardize,
+    fit_scaling,
+    scaling_from_state,
+    scaling_state,
+    scaling_summary,
+    warn_scales,
+)
 from .._validation import (
     SPLIT_SEED_BOUND,
     RandomStateLike,
@@ -494,6 +502,7 @@ class OnlineDriftDetector:
             "threshold_extrapolated": self.threshold_extrapolated_,
             "simulated_rows": self._calibration.rows,
             "t": self.t_,
+            **scaling_summary(self.scaling_),
         }
 
     def __repr__(self) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._scaling import scaling_from_state, scaling_state
 from .._validation import check_random_state, n_threads_arg
 from .container import Layout
 from .fields import (
@@ -224,11 +225,9 @@ def _encode_compression(res: Any) -> tuple[dict[str, Any], Arrays]:
     }
     if res.mmd_interval is not None:  # an estimated MMD (absent for exact ones: files as before)
         state["mmd_interval"] = [float(v) for v in res.mmd_interval]
-    return {"params": {}, "state": state}, {
-        "points": res.points,
-        "weights": res.weights,
-        "indices": np.asarray(res.indices, dtype=np.int64),
-    }
+    arrays = {"points": res.points, "weights": res.weights, "indices": np.asarray(res.indices, dtype=np.int64)}
+    _keep_scaling(scaling_state(res.scaling), state, arrays)
+    return {"params": {}, "state": state}, arrays
 
 
 def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
@@ -265,6 +264,12 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
         ):
             raise FileFormatError(f"mmd_interval={pair!r}: expected [low, high] with 0 <= low <= mmd <= high")
         interval = (float(pair[0]), float(pair[1]))
+    scaling = scaling_from_state(_scaling_members(state, arrays, points.shape[1]))
+    if scaling is not None:
+        try:
+            scaling.check(points.shape[1])
+        except ValueError as err:
+            raise FileFormatError(str(err)) from None
     return cls(
         points=points,
         weights=w,
@@ -274,6 +279,7 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
         method=method,
         ridge=float(ridge),
         mmd_interval=interval,
+        scaling=scaling,
     )
 
 
@@ -529,7 +535,13 @@ CODECS: dict[str, Codec] = {
     "CompressionResult": Codec(
         _encode_compression,
         _decode_compression,
-        {"points": (_FLOATS, (("m", "d"),)), "weights": (_F8, (("m",),)), "indices": (_I8, (("m",),))},
+        {
+            "points": (_FLOATS, (("m", "d"),)),
+            "weights": (_F8, (("m",),)),
+            "indices": (_I8, (("m",),)),
+            "scaling_center": (_F8, (("d",),)),
+            "scaling_scale": (_F8, (("d",),)),
+        },
     ),
     "DriftDetector": Codec(
         _encode_drift,
