@@ -5,58 +5,16 @@ from a file is exactly as trustworthy as one just computed."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .._test_outcome import TestOutcome, check_count, check_numbers, check_pvalues, is_finite, short
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..persistence import JsonResult, persistable
 from .rules import RULES, permutation_pvalue
-
-if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
-    from typing import TypeGuard
-
-#: Bounds on the counts a result holds (a file claiming more is not a result).
-_MAX_COUNT = 2**53
-
-
-def _integer(value: object) -> TypeGuard[int]:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def _finite(value: object) -> bool:
-    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer beyond every float
-        return False
-
-
-def _short(value: object, limit: int = 80) -> str:
-    """repr(value), cut to ``limit`` characters: errors never echo a huge field whole."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _count(value: object, name: str, low: int = 1) -> int:
-    if not _integer(value) or not low <= value <= _MAX_COUNT:
-        raise ValueError(f"{name} must be an integer in [{low}, 2^53], got {_short(value)}")
-    return int(value)
-
-
-def _numbers(value: object, name: str, size: int) -> np.ndarray:
-    """A float64 vector of ``size`` finite real numbers (no strings, no booleans)."""
-    items = value.tolist() if isinstance(value, np.ndarray) else value
-    if not isinstance(items, (list, tuple)) or len(items) != size:
-        raise ValueError(f"{name} must hold {size} numbers, got {_short(value)}")
-    if not all(_finite(v) for v in items):
-        raise ValueError(f"{name} must hold finite real numbers, got {_short(value)}")
-    return np.asarray(items, dtype=np.float64)
 
 
 def _label(kernel: Kernel) -> str:
@@ -94,10 +52,10 @@ class Effect:
 
     def __post_init__(self) -> None:
         if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
-            raise ValueError(f"effect kernel must be a Kernel with a numeric bandwidth, got {_short(self.kernel)}")
+            raise ValueError(f"effect kernel must be a Kernel with a numeric bandwidth, got {short(self.kernel)}")
         for name in ("mmd", "low", "high", "level"):
-            if not _finite(getattr(self, name)) or getattr(self, name) < 0:
-                raise ValueError(f"effect {name} must be a finite number >= 0, got {_short(getattr(self, name))}")
+            if not is_finite(getattr(self, name)) or getattr(self, name) < 0:
+                raise ValueError(f"effect {name} must be a finite number >= 0, got {short(getattr(self, name))}")
             object.__setattr__(self, name, float(getattr(self, name)))
         if not (self.low <= self.mmd <= self.high) or not 0 < self.level < 1:
             raise ValueError(f"effect needs low <= mmd <= high and 0 < level < 1, got {self!r}")
@@ -109,40 +67,22 @@ class Effect:
         )
 
 
-class _Decision:
-    """``reject`` and the first line of ``explain()``, shared by both results."""
+class _Decision(TestOutcome):
+    """``reject`` and the first line of ``explain()`` (:class:`~nystrom_kme._test_outcome.TestOutcome`),
+    and the checks of ``alpha`` and ``effect`` the two-sample results share."""
 
-    pvalue: float
-    alpha: float
+    hypothesis = "same distribution"
     effect: Effect | None
 
-    @property
-    def reject(self) -> bool:
-        """Whether H0 (same distribution) is rejected at level ``alpha``: pvalue <= alpha."""
-        return self.pvalue <= self.alpha
-
-    def _decision_line(self, alpha: float) -> str:
-        if not _finite(alpha) or not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {_short(alpha)}")
-        rejected = self.pvalue <= alpha
-        return (
-            f"H0 (same distribution) {'rejected' if rejected else 'not rejected'} at level {alpha:g}: "
-            f"p-value {self.pvalue:.4g} {'<=' if rejected else '>'} {alpha:g}."
-        )
-
-    def _effect_line(self) -> list[str]:
-        return [] if self.effect is None else [f"Effect size: {self.effect.sentence()}."]
-
     def _check_common(self) -> None:
-        if not (_finite(self.alpha) and 0 < self.alpha < 1):
-            raise ValueError(f"alpha must be in (0, 1), got {_short(self.alpha)}")
+        self._check_alpha()
         if isinstance(self.effect, dict):  # as read from a file: the fields of an Effect
             names = ("kernel", "mmd", "low", "high", "level")
             if set(self.effect) != set(names):
-                raise ValueError(f"effect must have the fields {names}, got {_short(sorted(self.effect))}")
+                raise ValueError(f"effect must have the fields {names}, got {short(sorted(self.effect))}")
             object.__setattr__(self, "effect", Effect(**self.effect))
         if self.effect is not None and not isinstance(self.effect, Effect):
-            raise ValueError(f"effect must be an Effect or None, got {_short(self.effect)}")
+            raise ValueError(f"effect must be an Effect or None, got {short(self.effect)}")
 
 
 @persistable
@@ -204,28 +144,28 @@ class TwoSampleResult(_Decision, JsonResult):
         """Every field checked against what :func:`two_sample_test` returns (a result
         read from a file is built here too); ``null_distribution`` becomes float64."""
         if self.method not in ("nystrom", "exact"):
-            raise ValueError(f"method must be 'nystrom' or 'exact', got {_short(self.method)}")
-        B = _count(self.n_permutations, "n_permutations")
+            raise ValueError(f"method must be 'nystrom' or 'exact', got {short(self.method)}")
+        B = check_count(self.n_permutations, "n_permutations")
         if self.method == "exact" and self.n_landmarks is not None:
-            raise ValueError(f"n_landmarks must be None for method='exact', got {_short(self.n_landmarks)}")
+            raise ValueError(f"n_landmarks must be None for method='exact', got {short(self.n_landmarks)}")
         if self.method == "nystrom":
-            _count(self.n_landmarks, "n_landmarks")
+            check_count(self.n_landmarks, "n_landmarks")
         if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
-            raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {_short(self.kernel)}")
-        if not _finite(self.statistic):
-            raise ValueError(f"statistic must be a finite number, got {_short(self.statistic)}")
-        null = _numbers(self.null_distribution, "null_distribution", B)
+            raise ValueError(f"kernel must be a Kernel with a numeric bandwidth, got {short(self.kernel)}")
+        if not is_finite(self.statistic):
+            raise ValueError(f"statistic must be a finite number, got {short(self.statistic)}")
+        null = check_numbers(self.null_distribution, "null_distribution", B)
         object.__setattr__(self, "null_distribution", null)
         self._check_common()
         if self.effect is not None and self.effect.kernel != self.kernel:
             raise ValueError(
-                f"effect must be measured with the test's kernel {self.kernel!r}, got {_short(self.effect.kernel)}"
+                f"effect must be measured with the test's kernel {self.kernel!r}, got {short(self.effect.kernel)}"
             )
         expected = permutation_pvalue(np.r_[self.statistic, null])
         if self.pvalue != expected:
             raise ValueError(
                 f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
-                f"statistic and null distribution, got {_short(self.pvalue)}"
+                f"statistic and null distribution, got {short(self.pvalue)}"
             )
 
     def summary(self) -> dict[str, Any]:
@@ -336,38 +276,30 @@ class AggregatedTestResult(_Decision, JsonResult):
         """Every field checked against what the test returns, and against each other (a
         result read from a file is built here too); the arrays become float64."""
         if self.method not in ("nystrom", "exact"):
-            raise ValueError(f"method must be 'nystrom' or 'exact', got {_short(self.method)}")
+            raise ValueError(f"method must be 'nystrom' or 'exact', got {short(self.method)}")
         if self.aggregation not in RULES:
-            raise ValueError(f"aggregation must be one of {tuple(RULES)}, got {_short(self.aggregation)}")
+            raise ValueError(f"aggregation must be one of {tuple(RULES)}, got {short(self.aggregation)}")
         if not isinstance(self.kernels, KernelCollection) or not self.kernels.is_resolved:
-            raise ValueError(f"kernels must be a resolved KernelCollection, got {_short(self.kernels)}")
-        B, K = _count(self.n_permutations, "n_permutations"), len(self.kernels)
-        _count(self.bin_size, "bin_size")
+            raise ValueError(f"kernels must be a resolved KernelCollection, got {short(self.kernels)}")
+        B, K = check_count(self.n_permutations, "n_permutations"), len(self.kernels)
+        check_count(self.bin_size, "bin_size")
         if self.method == "exact" and self.n_landmarks is not None:
-            raise ValueError(f"n_landmarks must be None for method='exact', got {_short(self.n_landmarks)}")
+            raise ValueError(f"n_landmarks must be None for method='exact', got {short(self.n_landmarks)}")
         if self.method == "nystrom":
-            _count(self.n_landmarks, "n_landmarks")
-        if not (_finite(self.temperature) and self.temperature > 0):
-            raise ValueError(f"temperature must be a positive number, got {_short(self.temperature)}")
-        if not _finite(self.statistic):
-            raise ValueError(f"statistic must be a finite number, got {_short(self.statistic)}")
+            check_count(self.n_landmarks, "n_landmarks")
+        if not (is_finite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {short(self.temperature)}")
+        if not is_finite(self.statistic):
+            raise ValueError(f"statistic must be a finite number, got {short(self.statistic)}")
         for name, size in (
             ("null_distribution", B),
             ("kernel_statistics", K),
             ("kernel_scores", K),
             ("kernel_pvalues", K),
         ):
-            object.__setattr__(self, name, _numbers(getattr(self, name), name, size))
+            object.__setattr__(self, name, check_numbers(getattr(self, name), name, size))
         self._check_common()
-        counts = self.kernel_pvalues * (B + 1)
-        if (
-            (np.abs(counts - np.round(counts)) > 1e-9 * (B + 1)).any()
-            or (self.kernel_pvalues <= 0).any()
-            or (self.kernel_pvalues > 1).any()
-        ):
-            raise ValueError(
-                f"kernel_pvalues must be multiples of 1 / (1 + B) in (0, 1], got {_short(self.kernel_pvalues)}"
-            )
+        check_pvalues(self.kernel_pvalues, B, "kernel_pvalues")
         rule = RULES[self.aggregation]
         if K < rule.min_kernels:
             raise ValueError(f"aggregation {self.aggregation!r} needs at least {rule.min_kernels} kernels, got {K}")
@@ -375,13 +307,13 @@ class AggregatedTestResult(_Decision, JsonResult):
         if self.effect is not None and self.effect.kernel != self.kernels[self.dominant]:
             raise ValueError(
                 f"effect must be measured with the kernel that decided, {self.kernels[self.dominant]!r}, "
-                f"got {_short(self.effect.kernel)}"
+                f"got {short(self.effect.kernel)}"
             )
         expected = permutation_pvalue(np.r_[self.statistic, self.null_distribution])
         if self.pvalue != expected:
             raise ValueError(
                 f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
-                f"statistic and null distribution, got {_short(self.pvalue)}"
+                f"statistic and null distribution, got {short(self.pvalue)}"
             )
 
     @property

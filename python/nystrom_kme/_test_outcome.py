@@ -1,0 +1,119 @@
+"""What every permutation test's result shares, one floor below the tests: ``reject`` at
+``alpha``, the first line of ``explain()`` (the test's null hypothesis in words), the
+effect line, and the checks of the fields a result is built from (a result read from a
+file is built through them too, so it is exactly as trustworthy as one just computed).
+
+:mod:`nystrom_kme.two_sample.results` (same distribution) and
+:mod:`nystrom_kme.independence.results` (independence) build on it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
+    from typing import TypeGuard
+
+#: Bounds on the counts a result holds (a file claiming more is not a result).
+MAX_COUNT = 2**53
+
+
+def is_integer(value: object) -> TypeGuard[int]:
+    """An integer (Python or numpy), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def is_finite(value: object) -> bool:
+    """A finite real number (Python or numpy), not a bool."""
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond every float
+        return False
+
+
+def short(value: object, limit: int = 80) -> str:
+    """repr(value), cut to ``limit`` characters: errors never echo a huge field whole."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_count(value: object, name: str, low: int = 1) -> int:
+    """An integer in [low, 2^53], else ValueError naming ``name``."""
+    if not is_integer(value) or not low <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be an integer in [{low}, 2^53], got {short(value)}")
+    return int(value)
+
+
+def check_numbers(value: object, name: str, size: int) -> np.ndarray:
+    """A float64 vector of ``size`` finite real numbers (no strings, no booleans)."""
+    items = value.tolist() if isinstance(value, np.ndarray) else value
+    if not isinstance(items, (list, tuple)) or len(items) != size:
+        raise ValueError(f"{name} must hold {size} numbers, got {short(value)}")
+    if not all(is_finite(v) for v in items):
+        raise ValueError(f"{name} must hold finite real numbers, got {short(value)}")
+    return np.asarray(items, dtype=np.float64)
+
+
+def check_pvalues(pvalues: np.ndarray, n_permutations: int, name: str) -> None:
+    """Marginal permutation p-values: multiples of 1 / (1 + B) in (0, 1]."""
+    B = n_permutations
+    counts = pvalues * (B + 1)
+    if (np.abs(counts - np.round(counts)) > 1e-9 * (B + 1)).any() or (pvalues <= 0).any() or (pvalues > 1).any():
+        raise ValueError(f"{name} must be multiples of 1 / (1 + B) in (0, 1], got {short(pvalues)}")
+
+
+class EffectLike(Protocol):
+    """An effect size: it says itself in a sentence."""
+
+    def sentence(self) -> str: ...
+
+
+class TestOutcome:
+    """``reject`` and the first lines of ``explain()``, shared by every test's result.
+    ``hypothesis`` is the null hypothesis in words ("same distribution", "independence")."""
+
+    __test__ = False  # not a pytest test class
+    hypothesis: str = "same distribution"
+    pvalue: float
+    alpha: float
+    effect: Any
+
+    @property
+    def reject(self) -> bool:
+        """Whether H0 is rejected at level ``alpha``: pvalue <= alpha."""
+        return self.pvalue <= self.alpha
+
+    def _decision_line(self, alpha: float) -> str:
+        if not is_finite(alpha) or not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {short(alpha)}")
+        rejected = self.pvalue <= alpha
+        return (
+            f"H0 ({self.hypothesis}) {'rejected' if rejected else 'not rejected'} at level {alpha:g}: "
+            f"p-value {self.pvalue:.4g} {'<=' if rejected else '>'} {alpha:g}."
+        )
+
+    def _effect_line(self) -> list[str]:
+        return [] if self.effect is None else [f"Effect size: {self.effect.sentence()}."]
+
+    def _check_alpha(self) -> None:
+        if not (is_finite(self.alpha) and 0 < self.alpha < 1):
+            raise ValueError(f"alpha must be in (0, 1), got {short(self.alpha)}")
+
+
+__all__ = [
+    "MAX_COUNT",
+    "EffectLike",
+    "TestOutcome",
+    "check_count",
+    "check_numbers",
+    "check_pvalues",
+    "is_finite",
+    "is_integer",
+    "short",
+]
