@@ -258,21 +258,25 @@ def test_an_empty_kernels_list_is_refused(files):
 
 def test_suggest_m_matches_the_bounds_module(files):
     tmp, A, _ = files
-    rec = ok_json("suggest-m", "A.npy", cwd=tmp)
+    rec = ok_json("suggest-m", "A.npy", "--bound-only", cwd=tmp)
     rep = nk.bounds.suggest_n_landmarks(A, "gaussian", random_state=0)
     assert rec["n_landmarks"] == rep.n_landmarks and rec["explanation"] == rep.explain()
 
 
 def test_suggest_m_certify_reports_the_auto_search_of_the_library(files):
-    """--certify: the m that NystromKME(n_landmarks="auto") certifies on the same data and
-    seed, beside the theorems' (absent without the flag)."""
+    """By default: the m that NystromKME(n_landmarks="auto") certifies on the same data and
+    seed leads, beside the theorems' worst-case m (issue 43: plain suggest-m led with the
+    worst case); --bound-only skips the measurement; --certify is the default kept."""
     tmp, A, _ = files
-    rec = ok_json("suggest-m", "A.npy", "--certify", cwd=tmp)
+    rec = ok_json("suggest-m", "A.npy", cwd=tmp)
     est = nk.NystromKME("gaussian", n_landmarks="auto", random_state=0).fit(A)
     cert = rec["certificate"]
     assert cert["type"] == "LandmarkSearch" and cert["n_landmarks"] == est.n_landmarks_report_.n_landmarks
     assert cert["certified"] == est.n_landmarks_report_.certified
-    assert "certificate" not in ok_json("suggest-m", "A.npy", cwd=tmp)
+    assert rec["recommended"] == cert["n_landmarks"] and rec["recommended_by"] == "certificate"
+    again = ok_json("suggest-m", "A.npy", "--certify", cwd=tmp)["certificate"]
+    assert (again["n_landmarks"], again["certified"]) == (cert["n_landmarks"], cert["certified"])
+    assert "certificate" not in ok_json("suggest-m", "A.npy", "--bound-only", cwd=tmp)
 
 
 @pytest.mark.parametrize(

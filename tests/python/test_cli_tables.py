@@ -141,8 +141,9 @@ def test_progress_bars_count_rows_in_rows_pass_by_pass(tables):
 
 
 def test_suggest_m_leads_with_the_m_to_use(tables):
-    """--certify: the first line is the m the library's search certifies on the same rows
-    and seed (the one to use), the theorems' m after it; without: the corollary's."""
+    """By default (and with --certify) the first line is the m the library's search
+    certifies on the same rows and seed (the one to use), the theorems' m after it; with
+    --bound-only the corollary's, called a worst case (issue 43)."""
     d, X, _ = tables
     out = run("suggest-m", "ref.csv", "--certify", cwd=d)
     assert out.returncode == 0, out.stderr
@@ -155,7 +156,10 @@ def test_suggest_m_leads_with_the_m_to_use(tables):
     rec = json.loads(run("suggest-m", "ref.csv", "--certify", "--json", cwd=d).stdout)
     assert (rec["recommended"], rec["recommended_by"]) == (search.n_landmarks, "certificate")
     plain = run("suggest-m", "ref.csv", cwd=d)
-    assert plain.stdout.startswith(f"Use m = {suggestion.n_landmarks}: the size Corollary 4.1 finds sufficient")
+    assert plain.stdout.splitlines()[:2] == [first, second]
+    bound = run("suggest-m", "ref.csv", "--bound-only", cwd=d)
+    assert bound.stdout.startswith(f"m = {suggestion.n_landmarks} is the size Corollary 4.1 finds sufficient")
+    assert "worst-case size" in bound.stdout.splitlines()[0] + bound.stdout.splitlines()[1]
 
 
 def test_compress_reports_an_estimated_mmd_above_the_exact_limit(tmp_path):

@@ -223,11 +223,12 @@ def cmd_suggest_m(args: argparse.Namespace) -> int:
         rep.explain(),
         f"(The paper's default ceil(sqrt(n) log sqrt(n)) is {record['paper_default']}.)",
     ]
-    if not args.certify:
+    if args.bound_only:
         record["recommended"], record["recommended_by"] = rep.n_landmarks, "corollary 4.1"
         head = (
-            f"Use m = {rep.n_landmarks}: the size Corollary 4.1 finds sufficient for the estimated spectrum "
-            "(a worst-case size; --certify measures the smallest sufficient m on the data, often far smaller)."
+            f"m = {rep.n_landmarks} is the size Corollary 4.1 finds sufficient for the estimated spectrum: a "
+            "worst-case size (without --bound-only, the smallest sufficient m is measured on the data, often far "
+            "smaller)."
         )
         emit(args, record, [head, "", *theorems])
         return EXIT_OK

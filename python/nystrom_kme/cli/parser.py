@@ -401,8 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "suggest-m",
-        "suggest the number of landmarks from the spectrum (Corollary 4.1), with "
-        "its explanation (reads the data into memory)",
+        "suggest the number of landmarks: the smallest m certified on the data (n_landmarks='auto', about one "
+        "fit), beside the worst-case m of the spectrum's bound (Corollary 4.1) (reads the data into memory)",
         [files, kern, threads, out],
     )
     p.add_argument("data", help="data file")
@@ -415,11 +415,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target-error", type=float, default=None, help="aim the Theorem 4.1 bound at this error")
     p.add_argument("--max-landmarks", type=_positive_int, default=None, help="cap on the suggestion")
     p.add_argument(
-        "--certify",
+        "--bound-only",
         action="store_true",
-        help="also run n_landmarks='auto' on the data (uniform landmarks, about one fit) and "
-        "print the m it certifies beside the theorems'",
+        help="skip the measurement on the data: only the theorems' m, a worst-case size (often far larger)",
     )
+    p.add_argument("--certify", action="store_true", help=argparse.SUPPRESS)  # the default since issue 43
     p.set_defaults(run=cmd_suggest_m)
 
     add_drift_commands(add, files, threads, out, _positive_int, _probability, _columns, _auto_or_count)
