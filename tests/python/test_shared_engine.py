@@ -319,3 +319,35 @@ def test_a_forged_sums_member_is_still_refused(saved, tmp_path):
     np.savez(tmp_path / "bad.npz", **members)
     with pytest.raises(nk.FileFormatError, match="sums must lie"):
         nk.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize(
+    "name, state, match",
+    [
+        ("d.npz", {"n_reference": 2**70, "n_rest": 2**70 - 1500}, "beyond 64 bits"),
+        ("d.npz", {"calls": 2**64}, "beyond 64 bits"),
+        ("one.npz", {"kernels": [{"type": "Linear", "bandwidth": 1.0}]}, "not computed from this reference"),
+        ("one.npz", {"kernels": [{"type": "Polynomial", "bandwidth": 1.0, "degree": 2, "offset": 1.0}]}, "mean_sq"),
+    ],
+)
+def test_forged_counts_and_kernels_are_refused(saved, tmp_path, name, state, match):
+    """Issue 43 item 5: a count beyond int64 (JSON integers are unbounded) and a detector
+    whose kernels are not the ones its saved normalisers were computed with loaded."""
+    _forge_state(saved / name, tmp_path / "bad.npz", **state)
+    with pytest.raises(nk.FileFormatError, match=match):
+        nk.load(tmp_path / "bad.npz")
+
+
+def test_a_saved_online_detectors_row_count_is_bounded(ref, tmp_path):
+    det = nk.OnlineDriftDetector(ref[:2000], ert=100, window_size=10, random_state=0)
+    det.update(ref[2000:2050])
+    det.save(tmp_path / "o.npz")
+    for t in (2**63 - 1, 2**53):  # the next update's row numbers would overflow an int64
+        _forge_state(tmp_path / "o.npz", tmp_path / "bad.npz", t=t)
+        with pytest.raises(nk.FileFormatError, match="t=|rows seen"):
+            nk.load(tmp_path / "bad.npz")
+    _forge_state(tmp_path / "o.npz", tmp_path / "big.npz", t=2**70)
+    with pytest.raises(nk.FileFormatError, match="beyond 64 bits"):
+        nk.load(tmp_path / "big.npz")
+    again = nk.load(tmp_path / "o.npz")  # the genuine file loads and goes on
+    assert again.t_ == 50 and again.update(ref[2050:2060]).is_drift is not None

@@ -71,6 +71,10 @@ MAX_DEFAULT_ROWS = defaults.ONLINE_MAX_DEFAULT_ROWS
 #: for MAX_DEFAULT_ROWS rows).
 DEFAULT_LANDMARKS = DefaultLandmarks.up_to(MAX_DEFAULT_ROWS)
 
+#: The most rows a detector counts (t_): every count below it is exact in float64, and
+#: the next update's row numbers fit an int64 (a saved t beyond it is refused).
+MAX_ROWS_SEEN = 2**53
+
 
 @dataclass(frozen=True)
 class OnlineDriftResult:
@@ -413,7 +417,9 @@ class OnlineDriftDetector:
             check_scaling(det.scaling_, det.standardize, det.n_features_in_)
             if L.shape[1] != det.n_features_in_ or state["weights"].shape != (L.shape[0],):
                 raise ValueError(f"landmarks must have n_features_in={det.n_features_in_} columns, one weight each")
-            if t < 0 or rows.ndim != 2 or rows.shape != (held, det.n_features_in_) or not np.isfinite(rows).all():
+            if not 0 <= t < MAX_ROWS_SEEN:
+                raise ValueError(f"t={t!r}: the rows seen must be a count in [0, 2^53)")
+            if rows.ndim != 2 or rows.shape != (held, det.n_features_in_) or not np.isfinite(rows).all():
                 raise ValueError(f"rows must hold the last min(t, window_size - 1) = {held} rows of the stream")
             if state["f"].shape != (held,) or state["g"].shape != (held,):
                 raise ValueError(f"f and g must hold one value per row of the ring, {held}")
