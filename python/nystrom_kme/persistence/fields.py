@@ -53,7 +53,8 @@ def get_field(d: object, key: str, types: type[_Value] | tuple[type[_Value], ...
         raise FileFormatError(f"the key {key!r} has a wrong type ({short_repr(value)})")
     if not isinstance(value, types):
         raise FileFormatError(f"the key {key!r} has a wrong type ({short_repr(value)})")
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+    allowed = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, int) and float not in allowed and not -(2**63) <= value < 2**63:
         # JSON integers are unbounded; every count and seed of the package is an int64
         raise FileFormatError(f"the key {key!r} holds an integer beyond 64 bits ({short_repr(value)})")
     return value
