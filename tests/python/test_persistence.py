@@ -425,7 +425,7 @@ def result_dict(X, rng):
         (dict(n_permutations=0), "n_permutations must be an integer in"),
         (dict(n_landmarks=None), "n_landmarks must be an integer in"),
         (dict(n_landmarks=-2), "n_landmarks must be an integer in"),
-        (dict(n_landmarks=10**30), "n_landmarks must be an integer in"),
+        (dict(n_landmarks=10**30), "n_landmarks must be an integer in|'n_landmarks' holds an integer beyond 64 bits"),
         (dict(null_distribution=["0.1"] * 19), "null_distribution must hold finite real numbers"),
         (dict(null_distribution=[True] * 19), "null_distribution must hold finite real numbers"),
         (dict(statistic=10**400), "statistic must be a finite number"),
