@@ -312,13 +312,15 @@ def warn_bandwidths(rows: np.ndarray, kernels: list[Kernel], where: str, stackle
     if not radial or rows.shape[0] < 3:
         return
     sample = np.asarray(rows[:500], dtype=np.float64)
-    distances = pairwise_distances(sample)  # scipy's pdist order: the upper triangle by rows
-    square = np.full((sample.shape[0], sample.shape[0]), np.inf)
-    square[np.triu_indices(sample.shape[0], 1)] = distances
-    nearest = np.minimum(square.min(axis=1), square.min(axis=0))
-    typical = float(np.median(nearest))
-    largest = float(distances.max())
+    ranges: dict[str, tuple[float, float]] = {}  # each metric's typical nearest and largest distance
+    for metric in sorted({k.metric or "euclidean" for k in radial}):
+        distances = pairwise_distances(sample, metric)  # scipy's pdist order: the upper triangle by rows
+        square = np.full((sample.shape[0], sample.shape[0]), np.inf)
+        square[np.triu_indices(sample.shape[0], 1)] = distances
+        nearest = np.minimum(square.min(axis=1), square.min(axis=0))
+        ranges[metric] = float(np.median(nearest)), float(distances.max())
     for k in radial:
+        typical, largest = ranges[k.metric or "euclidean"]
         h = float(k.bandwidth)
         if typical > 0 and h < NARROW * typical:
             warnings.warn(

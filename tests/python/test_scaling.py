@@ -324,3 +324,22 @@ def test_columns_near_the_float64_limit_keep_their_scale(kind, rng):
     np.testing.assert_allclose(s.scale[2] / units[2], want.scale[2], rtol=1e-7)
     np.testing.assert_allclose(Z[:, :2], want.apply(X / units)[:, :2], rtol=1e-10, atol=1e-12)
     assert 0.5 < Z[:, 2].std() < 2.0  # the column near the limit is kept, not zeroed
+
+
+def test_an_l1_kernels_bandwidth_is_compared_with_l1_distances(rng):
+    """The l1 Laplacian's bandwidth warnings read l1 distances (sqrt(d) times larger than
+    Euclidean ones in d = 50): one at a tenth of the Euclidean nearest-neighbour distance is
+    far below every l1 distance and warned of; one at the median l1 distance is not."""
+    import warnings
+
+    from nystrom_kme._scaling import warn_bandwidths
+    from nystrom_kme.kernels import pairwise_distances
+
+    X = rng.normal(size=(300, 50))
+    d2 = pairwise_distances(X)
+    nearest = float(np.median(np.sort(d2)[:300]))  # below the typical nearest Euclidean distance
+    with pytest.warns(UserWarning, match="nearest-neighbour"):
+        warn_bandwidths(X, [nk.LaplacianL1(0.1 * nearest)], "here")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_bandwidths(X, [nk.LaplacianL1(nk.median_distance(X, metric="l1"))], "here")
