@@ -6,21 +6,23 @@ code): Gaussian and Laplacian kernels at 10 bandwidths each, evenly spaced from 
 5% quantile to twice the 95% quantile of the pairwise distances of the pooled sample.
 ``grid="geometric"`` spaces the same range geometrically, as MMDAgg does (Schrab et al.,
 JMLR 2023; without its absolute floors of 0.1 and 0.3, which assume unit-scale data).
-Two differences from those papers, both label-blind so the tests keep their level: the
+Each family's grid comes from the distances its kernel is a function of
+(``Kernel.metric``): Euclidean for the Gaussian and the (Euclidean) Laplacian, l1 for
+:class:`~nystrom_kme.LaplacianL1` (FUSE's Laplace kernel), all from the same subset of
+rows. One difference from those papers, label-blind so the tests keep their level: the
 distances are those of a random subset of at most ``subset`` pooled rows (all pairs of
-n = 10^6 rows are out of reach), and the Laplacian is this package's Euclidean one,
-exp(-||x - y|| / sigma) (FUSE's uses the l1 distance).
+n = 10^6 rows are out of reach).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ._validation import RandomStateLike, check_positive_int, check_random_state
-from .kernels import MEDIAN_SUBSET, Gaussian, Kernel, get_kernel, pairwise_distances
+from .kernels import MEDIAN_SUBSET, METRICS, Gaussian, Kernel, get_kernel, pairwise_distances
 from .sources import SourceLike, as_source
 
 #: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs): as
@@ -104,7 +106,9 @@ class KernelCollection:
     ----------
     kernels : sequence of str or Kernel, default=("gaussian", "laplacian")
         Radial kernels: names or Kernel instances. Those whose bandwidth is "median"
-        (every name) get the grid; those with a numeric bandwidth are used as given.
+        (every name) get the grid, from the distances of their metric (l1 for
+        ``"laplacian_l1"``, Euclidean otherwise); those with a numeric bandwidth are used
+        as given.
     n_bandwidths : int, default=10
         Bandwidths per kernel family on the grid (>= 1; 1 puts it at the grid's
         geometric middle).
@@ -147,7 +151,8 @@ class KernelCollection:
         for k in resolved:
             if not k.radial:
                 raise ValueError(
-                    f"kernels must be radial (Gaussian, Laplacian, Matern, inverse multiquadric); {k!r} is not"
+                    f"kernels must be radial (Gaussian, Laplacian, LaplacianL1, Matern, inverse multiquadric, "
+                    f"rational quadratic); {k!r} is not"
                 )
         if grid not in GRIDS:
             raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
@@ -179,50 +184,102 @@ class KernelCollection:
     def __getitem__(self, index: int) -> Kernel:
         return self.kernels[index]
 
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The distances the grid reads: the metric of each family that takes a grid
+        ("euclidean", "l1"), in the order of ``METRICS``; () when every kernel has a
+        bandwidth.
+
+        Examples
+        --------
+        >>> import nystrom_kme as nk
+        >>> nk.KernelCollection(("gaussian", "laplacian_l1")).metrics
+        ('euclidean', 'l1')
+        """
+        wanted = {k.metric for k in self.families if not k.is_resolved}
+        return tuple(m for m in METRICS if m in wanted)
+
     def resolve(
         self, X: SourceLike, random_state: RandomStateLike = None, *, with_median: bool = False
     ) -> KernelCollection:
         """This collection with every grid set from the rows of X (an array or any row
         source, (n, d)): the pairwise distances of up to ``subset`` rows drawn at random
-        without replacement (only those rows are read). A resolved collection is
-        returned as is, and nothing is drawn. ``with_median``: and the median-bandwidth
-        Gaussian of the same distances appended as the last kernel (the default test's
-        "fuse+median"; the distances are then drawn even for a resolved collection)."""
+        without replacement (only those rows are read), in each family's metric (one
+        distance pass per metric, over the same rows). A resolved collection is returned
+        as is, and nothing is drawn. ``with_median``: and the median-bandwidth Gaussian
+        of the same rows' Euclidean distances appended as the last kernel (the default
+        test's; the distances are then drawn even for a resolved collection)."""
+        if not with_median and self.is_resolved:
+            return self
+        metrics = self.metrics
+        if with_median and "euclidean" not in metrics:
+            metrics = ("euclidean", *metrics)
+        distances = self._distances(X, random_state, metrics)
+        resolved = self.with_distances(distances)
         if not with_median:
-            if self.is_resolved:
-                return self
-            return self.with_distances(self.distances(X, random_state))
-        median, q_low, q_high = distance_statistics(self.distances(X, random_state))  # one partition
-        kernels = list(self if self.is_resolved else self._with_quantiles(q_low, q_high))
-        return KernelCollection([*kernels, Gaussian(median)])
+            return resolved
+        median, _, _ = distance_statistics(distances["euclidean"])
+        return KernelCollection([*resolved, Gaussian(median)])
 
-    def distances(self, X: SourceLike, random_state: RandomStateLike = None) -> np.ndarray:
-        """The pairwise distances that set the grid: those of up to ``subset`` rows of X
-        drawn at random without replacement (only those rows are read)."""
+    def distances(self, X: SourceLike, random_state: RandomStateLike = None, metric: str = "euclidean") -> np.ndarray:
+        """The pairwise distances that set the grid of the families of ``metric``: those
+        of up to ``subset`` rows of X drawn at random without replacement (only those
+        rows are read)."""
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        return self._distances(X, random_state, (metric,))[metric]
+
+    def _distances(self, X: SourceLike, random_state: RandomStateLike, metrics: Sequence[str]) -> dict[str, np.ndarray]:
+        """{metric: the distances of one draw of rows}: the rows read once."""
         src = as_source(X, "X")
         n = src.count_rows()
         if n < 2:
             raise ValueError("the bandwidth grid needs at least 2 rows")
         rng = check_random_state(random_state)
         rows = np.sort(rng.choice(n, size=self.subset, replace=False)) if n > self.subset else np.arange(n)
-        return pairwise_distances(src.take(rows))
+        sample = src.take(rows)
+        return {metric: pairwise_distances(sample, metric) for metric in metrics}
 
-    def with_distances(self, distances: np.ndarray) -> KernelCollection:
-        """This collection with every grid set from the given pairwise distances."""
-        _, q_low, q_high = distance_statistics(distances)
-        return self._with_quantiles(q_low, q_high)
+    def with_distances(self, distances: np.ndarray | Mapping[str, np.ndarray]) -> KernelCollection:
+        """This collection with every grid set from the given pairwise distances: an
+        array (Euclidean distances), or a mapping from each metric of :attr:`metrics` to
+        its distances (l1 families need their l1 distances).
 
-    def _with_quantiles(self, q_low: float, q_high: float) -> KernelCollection:
-        """Every grid set from the distances' 5% and 95% quantiles (bandwidth_grid)."""
-        bandwidths = _grid_between(q_low, q_high, max(self.n_bandwidths, 2), self.grid)
-        if self.n_bandwidths == 1:
-            bandwidths = np.array([math.sqrt(bandwidths[0] * bandwidths[-1])])
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> kc = nk.KernelCollection(("gaussian", "laplacian_l1"), n_bandwidths=2)
+        >>> d = {"euclidean": np.arange(1.0, 101.0), "l1": 2 * np.arange(1.0, 101.0)}
+        >>> [k.bandwidth for k in kc.with_distances(d)]
+        [3.0, 192.0, 6.0, 384.0]
+        """
+        if not isinstance(distances, Mapping):
+            distances = {"euclidean": np.asarray(distances)}
+        missing = [m for m in self.metrics if m not in distances]
+        if missing:
+            raise ValueError(
+                f"distances must give the {', '.join(missing)} distances of the families "
+                f"{[k.name for k in self.families if k.metric in missing and not k.is_resolved]}: "
+                f"a mapping {{metric: distances}} for the metrics {self.metrics}"
+            )
+        quantiles = {}
+        for metric in self.metrics:
+            _, q_low, q_high = distance_statistics(distances[metric])
+            quantiles[metric] = (q_low, q_high)
+        return self._with_quantiles(quantiles)
+
+    def _with_quantiles(self, quantiles: Mapping[str, tuple[float, float]]) -> KernelCollection:
+        """Every grid set from its metric's 5% and 95% distance quantiles (bandwidth_grid)."""
         kernels: list[Kernel] = []
         for k in self.families:
             if k.is_resolved:
                 kernels.append(k)
-            else:
-                kernels.extend(k.with_bandwidth(float(b)) for b in bandwidths)
+                continue
+            q_low, q_high = quantiles[str(k.metric)]
+            bandwidths = _grid_between(q_low, q_high, max(self.n_bandwidths, 2), self.grid)
+            if self.n_bandwidths == 1:
+                bandwidths = np.array([math.sqrt(bandwidths[0] * bandwidths[-1])])
+            kernels.extend(k.with_bandwidth(float(b)) for b in bandwidths)
         return KernelCollection(kernels)
 
     def summary(self) -> str:

@@ -53,6 +53,48 @@ def test_the_grid_is_set_from_a_random_subset_and_only_those_rows_are_read():
     np.testing.assert_allclose([k.bandwidth for k in kc][:3], expected, rtol=1e-12)
 
 
+def test_l1_families_take_their_grid_from_l1_distances_of_the_same_rows():
+    """Issue 42: a LaplacianL1 family's grid is FUSE's rule on the l1 (cityblock) distances,
+    the Euclidean families' on the Euclidean ones, both of the one subset of rows read; the
+    median Gaussian from the Euclidean distances."""
+    rng = np.random.default_rng(11)
+    Z = rng.normal(size=(3000, 4))
+    taken = []
+
+    class Recording(nk.sources.ArraySource):
+        def take(self, indices):
+            taken.append(np.asarray(indices))
+            return super().take(indices)
+
+    kc = KernelCollection(("gaussian", "laplacian_l1"), n_bandwidths=3, subset=500)
+    assert kc.metrics == ("euclidean", "l1")
+    r = kc.resolve(Recording(Z), random_state=5, with_median=True)
+    assert len(taken) == 1 and taken[0].size == 500
+    rows = Z[taken[0]]
+    assert [type(k).__name__ for k in r] == ["Gaussian"] * 3 + ["LaplacianL1"] * 3 + ["Gaussian"]
+    np.testing.assert_allclose([k.bandwidth for k in r][:3], fuse_grid(pdist(rows), 3), rtol=1e-12)
+    np.testing.assert_allclose([k.bandwidth for k in r][3:6], fuse_grid(pdist(rows, "cityblock"), 3), rtol=1e-12)
+    assert r[6].bandwidth == pytest.approx(np.median(pdist(rows)), rel=1e-12)
+    only_l1 = KernelCollection(("laplacian_l1",), n_bandwidths=2).resolve(Z[:200], random_state=0)
+    np.testing.assert_allclose([k.bandwidth for k in only_l1], fuse_grid(pdist(Z[:200], "cityblock"), 2), rtol=1e-12)
+
+
+def test_with_distances_needs_each_metric_of_the_grid():
+    d = np.arange(1.0, 101.0)
+    kc = KernelCollection(("gaussian", "laplacian_l1"), n_bandwidths=2)
+    with pytest.raises(ValueError, match="l1 distances of the families \\['laplacian_l1'\\]"):
+        kc.with_distances(d)
+    r = kc.with_distances({"euclidean": d, "l1": 3 * d})
+    assert [k.bandwidth for k in r] == [3.0, 192.0, 9.0, 576.0]
+    assert KernelCollection(("gaussian",)).with_distances(d) == KernelCollection(("gaussian",)).with_distances(
+        {"euclidean": d}
+    )
+    assert KernelCollection([nk.LaplacianL1(1.0)]).metrics == ()
+    assert len(kc.distances(np.eye(5), metric="l1")) == 10
+    with pytest.raises(ValueError, match="metric must be one of"):
+        kc.distances(np.eye(5), metric="cosine")
+
+
 def test_given_kernels_are_kept_and_mixed_with_grids():
     Z = np.random.default_rng(4).normal(size=(100, 2))
     kc = KernelCollection([nk.Gaussian(0.5), "laplacian", nk.Matern(nu=2.5)], n_bandwidths=2)

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import _core
-from ..kernels import Kernel
+from .._validation import common_dtype
+from ..kernels import KINDS, Kernel
 from ..permutation import SplitSpec, nystrom_quadratic_forms, nystrom_statistics
 from ..sources import RowSource
 from ..sources.base import Progress
@@ -177,7 +178,7 @@ def nystrom_collection(
     observed = np.empty((K, L.shape[0]))
     if binning is None:
         # one streamed pass per metric: every pass draws the same labels (spec.new())
-        S_all = [S for group in _kernel_groups(kernels, 0) for S in Z.split_sums_multi(L, group, spec, n_threads=nt)]
+        S_all = [S for group in _kernel_groups(kernels, 0) for S in _split_sums(Z, L, group, spec, nt)]
         for j, kernel in enumerate(kernels):
             acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
             T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
@@ -191,11 +192,14 @@ def nystrom_collection(
     bins = binning.row_bins(N)
     j = 0
     groups = _kernel_groups(kernels, 8 * m * G)
-    buffer = np.empty((len(groups[0]), m, G))  # one allocation, its pages touched once
+    buffer = np.empty((max(len(g) for g in groups), m, G))  # one allocation, its pages touched once
     for group in groups:
         E = buffer[: len(group)]
         E.fill(0.0)
-        Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
+        if all(_core_bins(k) for k in group):
+            Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
+        else:
+            _blocked_bin_sums(Z, L, group, bins, nt, E)
         for Ej, kernel in zip(E, group):
             S = _core.matrix_product(Ej, W, nt)
             T[j], cross[j], total[j] = _forms(L, S, kernel, nt, np.sum(Ej, axis=1))  # t: K(L, Z) 1 over kept rows
@@ -206,6 +210,49 @@ def nystrom_collection(
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
     return PermutedStatistics(T, U, kept, binning.size, observed)
+
+
+def _split_sums(Z: RowSource, L: np.ndarray, kernels: list[Kernel], spec: SplitSpec, nt: int) -> list[np.ndarray]:
+    """K_j(L, Z) W for each kernel of one metric: one pass for all (``split_sums_multi``)
+    where the core's multi-kernel pass computes them, else one pass per kernel (the
+    core's multi-kernel pass packs the rows for a Gaussian: no l1 kernel)."""
+    if all(k.metric == "euclidean" for k in kernels):
+        return list(Z.split_sums_multi(L, kernels, spec, n_threads=nt))
+    return [Z.split_sums(L, k, spec, n_threads=nt) for k in kernels]
+
+
+def _core_bins(kernel: Kernel) -> bool:
+    """Whether the core's binned sums (``_core.kernel_bin_sums``) compute ``kernel``: today
+    Euclidean kernels without a shape parameter only (its packing kernel is a Gaussian, and
+    its kernel maps drop the parameters: the l1 Laplacian is refused, the rational
+    quadratic's sums come out wrong)."""
+    kind = KINDS[kernel.name]
+    return kind["distance"] == "squared_euclidean" and not kind["has_shape"]
+
+
+def _blocked_bin_sums(
+    Z: RowSource, L: np.ndarray, kernels: list[Kernel], bins: np.ndarray, nt: int, out: np.ndarray
+) -> None:
+    """What ``Z.bin_sums`` adds into ``out`` (K, m, G), for the kernels the core cannot bin:
+    each kernel's values on blocks of rows (``_core.kernel_matrix``, EXACT_BLOCK_BYTES
+    each), summed per bin (rows sorted by bin, one reduceat); rows of bin -1 skipped."""
+    m = L.shape[0]
+    step = max(1, EXACT_BLOCK_BYTES // (8 * m))
+    cores = [k.to_core() for k in kernels]
+    for start, chunk in Z.chunks():
+        for first in range(0, chunk.shape[0], step):
+            rows = chunk[first : first + step]
+            b = bins[start + first : start + first + rows.shape[0]]
+            keep = np.flatnonzero(b >= 0)
+            if keep.size == 0:
+                continue
+            order = keep[np.argsort(b[keep], kind="stable")]
+            sorted_bins = b[order]
+            starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
+            L2, block = common_dtype(L, np.ascontiguousarray(rows[order]))
+            for j, core in enumerate(cores):
+                values = _core.kernel_matrix(L2, block, core, nt)  # (m, rows), in bin order
+                out[j][:, sorted_bins[starts]] += np.add.reduceat(values, starts, axis=1)
 
 
 def _forms(

@@ -396,6 +396,14 @@ class AggregatedTestResult(_Decision, JsonResult):
                 f"{lead}: {_label(self.kernels[i])} (score {self.kernel_scores[i]:.4g}, marginal p-value "
                 f"{self.kernel_pvalues[i]:.3g}, MMD^2 {self.kernel_statistics[i]:.4g})."
             )
+        smaller = np.flatnonzero(self.kernel_pvalues < self.kernel_pvalues[self.dominant])
+        if smaller.size:  # a rule of parts ("fuse+median"): the part that decided was not the kernel of smallest p
+            least = smaller[self.kernel_pvalues[smaller] == self.kernel_pvalues[smaller].min()]
+            names = "; ".join(_label(self.kernels[j]) for j in least[:4]) + ("; ..." if least.size > 4 else "")
+            lines.append(
+                f"Smallest marginal p-value: {names} ({self.kernel_pvalues[least[0]]:.3g}), in the part of the "
+                f"rule whose p-value was the larger."
+            )
         alone = int(np.count_nonzero(self.kernel_pvalues <= level))
         lines.append(
             f"Each kernel alone (marginal p-values, not corrected for the {len(self.kernels)} kernels): "
