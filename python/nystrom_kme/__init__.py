@@ -69,6 +69,7 @@ from .embedding import (
     rkhs_distance,
     squared_distance,
 )
+from .independence import Dependence, IndependenceTestResult, independence_test
 from .kernel_collection import KernelCollection
 from .kernels import (
     Gaussian,
@@ -165,6 +166,9 @@ __all__ = [
     "show_config",
     "simd_level",
     "two_sample_test",
+    "Dependence",
+    "IndependenceTestResult",
+    "independence_test",
     "bounds",
     "datafiles",
     "persistence",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class TestOutcome:
     ``hypothesis`` is the null hypothesis in words ("same distribution", "independence")."""
 
     __test__ = False  # not a pytest test class
-    hypothesis: str = "same distribution"
+    hypothesis: ClassVar[str] = "same distribution"
     pvalue: float
     alpha: float
     effect: Any

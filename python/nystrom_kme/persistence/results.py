@@ -1,6 +1,27 @@
-"""The test results saved as JSON documents: :class:`~nystrom_kme.TwoSampleResult` and
-:class:`~nystrom_kme.AggregatedTestResult`, each field written exactly (round-trip
-floats) and read back through the result's own constructor, which checks it."""
+"""The test results saved as JSON documents (:class:`~nystrom_kme.TwoSampleResult`,
+:class:`~nystrom_kme.AggregatedTestResult`, :class:`~nystrom_kme.IndependenceTestResult`),
+each field written exactly (round-trip floats) and read back through the result's own
+constructor, which checks it.
+
+One writer and one reader for every result: a result class names its fields and their
+kinds itself (``json_fields``: ``(name, kind)`` in the order they are written;
+``json_optional``: the fields later versions added, written only when they differ from
+what a file without them means, so that a result saved before them saves again to the
+same bytes; ``json_name``: the result in words, for errors; ``effect_type``: the class
+of its effect size, whose own ``json_fields`` say how it is written). The kinds:
+
+=================  ==========================================================
+``number``         a float (read: an int or a float)
+``numbers``        a list of floats (the constructor checks each item)
+``str``            a string
+``count``          an int
+``optional_count`` an int or null
+``kernel``         a kernel spec (:mod:`~nystrom_kme.persistence.specs`)
+``kernel_list``    a list of kernel specs (read: a list of Kernels)
+``collection``     a list of kernel specs (read: a KernelCollection)
+``effect``         null or an object of the effect's fields
+=================  ==========================================================
+"""
 
 from __future__ import annotations
 
@@ -8,188 +29,127 @@ import json
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from .container import check_preamble, preamble
 from .fields import FileFormatError, get_field, short_repr
-from .registry import registered_class, registered_name
+from .registry import is_registered, registered_class, registered_name
 from .specs import kernel_from_spec, kernel_spec
 
 #: The types saved as JSON documents.
-JSON_RESULTS = ("TwoSampleResult", "AggregatedTestResult")
-_RESULT_FIELDS = ("statistic", "pvalue", "null_distribution", "method", "kernel", "n_landmarks", "n_permutations")
-_AGGREGATED_FIELDS = (
-    "statistic",
-    "pvalue",
-    "null_distribution",
-    "method",
-    "aggregation",
-    "kernels",
-    "kernel_statistics",
-    "kernel_scores",
-    "kernel_pvalues",
-    "n_landmarks",
-    "n_permutations",
-    "bin_size",
-    "temperature",
-)
+JSON_RESULTS = ("TwoSampleResult", "AggregatedTestResult", "IndependenceTestResult")
+#: The result a document without a known ``object`` is checked as (files of format 1).
+_FIRST = "TwoSampleResult"
 
 
-def _floats(values: ArrayLike) -> list[float]:
-    return [float(v) for v in np.asarray(values, dtype=np.float64)]
+def _encode(kind: str, value: Any) -> Any:
+    if kind == "number":
+        return float(value)
+    if kind == "numbers":
+        return [float(v) for v in np.asarray(value, dtype=np.float64)]
+    if kind == "str":
+        return str(value)
+    if kind == "count":
+        return int(value)
+    if kind == "optional_count":
+        return None if value is None else int(value)
+    if kind == "kernel":
+        return kernel_spec(value)
+    if kind in ("kernel_list", "collection"):
+        return [kernel_spec(k) for k in value]
+    if kind == "effect":
+        if value is None:
+            return None
+        return {name: _encode(k, getattr(value, name)) for name, k in type(value).json_fields}
+    raise ValueError(f"no JSON kind {kind!r}")  # pragma: no cover - a class's own table
 
 
-def _list(data: dict[str, Any], key: str) -> list[Any]:
-    """The raw list: the result's constructor checks every item is a finite real number
-    (numpy would turn "1.0" and true into numbers)."""
-    return get_field(data, key, list)
+def _decode(kind: str, data: dict[str, Any], key: str) -> Any:
+    if kind == "number":
+        return get_field(data, key, (int, float))
+    if kind == "numbers":
+        # the raw list: the constructor checks every item is a finite real number (numpy
+        # would turn "1.0" and true into numbers)
+        return get_field(data, key, list)
+    if kind == "str":
+        return get_field(data, key, str)
+    if kind == "count":
+        return get_field(data, key, int)
+    if kind == "optional_count":
+        return get_field(data, key, (int, type(None)))
+    if kind == "kernel":
+        return kernel_from_spec(data[key] if key in data else get_field(data, key, dict))
+    if kind == "kernel_list":
+        return [kernel_from_spec(k) for k in get_field(data, key, list)]
+    if kind == "collection":
+        from ..kernel_collection import KernelCollection
+
+        return KernelCollection([kernel_from_spec(k) for k in get_field(data, key, list)])
+    raise ValueError(f"no JSON kind {kind!r}")  # pragma: no cover
 
 
-def _missing(data: dict[str, Any], fields: tuple[str, ...]) -> None:
-    missing = [f for f in fields if f not in data]
-    if missing:
-        raise ValueError(f"missing key(s) {missing}")
-
-
-def _effect_to_dict(effect: Any) -> dict[str, Any] | None:
-    if effect is None:
-        return None
-    return {
-        "kernel": kernel_spec(effect.kernel),
-        "mmd": float(effect.mmd),
-        "low": float(effect.low),
-        "high": float(effect.high),
-        "level": float(effect.level),
-    }
-
-
-def _effect_from_dict(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The effect size of a result as the fields of an Effect (which the result builds and
+def _effect_from_dict(effect_type: Any, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The effect size of a result as the fields of its class (which the result builds and
     checks); None in files written before it existed."""
     value = data.get("effect")
     if value is None:
         return None
     if not isinstance(value, dict):
         raise ValueError("effect must be a JSON object or null")
-    return {
-        "kernel": kernel_from_spec(value.get("kernel")),
-        **{name: get_field(value, name, (int, float)) for name in ("mmd", "low", "high", "level")},
-    }
-
-
-def _optional(result: Any) -> dict[str, Any]:
-    """The fields later versions added, written only when they differ from what a file
-    without them means (so a result saved before them saves again to the same bytes)."""
-    out: dict[str, Any] = {}
-    if float(result.alpha) != 0.05:
-        out["alpha"] = float(result.alpha)
-    if result.effect is not None:
-        out["effect"] = _effect_to_dict(result.effect)
+    out = {}
+    for name, kind in effect_type.json_fields:
+        if kind in ("kernel", "kernel_list", "collection"):
+            out[name] = _decode(kind, {name: value.get(name)}, name)
+        else:
+            out[name] = get_field(value, name, (int, float))
     return out
-
-
-def _common(data: dict[str, Any]) -> dict[str, Any]:
-    """The fields both results have since format 1 added them (defaults for older files)."""
-    return {
-        "alpha": get_field(data, "alpha", (int, float)) if "alpha" in data else 0.05,
-        "effect": _effect_from_dict(data),
-    }
-
-
-def _aggregated_to_dict(result: Any) -> dict[str, Any]:
-    out = preamble("AggregatedTestResult")
-    out.update(
-        statistic=float(result.statistic),
-        pvalue=float(result.pvalue),
-        null_distribution=_floats(result.null_distribution),
-        method=str(result.method),
-        aggregation=str(result.aggregation),
-        kernels=[kernel_spec(k) for k in result.kernels],
-        kernel_statistics=_floats(result.kernel_statistics),
-        kernel_scores=_floats(result.kernel_scores),
-        kernel_pvalues=_floats(result.kernel_pvalues),
-        n_landmarks=None if result.n_landmarks is None else int(result.n_landmarks),
-        n_permutations=int(result.n_permutations),
-        bin_size=int(result.bin_size),
-        temperature=float(result.temperature),
-        **_optional(result),
-    )
-    return out
-
-
-def _aggregated_from_dict(data: dict[str, Any]) -> Any:
-    from ..kernel_collection import KernelCollection
-
-    _missing(data, _AGGREGATED_FIELDS)
-    kernels = KernelCollection([kernel_from_spec(k) for k in get_field(data, "kernels", list)])
-    return registered_class("AggregatedTestResult")(
-        statistic=get_field(data, "statistic", (int, float)),
-        pvalue=get_field(data, "pvalue", (int, float)),
-        null_distribution=_list(data, "null_distribution"),
-        method=get_field(data, "method", str),
-        aggregation=get_field(data, "aggregation", str),
-        kernels=kernels,
-        kernel_statistics=_list(data, "kernel_statistics"),
-        kernel_scores=_list(data, "kernel_scores"),
-        kernel_pvalues=_list(data, "kernel_pvalues"),
-        n_landmarks=get_field(data, "n_landmarks", (int, type(None))),
-        n_permutations=get_field(data, "n_permutations", int),
-        bin_size=get_field(data, "bin_size", int),
-        temperature=get_field(data, "temperature", (int, float)),
-        **_common(data),
-    )
 
 
 def result_to_dict(result: object) -> dict[str, Any]:
-    """A :class:`~nystrom_kme.TwoSampleResult` or :class:`~nystrom_kme.AggregatedTestResult`
-    as a JSON-ready dict (with the preamble)."""
+    """A saved test result as a JSON-ready dict (with the preamble)."""
     name = registered_name(result)
-    fields: Any = result  # a registered result class, which this package does not import
-    if name == "AggregatedTestResult":
-        return _aggregated_to_dict(fields)
-    out = preamble("TwoSampleResult")
-    out.update(
-        statistic=float(fields.statistic),
-        pvalue=float(fields.pvalue),
-        null_distribution=[float(v) for v in np.asarray(fields.null_distribution)],
-        method=str(fields.method),
-        kernel=kernel_spec(fields.kernel),
-        n_landmarks=None if fields.n_landmarks is None else int(fields.n_landmarks),
-        n_permutations=int(fields.n_permutations),
-        **_optional(fields),
-    )
+    cls: Any = type(result)  # a registered result class, which this package does not import
+    out = preamble(name)
+    for field, kind in cls.json_fields:
+        out[field] = _encode(kind, getattr(result, field))
+    for field, kind, absent in cls.json_optional:
+        value = getattr(result, field)
+        if (value is not None) if absent is None else (float(value) != absent):
+            out[field] = _encode(kind, value)
     return out
 
 
 def result_from_dict(data: object) -> Any:
-    """The two-sample result of :func:`result_to_dict`'s output."""
+    """The result of :func:`result_to_dict`'s output."""
+    description = "two-sample result"
     try:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
-        if data.get("object") == "AggregatedTestResult":
-            check_preamble(data, "AggregatedTestResult")
-            return _aggregated_from_dict(data)
-        check_preamble(data, "TwoSampleResult")
-        _missing(data, _RESULT_FIELDS)
-        return registered_class("TwoSampleResult")(
-            statistic=get_field(data, "statistic", (int, float)),
-            pvalue=get_field(data, "pvalue", (int, float)),
-            null_distribution=_list(data, "null_distribution"),
-            method=get_field(data, "method", str),
-            kernel=kernel_from_spec(data["kernel"]),
-            n_landmarks=get_field(data, "n_landmarks", (int, type(None))),
-            n_permutations=get_field(data, "n_permutations", int),
-            **_common(data),
-        )
+        name = data.get("object")
+        name = name if isinstance(name, str) and name in JSON_RESULTS and is_registered(name) else _FIRST
+        cls: Any = registered_class(name)
+        description = cls.json_name
+        check_preamble(data, name)
+        missing = [field for field, _ in cls.json_fields if field not in data]
+        if missing:
+            raise ValueError(f"missing key(s) {missing}")
+        fields = {field: _decode(kind, data, field) for field, kind in cls.json_fields}
+        for field, kind, absent in cls.json_optional:
+            if kind == "effect":
+                fields[field] = _effect_from_dict(cls.effect_type, data)
+            elif field in data:
+                fields[field] = _decode(kind, data, field)
+            else:
+                fields[field] = absent
+        return cls(**fields)
     except FileFormatError:
         raise
     except (ValueError, TypeError, OverflowError, RecursionError) as err:
         # huge integers (OverflowError as floats) and deep nesting are not results either
-        raise FileFormatError(f"not a valid two-sample result: {short_repr(str(err), 300)}") from None
+        raise FileFormatError(f"not a valid {description}: {short_repr(str(err), 300)}") from None
 
 
 def result_to_json(result: object, *, indent: int | None = None) -> str:
-    """The JSON text of a two-sample result (floats exact).
+    """The JSON text of a test result (floats exact).
 
     Examples
     --------

@@ -11,12 +11,12 @@ of k^2 over pairs of pooled rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from ..kernels import Kernel
 from ._statistics import PermutedStatistics
 from .rules import Rule, marginal_pvalues, permutation_pvalue
 
@@ -24,6 +24,14 @@ from .rules import Rule, marginal_pvalues, permutation_pvalue
 #: 4 eps: smaller ones are no evidence (constant data, bandwidths far beyond every
 #: distance) and count as 0, so that such splits tie instead of ordering by round-off.
 NOISE = 2.0**-44
+
+
+class Bounded(Protocol):
+    """What ``decide`` reads of a statistic's kernel: whether it is bounded by 1 (a
+    :class:`~nystrom_kme.Kernel`; for the independence test, a pair of kernels)."""
+
+    @property
+    def radial(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -86,12 +94,13 @@ def fuse_normalisers(mean_sq: np.ndarray, n_rows: int) -> np.ndarray:
 def decide(
     rule: Rule,
     stats: PermutedStatistics,
-    kernels: list[Kernel],
+    kernels: Sequence[Bounded],
     mean_sq: np.ndarray | Callable[[], np.ndarray] | None = None,
     temperature: float = 1.0,
 ) -> Decision:
     """The decision of ``rule`` from every kernel's permuted statistics ``stats`` (column 0
-    the observed split) for ``kernels``: statistics of bounded kernels below NOISE set to
+    the observed split) for ``kernels`` (anything with ``radial``: a test of pairs of
+    kernels brings its pairs): statistics of bounded kernels below NOISE set to
     0, U the centred T when ``stats`` has none, the matrix the rule reads
     (``rule.statistic``), and, for a rule with normalisers, ||K_0||_F from ``mean_sq`` (an
     array (K,) or a function giving it, called only then) over ``stats.pooled_rows``.
@@ -137,4 +146,4 @@ def decide(
     )
 
 
-__all__ = ["NOISE", "Decision", "centred", "decide", "fuse_normalisers", "without_noise"]
+__all__ = ["NOISE", "Bounded", "Decision", "centred", "decide", "fuse_normalisers", "without_noise"]

@@ -6,7 +6,7 @@ from a file is exactly as trustworthy as one just computed."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,6 +50,15 @@ class Effect:
     high: float
     level: float = 0.95
 
+    #: How a saved result writes it (:mod:`nystrom_kme.persistence.results`).
+    json_fields: ClassVar = (
+        ("kernel", "kernel"),
+        ("mmd", "number"),
+        ("low", "number"),
+        ("high", "number"),
+        ("level", "number"),
+    )
+
     def __post_init__(self) -> None:
         if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
             raise ValueError(f"effect kernel must be a Kernel with a numeric bandwidth, got {short(self.kernel)}")
@@ -71,7 +80,6 @@ class _Decision(TestOutcome):
     """``reject`` and the first line of ``explain()`` (:class:`~nystrom_kme._test_outcome.TestOutcome`),
     and the checks of ``alpha`` and ``effect`` the two-sample results share."""
 
-    hypothesis = "same distribution"
     effect: Effect | None
 
     def _check_common(self) -> None:
@@ -129,6 +137,21 @@ class TwoSampleResult(_Decision, JsonResult):
     >>> res.method, res.n_permutations, res.null_distribution.shape, res.reject   # exact: 1000 rows
     ('exact', 49, (49,), False)
     """
+
+    #: The saved document (:mod:`nystrom_kme.persistence.results`): the fields in the
+    #: order written, then those written only when they differ from a file without them.
+    json_name: ClassVar = "two-sample result"
+    json_fields: ClassVar = (
+        ("statistic", "number"),
+        ("pvalue", "number"),
+        ("null_distribution", "numbers"),
+        ("method", "str"),
+        ("kernel", "kernel"),
+        ("n_landmarks", "optional_count"),
+        ("n_permutations", "count"),
+    )
+    json_optional: ClassVar = (("alpha", "number", 0.05), ("effect", "effect", None))
+    effect_type: ClassVar = Effect
 
     statistic: float
     pvalue: float
@@ -255,6 +278,27 @@ class AggregatedTestResult(_Decision, JsonResult):
     >>> len(res.kernels), res.kernel_pvalues.shape, res.aggregation
     (8, (8,), 'fuse')
     """
+
+    #: The saved document (:mod:`nystrom_kme.persistence.results`): the fields in the
+    #: order written, then those written only when they differ from a file without them.
+    json_name: ClassVar = "two-sample result"
+    json_fields: ClassVar = (
+        ("statistic", "number"),
+        ("pvalue", "number"),
+        ("null_distribution", "numbers"),
+        ("method", "str"),
+        ("aggregation", "str"),
+        ("kernels", "collection"),
+        ("kernel_statistics", "numbers"),
+        ("kernel_scores", "numbers"),
+        ("kernel_pvalues", "numbers"),
+        ("n_landmarks", "optional_count"),
+        ("n_permutations", "count"),
+        ("bin_size", "count"),
+        ("temperature", "number"),
+    )
+    json_optional: ClassVar = (("alpha", "number", 0.05), ("effect", "effect", None))
+    effect_type: ClassVar = Effect
 
     statistic: float
     pvalue: float
