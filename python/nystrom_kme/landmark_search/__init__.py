@@ -43,7 +43,8 @@ every prefix of the landmarks (:mod:`nystrom_kme.landmark_search._nested_project
 
 "auto" computes ||mu_hat_n||^2 unless 8 floors of validation rows (their most) cost fewer
 kernel sums, with a premium for the larger m that validation certifies at: exact up to
-n of about 10^4 to 4 10^4 at the defaults, validation beyond. The decision is taken at
+n of about 1.5 10^4 / (1 - E k(x, x')) (2 to 3 10^4 rows on the tables of
+bench/search_cost.py), validation beyond. The decision is taken at
 the first try, when the screen's estimate of sigma is known.
 
 A screen decides when the certificate is tried: the landmarks' own residuals, as a
@@ -93,7 +94,8 @@ for "exact" and 5 ln(1/delta) / (tol sigma m) times more with validation rows: t
 is what any test from rows must pay to exclude an unseen far mass (see
 :mod:`~nystrom_kme.landmark_search._certificate`), so a certificate costs several fits
 unless m exceeds about 7 / (tol sigma) ~ 15 (n / (1 - E k(x, x')))^(1/2). Measured at
-n = 10^4 to 10^5: 4 to 40 plain fits (bench/search_cost.py).
+n = 10^4 to 10^5: 10 to 100 plain fits, a plain fit taking milliseconds there
+(bench/search_cost.py, bench/RESULTS.md).
 
 **Samplers.** Uniform sampling (the default, with or without replacement, weighted or
 not) draws one stream whose prefixes are the sets. The sequential policies
