@@ -56,6 +56,24 @@ _SCHEMA = (
 )
 
 
+#: float32 batches meet the reference's weights in float64 on the CPU when the weights
+#: cancel this much (sum |w| / |sum w|): float32 kernel values would leave ~1e-7 times it of
+#: relative error in the loss and its gradient (Nystrom references of a Gaussian: 300-900).
+CANCELLATION_UPCAST = 64.0
+
+
+def cancellation(w: np.ndarray) -> float:
+    """sum |w| / |sum w| (inf when the weights sum to 0): how much a weighted sum of values
+    loses to their rounding, relative to its size.
+
+    >>> import numpy as np
+    >>> cancellation(np.full(4, 0.25)), cancellation(np.array([3.0, -2.0]))
+    (1.0, 5.0)
+    """
+    total = abs(math.fsum(w))
+    return math.fsum(np.abs(w)) / total if total > 0 else math.inf
+
+
 def _batch_blocks(n_batch: int, d: int) -> list[tuple[int, int]]:
     rows = max(64, _BLOCK_BYTES // (8 * (d + 1)))
     return [(i, min(n_batch, i + rows)) for i in range(0, n_batch, rows)]
@@ -88,22 +106,32 @@ def _cpu(
     grad = torch.empty_like(y, memory_format=torch.contiguous_format)
     G = grad.numpy()
     parts: list[float] = [reference_norm2]
+    # float32 batches against weights that cancel: the terms with the reference's weights in
+    # float64 (the same points: float32 values are float64 ones), since float32 kernel values
+    # (~1e-7 relative) carry errors of sum |w| against a sum of |sum w|
+    exact = Y.dtype == np.float32 and cancellation(alpha) >= CANCELLATION_UPCAST
+    Lw = np.ascontiguousarray(L, dtype=np.float64 if exact else Y.dtype)  # given in float64 by MMDLoss
+
+    def rows(i0: int, i1: int) -> np.ndarray:  # the batch's rows for the weighted terms
+        block: np.ndarray = Y[i0:i1].astype(np.float64) if exact else Y[i0:i1]
+        return block
+
     if within == "nystrom":
-        s = _core.kernel_row_sums(L, Y, core, n_threads)  # s_j = sum_i k(l_j, y_i)
+        s = _core.kernel_row_sums(Lw, rows(0, n_batch), core, n_threads)  # s_j = sum_i k(l_j, y_i)
         Phi = projector.detach().numpy()
         f = Phi @ s  # s^T K_m^+ s = ||Phi s||^2
         beta = Phi.T @ f
         parts += [math.fsum(f * f) / n_batch**2, -2.0 / n_batch * math.fsum(alpha * s)]
         w = (2.0 / n_batch**2) * beta - (2.0 / n_batch) * alpha
         for i0, i1 in _batch_blocks(n_batch, d):
-            buf = _core.kernel_value_gradients(Y[i0:i1], L, w, core, n_threads)
+            buf = _core.kernel_value_gradients(rows(i0, i1), Lw, w, core, n_threads)
             G[i0:i1] = buf[:, 1:]
         return torch.tensor(math.fsum(parts), dtype=y.dtype), grad
     scale = _within_scale(n_batch, unbiased)
     ones = np.ones(n_batch)
     within_sum: list[float] = []
     for i0, i1 in _batch_blocks(n_batch, d):
-        att = _core.kernel_value_gradients(Y[i0:i1], L, alpha, core, n_threads, -2.0 / n_batch)
+        att = _core.kernel_value_gradients(rows(i0, i1), Lw, alpha, core, n_threads, -2.0 / n_batch)
         wit = _core.kernel_value_gradients(Y[i0:i1], Y, ones, core, n_threads, 2.0 * scale)
         parts.append(math.fsum(att[:, 0]))
         within_sum.append(math.fsum(wit[:, 0]))
@@ -178,13 +206,19 @@ def _mmd_to_embedding(
     (:class:`nystrom_kme.torch.MMDLoss`); ``block`` 0: sized from the batch here."""
     if block <= 0:
         block = max(256, BLOCK_ELEMENTS.get(y.device.type, 1 << 22) // y.shape[0])
-    if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:
+    if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:  # the core reads float64 landmarks as given
         return _cpu(
             y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, shape, within, unbiased, n_threads
         )
+    if y.device.type == "cpu" and y.dtype == torch.float32:
+        w = weights.detach().to(torch.float64).numpy()
+        if cancellation(w) >= CANCELLATION_UPCAST:  # as _cpu: float64 where the weights cancel
+            args = (y.double(), landmarks.double(), weights, centre.double(), projector, reference_norm2)
+            loss, grad = _on_device(*args, kernel, bandwidth, shape, within, unbiased, precision, block)
+            return loss.float(), grad.float()
     return _on_device(
         y,
-        landmarks,
+        landmarks.to(y.dtype),
         weights,
         centre,
         projector,

@@ -110,12 +110,15 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     for every batch size; eager programs never import torch's compiler
     (see ``nystrom_kme.torch._ops``).
 
-    float32 batches are accurate relative to ``sum_j abs(w_j) k(y, l_j)``, not to the loss:
-    a Nyström reference's weights can cancel (a Gaussian one with a few hundred landmarks:
-    ``sum_j abs(w_j)`` = 10^2-10^3, against 1.5 for a Matérn one), and its float32 gradients
-    then carry relative errors of 1e-4 ("exact") to 3e-2 (``within_batch="nystrom"``)
-    on either path (measured on CPU tensors against float64: bench/RESULTS.md, issue 38).
-    Where that matters, pass float64 batches.
+    A Nyström reference's weights can cancel (a Gaussian one with a few hundred landmarks:
+    ``sum_j abs(w_j)`` = 10^2-10^3 times ``abs(sum_j w_j)``, against 1.5 for a Matérn one).
+    On CPU tensors float32 batches then meet the weights in float64 (``_ops.cancellation``
+    of at least ``_ops.CANCELLATION_UPCAST``: the terms with the reference's weights, against
+    its float64 landmarks), so their loss and gradients agree with float64 ones to float32
+    rounding (2e-7 relative, measured: bench/RESULTS.md, issue 46; they were 1e-4 to 3e-2
+    off), at about the float32 cost when the within-batch term dominates. On CUDA tensors
+    float32 products stay float32 (or TF32/bf16 as ``precision`` says) and the errors stay
+    relative to ``sum_j abs(w_j) k(y, l_j)``: pass float64 batches where that matters.
 
     Examples
     --------
@@ -233,7 +236,12 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
             y = y.float()
         losses = []
         for i, k in enumerate(self.kernels_):
-            landmarks = getattr(self, self._landmark_names[i]).to(device=y.device, dtype=y.dtype)
+            # on the CPU the landmarks stay float64: the core meets float32 batches with them
+            # exactly where the weights cancel (_ops.CANCELLATION_UPCAST)
+            exact = y.device.type == "cpu"
+            landmarks = getattr(self, self._landmark_names[i]).to(
+                device=y.device, dtype=torch.float64 if exact else y.dtype
+            )
             weights = getattr(self, f"weights_{i}").to(device=y.device, dtype=torch.float64)
             centre = getattr(self, f"centre_{i}").to(device=y.device, dtype=y.dtype)
             projector = getattr(self, f"projector_{i}").to(device=y.device, dtype=torch.float64)
