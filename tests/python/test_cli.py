@@ -673,6 +673,7 @@ def test_the_cli_package_uses_the_library_through_public_names():
         "compare",
         "drift",
         "embeddings",
+        "independence",
         "inputs",
         "output",
         "parser",

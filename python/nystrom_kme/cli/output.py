@@ -23,6 +23,7 @@ OUTPUTS = {
     "compress": (".npz",),
     "drift fit": (".npz",),
     "test": (".json",),
+    "independence": (".json",),
     "eval": (".npy", ".csv", ".txt"),
 }
 

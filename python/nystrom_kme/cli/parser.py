@@ -32,6 +32,7 @@ from .about import cmd_demo, cmd_info
 from .compare import cmd_mmd, cmd_test
 from .drift import add_drift_commands
 from .embeddings import cmd_compress, cmd_eval, cmd_fit, cmd_suggest_m
+from .independence import add_independence_command
 from .inputs import KERNEL_NAMES, PRIMARY_KERNEL_NAMES, STANDARDIZE_CHOICES
 from .output import EXIT_BAD_INPUT
 
@@ -423,6 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_suggest_m)
 
     add_drift_commands(add, files, threads, out, _positive_int, _probability, _columns, _auto_or_count)
+    add_independence_command(add, files, threads, out, _positive_int, _probability, _columns, _auto_or_count)
 
     p = add("info", "describe a saved embedding, rule or test result", [out])
     p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")
