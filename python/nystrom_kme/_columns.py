@@ -230,4 +230,54 @@ def check_feature_names(
     )
 
 
-__all__ = ["as_feature_names", "check_feature_names", "column_names", "fitted_feature_names", "keep_feature_names"]
+def check_same_columns(
+    x_names: Sequence[str] | None, y_names: Sequence[str] | None, x: str = "X", y: str = "Y"
+) -> None:
+    """Refuse two samples whose column names differ: a test compares them column by column.
+
+    As :func:`check_feature_names`: compared only when both have names (arrays and
+    headerless files are taken by position); other names, the same names in another order,
+    and names repeated within a sample (which column would a name mean?) raise a
+    ValueError naming them. Refused rather than aligned by name, for the reasons given
+    there; aligning is one explicit step for the caller: ``Y[X.columns]``.
+
+    Examples
+    --------
+    >>> from nystrom_kme._columns import check_same_columns
+    >>> check_same_columns(["a", "b"], ["a", "b"]); check_same_columns(["a", "b"], None)
+    >>> check_same_columns(["a", "b"], ["A", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: X and Y must have the same columns in the same order: ... (Y lacks ['a'], and has ['A'] that X lacks)
+    """
+    for label, names in ((x, x_names), (y, y_names)):
+        if names is not None and len(set(names)) != len(names):
+            repeated = sorted({n for n in names if list(names).count(n) > 1})
+            raise ValueError(f"{label} repeats the column names {repeated}: each column needs a name of its own")
+    if x_names is None or y_names is None or list(x_names) == list(y_names):
+        return
+    xs, ys = [str(n) for n in x_names], [str(n) for n in y_names]
+    missing, extra = sorted(set(xs) - set(ys)), sorted(set(ys) - set(xs))
+    if missing or extra:
+        why = f"{y} lacks {missing}" if missing else ""
+        why += (", and has " if why else f"{y} has ") + f"{extra} that {x} lacks" if extra else ""
+    else:
+        i = next(i for i, (a, b) in enumerate(zip(ys, xs)) if a != b)
+        why = (
+            f"column index {i} is {ys[i]!r} in {y} but {xs[i]!r} in {x}: reorder {y}'s columns as {x}'s "
+            "(Y[X.columns] for DataFrames, --columns on the command line)"
+        )
+    raise ValueError(
+        f"{x} and {y} must have the same columns in the same order: "
+        f"{y} has {_short(ys)} but {x} has {_short(xs)} ({why})"
+    )
+
+
+__all__ = [
+    "as_feature_names",
+    "check_feature_names",
+    "check_same_columns",
+    "column_names",
+    "fitted_feature_names",
+    "keep_feature_names",
+]

@@ -163,3 +163,41 @@ def test_paths_are_row_sources_wherever_rows_are_taken(tmp_path, X):
     np.savetxt(swapped, X[:, [1, 0, 2]], delimiter=",", header="income,age,score", comments="")
     with pytest.raises(ValueError, match=r"batch.csv has columns \['income', 'age', 'score'\]"):
         est(swapped)
+
+
+@pytest.mark.parametrize(
+    "columns, match",
+    [
+        (["b", "a", "c"], r"column index 0 is 'b' in Y but 'a' in X"),
+        (["a", "B", "c"], r"Y lacks \['b'\], and has \['B'\] that X lacks"),
+        (["a", "b", "d"], r"Y lacks \['c'\]"),
+        (["a", "a", "c"], r"Y repeats the column names \['a'\]"),
+    ],
+)
+def test_two_samples_with_other_column_names_are_refused(columns, match):
+    """Issue 43 item 3: two_sample_test, the MMDs and the CLI's test ran X and Y with
+    reordered, renamed, upper-cased or repeated column names without a word."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    Y = pd.DataFrame(rng.normal(size=(60, 3)), columns=columns)
+    for run in (
+        lambda: nk.two_sample_test(X, Y, n_permutations=19, random_state=0),
+        lambda: nk.mmd2(X, Y, n_landmarks=10, random_state=0),
+        lambda: nk.mmd2_exact(X, Y),
+    ):
+        with pytest.raises(ValueError, match=match):
+            run()
+    nk.two_sample_test(X, Y.to_numpy(), n_permutations=19, random_state=0)  # no names: by position
+    nk.two_sample_test(X, Y.set_axis(["a", "b", "c"], axis=1), n_permutations=19, random_state=0)
+
+
+def test_the_cli_test_refuses_files_with_other_headers(tmp_path):
+    from nystrom_kme.cli import main
+
+    rng = np.random.default_rng(1)
+    for name, header in (("x.csv", "a,b"), ("y.csv", "b,a")):
+        np.savetxt(tmp_path / name, rng.normal(size=(40, 2)), delimiter=",", header=header, comments="")
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(["test", str(tmp_path / "x.csv"), str(tmp_path / "y.csv")]))
+    assert exit_info.value.code == 2

@@ -33,7 +33,7 @@ from typing import Union, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._columns import column_names
+from .._columns import check_same_columns, column_names
 from .._validation import check_not_sparse, is_path, open_data_file
 from ..cuda.arrays import is_cuda_array
 from .base import RowSource, core_block_rows
@@ -170,6 +170,8 @@ def as_source_pair(X: SourceLike, Y: SourceLike, *, chunk_rows: int | None = Non
     (5, 7)
     """
     sx, sy = as_source(X, "X", chunk_rows=chunk_rows), as_source(Y, "Y", chunk_rows=chunk_rows)
+    # names first: Y's columns in another order have X's width
+    check_same_columns(sx.feature_names, sy.feature_names, sx.name or "X", sy.name or "Y")
     if sx.n_features is not None and sy.n_features is not None and sx.n_features != sy.n_features:
         raise ValueError(f"X has {sx.n_features} features but Y has {sy.n_features}")
     return sx, sy
