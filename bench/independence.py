@@ -193,6 +193,15 @@ def ours(**kw: Any) -> Callable[..., float]:
     return test
 
 
+def conditional(null: str) -> Callable[..., float]:
+    import nystrom_kme as nk
+
+    def test(X: np.ndarray, Y: np.ndarray, Z: np.ndarray, rep: int) -> float:
+        return nk.conditional_independence_test(X, Y, Z, null=null, random_state=rep).pvalue
+
+    return test
+
+
 def hsicagg(path: str) -> Callable[..., float]:
     """The authors' quadratic HSICAgg (numpy, wild bootstrap, 25 pairs) from a checkout."""
     sys.path.insert(0, path)
@@ -273,6 +282,12 @@ def main() -> None:
                     lambda rng, n=n, p=problem: null_problem(p, n, rng),
                     ours(),
                 )
+    if a.conditional:
+        for null in ("wild", "spectral", "cluster"):
+            for problem in a.problems or CONDITIONAL_NULLS:
+                for n in a.sizes or (2000,):
+                    make_c = lambda rng, n=n, p=problem: conditional_null(p, n, rng)  # noqa: E731
+                    run_cell(a.out, "cond-" + problem, n, null, a.reps, make_c, conditional(null))
     if a.report or not (a.power or a.grid or a.level or a.conditional):
         report(a.out)
 

@@ -69,7 +69,13 @@ from .embedding import (
     rkhs_distance,
     squared_distance,
 )
-from .independence import Dependence, IndependenceTestResult, independence_test
+from .independence import (
+    ConditionalIndependenceResult,
+    Dependence,
+    IndependenceTestResult,
+    conditional_independence_test,
+    independence_test,
+)
 from .kernel_collection import KernelCollection
 from .kernels import (
     Gaussian,
@@ -103,6 +109,7 @@ from .sampling import (
     resolve_sampler,
     ridge_leverage_scores,
 )
+from .sequential import SequentialDriftTest, SequentialResult, SequentialTwoSampleTest
 from .two_sample import AggregatedTestResult, Effect, TwoSampleResult, two_sample_test
 
 __version__: str = _core.__version__
@@ -113,6 +120,9 @@ __all__ = [
     "DriftResult",
     "OnlineDriftDetector",
     "OnlineDriftResult",
+    "SequentialDriftTest",
+    "SequentialResult",
+    "SequentialTwoSampleTest",
     "Effect",
     "AutoLandmarks",
     "LandmarkSearch",
@@ -166,8 +176,10 @@ __all__ = [
     "show_config",
     "simd_level",
     "two_sample_test",
+    "ConditionalIndependenceResult",
     "Dependence",
     "IndependenceTestResult",
+    "conditional_independence_test",
     "independence_test",
     "bounds",
     "datafiles",

@@ -45,6 +45,7 @@ from ._arguments import (
 )
 from ._features import Features, build_features
 from ._pairings import bins_and_shifts, cross_products, pair_statistics, pairings
+from .conditional import ConditionalIndependenceResult, conditional_independence_test
 from .results import AGGREGATIONS, Dependence, IndependenceTestResult
 
 #: Each variable's default m: every row up to this many, else this many drawn uniformly
@@ -297,8 +298,10 @@ __all__ = [
     "DEFAULT_LANDMARKS",
     "DEFAULT_SCALES",
     "METHODS",
+    "ConditionalIndependenceResult",
     "Dependence",
     "IndependenceTestResult",
+    "conditional_independence_test",
     "independence_test",
     "pairings",
 ]

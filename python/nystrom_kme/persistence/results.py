@@ -36,7 +36,7 @@ from .registry import is_registered, registered_class, registered_name
 from .specs import kernel_from_spec, kernel_spec
 
 #: The types saved as JSON documents.
-JSON_RESULTS = ("TwoSampleResult", "AggregatedTestResult", "IndependenceTestResult")
+JSON_RESULTS = ("TwoSampleResult", "AggregatedTestResult", "IndependenceTestResult", "ConditionalIndependenceResult")
 #: The result a document without a known ``object`` is checked as (files of format 1).
 _FIRST = "TwoSampleResult"
 
