@@ -172,3 +172,19 @@ def test_betting_bound_tightens_with_rows_and_respects_the_grid():
         assert abs(k - round(k)) < 1e-9
         previous = b
     assert previous < 1.2 * e
+
+
+def test_the_kernel_range_of_an_l1_kernel_reads_l1_distances():
+    """value_low bounds every kernel value on the data from below: for the l1 Laplacian
+    that takes the l1 diameter (sqrt(d) times the Euclidean one here), or the bound is
+    above values the data have and the certificate's range is wrong."""
+    import numpy as np
+
+    import nystrom_kme as nk
+    from nystrom_kme.landmark_search._kernel_range import kernel_range
+
+    X = np.vstack([np.zeros(16), np.ones(16)])  # Euclidean distance 4, l1 distance 16
+    k = nk.LaplacianL1(4.0)
+    r = kernel_range(nk.sources.as_source(X), k, None, 1)
+    smallest = float(k(X).min())  # exp(-4)
+    assert r.value_low <= smallest and r.gap_high >= 1.0 - smallest

@@ -60,18 +60,22 @@ def kernel_range(src: RowSource, kernel: Kernel, p: np.ndarray | None, n_threads
     core = kernel.to_core()
     origin = np.asarray(src.take(np.array([0], dtype=np.int64)), dtype=np.float64)[0]
     radius2, kappa, weighted = 0.0, 0.0, 0.0
+    l1 = kernel.metric == "l1"  # the l1 kernels' distances: sums of absolute differences
     for start, rows in src.chunks():
         block = np.asarray(rows, dtype=np.float64)
         diff = block - origin
-        radius2 = max(radius2, float(np.max(np.einsum("ij,ij->i", diff, diff), initial=0.0)))
+        if l1:
+            radius2 = max(radius2, float(np.max(np.abs(diff).sum(axis=1), initial=0.0)) ** 2)
+        else:
+            radius2 = max(radius2, float(np.max(np.einsum("ij,ij->i", diff, diff), initial=0.0)))
         if not kernel.radial:
             diag = np.asarray(_core.kernel_diagonal(np.ascontiguousarray(rows), core, n_threads), dtype=np.float64)
             kappa = max(kappa, float(np.max(diag, initial=0.0)))
             w = np.full(diag.size, 1.0 / src.count_rows()) if p is None else p[start : start + diag.size]
             weighted += math.fsum(w * diag)
     if kernel.radial:
-        diameter = 2.0 * math.sqrt(radius2)
-        far = float(kernel(np.zeros((1, 1)), np.array([[diameter]]))[0, 0])
+        diameter = 2.0 * math.sqrt(radius2)  # in the kernel's metric (triangle inequality)
+        far = float(kernel(np.zeros((1, 1)), np.array([[diameter]]))[0, 0])  # in 1-D every metric agrees
         return KernelRange(kappa=1.0, mean_diagonal=1.0, value_low=max(far, 0.0), gap_high=1.0 - max(far, 0.0))
     return KernelRange(kappa=kappa, mean_diagonal=weighted, value_low=-kappa, gap_high=2.0 * kappa)
 
