@@ -126,6 +126,9 @@ def keep_feature_names(obj: object, names: Sequence[str] | np.ndarray | None) ->
     >>> hasattr(obj, "feature_names_in_"), fitted_feature_names(obj)
     (False, None)
     """
+    if names is not None and len(set(names)) != len(names):  # which column would a name mean?
+        repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
+        raise ValueError(f"X repeats the column names {repeated}: each column needs a name of its own")
     kept = as_feature_names(None if names is None else [str(n) for n in names])
     if kept is None:
         vars(obj).pop("feature_names_in_", None)

@@ -201,3 +201,31 @@ def test_the_cli_test_refuses_files_with_other_headers(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         raise SystemExit(main(["test", str(tmp_path / "x.csv"), str(tmp_path / "y.csv")]))
     assert exit_info.value.code == 2
+
+
+def test_repeated_column_names_are_refused_where_a_model_is_fitted():
+    """Issue 43 item 5: an estimator fitted on repeated column names saved a file that
+    nk.load refused; the names are refused at fit, as the saved file's check does."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(np.random.default_rng(0).normal(size=(100, 3)), columns=["a", "a", "b"])
+    with pytest.raises(ValueError, match=r"repeats the column names \['a'\]"):
+        nk.NystromKME(n_landmarks=10, random_state=0).fit(df)
+    with pytest.raises(ValueError, match=r"repeats the column names \['a'\]"):
+        nk.DriftDetector(pd.concat([df] * 10, ignore_index=True), n_holdout=500, random_state=0)
+
+
+def test_a_forged_estimator_file_with_a_scaling_but_standardize_false_is_refused(tmp_path):
+    """Issue 43 item 5 (the estimator's half; the detectors' is in test_shared_engine)."""
+    import json
+
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    nk.NystromKME(n_landmarks=10, standardize=True, random_state=0).fit(X).save(tmp_path / "e.npz")
+    members = dict(np.load(tmp_path / "e.npz"))
+    header = json.loads(bytes(members["header"]))
+    header["params"]["standardize"] = False
+    members["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "bad.npz", **members)
+    with pytest.raises(nk.FileFormatError, match="standardize=False"):
+        nk.load(tmp_path / "bad.npz")
+    loaded = nk.load(tmp_path / "e.npz")
+    assert loaded.summary()["scaling_scale"] == [float(v) for v in loaded.scaling_.scale]  # info shows it

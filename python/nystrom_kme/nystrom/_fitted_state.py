@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._compensated import CompensatedSum
-from .._scaling import Scaling, scaling_from_state, scaling_state
+from .._scaling import Scaling, scaling_from_state, scaling_state, scaling_summary
 from ..kernels import Kernel
 from ..sampling import Policy, SamplerLike, describe_sampler
 
@@ -119,7 +119,7 @@ def summary_of(attributes: Mapping[str, Any], sampler: SamplerLike, norm: float)
         "solver": st["solver_"],
         "rank": int(st["rank_"]),
         "norm": norm,
-        **({} if scaling is None else {"standardize": scaling.kind}),
+        **scaling_summary(scaling),
     }
 
 

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from .._columns import check_feature_names
 from .._compensated import CompensatedSum
 from .._estimator import ParamsMixin
-from .._scaling import Scaling
+from .._scaling import Scaling, check_scaling
 from .._validation import (
     RandomStateLike,
     Weights,
@@ -576,7 +576,9 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         """
         est = cls(**params)
         est._check_params()
-        est.__dict__.update(attributes_of_state(state))
+        attributes = attributes_of_state(state)
+        check_scaling(attributes["scaling_"], est.standardize, attributes["landmarks_"].shape[1])
+        est.__dict__.update(attributes)
         est._keep_names(state.get("feature_names"))
         est._publish()
         return est
