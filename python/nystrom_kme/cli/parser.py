@@ -240,8 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--n-landmarks",
         type=_n_landmarks,
         default=None,
-        help="m; 'auto' (the doubling search with its certificate, streamed: one "
-        "read per doubling; its report is printed, and included in --json); 'bound' "
+        help="m; 'auto' (the certified search: landmarks join in blocks until the returned weights are "
+        "certified within tol x the statistical error; streamed: one read per 64 landmarks plus the "
+        "certificate's; its report is printed, and included in --json); 'bound' "
         "(from the spectrum; reads the data into memory; its explanation is printed); "
         "default: ceil(sqrt(n) log sqrt(n))",
     )
