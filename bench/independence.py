@@ -213,6 +213,41 @@ def hsicagg(path: str) -> Callable[..., float]:
     return test
 
 
+def speed(path: Path, repeats: int) -> None:
+    """The issue's cost targets, each the median of ``repeats`` runs in this process, with
+    the peak resident memory (VmRSS, the data included) and the load; one JSON line each."""
+    import nystrom_kme as nk
+    from bench.harness import RssPeak, median_time
+
+    rng = np.random.default_rng(0)
+    cells = [
+        ("independence n=5000 d=100", 5000, 100),
+        ("independence n=10^5 d=10", 100_000, 10),
+        ("independence n=10^6 d=10", 1_000_000, 10),
+        ("conditional n=10^5", 100_000, 1),
+    ]
+    for name, n, d in cells:
+        x = rng.normal(size=(n, d))
+        y = np.tanh(x[:, :1]) + rng.normal(size=(n, 1)) if d > 1 else rng.normal(size=(n, 1))
+        if name.startswith("conditional"):
+            x, y, z = conditional_null("sin", n, rng)
+            call = lambda x=x, y=y, z=z: nk.conditional_independence_test(x, y, z, random_state=0)  # noqa: E731
+        else:
+            y = np.hstack([y, rng.normal(size=(n, d - 1))])
+            call = lambda x=x, y=y: nk.independence_test(x, y, random_state=0, effect=True)  # noqa: E731
+        with RssPeak() as mem:
+            seconds, res = median_time(call, repeats)
+        record = {
+            "cell": name,
+            "seconds": seconds,
+            "peak_rss_mb": mem.peak_mb,
+            "load": load_text(),
+            "pvalue": res.pvalue,
+        }
+        print(record, flush=True)
+        append(path.with_name("independence_speed.jsonl"), record)
+
+
 def report(path: Path) -> None:
     rows: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in load_records(path):
@@ -237,6 +272,8 @@ def main() -> None:
     ap.add_argument("--hsicagg", default=None, help="path of a checkout of the authors' agginc code")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--speed", action="store_true", help="the cost targets (time, memory)")
+    ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     import nystrom_kme as nk
 
@@ -288,7 +325,9 @@ def main() -> None:
                 for n in a.sizes or (2000,):
                     make_c = lambda rng, n=n, p=problem: conditional_null(p, n, rng)  # noqa: E731
                     run_cell(a.out, "cond-" + problem, n, null, a.reps, make_c, conditional(null))
-    if a.report or not (a.power or a.grid or a.level or a.conditional):
+    if a.speed:
+        speed(a.out, a.repeats)
+    if a.report or not (a.power or a.grid or a.level or a.conditional or a.speed):
         report(a.out)
 
 

@@ -48,14 +48,17 @@ from ._pairings import bins_and_shifts, cross_products, pair_statistics, pairing
 from .conditional import ConditionalIndependenceResult, conditional_independence_test
 from .results import AGGREGATIONS, Dependence, IndependenceTestResult
 
-#: Each variable's default m: every row up to this many, else this many drawn uniformly
-#: (the features keep a few tens of directions: more landmarks sharpen them little;
-#: bench/independence.py --landmarks).
-DEFAULT_LANDMARKS = DefaultLandmarks(low=500, high=500)
-#: The permutations' cost n Q_X Q_Y per FFT length is kept under this many pair-rows
-#: (with at least MIN_PAIR_COMPONENTS pairs of directions): at 10^6 rows 16 directions
-#: per variable; at most MAX_COMPONENTS each.
-PAIR_BUDGET = 2.5 * 10**8
+#: Each variable's default m: every row up to LANDMARKS rows, else LANDMARKS drawn
+#: uniformly, fewer beyond 10^5 rows (the features' cost n m (d + Q) per kernel is kept
+#: near that of 10^5 rows, at least MIN_LANDMARKS): the features keep a few tens of
+#: directions, which a few hundred landmarks resolve.
+LANDMARKS = 500
+MIN_LANDMARKS = 250
+LANDMARK_BUDGET = 5 * 10**7
+#: The permutations' cost n Q_X Q_Y (times log 1024) is kept under this many pair-rows,
+#: with at least MIN_PAIR_COMPONENTS pairs of directions (16 per variable from 10^5 rows
+#: on), at most MAX_COMPONENTS per variable (up to 2.5 10^4 rows).
+PAIR_BUDGET = 2.5 * 10**7
 MIN_PAIR_COMPONENTS = 256
 MAX_COMPONENTS = 32
 
@@ -70,6 +73,16 @@ class Pair:
     @property
     def radial(self) -> bool:
         return bool(self.x.radial and self.y.radial)
+
+
+def default_landmarks(n: int) -> DefaultLandmarks:
+    """The default m rule at n rows: min(n, LANDMARKS), fewer beyond 10^5 rows.
+
+    >>> default_landmarks(300)(300), default_landmarks(10**5)(10**5), default_landmarks(10**6)(10**6)
+    (300, 500, 250)
+    """
+    m = min(LANDMARKS, max(MIN_LANDMARKS, LANDMARK_BUDGET // n))
+    return DefaultLandmarks(low=m, high=m)
 
 
 def component_cap(n: int, given: int | None) -> int:
@@ -99,7 +112,7 @@ def _variable(
         args.sampler,
         rng,
         args.n_threads,
-        default=DEFAULT_LANDMARKS,
+        default=default_landmarks(n),
         rows=f"the {{n}} rows of {what}",
     )
     return build_features(src, kernels, L, component_cap(n, args.max_components), rng, args.n_threads)
@@ -182,7 +195,7 @@ def independence_test(
         landmarks per variable (every row up to 500 rows) and the directions of all but
         0.1% of the variance, at most sqrt(3 10^8 / n) of them (``max_components``).
     n_landmarks : int, None or "auto"
-        m per variable (None: min(n, 500); "auto": the certified search of
+        m per variable (None: min(n, 500), down to 250 at 10^6 rows; "auto": the certified search of
         :mod:`nystrom_kme.landmark_search` for each variable's narrowest kernel).
     n_permutations : int, default=200
     aggregation : {"mmdagg", "maxz"} or None
@@ -259,7 +272,7 @@ def _run(
     bins, shifts = bins_and_shifts(n, args.n_permutations, rng)
     bar = progress_bar(n, progress, f"independence test, {args.n_permutations} permutations")
     try:
-        D = cross_products(fx.F, fy.F, bins, shifts, None if bar is None else bar.update)
+        D = cross_products(fx.F, fy.F, bins, shifts, None if bar is None else bar.update, args.n_threads)
     finally:
         if bar is not None:
             bar.close()
@@ -295,7 +308,7 @@ def _run(
 __all__ = [
     "AGGREGATIONS",
     "DEFAULT_AGGREGATION",
-    "DEFAULT_LANDMARKS",
+    "LANDMARKS",
     "DEFAULT_SCALES",
     "METHODS",
     "ConditionalIndependenceResult",

@@ -34,7 +34,7 @@ from ..sources import RowSource
 
 #: Rows of the uniform subsample that estimates the principal directions (every row
 #: when there are fewer).
-PCA_ROWS = 3000
+PCA_ROWS = 2000
 #: A direction is kept while the directions before it miss more than this fraction of
 #: the stacked features' variance (each kernel weighing as much as the others).
 MISSED_VARIANCE = 1e-3
@@ -139,16 +139,19 @@ def build_features(
     rows = np.arange(n) if n <= pca_rows else np.sort(rng.choice(n, pca_rows, replace=False))
     S = np.ascontiguousarray(src.take(rows))
     L = np.ascontiguousarray(L, dtype=S.dtype)
-    blocks, maps = [], []
-    for kernel in kernels:
-        P = landmark_features(L, kernel, nt)
-        Phi = _core.kernel_matrix(S, L, kernel.to_core(), nt) @ P.T  # (rows, r)
+    Ps = [landmark_features(L, kernel, nt) for kernel in kernels]
+    Psi = np.empty((S.shape[0], sum(P.shape[0] for P in Ps)))
+    maps = []
+    start = 0
+    for kernel, P in zip(kernels, Ps):
+        Phi = Psi[:, start : start + P.shape[0]]
+        start += P.shape[0]
+        Phi[:] = _core.kernel_sums(S, L, np.ascontiguousarray(P.T), kernel.to_core(), nt)  # K(S, L) P^T
         Phi -= Phi.mean(axis=0)
         total = float(np.einsum("ij,ij->", Phi, Phi)) / S.shape[0]
         weight = 1.0 / np.sqrt(total) if total > 0 else 0.0
-        blocks.append(Phi * weight)
+        Phi *= weight
         maps.append((P, weight))
-    Psi = np.hstack(blocks)
     cap = Psi.shape[1] if max_components is None else max(1, min(max_components, Psi.shape[1]))
     values, V = _top_directions(Psi, cap, rng)
     total = float(np.einsum("ij,ij->", Psi, Psi)) / S.shape[0]

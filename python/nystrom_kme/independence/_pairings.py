@@ -19,7 +19,10 @@ bin (cache-resident): the whole null costs O(n Q_X Q_Y log s), n x n never forme
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import scipy.fft as sfft
 
 from .._validation import RandomStateLike, check_positive_int, check_random_state
 from ..sources.base import Progress
@@ -74,28 +77,32 @@ def cross_products(
     bins: list[np.ndarray],
     shifts: np.ndarray,
     progress: Progress | None = None,
+    n_threads: int = 0,
 ) -> np.ndarray:
     """D_b = sum_i F_X[i] F_Y[pair_b(i)]^T for every pairing b, (B + 1, Q_X, Q_Y): per bin the
-    cross-correlation of the two blocks over every shift (real FFTs), the B + 1 drawn
-    shifts picked and summed over the bins in bin order."""
+    cross-correlation of the two blocks over every shift (real FFTs along contiguous rows,
+    scipy.fft on ``n_threads`` workers), the B + 1 drawn shifts picked and summed over the
+    bins in bin order."""
     QX, QY = FX.shape[1], FY.shape[1]
-    D = np.zeros((shifts.shape[1], QX, QY))
+    D = np.zeros((QX, QY, shifts.shape[1]))
     dtype = np.float32 if FX.shape[0] > FLOAT32_ROWS else np.float64
+    workers = n_threads if n_threads > 0 else (os.cpu_count() or 1)
     for rows, t in zip(bins, shifts):
         s = rows.size
-        A, B = FX[rows].astype(dtype), FY[rows].astype(dtype)
-        if s * QX * QY <= 4 * t.size * QX * QY:  # tiny bins: the shifts directly
+        A, B = FX[rows].T.astype(dtype), FY[rows].T.astype(dtype)  # (Q, s): each feature's row contiguous
+        if s <= 4 * t.size:  # small bins: the shifts directly
             for b, shift in enumerate(t):
-                D[b] += (A.T @ np.roll(B, -int(shift), axis=0)).astype(np.float64)
+                D[:, :, b] += A @ np.roll(B, -int(shift), axis=1).T
         else:
-            Ah = np.fft.rfft(A, axis=0)
-            Bh = np.fft.rfft(B, axis=0)
-            # corr[t] = sum_i A[i] B[(i + t) mod s]^T = IDFT(conj(Ah) Bh)[t]
-            corr = np.fft.irfft(np.conj(Ah)[:, :, None] * Bh[:, None, :], n=s, axis=0)
-            D += corr[t]
+            Ah = sfft.rfft(A, axis=-1, workers=workers)
+            Bh = sfft.rfft(B, axis=-1, workers=workers)
+            # corr[t] = sum_i A[:, i] B[:, (i + t) mod s]^T = IDFT(conj(Ah) Bh)[t]
+            corr = sfft.irfft(np.conj(Ah)[:, None, :] * Bh[None, :, :], n=s, axis=-1, workers=workers)
+            D += corr[:, :, t]
         if progress is not None:
             progress(s)
-    return D
+    out: np.ndarray = np.ascontiguousarray(D.transpose(2, 0, 1))
+    return out
 
 
 def pair_statistics(D: np.ndarray, grams_x: np.ndarray, grams_y: np.ndarray, n: int) -> np.ndarray:
