@@ -142,3 +142,30 @@ def kernel_value_gradients(
     scale: float = ...,
     out: NDArray[np.float64] | None = ...,
 ) -> NDArray[np.float64]: ...
+
+# sequential_betting.hpp: a sequential test's model (checked once), its state (a dict:
+# sums_x, sums_y, witness (K, m), offset (K,), bettors (K, 12), count_x, count_y, t,
+# next_refresh) and the betting loop over a block of rows
+class BettingModel:
+    def __init__(
+        self,
+        landmarks: NDArray[np.float64],
+        kernels: list[Kernel],
+        inverse: NDArray[np.float64],
+        gram: NDArray[np.float64],
+        margin: NDArray[np.float64],
+        weights: NDArray[np.float64],
+        margin_bets: bool,
+        pairs_join: bool,
+        refresh: int,
+        limit: float,
+    ) -> None: ...
+    @property
+    def n_kernels(self) -> int: ...
+    @property
+    def n_landmarks(self) -> int: ...
+
+def betting_state(model: BettingModel, sums_y: NDArray[np.float64], count_y: float) -> dict[str, Any]: ...
+def bet_rows(
+    model: BettingModel, X: NDArray[np.float64], Y: NDArray[np.float64], state: dict[str, Any], n_threads: int = ...
+) -> tuple[NDArray[np.float64], dict[str, Any]]: ...

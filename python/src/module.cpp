@@ -33,6 +33,7 @@ void register_bin_sums(py::module_& m);
 void register_median(py::module_& m);
 void register_feature_sums(py::module_& m);
 void register_gradient_sums(py::module_& m);
+void register_sequential(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Private compiled core of nystrom_kme; use the public nystrom_kme API.";
@@ -47,6 +48,7 @@ PYBIND11_MODULE(_core, m) {
   register_median(m);
   register_feature_sums(m);
   register_gradient_sums(m);
+  register_sequential(m);
   g_main_thread = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   nystrom_kme::set_interrupt_check(&python_interrupt_check);
   py::register_exception_translator([](std::exception_ptr p) {

@@ -1,0 +1,287 @@
+"""Two streams against each other, A/B-style: :class:`SequentialTwoSampleTest`, a sequential
+kernel two-sample test by betting (Shekhar & Ramdas, IEEE Trans. IT 2023) on a compressed
+embedding; P(rejecting ever when both streams come from one distribution) <= alpha.
+
+The null H0: the rows of both streams are i.i.d. from one distribution. The first
+``burn_in`` rows of each stream fix what the test is made of, and are never bet on: the
+bandwidths (and the scaling of ``standardize``) from their pooled rows, the landmarks
+drawn from them, the starting sums. After them, the i-th row of one stream is paired with
+the i-th row of the other, in arrival order (a pairing that does not look at the values),
+and each pair (x_t, y_t) pays (f_t(x_t) - f_t(y_t)) / 2 with f_t the witness of the past
+(mu_X - mu_Y projected on the landmarks, RKHS norm <= 1). Under H0, x_t and y_t are
+exchangeable given the past, so every payoff has mean 0 exactly and every bettor's wealth
+is a martingale: Ville's inequality bounds the false-alarm probability by alpha at any
+stopping time. No reference, so no margin: every bet is a paired bet (``_betting.py``).
+
+Rows of one stream that arrive before their partner wait in a queue (memory: the
+imbalance between the streams); a row costs O(K m d), the memory is O(K m^2) besides.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._columns import check_feature_names, keep_feature_names
+from .._landmark_plan import distinct_rows
+from .._scaling import Scaling, check_standardize, fit_scaling
+from .._validation import (
+    RandomStateLike,
+    as_data_matrix,
+    check_positive_int,
+    check_probability,
+    check_random_state,
+    n_threads_arg,
+)
+from ..defaults import ALPHA
+from ..kernel_collection import KernelCollection
+from ..kernels import Kernel, resolve_kernel
+from ..sources import ArraySource, as_rows
+from ._betting import REFRESH, Model, kernel_log_wealth, mixture_weights
+from ._reference import DEFAULT_LANDMARKS
+from .drift import kernel_choice
+from .results import SequentialResult
+
+#: Rows of each stream that fix the kernels and landmarks before any bet, by default.
+BURN_IN = 128
+
+
+class SequentialTwoSampleTest:
+    """A/B testing by betting: two streams, one row at a time from each (in any order and
+    batch sizes), tested for one distribution; P(a false rejection ever) <= alpha.
+
+    Parameters
+    ----------
+    alpha : float, default=0.05
+    kernel : "auto", Kernel, str, KernelCollection or list, default="auto"
+        As :class:`SequentialDriftTest`'s: by default the default two-sample test's five
+        kernels, their bettors' wealths averaged. Bandwidths from the burn-in rows.
+    n_landmarks : int or None
+        m, drawn from the 2 ``burn_in`` pooled burn-in rows; None: the paper's m for them,
+        at most 256.
+    burn_in : int, default=128
+        Rows of each stream that fix the kernels, landmarks and scaling; no bet on them.
+    betting : {"mixture", "ons", "agrapa"}, default="mixture"
+    refresh : int, default=256
+        The witness is refreshed at most every ``refresh`` pairs (every t / 16 before).
+    standardize : bool or {"standard", "robust"}, default=False
+        Centre and scale every column with the pooled burn-in rows' statistics.
+    random_state : None, int or numpy Generator
+        The bandwidth subsample and the landmarks.
+    n_threads : int or None
+
+    Attributes
+    ----------
+    kernels_, landmarks_ : list of Kernel, ndarray (m, d)
+        Set once both streams have ``burn_in`` rows (None before).
+    threshold_ : float
+        1 / alpha.
+    t_ : int
+        Pairs seen, burn-in included.
+    log_wealth_ : float
+    rejection_time_ : int or None
+        The pair count t at which the wealth first reached ``threshold_``.
+    queued_ : tuple of int
+        Rows of each stream waiting for a partner.
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(0)
+    >>> test = nk.SequentialTwoSampleTest(kernel="gaussian", random_state=0)
+    >>> res = test.update(x=rng.normal(size=(1000, 2)), y=rng.normal(size=(1000, 2)) + [0.5, 0])
+    >>> res.reject, res.rejection_time < 1000
+    (True, True)
+    """
+
+    def __init__(
+        self,
+        *,
+        alpha: float = ALPHA,
+        kernel: Kernel | str | KernelCollection | list[Any] = "auto",
+        n_landmarks: int | None = None,
+        burn_in: int = BURN_IN,
+        betting: str = "mixture",
+        refresh: int = REFRESH,
+        standardize: bool | str = False,
+        random_state: RandomStateLike = None,
+        n_threads: int | None = None,
+    ) -> None:
+        self.alpha = check_probability(alpha, "alpha")
+        self.kernel, self.betting, self.standardize = kernel, betting, standardize
+        self.n_landmarks = None if n_landmarks is None else check_positive_int(n_landmarks, "n_landmarks")
+        self.burn_in = check_positive_int(burn_in, "burn_in")
+        if self.burn_in < 2:
+            raise ValueError(f"burn_in must be at least 2 (rows of each stream for the bandwidths), got {burn_in!r}")
+        self.refresh = check_positive_int(refresh, "refresh")
+        self.n_threads = n_threads
+        n_threads_arg(n_threads)
+        mixture_weights(1, betting, False, True)
+        self._chosen, self._with_median = kernel_choice(kernel)
+        self._kind = check_standardize(standardize)
+        self._rng = check_random_state(random_state)
+        self.threshold_ = 1.0 / self.alpha
+        self.kernels_: list[Kernel] | None = None
+        self.landmarks_: np.ndarray | None = None
+        self.scaling_: Scaling | None = None
+        self.n_features_in_: int | None = None
+        self._model: Model | None = None
+        self._betting: dict[str, Any] | None = None
+        self._queues: list[np.ndarray] = [np.empty((0, 0)), np.empty((0, 0))]
+        self._names: tuple[str, ...] | None = None
+        self._pairs = 0
+        self._log_wealth = 0.0
+        self.rejection_time_: int | None = None
+        self._rejecting: int | None = None
+
+    # ---------------------------------------------------------------- updates
+
+    def update(self, x: Any = None, y: Any = None) -> SequentialResult:
+        """Add rows of either stream or both, oldest first, and bet on every new pair.
+
+        Parameters
+        ----------
+        x, y : array-like (d,) or (r, d), DataFrames, or None
+            New rows of the first and second stream (either may be None or hold another
+            number of rows: unpaired rows wait for their partner). Refused by name, before
+            anything changes: NaN or inf, a width other than the first rows', names other
+            than the first named rows'.
+
+        Returns
+        -------
+        SequentialResult
+            One log wealth per pair bet on in this call (none during the burn-in).
+        """
+        new = [self._rows(x, "x"), self._rows(y, "y")]
+        queues = [
+            np.concatenate([q, b]) if q.size and b.size else (b if b.size else q) for q, b in zip(self._queues, new)
+        ]
+        if self._model is None and min(q.shape[0] for q in queues) >= self.burn_in:
+            self._start(queues[0][: self.burn_in], queues[1][: self.burn_in])
+            queues = [q[self.burn_in :] for q in queues]
+        if self._model is None or self._betting is None:
+            self._queues = queues
+            return self._result(np.empty(0), np.empty(0, dtype=np.int64))
+        pairs = min(q.shape[0] for q in queues)
+        X, Y = (self._scaled(q[:pairs]) for q in queues)
+        log_wealth, state = self._model.bet(self._betting, X, Y, n_threads_arg(self.n_threads))
+        self._betting, self._queues = state, [q[pairs:] for q in queues]
+        times = self.burn_in + self._pairs + 1 + np.arange(pairs)
+        self._pairs += pairs
+        if pairs:
+            self._log_wealth = float(log_wealth[-1])
+        return self._result(log_wealth, times)
+
+    def _result(self, log_wealth: np.ndarray, times: np.ndarray) -> SequentialResult:
+        if self._model is None or self._betting is None or self.kernels_ is None:  # the burn-in
+            return SequentialResult(log_wealth, self.threshold_, times, False, None, None, np.empty(0))
+        per_kernel = kernel_log_wealth(self._model, self._betting)
+        if self.rejection_time_ is None:
+            hits = np.flatnonzero(log_wealth >= math.log(self.threshold_))
+            if hits.size:
+                self.rejection_time_ = int(times[hits[0]])
+                self._rejecting = int(np.argmax(per_kernel))
+        j = self._rejecting if self._rejecting is not None else int(np.argmax(per_kernel))
+        return SequentialResult(
+            log_wealth=log_wealth,
+            threshold=self.threshold_,
+            time=times,
+            reject=self.rejection_time_ is not None,
+            rejection_time=self.rejection_time_,
+            kernel=self.kernels_[j],
+            kernel_log_wealth=per_kernel,
+        )
+
+    def _rows(self, z: Any, name: str) -> np.ndarray:
+        """The rows of one stream's update, checked against the first rows seen."""
+        if z is None:
+            return np.empty((0, 0))
+        rows, names = as_rows(z, name)
+        if self._names is None and self.n_features_in_ is None and names is not None:
+            self._names = names  # the first rows' names: every later row's
+            keep_feature_names(self, names)
+        check_feature_names(self._names, names, owner="SequentialTwoSampleTest", what=name)
+        Z = np.asarray(rows) if not isinstance(rows, np.ndarray) else rows
+        if Z.ndim == 1:
+            Z = Z[None, :]
+        Z = np.ascontiguousarray(as_data_matrix(Z, name), dtype=np.float64)
+        d = self.n_features_in_ if self.n_features_in_ is not None else self._queued_width()
+        if d is not None and Z.shape[1] != d:
+            raise ValueError(f"{name} has {Z.shape[1]} features but the streams have {d}")
+        if self.n_features_in_ is None:
+            self.n_features_in_ = Z.shape[1]
+        return Z
+
+    def _queued_width(self) -> int | None:
+        widths = {q.shape[1] for q in self._queues if q.size}
+        return widths.pop() if widths else None
+
+    def _scaled(self, Z: np.ndarray) -> np.ndarray:
+        if self.scaling_ is None or not Z.size:
+            return Z
+        return np.ascontiguousarray(self.scaling_.apply(Z), dtype=np.float64)
+
+    def _start(self, X: np.ndarray, Y: np.ndarray) -> None:
+        """The kernels, scaling and landmarks from the burn-in rows, and the sums of each
+        stream's burn-in rows (the witness's start)."""
+        rng, nt = self._rng, n_threads_arg(self.n_threads)
+        pooled = np.concatenate([X, Y])
+        if self._kind is not None:
+            self.scaling_ = fit_scaling([ArraySource(pooled)], self._kind)
+            X, Y, pooled = self._scaled(X), self._scaled(Y), self._scaled(pooled)
+        chosen = self._chosen
+        if isinstance(chosen, Kernel):
+            kernels = [resolve_kernel(chosen, [ArraySource(pooled)], rng)]
+        else:
+            kernels = list(chosen.resolve(pooled, rng, with_median=self._with_median))
+        m = DEFAULT_LANDMARKS(pooled.shape[0]) if self.n_landmarks is None else min(self.n_landmarks, pooled.shape[0])
+        L = distinct_rows(np.ascontiguousarray(pooled[np.sort(rng.choice(pooled.shape[0], m, replace=False))]))
+        K = len(kernels)
+        self._model = Model.build(
+            kernels,
+            L,
+            np.zeros(K),
+            mixture_weights(K, self.betting, False, True),
+            margin_bets=False,
+            pairs_join=True,
+            refresh=self.refresh,
+            n_threads=nt,
+        )
+        sums = [np.vstack([_core_row_sums(L, Z, k, nt) for k in kernels]) for Z in (X, Y)]
+        state = self._model.initial_state(sums[1], float(Y.shape[0]))
+        state["sums_x"], state["count_x"] = sums[0], float(X.shape[0])
+        self._betting = state
+        self.kernels_, self.landmarks_ = kernels, L
+
+    # ---------------------------------------------------------------- what it holds
+
+    @property
+    def t_(self) -> int:
+        return (self.burn_in + self._pairs) if self._model is not None else min(q.shape[0] for q in self._queues)
+
+    @property
+    def log_wealth_(self) -> float:
+        return self._log_wealth
+
+    @property
+    def queued_(self) -> tuple[int, int]:
+        a, b = (q.shape[0] for q in self._queues)
+        return a, b
+
+    def __repr__(self) -> str:
+        return (
+            f"SequentialTwoSampleTest(alpha={self.alpha:g}, t={self.t_}, log_wealth={self._log_wealth:.4g}, "
+            f"rejection_time={self.rejection_time_})"
+        )
+
+
+def _core_row_sums(L: np.ndarray, Z: np.ndarray, kernel: Kernel, n_threads: int) -> np.ndarray:
+    """K(L, Z) 1 (m,)."""
+    out: np.ndarray = _core.kernel_row_sums(L, Z, kernel.to_core(), n_threads)
+    return out
+
+
+__all__ = ["BURN_IN", "SequentialTwoSampleTest"]
