@@ -354,3 +354,17 @@ def test_predict_from_several_threads_draws_distinct_splits(ref):
         replay.append((res.pvalue, *res.kernel_pvalues.tolist()))
     assert sorted(results) == sorted(replay)  # each call index used once
     assert len(set(replay)) > 18  # and the draws tell the calls apart
+
+
+def test_a_small_references_warning_points_to_the_two_sample_test():
+    """Issue 43 item 8: a 400-row reference holds out at most 200 rows; a batch of 50 is
+    beyond what they calibrate, and holding out more is impossible: the warning says so
+    and names the test that uses every reference row (the detector's power at such sizes:
+    bench/RESULTS.md)."""
+    rng = np.random.default_rng(0)
+    det = nk.DriftDetector(rng.normal(size=(400, 5)), n_permutations=19, random_state=0)
+    with pytest.warns(UserWarning, match=r"allow no more than 200 held out.*two_sample_test"):
+        det.predict(rng.normal(size=(50, 5)))
+    big = nk.DriftDetector(rng.normal(size=(6000, 2)), n_holdout=600, n_permutations=19, random_state=0)
+    with pytest.warns(UserWarning, match=r"hold out more reference rows"):
+        big.predict(rng.normal(size=(50, 2)))

@@ -418,10 +418,19 @@ class DriftDetector:
         b = X.shape[0]
         largest = self._statistic.largest_exact_batch()
         if b > largest:
+            held = self.reference_.holdout.shape[0]
+            remedy = (
+                "hold out more reference rows (n_holdout) or test smaller batches"
+                if 2 * held < self.n_reference_
+                else f"the reference's {self.n_reference_} rows allow no more than {held} held out, and each "
+                "batch is compared with those alone: with a reference this small, "
+                "nk.two_sample_test(reference, batch) is exact at any batch size and compares it with every "
+                "reference row, or test smaller batches"
+            )
             warnings.warn(
                 f"a batch of {b} rows is more than this detector's pool of held-out rows calibrates "
                 f"(at most {largest} rows, 1/{POOL_RATIO} of it): its false-alarm rate may differ from "
-                f"alpha = {self.alpha:g}; hold out more reference rows (n_holdout) or test smaller batches",
+                f"alpha = {self.alpha:g}; {remedy}",
                 UserWarning,
                 stacklevel=2,
             )
