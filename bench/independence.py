@@ -248,15 +248,66 @@ def speed(path: Path, repeats: int) -> None:
         append(path.with_name("independence_speed.jsonl"), record)
 
 
+PEER_SCRIPT = """
+import sys, time, json, numpy as np
+from causallearn.utils.cit import CIT
+from dowhy.gcm.independence_test import approx_kernel_based
+d = np.load(sys.argv[1]); X, Y = d["X"], d["Y"]
+out = {}
+t = time.perf_counter(); p = approx_kernel_based(X, Y); out["dowhy"] = (float(p), time.perf_counter() - t)
+data = np.hstack([X, Y]); t = time.perf_counter()
+p = CIT(data, "rcit")(0, 1, []); out["rit"] = (float(p), time.perf_counter() - t)
+print(json.dumps(out))
+"""
+
+
+def peer_problem(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A weak, oscillating dependence: y = 0.15 sin(4 pi x) + N(0, 1), x uniform."""
+    x = rng.uniform(-1, 1, size=(n, 1))
+    return x, 0.15 * np.sin(4 * np.pi * x) + rng.normal(size=(n, 1))
+
+
+def peers(path: Path, python: str, sizes: list[int], reps: int) -> None:
+    """dowhy's approximate kernel test and causal-learn's RIT (in ``python``, an interpreter
+    with both) beside ours on the same draws: p-value and seconds per rep and test."""
+    import subprocess
+    import tempfile
+
+    import nystrom_kme as nk
+
+    done = done_keys(path)
+    for n in sizes:
+        for rep in range(reps):
+            if ("peers", n, "ours", rep) in done:
+                continue
+            X, Y = peer_problem(n, np.random.default_rng([7, n, rep]))
+            with tempfile.TemporaryDirectory() as tmp:
+                np.savez(Path(tmp) / "d.npz", X=X, Y=Y)
+                run = subprocess.run(
+                    [python, "-c", PEER_SCRIPT, str(Path(tmp) / "d.npz")], capture_output=True, text=True
+                )
+            theirs = json.loads(run.stdout.strip().splitlines()[-1])
+            t = time.perf_counter()
+            p = nk.independence_test(X, Y, random_state=rep, effect=False).pvalue
+            theirs["ours"] = (p, time.perf_counter() - t)
+            for method, (pv, sec) in theirs.items():
+                rec = {"cell": "peers", "n": n, "method": method, "rep": rep, "pvalue": pv, "seconds": sec}
+                append(path, {**rec, "load": load_text()})
+
+
 def report(path: Path) -> None:
     rows: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in load_records(path):
         rows[(r["cell"], r["method"])][r["n"]].append(r["pvalue"])
     for (cell, method), by_n in sorted(rows.items()):
         parts = []
+        secs: dict[int, list[float]] = defaultdict(list)
+        for r in load_records(path):
+            if (r["cell"], r["method"]) == (cell, method):
+                secs[r["n"]].append(r["seconds"])
         for n in sorted(by_n):
             p = np.array(by_n[n])
-            parts.append(f"n={n}: {np.mean(p <= 0.05):.3f} ({p.size})")
+            parts.append(f"n={n}: {np.mean(p <= 0.05):.3f} ({p.size}, {np.median(secs[n]):.2f} s)")
         print(f"{cell:28s} {method:24s} " + "  ".join(parts))
 
 
@@ -273,6 +324,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--speed", action="store_true", help="the cost targets (time, memory)")
+    ap.add_argument("--peers", default=None, help="an interpreter with dowhy and causal-learn")
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     import nystrom_kme as nk
@@ -327,7 +379,9 @@ def main() -> None:
                     run_cell(a.out, "cond-" + problem, n, null, a.reps, make_c, conditional(null))
     if a.speed:
         speed(a.out, a.repeats)
-    if a.report or not (a.power or a.grid or a.level or a.conditional or a.speed):
+    if a.peers:
+        peers(a.out, a.peers, a.sizes or [10_000, 100_000], a.reps)
+    if a.report or not (a.power or a.grid or a.level or a.conditional or a.speed or a.peers):
         report(a.out)
 
 
