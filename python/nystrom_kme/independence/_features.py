@@ -43,6 +43,8 @@ MISSED_VARIANCE = 1e-3
 EXACT_WIDTH = 400
 OVERSAMPLE = 10
 POWER_STEPS = 2
+#: Rows per call of the core when the basis coordinates of every row are computed.
+BLOCK_ROWS = 1 << 16
 #: Landmark features of a kernel below this relative pivot are dropped (the numerical
 #: rank of K_m).
 RCOND = 1e-10
@@ -175,11 +177,12 @@ def build_features(
         grams[j] = Vk.T @ Vk / weight**2 if weight > 0 else 0.0
         weights.append(np.ascontiguousarray(P.T @ Vk * weight))  # (m, Q): F = sum_k K_k(X, L) W_k
     F = np.zeros((n, Q))
-    for start_row, block in src.chunks():
-        block = np.ascontiguousarray(block, dtype=L.dtype)
-        out = F[start_row : start_row + block.shape[0]]
-        for kernel, W in zip(kernels, weights):
-            out += _core.kernel_sums(block, L, W, kernel.to_core(), nt)
+    for start_row, chunk in src.chunks():
+        for first in range(0, chunk.shape[0], BLOCK_ROWS):  # temporaries of BLOCK_ROWS x Q
+            block = np.ascontiguousarray(chunk[first : first + BLOCK_ROWS], dtype=L.dtype)
+            out = F[start_row + first : start_row + first + block.shape[0]]
+            for kernel, W in zip(kernels, weights):
+                out += _core.kernel_sums(block, L, W, kernel.to_core(), nt)
     F -= F.mean(axis=0)
     missed_fraction = 0.0 if total <= 0 else max(0.0, 1.0 - float(values.sum()) / total)
     return Features(F, grams, list(kernels), int(L.shape[0]), missed_fraction, F.T @ F / n)
