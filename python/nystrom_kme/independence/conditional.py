@@ -297,6 +297,16 @@ def conditional_independence_test(
     Returns
     -------
     ConditionalIndependenceResult
+
+    Examples
+    --------
+    >>> import numpy as np, nystrom_kme as nk
+    >>> rng = np.random.default_rng(1)
+    >>> z = rng.normal(size=(3000, 1)); e = rng.normal(size=(3000, 1))
+    >>> x, y = np.sin(2 * z) + e, np.cos(2 * z) + e**2      # a shared noise: dependent given Z
+    >>> res = nk.conditional_independence_test(x, y, z, random_state=0)
+    >>> res.reject, res.null
+    (True, 'wild')
     """
     if null != "auto" and null not in NULLS:
         raise ValueError(f"null must be 'auto' or one of {NULLS}, got {null!r}")
