@@ -63,26 +63,40 @@ def _kernel_tables() -> tuple[str, str]:
 
 
 @pytest.mark.skipif(not (ROOT / "cpp").is_dir(), reason="needs the source tree")
-def test_a_kernel_is_named_only_in_the_files_extending_lists():
-    """Every production file that names a kernel (its C++ kind, name or class, as code) is
-    in EXTENDING.md's list of the files a new kernel touches: a new switch over kernels
-    elsewhere fails here. The kernels checked are the last ones added (rational quadratic,
-    l1 Laplacian), whose names are nowhere else by history."""
+def test_a_kernel_is_dispatched_on_only_in_the_files_extending_lists():
+    """Every production file that dispatches on a kernel (compares a name with it, maps it
+    in a table, tests its class, names its C++ kind) is in EXTENDING.md's list of the files
+    a new kernel touches: a new switch over kernels elsewhere fails here. The kernels
+    checked are the last ones added (rational quadratic, l1 Laplacian): code that merely
+    uses one (a default collection holding the l1 Laplacian) is not a place to add one."""
     listed = {r[0].strip("`") for r in _table("Kernels", _kernel_tables()[0])}
     assert all((ROOT / f).is_file() for f in listed), listed
-    patterns = [r"\brational_quadratic\b", r"\bRationalQuadratic\b", r"\blaplacian_l1\b", r"\bLaplacianL1\b"]
-    naming: set[str] = set()
+    names = r"(rational_quadratic|laplacian_l1)"
+    classes = r"(RationalQuadratic|LaplacianL1)"
+    patterns = [
+        rf"KernelKind::{names}\b",  # C++: a case, a comparison, a kind built by name
+        rf'==\s*"{names}"',  # Python: a comparison with the name
+        rf'"{names}"\s*:',  # a table keyed by the name
+        rf'in\s*[(\[{{][^)\]}}]*"{names}"',  # membership in a literal list of names
+        rf"isinstance\([^)]*{classes}",  # a test of the class
+    ]
+    dispatching: set[str] = set()
     for folder, suffixes in (("cpp/include", {".hpp", ".inl", ".cuh"}), ("python", {".py", ".cpp", ".hpp"})):
         for path in (ROOT / folder).rglob("*"):
             if path.suffix not in suffixes or "_core.pyi" in path.name:
                 continue
-            code = "\n".join(
-                line.split("//")[0].split("#")[0] for line in path.read_text(encoding="utf-8").splitlines()
-            )
+            lines = path.read_text(encoding="utf-8").splitlines()
+            code = "\n".join(line.split("//")[0].split("#")[0] for line in lines)
             code = re.sub(r'""".*?"""', "", code, flags=re.S)  # docstrings are prose
             if any(re.search(p, code) for p in patterns):
-                naming.add(path.relative_to(ROOT).as_posix())
-    assert naming <= listed, sorted(naming - listed)
+                dispatching.add(path.relative_to(ROOT).as_posix())
+    assert dispatching <= listed, sorted(dispatching - listed)
+    # the patterns find the dispatch that is there (else the check above could not fail)
+    assert {
+        "cpp/include/nystrom_kme/kernel_formulas.inl",
+        "python/nystrom_kme/kernels.py",
+        "python/nystrom_kme/torch/_device.py",
+    } <= dispatching
 
 
 def test_a_kind_the_core_does_not_know_is_refused_by_name(monkeypatch):
