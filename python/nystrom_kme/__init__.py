@@ -56,9 +56,11 @@ finally:
     del _user_wait_policy
 
 from . import bounds, datafiles, persistence, sampling, sources
+from ._frames import results_frame
 from ._validation import NotFittedError
 from .bounds import default_n_landmarks
 from .cmake import get_cmake_dir, get_include
+from .column_report import ColumnReport, column_report
 from .compression import CompressionResult, compress, compression_mmd
 from .config import set_simd_level, show_config, simd_level
 from .drift import DriftDetector, DriftResult, OnlineDriftDetector, OnlineDriftResult
@@ -116,6 +118,9 @@ __version__: str = _core.__version__
 
 __all__ = [
     "AggregatedTestResult",
+    "ColumnReport",
+    "column_report",
+    "results_frame",
     "DriftDetector",
     "DriftResult",
     "OnlineDriftDetector",

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
+from . import _plots
+from ._frames import Tabular, row_of
+
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations only
     from typing import TypeGuard
 
@@ -74,20 +77,54 @@ class EffectLike(Protocol):
     def sentence(self) -> str: ...
 
 
-class TestOutcome:
-    """``reject`` and the first lines of ``explain()``, shared by every test's result.
-    ``hypothesis`` is the null hypothesis in words ("same distribution", "independence")."""
+class TestOutcome(Tabular):
+    """``reject`` and the first lines of ``explain()``, shared by every test's result, and
+    the result as a table's row (``row()``, ``to_frame()``: :mod:`nystrom_kme._frames`) and
+    as a picture (``plot()``: the permutation null). ``hypothesis`` is the null hypothesis
+    in words ("same distribution", "independence")."""
 
     __test__ = False  # not a pytest test class
     hypothesis: ClassVar[str] = "same distribution"
+    statistic: float
     pvalue: float
     alpha: float
     effect: Any
+    null_distribution: np.ndarray
 
     @property
     def reject(self) -> bool:
         """Whether H0 is rejected at level ``alpha``: pvalue <= alpha."""
         return self.pvalue <= self.alpha
+
+    def row(self) -> dict[str, object]:
+        """The result as one row of a table (a dict of plain values: the p-value, the
+        decision, the level, the statistic, the other scalar fields, the kernels as their
+        repr, the effect as ``effect``, ``effect_low``, ``effect_high``, ``effect_level``);
+        ``to_frame()`` is the same row as a pandas DataFrame."""
+        return row_of(self, {"H0": self.hypothesis, "reject": self.reject})
+
+    def plot(self, ax: Any = None, *, alpha: float | None = None, bins: int | str = "auto") -> Any:
+        """The permuted statistics' histogram, the observed statistic, and the threshold
+        of the level ``alpha`` (default: the result's): H0 is rejected when the observed
+        statistic lies right of it. matplotlib is imported here (an ImportError names it
+        when it is missing).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None
+            Where to draw (None: a new figure's axes).
+        alpha : float or None
+        bins : int or str, default="auto"
+            The histogram's bins (numpy's rules).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        level = self.alpha if alpha is None else alpha
+        self._decision_line(level)  # checks the level
+        title = f"H0 ({self.hypothesis}): p-value {self.pvalue:.3g}, {self.null_distribution.size} permutations"
+        return _plots.plot_null(self.null_distribution, self.statistic, level, title=title, ax=ax, bins=bins)
 
     def _decision_line(self, alpha: float) -> str:
         if not is_finite(alpha) or not 0 < alpha < 1:

@@ -3,7 +3,8 @@
 Every module of the installed package is searched (``doctest.DocTestFinder``), so an
 example that drifts from the code fails the default suite. Examples print rounded
 numbers, booleans and shapes only, never anything that depends on the thread count.
-Examples that need an optional dependency (dask) are skipped when it is missing.
+Examples that need an optional dependency (dask, pandas, matplotlib) are skipped when it is
+missing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ import nystrom_kme
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 # Examples that import an optional dependency: (test name prefix, module they need).
-_OPTIONAL = {"nystrom_kme.sources.dask.": "dask"}
+_OPTIONAL = {
+    "nystrom_kme.sources.dask.": "dask",
+    "nystrom_kme._frames.require_pandas": "pandas",
+    "nystrom_kme._frames.results_frame": "pandas",
+    "nystrom_kme._plots.require_pyplot": "matplotlib",
+}
 # Subpackages that import an optional dependency when imported: skipped without it.
 _OPTIONAL_PACKAGES = {"nystrom_kme.torch": "torch"}
 

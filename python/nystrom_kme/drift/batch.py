@@ -27,13 +27,14 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .. import defaults
+from .. import _plots, defaults
 from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
+from .._frames import Tabular
 from .._landmark_plan import DefaultLandmarks
 from .._scaling import (
     Scaling,
@@ -54,6 +55,7 @@ from .._validation import (
     draw_seed,
     n_threads_arg,
 )
+from ..column_report import ColumnReport, column_report
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..landmark_search import AutoLandmarks
@@ -86,8 +88,9 @@ DEFAULT_STATISTIC = "nystrom-mmd"
 
 
 @dataclass(frozen=True)
-class DriftResult:
-    """One batch against the reference.
+class DriftResult(Tabular):
+    """One batch against the reference (``row()`` and ``to_frame()``: one row of a table,
+    :func:`nystrom_kme.results_frame` for many; ``plot()``: the permutation null).
 
     Attributes
     ----------
@@ -98,7 +101,9 @@ class DriftResult:
     threshold : float
         The level alpha the p-value is compared with (alibi-detect's ``threshold``).
     statistic : float
-        The test's aggregate F_0 (for "fuse+median": minus the smaller marginal p-value).
+        The test's aggregate F_0, larger being more extreme (for the default rule
+        "fuse+median" and for "mmdagg": minus a marginal p-value, as
+        :attr:`AggregatedTestResult.statistic`; one kernel: its MMD^2).
     distance : Effect
         The MMD between the batch's and the reference's distributions with the kernel that
         decided, with a 95% interval (the unbiased estimate, the reference's own noise
@@ -110,6 +115,8 @@ class DriftResult:
     kernel_pvalues : ndarray (K,)
         Each kernel's own permutation p-value (not corrected for K).
     n_batch : int
+    null_distribution : ndarray (B,) or None
+        The aggregates F_s of the random splits (what ``plot()`` draws).
 
     Examples
     --------
@@ -129,6 +136,16 @@ class DriftResult:
     kernel: Kernel
     kernel_pvalues: np.ndarray
     n_batch: int
+    null_distribution: np.ndarray | None = field(default=None, repr=False)
+
+    def plot(self, ax: Any = None, *, bins: int | str = "auto") -> Any:
+        """The splits' statistics (histogram), the batch's, and the threshold at the
+        detector's alpha (drift when the batch's lies right of it); matplotlib is imported
+        here (an ImportError names it when it is missing). Returns the Axes."""
+        if self.null_distribution is None:
+            raise ValueError("this DriftResult holds no null_distribution to plot")
+        title = f"drift: p-value {self.pvalue:.3g}, batch of {self.n_batch} rows"
+        return _plots.plot_null(self.null_distribution, self.statistic, self.threshold, title=title, ax=ax, bins=bins)
 
     def __repr__(self) -> str:
         return (
@@ -457,7 +474,35 @@ class DriftDetector:
             kernel=self.kernels_[j],
             kernel_pvalues=decision.kernel_pvalues,
             n_batch=b,
+            null_distribution=decision.null,
         )
+
+    def column_report(self, x: Any, **options: Any) -> ColumnReport:
+        """Which columns moved: each column of the batch (b, d) against the same column of
+        the held-out reference rows (all of them, in the detector's units: after
+        ``preprocess`` and ``standardize``), its own two-sample test, the p-values adjusted
+        for the number of columns, the columns ranked (:func:`nystrom_kme.column_report`;
+        the names are the reference's ``feature_names_in_``). ``options`` are
+        column_report's (``correction``, ``columns``, ``n_permutations``, ``kernel``, ...);
+        ``random_state`` defaults to one drawn from the detector's seed and the batches
+        tested so far (reproducible after ``nk.load``, without changing later batches' draws).
+
+        Examples
+        --------
+        >>> import numpy as np, nystrom_kme as nk
+        >>> rng = np.random.default_rng(1)
+        >>> det = nk.DriftDetector(rng.normal(size=(20_000, 3)), n_holdout=5000, random_state=0)
+        >>> batch = rng.normal(size=(500, 3)); batch[:, 1] += 0.4
+        >>> rep = det.column_report(batch)
+        >>> rep.moved[0], rep.columns                     # the column that moved most first
+        ('x1', ('x0', 'x1', 'x2'))
+        """
+        X = self._batch(x)
+        names = fitted_feature_names(self)
+        options.setdefault("random_state", np.random.default_rng([self._seed, self._calls, 1]))
+        if names is not None:
+            options.setdefault("names", list(names))
+        return column_report(self.reference_.holdout, X, **options)
 
     def _batch(self, x: Any) -> np.ndarray:
         rows, names = as_rows(x, "x")  # a path read here; names checked before preprocess

@@ -27,14 +27,15 @@ arithmetic (a ring of the last W - 1 rows and their forward kernel sums) is in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .. import _core, defaults
+from .. import _core, _plots, defaults
 from .._columns import check_feature_names, fitted_feature_names, keep_feature_names
+from .._frames import Tabular
 from .._landmark_plan import DefaultLandmarks
 from .._scaling import (
     check_scaling,
@@ -77,8 +78,10 @@ MAX_ROWS_SEEN = 2**53
 
 
 @dataclass(frozen=True)
-class OnlineDriftResult:
-    """The detector after an :meth:`OnlineDriftDetector.update` of one or more rows.
+class OnlineDriftResult(Tabular):
+    """The detector after an :meth:`OnlineDriftDetector.update` of one or more rows
+    (``to_frame()``: one row per update; ``plot()``: the statistic against its threshold;
+    :meth:`concatenate` joins the results of successive updates into one stream).
 
     Attributes
     ----------
@@ -110,6 +113,35 @@ class OnlineDriftResult:
     is_drift: bool
     time: np.ndarray
     drift_time: int | None
+
+    @classmethod
+    def concatenate(cls, results: Sequence[OnlineDriftResult]) -> OnlineDriftResult:
+        """One result for successive updates (in order): their rows one after the other,
+        the first alarm among them."""
+        if not results or not all(isinstance(r, OnlineDriftResult) for r in results):
+            raise ValueError("results must be a non-empty list of OnlineDriftResult")
+        first = next((r.drift_time for r in results if r.drift_time is not None), None)
+        return cls(
+            statistic=np.concatenate([r.statistic for r in results]),
+            threshold=np.concatenate([r.threshold for r in results]),
+            is_drift=first is not None,
+            time=np.concatenate([r.time for r in results]),
+            drift_time=first,
+        )
+
+    def rows(self) -> list[dict[str, object]]:
+        """One row per update: t, the statistic, the threshold (NaN while the window is not
+        full) and whether it raised an alarm."""
+        return [
+            {"time": int(t), "statistic": float(s), "threshold": float(c), "alarm": bool(s > c)}
+            for t, s, c in zip(self.time, self.statistic, self.threshold)
+        ]
+
+    def plot(self, ax: Any = None) -> Any:
+        """The statistic after each update against its threshold, the alarms marked
+        (matplotlib is imported here: an ImportError names it when it is missing). Returns the Axes."""
+        title = f"first alarm at t = {self.drift_time}" if self.drift_time is not None else "no alarm"
+        return _plots.plot_stream(self.time, self.statistic, self.threshold, ax=ax, title=title)
 
     def __repr__(self) -> str:
         last = self.statistic[-1] if self.statistic.size else math.nan

@@ -243,6 +243,13 @@ class IndependenceTestResult(TestOutcome, JsonResult):
         """The pair of kernels (X's, Y's) whose p-value decided."""
         return self.pairs[self.deciding]
 
+    def row(self) -> dict[str, object]:
+        """The result as one row of a table (its scalar fields, the effect as ``effect``,
+        ``effect_low``, ``effect_high``, ``effect_level``), with the pair of kernels that
+        decided; ``to_frame()`` gives it as a pandas DataFrame."""
+        kx, ky = self.deciding_kernels
+        return {**super().row(), "n_pairs": self.n_pairs, "kernel_x": repr(kx), "kernel_y": repr(ky)}
+
     def summary(self) -> dict[str, Any]:
         """What ``nystrom-kme info`` prints."""
         kx, ky = self.deciding_kernels

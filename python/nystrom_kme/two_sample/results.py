@@ -233,9 +233,13 @@ class AggregatedTestResult(_Decision, JsonResult):
     Attributes
     ----------
     statistic : float
-        The observed aggregate of the rule ``aggregation``: the largest standardised
-        MMD^2 ("maxz"), the FUSE soft maximum ("fuse"), or minus the smallest marginal
-        p-value ("mmdagg"); larger is more extreme.
+        The observed aggregate of the rule ``aggregation``, larger being more extreme:
+        minus the smaller of two marginal p-values, MMD-FUSE's and the median Gaussian's
+        ("fuse+median", the default), minus the smallest marginal p-value ("mmdagg"), the
+        FUSE soft maximum ("fuse") or the largest standardised MMD^2 ("maxz"). For the two
+        rules of p-values it is negative (-0.005 is a marginal p-value of 1/201), and the
+        test's ``pvalue`` compares it with the same minimum over the random splits: that
+        comparison, not the minimum itself, is calibrated.
     pvalue : float
         (1 + #{b : F_b >= F_0}) / (1 + B) for the aggregates F_b of the B random splits:
         exact level, whatever the number of kernels.
@@ -267,6 +271,9 @@ class AggregatedTestResult(_Decision, JsonResult):
         The level of ``reject`` and ``explain()``.
     effect : Effect or None
         The MMD of the dominant kernel and its (optimistic) confidence interval.
+    kernel : Kernel
+        The kernel whose p-value decided (:attr:`dominant_kernel`), the name a one-kernel
+        result and a drift result give it.
 
     Examples
     --------
@@ -374,6 +381,18 @@ class AggregatedTestResult(_Decision, JsonResult):
         """The kernel whose p-value decided (see :attr:`dominant`)."""
         return self.kernels[self.dominant]
 
+    @property
+    def kernel(self) -> Kernel:
+        """The kernel whose p-value decided (:attr:`dominant_kernel`): ``result.kernel``
+        as for one kernel's result and a drift result."""
+        return self.kernels[self.dominant]
+
+    def row(self) -> dict[str, object]:
+        """The result as one row of a table (its scalar fields, the effect as ``effect``,
+        ``effect_low``, ``effect_high``, ``effect_level``), with the number of kernels and
+        the kernel that decided; ``to_frame()`` gives it as a pandas DataFrame."""
+        return {**super().row(), "n_kernels": len(self.kernels), "kernel": repr(self.kernel)}
+
     def tied(self) -> np.ndarray:
         """The kernels tied with the deciding one: the same marginal p-value. Often all of
         them on a plain difference, where every kernel's statistic beats every split's."""
@@ -420,6 +439,8 @@ class AggregatedTestResult(_Decision, JsonResult):
             self._decision_line(level),
             f"Test: {rule.description}, over {len(self.kernels)} kernels ({self.kernels.summary()}), {where}, "
             f"{self.n_permutations} permutations{bins}.",
+            f"Statistic: {self.statistic:.4g}, {rule.statistic_text} (larger is more extreme: the p-value is the "
+            f"share of values at least as large among it and the {self.n_permutations} random splits').",
         ]
         lead = "Decided by" if self.pvalue <= level else "Closest to a difference"
         tied = self.tied()

@@ -221,10 +221,14 @@ class Rule:
     statistic : str
         "biased" (the V-statistic T, one kernel) or "unbiased" (U, collections): which
         matrix of :class:`~nystrom_kme.two_sample._statistics.PermutedStatistics` it reads.
+    statistic_text : str
+        What the aggregate is, in words (a result's ``explain()`` says it: for the rules
+        whose aggregate is minus a p-value, why the statistic is negative).
     """
 
     name: str = ""
     description: str = ""
+    statistic_text: str = ""
     needs_frobenius = False
     adds_median = False
     min_kernels = 1
@@ -275,6 +279,7 @@ class OneKernel(Rule):
 
     name = "one kernel"
     description = "the MMD with one kernel"
+    statistic_text = "the kernel's own statistic"
     statistic = "biased"
 
     def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
@@ -289,6 +294,7 @@ class MaxZ(Rule):
 
     name = "maxz"
     description = "the largest standardised MMD^2 (each kernel in units of its permutation spread)"
+    statistic_text = "the largest of the kernels' standardised statistics"
 
     def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
         return standardised(U)
@@ -305,6 +311,7 @@ class Fuse(Rule):
 
     name = "fuse"
     description = "MMD-FUSE (soft maximum of the normalised MMDs)"
+    statistic_text = "MMD-FUSE's soft maximum (log-mean-exp) of the kernels' normalised MMD^2"
     needs_frobenius = True
 
     def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
@@ -322,6 +329,10 @@ class FuseAndMedian(Fuse):
     name = "fuse+median"
     description = (
         "the smaller marginal p-value of MMD-FUSE over the grid's kernels and of the median-bandwidth Gaussian"
+    )
+    statistic_text = (
+        "minus the smaller of two marginal p-values, MMD-FUSE's over the grid's kernels and the "
+        "median-bandwidth Gaussian's"
     )
     adds_median = True
     min_kernels = 2
@@ -352,6 +363,7 @@ class MMDAgg(Rule):
 
     name = "mmdagg"
     description = "MMDAgg (minimum marginal p-value)"
+    statistic_text = "minus the smallest marginal p-value"
 
     def scores(self, U: np.ndarray, frob: np.ndarray | None, n1: int, n2: int, temperature: float) -> np.ndarray:
         return -marginal_pvalues(U)
