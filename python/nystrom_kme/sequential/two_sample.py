@@ -155,7 +155,18 @@ class SequentialTwoSampleTest:
         SequentialResult
             One log wealth per pair bet on in this call (none during the burn-in).
         """
-        new = [self._rows(x, "x"), self._rows(y, "y")]
+        first: tuple[tuple[str, ...] | None, int | None] = (self._names, self.n_features_in_)
+        new_x, names_x = self._rows(x, "x", first)
+        if first[1] is None and new_x.size:  # x's rows are the first: y's must match them
+            first = (names_x, new_x.shape[1])
+        new_y, names_y = self._rows(y, "y", first)
+        if self.n_features_in_ is None:  # every row checked: the first ones fix names and width
+            for rows, names in ((new_x, names_x), (new_y, names_y)):
+                if rows.size:
+                    self.n_features_in_, self._names = rows.shape[1], names
+                    keep_feature_names(self, names)
+                    break
+        new = [new_x, new_y]
         queues = [
             np.concatenate([q, b]) if q.size and b.size else (b if b.size else q) for q, b in zip(self._queues, new)
         ]
@@ -195,29 +206,24 @@ class SequentialTwoSampleTest:
             kernel_log_wealth=per_kernel,
         )
 
-    def _rows(self, z: Any, name: str) -> np.ndarray:
-        """The rows of one stream's update, checked against the first rows seen."""
+    def _rows(
+        self, z: Any, name: str, first: tuple[tuple[str, ...] | None, int | None]
+    ) -> tuple[np.ndarray, tuple[str, ...] | None]:
+        """The rows of one stream's update, checked against the names and width ``first``
+        (the first rows seen: these rows' own when they are the first)."""
         if z is None:
-            return np.empty((0, 0))
+            return np.empty((0, 0)), None
         rows, names = as_rows(z, name)
-        if self._names is None and self.n_features_in_ is None and names is not None:
-            self._names = names  # the first rows' names: every later row's
-            keep_feature_names(self, names)
-        check_feature_names(self._names, names, owner="SequentialTwoSampleTest", what=name)
+        check_feature_names(
+            first[0] if first[1] is not None else names, names, owner="SequentialTwoSampleTest", what=name
+        )
         Z = np.asarray(rows) if not isinstance(rows, np.ndarray) else rows
         if Z.ndim == 1:
             Z = Z[None, :]
         Z = np.ascontiguousarray(as_data_matrix(Z, name), dtype=np.float64)
-        d = self.n_features_in_ if self.n_features_in_ is not None else self._queued_width()
-        if d is not None and Z.shape[1] != d:
-            raise ValueError(f"{name} has {Z.shape[1]} features but the streams have {d}")
-        if self.n_features_in_ is None:
-            self.n_features_in_ = Z.shape[1]
-        return Z
-
-    def _queued_width(self) -> int | None:
-        widths = {q.shape[1] for q in self._queues if q.size}
-        return widths.pop() if widths else None
+        if first[1] is not None and Z.shape[1] != first[1]:
+            raise ValueError(f"{name} has {Z.shape[1]} features but the streams have {first[1]}")
+        return Z, names
 
     def _scaled(self, Z: np.ndarray) -> np.ndarray:
         if self.scaling_ is None or not Z.size:
