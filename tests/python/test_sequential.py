@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 import pytest
-from references import dense_kernel
 
 import nystrom_kme as nk
 from nystrom_kme.sequential import _betting, _reference
+from references import dense_kernel
 
 ONS_STEP = 2 / (2 - math.log(3))
 
@@ -27,7 +27,7 @@ def dense_run(test: nk.SequentialDriftTest, X: np.ndarray) -> np.ndarray:
     m = L.shape[0]
     grams = [dense_kernel(k.name, L, L, k.bandwidth) for k in test.kernels_]
     projs = [np.linalg.inv(G + _betting.RIDGE * np.eye(m)) for G in grams]
-    sx, nx = np.zeros((K, m)), 0
+    sx = np.zeros((K, m))
     sy, ny = ref.sums.copy(), ref.n_rest
     c, off = np.zeros((K, m)), np.zeros(K)
     lam, A = np.zeros((K, 2)), np.ones((K, 2))
@@ -53,7 +53,7 @@ def dense_run(test: nk.SequentialDriftTest, X: np.ndarray) -> np.ndarray:
                 S[j, b] += g
                 Q[j, b] += g * g
             sx[j] += kx
-        nx += 1
+        nx = t + 1
         out.append(math.log(np.sum(w * np.exp(lw))))
         if t + 1 >= nxt:
             for j in range(K):

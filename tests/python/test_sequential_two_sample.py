@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from references import dense_kernel
 
 import nystrom_kme as nk
+from references import dense_kernel
 
 
 def test_level_over_null_stream_pairs():
