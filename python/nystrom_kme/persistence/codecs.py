@@ -19,6 +19,14 @@ import numpy as np
 from .._scaling import scaling_from_state, scaling_state
 from .._validation import check_random_state, n_threads_arg
 from .container import Layout
+from .detector_fields import (
+    detector_args,
+    detector_params,
+    finite_field,
+    keep_scaling,
+    optional_count,
+    scaling_members,
+)
 from .fields import (
     FileFormatError,
     check_length,
@@ -114,7 +122,7 @@ def _encode_nystrom(est: Any) -> tuple[dict[str, Any], Arrays]:
         "weight_sum": float(st["weight_sum"]),
         "sampler": policy_spec(st["sampler"], arrays),
     }
-    _keep_scaling(st, state, arrays)
+    keep_scaling(st, state, arrays)
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
@@ -165,7 +173,7 @@ def _decode_nystrom(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> o
             "s_comp": s_comp,
             "weight_sum": positive_field(state, "weight_sum"),
             "feature_names": names_field(state, L.shape[1]),
-            **_scaling_members(state, arrays, d),
+            **scaling_members(state, arrays, d),
         },
     )
 
@@ -226,7 +234,7 @@ def _encode_compression(res: Any) -> tuple[dict[str, Any], Arrays]:
     if res.mmd_interval is not None:  # an estimated MMD (absent for exact ones: files as before)
         state["mmd_interval"] = [float(v) for v in res.mmd_interval]
     arrays = {"points": res.points, "weights": res.weights, "indices": np.asarray(res.indices, dtype=np.int64)}
-    _keep_scaling(scaling_state(res.scaling), state, arrays)
+    keep_scaling(scaling_state(res.scaling), state, arrays)
     return {"params": {}, "state": state}, arrays
 
 
@@ -264,7 +272,7 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
         ):
             raise FileFormatError(f"mmd_interval={pair!r}: expected [low, high] with 0 <= low <= mmd <= high")
         interval = (float(pair[0]), float(pair[1]))
-    scaling = scaling_from_state(_scaling_members(state, arrays, points.shape[1]))
+    scaling = scaling_from_state(scaling_members(state, arrays, points.shape[1]))
     if scaling is not None:
         try:
             scaling.check(points.shape[1])
@@ -290,85 +298,6 @@ def _decode_compression(cls: type[Any], header: dict[str, Any], arrays: Arrays) 
 # how the fields must agree with each other (the rule with the kernels, the sizes, the
 # reference's sums, the scaling with ``standardize``, the threshold with its curve) is
 # the detectors' own to check, once, in ``_from_state`` (drift/batch.py, drift/online.py).
-def _kernel_param(value: Any) -> Any:
-    """A detector's ``kernel`` argument as JSON: a name, a kernel spec, or a list of them
-    (a list: the grid a collection of it has by default)."""
-    from ..kernel_collection import GRIDS, N_BANDWIDTHS
-
-    if isinstance(value, str):
-        return {"name": value}
-    if isinstance(value, (list, tuple)) or hasattr(value, "families"):
-        items = value.families if hasattr(value, "families") else value
-        return {
-            "collection": [{"name": k} if isinstance(k, str) else kernel_spec(k) for k in items],
-            "n_bandwidths": int(getattr(value, "n_bandwidths", N_BANDWIDTHS)),
-            "grid": str(getattr(value, "grid", GRIDS[0])),
-        }
-    return kernel_spec(value)
-
-
-def _kernel_from_param(spec: object) -> Any:
-    from ..kernel_collection import KernelCollection
-
-    if isinstance(spec, dict) and set(spec) == {"name"} and isinstance(spec["name"], str):
-        return spec["name"]
-    if isinstance(spec, dict) and "collection" in spec:
-        items = [
-            k["name"] if isinstance(k, dict) and set(k) == {"name"} else kernel_from_spec(k)
-            for k in get_field(spec, "collection", list)
-        ]
-        return KernelCollection(
-            items, n_bandwidths=get_field(spec, "n_bandwidths", int), grid=get_field(spec, "grid", str)
-        )
-    return kernel_from_spec(spec)
-
-
-def _detector_params(det: Any, arrays: Arrays, *, always_standardize: bool) -> dict[str, Any]:
-    """A detector's constructor arguments as JSON: the kernel as :func:`_kernel_param`,
-    ``n_landmarks`` an integer, "auto", the fields of an AutoLandmarks or null, the sampler
-    as a name or policy spec; the sampler only when set, and ``standardize`` only when set
-    unless ``always_standardize`` (the batch detector's files have always held it), so
-    that files of detectors without them are written as before they existed."""
-    params = {**det.get_params(), "kernel": _kernel_param(det.kernel)}
-    m = params["n_landmarks"]
-    if dataclasses.is_dataclass(m) and not isinstance(m, type):  # an AutoLandmarks
-        params["n_landmarks"] = {"auto": dataclasses.asdict(m)}
-    sampler = params.pop("sampler", None)
-    if sampler is not None:
-        params["sampler"] = {"name": sampler} if isinstance(sampler, str) else policy_spec(sampler, arrays)
-    if not always_standardize and params.get("standardize") is False:
-        del params["standardize"]
-    return params
-
-
-def _detector_args(p: dict[str, Any], arrays: Arrays) -> dict[str, Any]:
-    """The shared arguments of :func:`_detector_params`' output, with their types."""
-    from ..landmark_search import AutoLandmarks
-
-    m = get_field(p, "n_landmarks", (int, str, dict, type(None)))
-    sampler = p.get("sampler")
-    return {
-        "kernel": _kernel_from_param(get_field(p, "kernel", dict)),
-        "n_landmarks": AutoLandmarks(**get_field(m, "auto", dict)) if isinstance(m, dict) else m,
-        "sampler": None if sampler is None else params_from_spec({"sampler": sampler}, arrays)["sampler"],
-        "n_threads": _threads(p),
-        "standardize": get_field(p, "standardize", (bool, str)) if "standardize" in p else False,
-    }
-
-
-def _threads(params: dict[str, Any]) -> int | None:
-    value = get_field(params, "n_threads", (int, type(None)))
-    n_threads_arg(value)  # checked: None or a positive int
-    return value
-
-
-def _optional_count(params: dict[str, Any], key: str) -> int | None:
-    value = get_field(params, key, (int, type(None)))
-    if value is not None and value < 1:
-        raise FileFormatError(f"{key}={value}: expected a positive integer or null")
-    return value
-
-
 def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
     st = det._state()
     state = {
@@ -381,8 +310,8 @@ def _encode_drift(det: Any) -> tuple[dict[str, Any], Arrays]:
         "n_reference": int(st["n_reference"]),
     }
     arrays = {name: st[name] for name in ("holdout", "landmarks", "sums", "mean_sq")}
-    params = _detector_params(det, arrays, always_standardize=True)
-    _keep_scaling(st, state, arrays)  # the reference's
+    params = detector_params(det, arrays, always_standardize=True)
+    keep_scaling(st, state, arrays)  # the reference's
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
 
 
@@ -391,7 +320,7 @@ def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obj
     each other by the detector (``DriftDetector._from_state``)."""
     state, p = header["state"], header["params"]
     params = {
-        **_detector_args(p, arrays),
+        **detector_args(p, arrays),
         "aggregation": get_field(p, "aggregation", (str, type(None))),
         "n_permutations": get_field(p, "n_permutations", int),
         "n_holdout": get_field(p, "n_holdout", int),
@@ -414,32 +343,9 @@ def _decode_drift(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> obj
             "n_features_in": d,
             "n_reference": get_field(state, "n_reference", int),
             "feature_names": names_field(state, d),
-            **_scaling_members(state, arrays, d),
+            **scaling_members(state, arrays, d),
         },
     )
-
-
-def _keep_scaling(st: dict[str, Any], state: dict[str, Any], arrays: Arrays) -> None:
-    """A model's scaling of ``standardize=`` (``scaling_state``'s fields of its ``_state()``):
-    ``scaling_kind`` in the header, ``scaling_center`` and ``scaling_scale`` (d,) members;
-    nothing without one, so files without a scaling are written as before it existed."""
-    if st.get("scaling_kind") is not None:
-        state["scaling_kind"] = str(st["scaling_kind"])
-        arrays.update(scaling_center=st["scaling_center"], scaling_scale=st["scaling_scale"])
-
-
-def _scaling_members(state: dict[str, Any], arrays: Arrays, d: int) -> dict[str, Any]:
-    """A model's saved scaling (standardize=): its kind, and d centres and scales (their
-    values checked by the model's ``_from_state``: ``Scaling.check``)."""
-    if "scaling_kind" not in state:
-        if {"scaling_center", "scaling_scale"} & set(arrays):  # not dropped without a word
-            raise FileFormatError("scaling_center and scaling_scale without a scaling_kind")
-        return {}
-    return {
-        "scaling_kind": get_field(state, "scaling_kind", str),
-        "scaling_center": vector_member(arrays, "scaling_center", np.float64, d),
-        "scaling_scale": vector_member(arrays, "scaling_scale", np.float64, d),
-    }
 
 
 def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
@@ -458,16 +364,9 @@ def _encode_online(det: Any) -> tuple[dict[str, Any], Arrays]:
     }
     members = ("landmarks", "weights", "levels", "alarms", "rows", "f", "g")
     arrays = {name: np.ascontiguousarray(st[name]) for name in members}
-    params = _detector_params(det, arrays, always_standardize=False)
-    _keep_scaling(st, state, arrays)
+    params = detector_params(det, arrays, always_standardize=False)
+    keep_scaling(st, state, arrays)
     return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
-
-
-def _finite_field(state: dict[str, Any], key: str) -> float:
-    value = float(get_field(state, key, (int, float)))
-    if not math.isfinite(value):
-        raise FileFormatError(f"{key}={value!r}: expected a finite number")
-    return value
 
 
 def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
@@ -476,11 +375,11 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
     landmarks and t, the run-length curve and the threshold against ert)."""
     state, p = header["state"], header["params"]
     params = {
-        **_detector_args(p, arrays),
+        **detector_args(p, arrays),
         "ert": positive_field(p, "ert"),
         "window_size": count_field(p, "window_size"),
-        "n_bootstraps": _optional_count(p, "n_bootstraps"),
-        "n_holdout": _optional_count(p, "n_holdout"),
+        "n_bootstraps": optional_count(p, "n_bootstraps"),
+        "n_holdout": optional_count(p, "n_holdout"),
     }
     d = count_field(state, "n_features_in")
     return cls._from_state(
@@ -489,13 +388,13 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
             "kernel": resolved_kernel(state),
             "landmarks": np.ascontiguousarray(matrix_member(arrays, "landmarks"), dtype=np.float64),
             "weights": vector_member(arrays, "weights", np.float64),
-            "norm2": _finite_field(state, "norm2"),
-            "threshold": _finite_field(state, "threshold"),
+            "norm2": finite_field(state, "norm2"),
+            "threshold": finite_field(state, "threshold"),
             "levels": vector_member(arrays, "levels", np.float64),
             "alarms": vector_member(arrays, "alarms", np.int64),
             "simulated_rows": count_field(state, "simulated_rows"),
-            "center": _finite_field(state, "center"),
-            "scale": _finite_field(state, "scale"),
+            "center": finite_field(state, "center"),
+            "scale": finite_field(state, "scale"),
             "extrapolated": get_field(state, "extrapolated", bool),
             "t": get_field(state, "t", int),
             "rows": np.ascontiguousarray(member(arrays, "rows"), dtype=np.float64),
@@ -504,7 +403,7 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
             "n_features_in": d,
             "n_reference": count_field(state, "n_reference"),
             "feature_names": names_field(state, d),
-            **_scaling_members(state, arrays, d),
+            **scaling_members(state, arrays, d),
         },
     )
 
