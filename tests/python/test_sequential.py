@@ -243,3 +243,57 @@ def test_witness_has_rkhs_norm_one_and_the_result_names_the_kernel():
     assert res.kernel_log_wealth.shape == (5,) and np.argmax(res.kernel_log_wealth) == test.kernels_.index(res.kernel)
     # the test's wealth is the mean of the kernels' wealths
     assert math.log(np.mean(np.exp(res.kernel_log_wealth))) == pytest.approx(res.log_wealth[-1], rel=1e-12)
+
+
+def test_save_and_load_continue_the_same_test(tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame(rng.normal(size=(3000, 3)) * [1, 10, 100], columns=["a", "b", "c"])
+    test = nk.SequentialDriftTest(frame, standardize="robust", n_landmarks=60, random_state=0)
+    test.update(frame.iloc[:700].to_numpy() * [1, 10, 130])
+    path = tmp_path / "test.npz"
+    test.save(path)
+    loaded = nk.load(path)
+    assert list(loaded.feature_names_in_) == ["a", "b", "c"] and loaded.t_ == 700
+    assert (loaded.n_paired_left_, loaded.rejection_time_, loaded.log_wealth_) == (
+        test.n_paired_left_,
+        test.rejection_time_,
+        test.log_wealth_,
+    )
+    X = rng.normal(size=(400, 3)) * [1, 10, 130]
+    np.testing.assert_array_equal(loaded.update(X).log_wealth, test.update(X).log_wealth)
+    loaded.save(tmp_path / "again.npz")
+    test.save(tmp_path / "same.npz")
+    assert (tmp_path / "again.npz").read_bytes() == (tmp_path / "same.npz").read_bytes()
+    assert nk.persistence.read_header(path)["params"]["kernel"] == {"name": "auto"}
+
+
+def test_a_saved_test_whose_fields_disagree_is_refused(tmp_path):
+    import json
+
+    rng = np.random.default_rng(10)
+    test = nk.SequentialDriftTest(rng.normal(size=(2000, 2)), kernel="gaussian", n_landmarks=20, random_state=0)
+    test.update(rng.normal(size=(50, 2)))
+    path = tmp_path / "test.npz"
+    test.save(path)
+
+    def rewrite(change):
+        with np.load(path, allow_pickle=False) as npz:
+            members = {k: npz[k] for k in npz.files}
+        header = json.loads(members.pop("header").tobytes())
+        change(header)
+        bad = tmp_path / "bad.npz"
+        np.savez(bad, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **members)
+        return bad
+
+    cases = [
+        (lambda h: h["state"].update(paired=10**6), "paired must be in"),
+        (lambda h: h["state"].update(t=3), "count_x and next_refresh"),
+        (lambda h: h["state"].update(n_rest=5), "n_rest|sums must lie"),
+        (lambda h: h["state"].update(rejection_time=7), "rejection_time=7"),
+        (lambda h: h["params"].update(delta=0.5), "delta must lie"),
+        (lambda h: h["params"].update(betting="all-in"), "betting must be one of"),
+    ]
+    for change, message in cases:
+        with pytest.raises((ValueError, nk.FileFormatError), match=message):
+            nk.load(rewrite(change))

@@ -411,7 +411,12 @@ class SequentialDriftTest:
         test = cls.__new__(cls)
         test.alpha = check_probability(params["alpha"], "alpha")
         test.kernel, test.betting, test.standardize = params["kernel"], params["betting"], params["standardize"]
-        test.n_landmarks, test.n_holdout, test.delta = params["n_landmarks"], params["n_holdout"], params["delta"]
+        m, h = params["n_landmarks"], params["n_holdout"]
+        test.n_landmarks = None if m is None else check_positive_int(m, "n_landmarks")
+        if h is not None and not (isinstance(h, (int, np.integer)) and h >= 0):
+            raise ValueError(f"n_holdout must be an integer >= 0 or None, got {h!r}")
+        test.n_holdout = h
+        test.delta = None if params["delta"] is None else float(params["delta"])
         test.refresh = check_positive_int(params["refresh"], "refresh")
         test.n_threads = params["n_threads"]
         kernel_choice(test.kernel)
