@@ -415,7 +415,7 @@ class SequentialDriftTest:
         test.n_landmarks = None if m is None else check_positive_int(m, "n_landmarks")
         if h is not None and not (isinstance(h, (int, np.integer)) and h >= 0):
             raise ValueError(f"n_holdout must be an integer >= 0 or None, got {h!r}")
-        test.n_holdout = h
+        test.n_holdout = None if h is None else int(h)
         test.delta = None if params["delta"] is None else float(params["delta"])
         test.refresh = check_positive_int(params["refresh"], "refresh")
         test.n_threads = params["n_threads"]
