@@ -55,6 +55,10 @@ if TYPE_CHECKING:  # pandas is optional: annotations only
 #: Landmarks per column: one column needs few (bench/RESULTS.md, "Which columns moved":
 #: the power of m = 100 to 1024 alike on 1-D alternatives, m = 50 a little below).
 COLUMN_LANDMARKS = 200
+#: The bins a column's permutations move beyond this many pooled rows (the test's own
+#: default is 2048): the 1-D alternatives' power alike at 256, 512 and 2048 bins with the
+#: B = 3999 of a 100-column report, at a third of the time (bench/RESULTS.md).
+COLUMN_MAX_BINS = 512
 #: The corrections for the number of columns, by name.
 CORRECTIONS = {
     "holm": "Holm's step-down (family-wise error: the chance that any column whose distribution "
@@ -320,6 +324,7 @@ def column_report(
     kernel: Kernel | str | KernelCollection | list[Any] = "auto",
     n_landmarks: int = COLUMN_LANDMARKS,
     n_permutations: int | None = None,
+    max_bins: int | None = COLUMN_MAX_BINS,
     correction: str = "holm",
     alpha: float = defaults.ALPHA,
     random_state: RandomStateLike = None,
@@ -347,6 +352,9 @@ def column_report(
     n_permutations : int or None
         B per column; None: max(200, 2 k / alpha - 1) for k columns (fewer than k / alpha
         - 1 can name no column).
+    max_bins : int or None, default=512
+        Beyond this many pooled rows a column's permutations move random bins of rows
+        (:func:`two_sample_test`'s ``max_bins``; the level stays exact).
     correction : {"holm", "bh", "by"}, default="holm"
         "holm": the family-wise error at most alpha whatever the dependence between the
         columns; "bh": the false discovery rate, for independent or positively dependent
@@ -366,9 +374,9 @@ def column_report(
 
     Notes
     -----
-    Cost: one Nyström test per column, O(n m + B bins m K) with m = 200 and the default
-    test's bins: bench/RESULTS.md ("Which columns moved") measures d = 10 and 100 columns
-    at 10^4 and 10^5 rows.
+    Cost: one Nyström test per column, O(n m K + B bins m K) with m = 200 landmarks, at
+    most 512 bins and the K = 5 kernels of the default test: bench/RESULTS.md ("Which
+    columns moved") measures d = 10 and 100 columns at 10^4 and 10^5 rows.
 
     Examples
     --------
@@ -406,6 +414,7 @@ def column_report(
                 method="nystrom",
                 n_landmarks=m,
                 n_permutations=B,
+                max_bins=max_bins,
                 alpha=level,
                 random_state=np.random.default_rng([seed, j]),
                 progress=False,
@@ -430,6 +439,7 @@ def column_report(
 
 __all__ = [
     "COLUMN_LANDMARKS",
+    "COLUMN_MAX_BINS",
     "CORRECTIONS",
     "ColumnReport",
     "adjusted_pvalues",
