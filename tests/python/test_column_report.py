@@ -231,3 +231,15 @@ def test_standardized_detector_reports_in_its_units():
     batch[:, 1] += 800.0
     rep = det.column_report(batch, correction="bh")
     assert rep.moved == ("x1",) and rep.correction == "bh"
+
+
+def test_a_preprocessed_detector_names_the_columns_it_tests():
+    """A preprocess may change the columns (here it drops one): the report names the
+    columns it tests, not the input's."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    ref = pd.DataFrame(rng.normal(size=(3000, 3)), columns=["a", "b", "c"])
+    det = nk.DriftDetector(ref, n_holdout=1500, preprocess=lambda x: np.asarray(x)[:, :2], random_state=0)
+    batch = pd.DataFrame(rng.normal(size=(40, 3)) + [0.0, 1.5, 0.0], columns=["a", "b", "c"])
+    rep = det.column_report(batch)
+    assert rep.columns == ("x0", "x1") and rep.moved == ("x1",)

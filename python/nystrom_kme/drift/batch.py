@@ -482,7 +482,8 @@ class DriftDetector:
         the held-out reference rows (all of them, in the detector's units: after
         ``preprocess`` and ``standardize``), its own two-sample test, the p-values adjusted
         for the number of columns, the columns ranked (:func:`nystrom_kme.column_report`;
-        the names are the reference's ``feature_names_in_``). ``options`` are
+        the names are the reference's ``feature_names_in_``, or x0, x1, ... for the columns
+        a ``preprocess`` returns: they need not be the input's). ``options`` are
         column_report's (``correction``, ``columns``, ``n_permutations``, ``kernel``, ...);
         ``random_state`` defaults to one drawn from the detector's seed and the batches
         tested so far (reproducible after ``nk.load``, without changing later batches' draws).
@@ -500,7 +501,7 @@ class DriftDetector:
         X = self._batch(x)
         names = fitted_feature_names(self)
         options.setdefault("random_state", np.random.default_rng([self._seed, self._calls, 1]))
-        if names is not None:
+        if names is not None and self.preprocess is None:
             options.setdefault("names", list(names))
         return column_report(self.reference_.holdout, X, **options)
 
