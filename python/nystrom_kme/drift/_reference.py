@@ -32,6 +32,7 @@ from ..landmark_search import AutoLandmarks
 from ..persistence import save
 from ..sampling import SamplerLike
 from ..sources import RowSource, SourceLike, as_rows, as_source
+from ..sources.base import DerivedSource
 from ..two_sample.engine import FROBENIUS_SUBSET, mean_squares
 
 
@@ -124,7 +125,7 @@ def draw_holdout(n: int, n_holdout: int, rng: np.random.Generator) -> np.ndarray
     return np.sort(rng.choice(n, size=n_holdout, replace=False))
 
 
-class RestRows(RowSource):
+class RestRows(DerivedSource):
     """The rows of ``src`` outside the sorted rows ``held``, as a row source (R): R's r-th
     row is the source's row r + #{held rows before it}, found by a search in ``held`` (no
     n-sized array); a pass over R is a pass over ``src`` with the held rows dropped.
@@ -141,11 +142,9 @@ class RestRows(RowSource):
     """
 
     def __init__(self, src: RowSource, held: np.ndarray) -> None:
-        self.inner = src
+        super().__init__(src)
         self.held = np.asarray(held, dtype=np.int64)
         self._before = self.held - np.arange(self.held.size)  # rows of R before held[i]
-        self.name, self.dtype = src.name, src.dtype
-        self.n_features, self.feature_names = src.n_features, src.feature_names
 
     @property
     def n_rows(self) -> int | None:
@@ -154,14 +153,6 @@ class RestRows(RowSource):
 
     def count_rows(self) -> int:
         return self.inner.count_rows() - int(self.held.size)
-
-    @property
-    def random_access(self) -> bool:
-        return self.inner.random_access
-
-    @property
-    def reiterable(self) -> bool:
-        return self.inner.reiterable
 
     def rows_of(self, positions: ArrayLike) -> np.ndarray:
         """The source's rows of R's rows ``positions``."""

@@ -311,4 +311,31 @@ class RowSource(abc.ABC):
         return f"{type(self).__name__}({self.name}: {n} x {d}, {self.dtype})"
 
 
-__all__ = ["Progress", "RowSource", "add_block_sums", "core_block_rows", "weight_block", "weight_total"]
+class DerivedSource(RowSource):
+    """A source read through another, ``inner`` (a scaling of its columns, a subset of its
+    rows): the name, dtype, width and column names are inner's, and so are the ways it
+    can be read (random access, several passes)."""
+
+    def __init__(self, inner: RowSource) -> None:
+        self.inner = inner
+        self.name, self.dtype = inner.name, inner.dtype
+        self.n_features, self.feature_names = inner.n_features, inner.feature_names
+
+    @property
+    def random_access(self) -> bool:
+        return self.inner.random_access
+
+    @property
+    def reiterable(self) -> bool:
+        return self.inner.reiterable
+
+
+__all__ = [
+    "DerivedSource",
+    "Progress",
+    "RowSource",
+    "add_block_sums",
+    "core_block_rows",
+    "weight_block",
+    "weight_total",
+]

@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .base import RowSource
+from .base import DerivedSource, RowSource
 from .memory import ArraySource
 
 
@@ -20,7 +20,7 @@ class Scaling(Protocol):
     def apply(self, X: np.ndarray) -> np.ndarray: ...
 
 
-class ScaledSource(RowSource):
+class ScaledSource(DerivedSource):
     """The rows of ``inner`` mapped by ``scaling`` as they are read.
 
     Examples
@@ -35,10 +35,8 @@ class ScaledSource(RowSource):
     """
 
     def __init__(self, inner: RowSource, scaling: Scaling) -> None:
-        self.inner, self.scaling = inner, scaling
-        self.name, self.dtype = inner.name, inner.dtype
-        self.n_features = inner.n_features
-        self.feature_names = inner.feature_names
+        super().__init__(inner)
+        self.scaling = scaling
 
     @property
     def n_rows(self) -> int | None:
@@ -46,14 +44,6 @@ class ScaledSource(RowSource):
 
     def count_rows(self) -> int:
         return self.inner.count_rows()
-
-    @property
-    def random_access(self) -> bool:
-        return self.inner.random_access
-
-    @property
-    def reiterable(self) -> bool:
-        return self.inner.reiterable
 
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         for start, block in self.inner.chunks():
