@@ -1,11 +1,14 @@
 """The ``nystrom-kme drift`` commands: ``fit`` a detector on a reference file, ``test``
-batches against it, ``watch`` a stream of rows on standard input."""
+batches against it, ``watch`` a stream of rows on standard input (``--anytime``: with a
+sequential test by betting, whose false-alarm probability over the whole stream is at
+most alpha)."""
 
 from __future__ import annotations
 
 import argparse
 import inspect
 import itertools
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -18,11 +21,15 @@ from ..defaults import ALPHA, DRIFT_N_HOLDOUT, N_PERMUTATIONS
 from ..drift import DriftDetector, DriftResult, OnlineDriftDetector, batch, online
 from ..persistence import load
 from ..sampling import SAMPLER_NAMES
+from ..sequential import SequentialDriftTest
+from ..sequential.drift import POOL
 from .inputs import STANDARDIZE_CHOICES, data_source, read_counted, standardize_arg
 from .output import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
 def cmd_drift_fit(args: argparse.Namespace) -> int:
+    if args.anytime:
+        return _fit_anytime(args)
     if args.online and (args.ert is None or args.window is None):
         raise BadInput("--online needs --ert (expected updates between false alarms) and --window (rows)")
     if not args.online and (args.ert is not None or args.window is not None):
@@ -84,12 +91,59 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _detector(path: str, kind: type) -> DriftDetector | OnlineDriftDetector:
+def _fit_anytime(args: argparse.Namespace) -> int:
+    """``drift fit --anytime``: a SequentialDriftTest, saved for ``drift watch --anytime``."""
+    for flag, value in (
+        ("--online", args.online),
+        ("--ert", args.ert),
+        ("--window", args.window),
+        ("--statistic", args.statistic),
+        ("--sampler", args.sampler),
+    ):
+        if value not in (None, False):
+            raise BadInput(f"{flag} does not apply to --anytime (a sequential test by betting: drop {flag})")
+    if args.n_landmarks == "auto":
+        raise BadInput("--anytime takes --n-landmarks as a number (its landmarks are drawn uniformly)")
+    given = {
+        name: value
+        for name, value in (("kernel", args.kernel), ("n_landmarks", args.n_landmarks), ("n_holdout", args.paired))
+        if value is not None
+    }
+    src, bar = read_counted(args, args.reference)
+    start = time.perf_counter()
+    try:
+        test = SequentialDriftTest(
+            src,
+            alpha=args.alpha,
+            standardize=standardize_arg(args.standardize),
+            random_state=args.seed,
+            n_threads=args.threads,
+            progress=False,
+            **given,
+        )
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    test.save(args.output)
+    record = {
+        "detector": type(test).__name__,
+        "n_reference": test.n_reference_,
+        "n_features": test.n_features_in_,
+        "output": args.output,
+        "seconds": seconds,
+    }
+    emit(args, record, [f"{test!r}", f"  fitted in {seconds:.2f} s, saved to {args.output}"])
+    return EXIT_OK
+
+
+def _detector(path: str, kind: type) -> DriftDetector | OnlineDriftDetector | SequentialDriftTest:
     obj = load(path)
-    if not isinstance(obj, (DriftDetector, OnlineDriftDetector)) or not isinstance(obj, kind):
+    if not isinstance(obj, (DriftDetector, OnlineDriftDetector, SequentialDriftTest)) or not isinstance(obj, kind):
+        if isinstance(obj, SequentialDriftTest):
+            raise BadInput(f"{path}: holds a SequentialDriftTest: watch it with 'nystrom-kme drift watch --anytime'")
+        how = {OnlineDriftDetector: " --online", SequentialDriftTest: " --anytime"}.get(kind, "")
         raise BadInput(
-            f"{path}: holds a {type(obj).__name__}, not a {kind.__name__} "
-            f"(make one with 'nystrom-kme drift fit{' --online' if kind is OnlineDriftDetector else ''}')"
+            f"{path}: holds a {type(obj).__name__}, not a {kind.__name__} (make one with 'nystrom-kme drift fit{how}')"
         )
     return obj
 
@@ -229,7 +283,54 @@ def _is_number(field: str) -> bool:
     return True
 
 
+def _watch_anytime(args: argparse.Namespace) -> int:
+    """``drift watch --anytime``: bet on every row; one line when the wealth first reaches
+    1 / alpha (the test then stops: its decision is final), or at the end the wealth
+    reached; ``--save`` writes the test back with its state, for the next run."""
+    test = _detector(args.detector, SequentialDriftTest)
+    assert isinstance(test, SequentialDriftTest)
+    stdin = _Stdin(args)
+    try:
+        check_feature_names(fitted_feature_names(test), stdin.names, owner="the test", what="stdin")
+    except ValueError as err:
+        raise BadInput(str(err)) from None
+    rejected = test.rejection_time_ is not None
+    for first, X in stdin.blocks(args.rows):
+        if rejected:
+            break
+        if X.shape[1] != test.n_features_in_:
+            raise BadInput(f"stdin line {first}: {X.shape[1]} columns but the reference has {test.n_features_in_}")
+        t0 = test.t_
+        try:
+            res = test.update(X)
+        except ValueError as err:
+            raise BadInput(f"stdin lines from {first}: {err}") from None
+        if res.reject and res.rejection_time is not None and res.rejection_time > t0:
+            i = res.rejection_time - t0 - 1
+            print(
+                f"line {first + i}: drift (t = {res.rejection_time}, wealth {math.exp(res.log_wealth[i]):.4g} >= "
+                f"1 / alpha' = {res.threshold:.4g}; kernel {res.kernel!r})",
+                flush=True,
+            )
+            rejected = True
+    if args.save:
+        test.save(args.save)
+    if not rejected:
+        print(
+            f"no drift: t = {test.t_}, wealth {math.exp(test.log_wealth_):.4g} < {test.threshold_:.4g} "
+            f"(P(a false alarm ever) <= {test.alpha:g})",
+            flush=True,
+        )
+    return EXIT_REJECTED if rejected else EXIT_OK
+
+
 def cmd_drift_watch(args: argparse.Namespace) -> int:
+    if args.anytime:
+        if args.keep_going:
+            raise BadInput("--keep-going does not apply to --anytime: a sequential test's rejection is final")
+        return _watch_anytime(args)
+    if args.save:
+        raise BadInput("--save applies to --anytime (an online detector is saved by 'drift fit --online')")
     det = _detector(args.detector, OnlineDriftDetector)
     assert isinstance(det, OnlineDriftDetector)
     alarms = 0
@@ -255,6 +356,16 @@ def cmd_drift_watch(args: argparse.Namespace) -> int:
             if not args.keep_going:
                 return EXIT_REJECTED
     return EXIT_REJECTED if alarms else EXIT_OK
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
 
 
 def _default(cls: type, name: str) -> object:
@@ -337,6 +448,19 @@ def add_drift_commands(
         "(median, IQR / 1.349); default: none",
     )
     f.add_argument("--online", action="store_true", help="an online detector (for 'watch')")
+    f.add_argument(
+        "--anytime",
+        action="store_true",
+        help="a sequential test by betting (for 'watch --anytime'): P(a false alarm ever) <= --alpha, however "
+        "long the stream and however often it is looked at",
+    )
+    f.add_argument(
+        "--paired",
+        type=_nonnegative_int,
+        default=None,
+        help="--anytime: reference rows held out, each paired once with a streamed row (exact bets); default: "
+        f"a quarter of the reference, at most {POOL}; 0: margin bets only",
+    )
     f.add_argument("--ert", type=float, default=None, help="online: expected rows between false alarms")
     f.add_argument(
         "--window-size",
@@ -366,7 +490,10 @@ def add_drift_commands(
         help="read rows from standard input (CSV, a header line allowed), one line per alarm; exit 1 if any",
         description="read rows from standard input (CSV, a header line allowed), one line per alarm; exit 1 if any",
     )
-    w.add_argument("detector", help="an online detector saved by 'drift fit --online' (.npz)")
+    w.add_argument(
+        "detector",
+        help="an online detector saved by 'drift fit --online', or with --anytime 'drift fit --anytime' (.npz)",
+    )
     w.add_argument("--delimiter", default=",", help="field separator (default: ',')")
     w.add_argument(
         "--columns",
@@ -384,6 +511,13 @@ def add_drift_commands(
     )
     w.add_argument("--rows", type=positive_int, default=1, help="rows read before each update (default: 1)")
     w.add_argument("--keep-going", action="store_true", help="report every alarm (default: stop at the first)")
+    w.add_argument(
+        "--anytime",
+        action="store_true",
+        help="the detector is a sequential test ('drift fit --anytime'): one line when its wealth reaches "
+        "1 / alpha, then stop; else the wealth reached",
+    )
+    w.add_argument("--save", default=None, help="--anytime: write the test with its state here at the end (.npz)")
     w.set_defaults(run=cmd_drift_watch)
 
 

@@ -83,7 +83,7 @@ from ..persistence import persistable, save
 from ..sources import SourceLike, as_rows, as_source, scaled
 from ..two_sample import DEFAULT_COLLECTION
 from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights, reference_margin
-from ._reference import BettingReference, read_reference
+from ._reference import POOL, BettingReference, read_reference
 from .results import SequentialResult
 
 #: The share of alpha spent on the reference's error by default (delta = alpha / DELTA_SHARE).
@@ -486,4 +486,4 @@ class SequentialDriftTest:
         )
 
 
-__all__ = ["DELTA_SHARE", "SequentialDriftTest", "kernel_choice"]
+__all__ = ["DELTA_SHARE", "POOL", "SequentialDriftTest", "kernel_choice"]
