@@ -93,6 +93,8 @@ class Model:
     pairs_join: bool
     refresh: int
     core: _core.BettingModel
+    #: log of the mixture's weights (K, 4), -inf for a bettor outside the mixture
+    log_weights: np.ndarray
 
     @classmethod
     def build(
@@ -126,9 +128,10 @@ class Model:
             refresh,
             LIMIT,
         )
-        return cls(
-            list(kernels), L, np.asarray(margin, dtype=np.float64), weights, margin_bets, pairs_join, refresh, core
-        )
+        with np.errstate(divide="ignore"):
+            log_weights = np.log(weights)
+        margin = np.asarray(margin, dtype=np.float64)
+        return cls(list(kernels), L, margin, weights, margin_bets, pairs_join, refresh, core, log_weights)
 
     def initial_state(self, sums_y: np.ndarray, count_y: float) -> dict[str, Any]:
         """The state before the first row: every wealth 1, S_y the other side's sums."""
@@ -143,14 +146,12 @@ class Model:
 
 
 def kernel_log_wealth(model: Model, state: dict[str, Any]) -> np.ndarray:
-    """Each kernel's share of the mixture, as the log of its weighted wealth (K,): the
-    kernel whose bettors grew the wealth has the largest."""
-    logs = state["bettors"][:, : len(BETTORS)]
-    with np.errstate(divide="ignore"):
-        lw = np.log(model.weights)
-    top = np.max(np.where(model.weights > 0, logs, -np.inf), axis=1, keepdims=True)
-    total = np.sum(np.where(model.weights > 0, np.exp(logs + lw - top), 0.0), axis=1)
-    out: np.ndarray = top[:, 0] + np.log(total) + math.log(model.weights.shape[0])
+    """Each kernel's share of the mixture, as the log of its own wealth (K,): the mean
+    over the kernels' wealths is the test's, and the kernel whose bettors grew the wealth
+    has the largest."""
+    a = state["bettors"][:, : len(BETTORS)] + model.log_weights  # -inf where a weight is 0
+    top = a.max(axis=1)
+    out: np.ndarray = top + np.log(np.exp(a - top[:, None]).sum(axis=1)) + math.log(a.shape[0])
     return out
 
 
