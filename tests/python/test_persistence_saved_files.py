@@ -42,7 +42,7 @@ def _plain(text: str) -> str:
 
 def test_every_saved_file_has_its_expectations():
     assert set(FILES) == set(EXPECTED) - {"Y2", "Y3", "more2", "more3", "more_weights", "_about"}
-    assert len(FILES) == 11  # 4 Nystrom, 1 empirical, 2 rules, 2 compressions, 2 test results
+    assert len(FILES) == 12  # 4 Nystrom, 1 empirical, 2 rules, 2 compressions, 2 test results, 1 sequential test
 
 
 @pytest.mark.parametrize("name", EMBEDDINGS)

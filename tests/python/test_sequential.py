@@ -297,3 +297,27 @@ def test_a_saved_test_whose_fields_disagree_is_refused(tmp_path):
     for change, message in cases:
         with pytest.raises((ValueError, nk.FileFormatError), match=message):
             nk.load(rewrite(change))
+
+
+def test_the_saved_file_loads_and_goes_on_as_written():
+    """tests/data/saved/sequential_drift.npz (tests/data/make_sequential_file.py): its
+    state as written, and the same wealth on the same 200 more rows (the writer's bits at
+    its SIMD level; to round-off, amplified by the witness's ridge inverse, at another)."""
+    import json
+    import pathlib
+
+    saved = pathlib.Path(__file__).parents[1] / "data" / "saved"
+    record = json.loads((saved / "expected.json").read_text())["sequential_drift.npz"]
+    test = nk.load(saved / "sequential_drift.npz")
+    assert repr(test) == record["repr"] and [repr(k) for k in test.kernels_] == record["kernels"]
+    assert (test.t_, test.log_wealth_, test.rejection_time_) == (
+        record["t"],
+        record["log_wealth"],
+        record["rejection_time"],
+    )
+    assert test.n_paired_left_ == record["paired_left"] and list(test.feature_names_in_) == ["age", "income", "score"]
+    more = np.random.default_rng(47).normal(size=(200, 3)) * [1.0, 10.0, 100.0] + [0.0, 0.0, 100.0]
+    same = nk.simd_level() == record["simd_level"]
+    np.testing.assert_allclose(
+        test.update(more).log_wealth, record["after_200_rows"], rtol=1e-13 if same else 1e-7, atol=0
+    )
