@@ -595,6 +595,7 @@ def test_persistence_modules_touch_no_private_state():
         "fields",
         "registry",
         "results",
+        "sequential_codecs",
         "specs",
     }
     hooks = {"_state", "_from_state"}

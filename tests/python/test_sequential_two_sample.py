@@ -84,3 +84,55 @@ def test_bad_input_is_refused_by_name_and_changes_nothing():
     assert (test.t_, test.log_wealth_, test.queued_) == before
     with pytest.raises(ValueError, match="burn_in must be at least 2"):
         nk.SequentialTwoSampleTest(burn_in=1)
+
+
+def test_save_and_load_before_and_after_the_burn_in(tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.normal(size=(900, 2)), columns=["u", "v"])
+    Y = rng.normal(size=(900, 2)) * [1.0, 1.3]
+    a = nk.SequentialTwoSampleTest(standardize=True, random_state=0)
+    a.update(x=X.iloc[:100], y=Y[:60])  # in the burn-in: rows waiting, nothing drawn yet
+    a.save(tmp_path / "early.npz")
+    b = nk.load(tmp_path / "early.npz")
+    assert b.queued_ == (100, 60) and b.kernels_ is None and list(b.feature_names_in_) == ["u", "v"]
+    np.testing.assert_array_equal(
+        b.update(x=X.iloc[100:500], y=Y[60:400]).log_wealth, a.update(x=X.iloc[100:500], y=Y[60:400]).log_wealth
+    )
+    a.save(tmp_path / "late.npz")
+    c = nk.load(tmp_path / "late.npz")
+    assert (c.t_, c.queued_, c.log_wealth_) == (a.t_, a.queued_, a.log_wealth_) and c.kernels_ == a.kernels_
+    np.testing.assert_array_equal(
+        c.update(x=X.iloc[500:], y=Y[400:]).log_wealth, a.update(x=X.iloc[500:], y=Y[400:]).log_wealth
+    )
+    c.save(tmp_path / "again.npz")
+    a.save(tmp_path / "same.npz")
+    assert (tmp_path / "again.npz").read_bytes() == (tmp_path / "same.npz").read_bytes()
+
+
+def test_a_saved_two_sample_test_whose_fields_disagree_is_refused(tmp_path):
+    import json
+
+    rng = np.random.default_rng(5)
+    test = nk.SequentialTwoSampleTest(kernel="gaussian", burn_in=20, random_state=0)
+    test.update(x=rng.normal(size=(80, 2)), y=rng.normal(size=(70, 2)))
+    path = tmp_path / "test.npz"
+    test.save(path)
+
+    def rewrite(change):
+        with np.load(path, allow_pickle=False) as npz:
+            members = {k: npz[k] for k in npz.files}
+        header = json.loads(members.pop("header").tobytes())
+        change(header)
+        bad = tmp_path / "bad.npz"
+        np.savez(bad, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **members)
+        return bad
+
+    for change, message in [
+        (lambda h: h["state"].update(pairs=3), "counts do not agree"),
+        (lambda h: h["state"].update(rejection_time=5), "rejection_time=5"),
+        (lambda h: h["state"].update(seed=-1), "seed must be"),
+        (lambda h: h["params"].update(burn_in=1), "burn_in must be at least 2"),
+    ]:
+        with pytest.raises((ValueError, nk.FileFormatError), match=message):
+            nk.load(rewrite(change))

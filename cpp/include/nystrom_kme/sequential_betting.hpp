@@ -8,8 +8,10 @@
 // landmarks' span of mu_X - mu_Y (the stream's mean embedding so far minus the other
 // side's: the reference, or the second stream), normalised to RKHS norm at most 1:
 //     u = S_x / n_x - S_y / n_y,  c = P u / sqrt(c' G c),
-// with S the kernel sums K(L, rows) 1, P a pseudo-inverse of G = K(L, L). Every radial
-// kernel has k(x, x) = 1, so |f(x)| <= ||f|| <= 1 for every x. The witness that bets on
+// with S the kernel sums K(L, rows) 1, G = K(L, L) and P the caller's (a regularised
+// inverse of G: the package uses (G + 1e-6 I)^-1). No guarantee rests on P: the norm is
+// c' G c itself, plus an allowance for its rounding. Every radial kernel has
+// k(x, x) = 1, so |f(x)| <= ||f|| <= 1 for every x. The witness that bets on
 // row t is computed from the rows before it only (refreshed every few rows: at row counts
 // t with t / 16 rows since the last refresh, at most `refresh`), so every payoff is a
 // predictable function of the next row:
@@ -74,7 +76,7 @@ class BettingModel {
  public:
   /// @param landmarks L (m, d)
   /// @param kernels K radial kernels
-  /// @param inverse (K m, m): rows j m .. (j + 1) m - 1 hold P_j, a pseudo-inverse of G_j
+  /// @param inverse (K m, m): rows j m .. (j + 1) m - 1 hold P_j, the projection's (regularised) inverse of G_j
   /// @param gram (K m, m): G_j = k_j(L, L), rows as in `inverse`
   /// @param margin (K,) eps_j >= 0 of the margin bets
   /// @param weights (K, 4) >= 0, summing to at most 1: the mixture over the bettors

@@ -40,6 +40,14 @@ from .fields import (
     probabilities_member,
     vector_member,
 )
+from .sequential_codecs import (
+    DRIFT_TEST_LAYOUT,
+    TWO_SAMPLE_TEST_LAYOUT,
+    decode_drift_test,
+    decode_two_sample_test,
+    encode_drift_test,
+    encode_two_sample_test,
+)
 from .specs import (
     kernel_from_spec,
     kernel_spec,
@@ -408,74 +416,6 @@ def _decode_online(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> ob
     )
 
 
-# --------------------------------------------------------------------------- #
-# SequentialDriftTest: constructor arguments, the reference, the bettors' state
-# --------------------------------------------------------------------------- #
-#: The bettors' arrays (the core's betting state; sequential/_betting.py) and numbers.
-_BETTING_ARRAYS = ("sums_x", "sums_y", "witness", "offset", "bettors")
-_BETTING_NUMBERS = {"count_x": float, "count_y": float, "t": int, "next_refresh": int}
-
-
-def _encode_sequential(test: Any) -> tuple[dict[str, Any], Arrays]:
-    st = test._state()
-    betting = st["betting"]
-    state = {
-        "kernels": [kernel_spec(k) for k in st["kernels"]],
-        "n_rest": int(st["n_rest"]),
-        "paired": int(st["paired"]),
-        "log_wealth": float(st["log_wealth"]),
-        "rejection_time": st["rejection_time"],
-        "rejecting": st["rejecting"],
-        **{key: kind(betting[key]) for key, kind in _BETTING_NUMBERS.items()},
-        "n_features_in": int(st["n_features_in"]),
-        "n_reference": int(st["n_reference"]),
-    }
-    arrays = {name: np.ascontiguousarray(st[name]) for name in ("landmarks", "sums", "pool")}
-    arrays.update({name: np.ascontiguousarray(betting[name]) for name in _BETTING_ARRAYS})
-    params = detector_params(test, arrays, always_standardize=False)
-    keep_scaling(st, state, arrays)
-    return {"params": params, "state": keep_names(state, st.get("feature_names"))}, arrays
-
-
-def _decode_sequential(cls: type[Any], header: dict[str, Any], arrays: Arrays) -> object:
-    """The test of the file's fields, read with their types here and checked against each
-    other by the test (``SequentialDriftTest._from_state``)."""
-    state, p = header["state"], header["params"]
-    args = detector_args(p, arrays)
-    params = {
-        **{key: args[key] for key in ("kernel", "n_landmarks", "n_threads", "standardize")},
-        "alpha": get_field(p, "alpha", float),
-        "n_holdout": get_field(p, "n_holdout", (int, type(None))),
-        "delta": get_field(p, "delta", (int, float, type(None))),
-        "betting": get_field(p, "betting", str),
-        "refresh": get_field(p, "refresh", int),
-    }
-    d = count_field(state, "n_features_in")
-    pool = np.ascontiguousarray(member(arrays, "pool"), dtype=np.float64)
-    betting: dict[str, Any] = {key: get_field(state, key, kind) for key, kind in _BETTING_NUMBERS.items()}
-    betting["offset"] = vector_member(arrays, "offset", np.float64)
-    betting.update({name: matrix_member(arrays, name) for name in _BETTING_ARRAYS if name != "offset"})
-    return cls._from_state(
-        params,
-        {
-            "kernels": [kernel_from_spec(k) for k in get_field(state, "kernels", list)],
-            "landmarks": np.ascontiguousarray(matrix_member(arrays, "landmarks"), dtype=np.float64),
-            "sums": matrix_member(arrays, "sums"),
-            "n_rest": count_field(state, "n_rest"),
-            "pool": pool,
-            "paired": get_field(state, "paired", int),
-            "betting": betting,
-            "log_wealth": finite_field(state, "log_wealth"),
-            "rejection_time": get_field(state, "rejection_time", (int, type(None))),
-            "rejecting": get_field(state, "rejecting", (int, type(None))),
-            "n_features_in": d,
-            "n_reference": count_field(state, "n_reference"),
-            "feature_names": names_field(state, d),
-            **scaling_members(state, arrays, d),
-        },
-    )
-
-
 #: The codec of each type saved as an archive, by class name.
 CODECS: dict[str, Codec] = {
     "NystromKME": Codec(
@@ -539,22 +479,8 @@ CODECS: dict[str, Codec] = {
             "policy_indices": (_I8, (("j",),)),
         },
     ),
-    "SequentialDriftTest": Codec(
-        _encode_sequential,
-        _decode_sequential,
-        {
-            "landmarks": (_F8, (("m", "d"),)),
-            "sums": (_F8, (("k", "m"),)),
-            "pool": (_F8, (("h", "d"),)),
-            "sums_x": (_F8, (("k", "m"),)),
-            "sums_y": (_F8, (("k", "m"),)),
-            "witness": (_F8, (("k", "m"),)),
-            "offset": (_F8, (("k",),)),
-            "bettors": (_F8, (("k", "b"),)),
-            "scaling_center": (_F8, (("d",),)),
-            "scaling_scale": (_F8, (("d",),)),
-        },
-    ),
+    "SequentialDriftTest": Codec(encode_drift_test, decode_drift_test, DRIFT_TEST_LAYOUT),
+    "SequentialTwoSampleTest": Codec(encode_two_sample_test, decode_two_sample_test, TWO_SAMPLE_TEST_LAYOUT),
 }
 
 __all__ = ["CODECS", "Codec"]

@@ -27,20 +27,23 @@ import numpy as np
 from .. import _core
 from .._columns import check_feature_names, keep_feature_names
 from .._landmark_plan import distinct_rows
-from .._scaling import Scaling, check_standardize, fit_scaling
+from .._scaling import Scaling, check_scaling, check_standardize, fit_scaling, scaling_from_state, scaling_state
 from .._validation import (
+    SPLIT_SEED_BOUND,
     RandomStateLike,
     as_data_matrix,
     check_positive_int,
     check_probability,
     check_random_state,
+    draw_seed,
     n_threads_arg,
 )
 from ..defaults import ALPHA
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, resolve_kernel
+from ..persistence import persistable, save
 from ..sources import ArraySource, as_rows
-from ._betting import REFRESH, Model, kernel_log_wealth, mixture_weights
+from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights
 from ._reference import DEFAULT_LANDMARKS
 from .drift import kernel_choice
 from .results import SequentialResult
@@ -49,6 +52,7 @@ from .results import SequentialResult
 BURN_IN = 128
 
 
+@persistable
 class SequentialTwoSampleTest:
     """A/B testing by betting: two streams, one row at a time from each (in any order and
     batch sizes), tested for one distribution; P(a false rejection ever) <= alpha.
@@ -122,7 +126,7 @@ class SequentialTwoSampleTest:
         mixture_weights(1, betting, False, True)
         self._chosen, self._with_median = kernel_choice(kernel)
         self._kind = check_standardize(standardize)
-        self._rng = check_random_state(random_state)
+        self._seed = draw_seed(check_random_state(random_state), SPLIT_SEED_BOUND)  # the burn-in's draws
         self.threshold_ = 1.0 / self.alpha
         self.kernels_: list[Kernel] | None = None
         self.landmarks_: np.ndarray | None = None
@@ -233,7 +237,7 @@ class SequentialTwoSampleTest:
     def _start(self, X: np.ndarray, Y: np.ndarray) -> None:
         """The kernels, scaling and landmarks from the burn-in rows, and the sums of each
         stream's burn-in rows (the witness's start)."""
-        rng, nt = self._rng, n_threads_arg(self.n_threads)
+        rng, nt = np.random.default_rng(self._seed), n_threads_arg(self.n_threads)
         pooled = np.concatenate([X, Y])
         if self._kind is not None:
             self.scaling_ = fit_scaling([ArraySource(pooled)], self._kind)
@@ -276,6 +280,122 @@ class SequentialTwoSampleTest:
     def queued_(self) -> tuple[int, int]:
         a, b = (q.shape[0] for q in self._queues)
         return a, b
+
+    # ---------------------------------------------------------------- persistence
+
+    def _state(self) -> dict[str, Any]:
+        """The saved fields: the seed of the burn-in's draws, the first rows' names and
+        width, the rows waiting for a partner, and once the burn-in is over the kernels,
+        landmarks, scaling and the bettors' state."""
+        state: dict[str, Any] = {
+            "seed": self._seed,
+            "n_features_in": self.n_features_in_,
+            "feature_names": self._names,
+            "queue_x": self._queues[0],
+            "queue_y": self._queues[1],
+            "started": self._model is not None,
+            "pairs": self._pairs,
+            "log_wealth": self._log_wealth,
+            "rejection_time": self.rejection_time_,
+            "rejecting": self._rejecting,
+        }
+        if self._model is not None:
+            state.update(kernels=self.kernels_, landmarks=self.landmarks_, betting=self._betting)
+            state.update(scaling_state(self.scaling_))
+        return state
+
+    @classmethod
+    def _from_state(cls, params: dict[str, Any], state: dict[str, Any]) -> SequentialTwoSampleTest:
+        """A test from saved parameters and state (nk.load), its fields checked against
+        each other (ValueError naming the field)."""
+        test = cls(**params)
+        seed = state["seed"]
+        if not (isinstance(seed, (int, np.integer)) and 0 <= seed < SPLIT_SEED_BOUND):
+            raise ValueError(f"seed must be an integer in [0, {SPLIT_SEED_BOUND}), got {seed!r}")
+        test._seed, d = int(seed), state["n_features_in"]
+        queues = [np.ascontiguousarray(state[k], dtype=np.float64) for k in ("queue_x", "queue_y")]
+        if d is None:
+            if any(q.size for q in queues) or state["started"] or state["feature_names"] is not None:
+                raise ValueError("n_features_in is null but the test holds rows, names or a model")
+        elif any(q.ndim != 2 or (q.size and q.shape[1] != d) or not np.isfinite(q).all() for q in queues):
+            raise ValueError(f"the queued rows must be finite rows of n_features_in = {d} columns")
+        test.n_features_in_, test._names = d, state["feature_names"]
+        if test._names is not None:
+            keep_feature_names(test, test._names)
+        test._queues = [q if q.size else np.empty((0, 0)) for q in queues]
+        pairs, started = state["pairs"], state["started"]
+        if not (isinstance(pairs, (int, np.integer)) and pairs >= 0) or (pairs and not started):
+            raise ValueError(f"pairs={pairs!r}: expected an integer >= 0, and 0 before the burn-in ends")
+        if started:
+            if d is None or min(q.shape[0] for q in test._queues) > 0:
+                raise ValueError("a started test has a width and never a pair left waiting in both queues")
+            kernels, L = list(state["kernels"]), np.ascontiguousarray(state["landmarks"], dtype=np.float64)
+            if not kernels or not all(k.is_resolved and k.radial for k in kernels) or L.ndim != 2 or L.shape[1] != d:
+                raise ValueError(f"kernels and landmarks must be radial kernels and rows of {d} columns")
+            test.scaling_ = scaling_from_state(state)
+            check_scaling(test.scaling_, test.standardize, d)
+            K = len(kernels)
+            test._model = Model.build(
+                kernels,
+                L,
+                np.zeros(K),
+                mixture_weights(K, test.betting, False, True),
+                margin_bets=False,
+                pairs_join=True,
+                refresh=test.refresh,
+                n_threads=n_threads_arg(test.n_threads),
+            )
+            betting = dict(state["betting"])
+            check_state(betting, K, L.shape[0])
+            if (
+                betting["t"] != pairs
+                or betting["count_x"] != betting["count_y"]
+                or betting["count_x"] != test.burn_in + pairs
+            ):
+                raise ValueError(f"the bettors' counts do not agree with burn_in + pairs = {test.burn_in + pairs}")
+            test._betting, test.kernels_, test.landmarks_ = betting, kernels, L
+        elif state["rejection_time"] is not None or state["log_wealth"] != 0:
+            raise ValueError("a test before its burn-in ends has no wealth and no rejection")
+        rejection, rejecting = state["rejection_time"], state["rejecting"]
+        t = test.burn_in + pairs
+        if (rejection is None) != (rejecting is None) or (
+            rejection is not None and not (test.burn_in < rejection <= t and 0 <= rejecting < len(test.kernels_ or []))
+        ):
+            raise ValueError(f"rejection_time={rejection!r} and rejecting={rejecting!r} do not fit t = {t}")
+        test._pairs, test._log_wealth = int(pairs), float(state["log_wealth"])
+        test.rejection_time_, test._rejecting = rejection, rejecting
+        return test
+
+    def get_params(self) -> dict[str, Any]:
+        return {
+            "alpha": self.alpha,
+            "kernel": self.kernel,
+            "n_landmarks": self.n_landmarks,
+            "burn_in": self.burn_in,
+            "betting": self.betting,
+            "refresh": self.refresh,
+            "standardize": self.standardize,
+            "n_threads": self.n_threads,
+        }
+
+    def save(self, path: Any) -> None:
+        """Write the test with both streams' state (the rows waiting, the wealth) to
+        ``path`` (.npz); nk.load reads it back and the test goes on where it was."""
+        save(self, path)
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nystrom-kme info`` prints: the test's fields as JSON data."""
+        return {
+            "kernels": None if self.kernels_ is None else [repr(k) for k in self.kernels_],
+            "alpha": self.alpha,
+            "burn_in": self.burn_in,
+            "n_features": self.n_features_in_,
+            "n_landmarks": None if self.landmarks_ is None else int(self.landmarks_.shape[0]),
+            "t": self.t_,
+            "queued": list(self.queued_),
+            "log_wealth": self._log_wealth,
+            "rejection_time": self.rejection_time_,
+        }
 
     def __repr__(self) -> str:
         return (
