@@ -343,7 +343,9 @@ def reference_algorithm(X: np.ndarray, Y: np.ndarray, bandwidth: float, alpha: f
     return None
 
 
-def run_delay(reps: int, late: int, short: int, threads: int) -> None:
+def run_delay(reps: int, late: int, short: int, threads: int, window: int = WINDOW) -> None:
+    """Delays on the same streams for every method; ``window`` other than WINDOW: the
+    online detector alone, at that window (its own calibration: method "online-w<W>")."""
     import nystrom_kme as nk
 
     path = OUT / "sequential_delay.jsonl"
@@ -351,19 +353,22 @@ def run_delay(reps: int, late: int, short: int, threads: int) -> None:
     rng0 = np.random.default_rng(4545)
     reference = rng0.standard_normal((DELAY_REF, DELAY_DIM))
     horizon = late + DELAY_AFTER
-    online = nk.OnlineDriftDetector(reference, ert=10 * horizon, window_size=WINDOW, random_state=0, n_threads=threads)
-    calib = [r for r in records if r["kind"] == "calibration"]
+    online = nk.OnlineDriftDetector(reference, ert=10 * horizon, window_size=window, random_state=0, n_threads=threads)
+    name = "online" if window == WINDOW else f"online-w{window}"
+    calib = [r for r in records if r["kind"] == "calibration" and r.get("window", WINDOW) == window]
     if not calib:  # the online threshold with P(false alarm within the horizon) = alpha, and the sequential test's rate
         peaks, seq_alarms = [], 0
         for i in range(reps * 10):
             rng = np.random.default_rng([4546, i])
             X = rng.standard_normal((horizon, DELAY_DIM))
             peaks.append(float(np.nanmax(online_max(online, X))))
-            test = nk.SequentialDriftTest(reference, random_state=i, n_threads=threads)
-            seq_alarms += test.update(X).reject
+            if window == WINDOW:
+                test = nk.SequentialDriftTest(reference, random_state=i, n_threads=threads)
+                seq_alarms += test.update(X).reject
         threshold = float(np.quantile(peaks, 1 - ALPHA))
         rec = {
             "kind": "calibration",
+            "window": window,
             "streams": len(peaks),
             "horizon": horizon,
             "threshold": threshold,
@@ -383,9 +388,9 @@ def run_delay(reps: int, late: int, short: int, threads: int) -> None:
             for start in (0, late):
                 rng = np.random.default_rng([4547, rep, DRIFTS.index(kind), start])
                 X = np.concatenate([rng.standard_normal((start, DELAY_DIM)), drifted(rng, kind, DELAY_AFTER)])
-                methods = ["sequential", "online"]
+                methods = ["sequential", name] if window == WINDOW else [name]
                 Y = None
-                if start == 0:
+                if start == 0 and window == WINDOW:
                     Y = rng.standard_normal((short, DELAY_DIM))  # fresh reference rows, paired once
                     methods += ["reference-algorithm", "paired-one-kernel"]
                 for method in methods:
@@ -398,7 +403,7 @@ def run_delay(reps: int, late: int, short: int, threads: int) -> None:
                             .update(X)
                             .rejection_time
                         )
-                    elif method == "online":
+                    elif method == name:
                         at = _first_alarm(online_max(online, X), online.threshold_)
                     elif method == "reference-algorithm":
                         at = reference_algorithm(X[:short], Y, bandwidth)
@@ -436,7 +441,13 @@ def report_delay() -> None:
     rows = [r for r in rec if r["kind"] == "delay"]
     if not cal or not rows:
         return
-    c = cal[0]
+    c = next(r for r in cal if r.get("window", WINDOW) == WINDOW)
+    for other in cal:
+        if other.get("window", WINDOW) != WINDOW:
+            print(
+                f"online-w{other['window']}: threshold {other['threshold']:.4g} (0.95 quantile over "
+                f"{other['streams']} null streams; its own ert for it: {other['ert']})"
+            )
     print(
         f"\nDetection delay (rows after the change until the alarm), d = {DELAY_DIM}, n_ref = {DELAY_REF}: median "
         "[quartiles], detected/streams. Online detector: W = 50, threshold "
@@ -445,7 +456,8 @@ def report_delay() -> None:
         f"streams: {c['sequential_false_alarms']}/{c['streams']}."
     )
     starts = sorted({r["start"] for r in rows})
-    methods = ["sequential", "online", "paired-one-kernel", "reference-algorithm"]
+    methods = ["sequential", "online"] + sorted({r["method"] for r in rows if r["method"].startswith("online-w")})
+    methods += ["paired-one-kernel", "reference-algorithm"]
     print("| drift | change at | " + " | ".join(methods) + " |")
     print("|---|---|" + "---|" * len(methods))
     for kind in DRIFTS:
@@ -601,6 +613,7 @@ def main() -> None:
     p.add_argument("--late", type=int, default=5000)
     p.add_argument("--short", type=int, default=4000)
     p.add_argument("--look-rows", type=int, default=50)
+    p.add_argument("--window", type=int, default=WINDOW, help="--delay: the online detector's window")
     p.add_argument("--looks-count", type=int, default=30)
     p.add_argument("--memory-rows", type=int, default=10_000_000)
     p.add_argument("--figure", action="store_true", help="with --report: draw the looks figure")
@@ -611,7 +624,7 @@ def main() -> None:
     if args.nulls:
         run_nulls(args.streams, args.rows, args.threads)
     if args.delay:
-        run_delay(args.reps, args.late, args.short, args.threads)
+        run_delay(args.reps, args.late, args.short, args.threads, args.window)
     if args.speed:
         run_speed(args.threads)
     if args.memory:
