@@ -71,6 +71,20 @@ def check_pvalues(pvalues: np.ndarray, n_permutations: int, name: str) -> None:
         raise ValueError(f"{name} must be multiples of 1 / (1 + B) in (0, 1], got {short(pvalues)}")
 
 
+def check_interval(effect: object, value: str) -> None:
+    """An effect size's interval fields, in place on a frozen dataclass: ``value``, ``low``,
+    ``high`` and ``level`` finite numbers >= 0 (as floats), low <= value <= high and
+    0 < level < 1; else ValueError naming the field."""
+    for name in (value, "low", "high", "level"):
+        v = getattr(effect, name)
+        if not is_finite(v) or v < 0:
+            raise ValueError(f"effect {name} must be a finite number >= 0, got {short(v)}")
+        object.__setattr__(effect, name, float(v))
+    low, mid, high, level = (getattr(effect, n) for n in ("low", value, "high", "level"))
+    if not (low <= mid <= high) or not 0 < level < 1:
+        raise ValueError(f"effect needs low <= {value} <= high and 0 < level < 1, got {effect!r}")
+
+
 class EffectLike(Protocol):
     """An effect size: it says itself in a sentence."""
 

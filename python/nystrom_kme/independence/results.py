@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._test_outcome import TestOutcome, check_count, check_numbers, check_pvalues, is_finite, short
+from .._test_outcome import TestOutcome, check_count, check_interval, check_numbers, check_pvalues, is_finite, short
 from ..kernels import Kernel
 from ..persistence import JsonResult, persistable
 from ..two_sample.rules import ONE_KERNEL, RULES, Rule, permutation_pvalue
@@ -75,12 +75,7 @@ class Dependence:
             k = getattr(self, name)
             if not isinstance(k, Kernel) or not k.is_resolved:
                 raise ValueError(f"effect {name} must be a Kernel with a numeric bandwidth, got {short(k)}")
-        for name in ("value", "low", "high", "level"):
-            if not is_finite(getattr(self, name)) or getattr(self, name) < 0:
-                raise ValueError(f"effect {name} must be a finite number >= 0, got {short(getattr(self, name))}")
-            object.__setattr__(self, name, float(getattr(self, name)))
-        if not (self.low <= self.value <= self.high) or not 0 < self.level < 1:
-            raise ValueError(f"effect needs low <= value <= high and 0 < level < 1, got {self!r}")
+        check_interval(self, "value")
 
     def sentence(self) -> str:
         return (

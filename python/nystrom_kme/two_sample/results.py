@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._test_outcome import TestOutcome, check_count, check_numbers, check_pvalues, is_finite, short
+from .._test_outcome import TestOutcome, check_count, check_interval, check_numbers, check_pvalues, is_finite, short
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..persistence import JsonResult, persistable
@@ -62,12 +62,7 @@ class Effect:
     def __post_init__(self) -> None:
         if not isinstance(self.kernel, Kernel) or not self.kernel.is_resolved:
             raise ValueError(f"effect kernel must be a Kernel with a numeric bandwidth, got {short(self.kernel)}")
-        for name in ("mmd", "low", "high", "level"):
-            if not is_finite(getattr(self, name)) or getattr(self, name) < 0:
-                raise ValueError(f"effect {name} must be a finite number >= 0, got {short(getattr(self, name))}")
-            object.__setattr__(self, name, float(getattr(self, name)))
-        if not (self.low <= self.mmd <= self.high) or not 0 < self.level < 1:
-            raise ValueError(f"effect needs low <= mmd <= high and 0 < level < 1, got {self!r}")
+        check_interval(self, "mmd")
 
     def sentence(self) -> str:
         return (
