@@ -14,7 +14,7 @@ from ..mmd_estimators import mmd2, mmd2_exact
 from ..persistence import kernel_spec
 from ..sources import RowSource
 from ..two_sample import AggregatedTestResult, TwoSampleResult, two_sample_test
-from .inputs import kernel_of, pooled_kernel, progress_callbacks, standardize_arg, two_sources
+from .inputs import kernel_of, pooled_kernel, progress_callbacks, test_options, two_sources
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
@@ -146,18 +146,7 @@ def _run_test(
     """two_sample_test with the options every 'test' shares, timed, saved with -o; the
     result, its seconds and the decision at --alpha."""
     start = time.perf_counter()
-    res = two_sample_test(
-        a,
-        b,
-        method=args.method,
-        n_landmarks=args.n_landmarks,
-        n_permutations=args.permutations,
-        standardize=standardize_arg(args.standardize),
-        random_state=args.seed,
-        progress=args.progress,
-        n_threads=args.threads,
-        **kernel_choice,
-    )
+    res = two_sample_test(a, b, method=args.method, n_landmarks=args.n_landmarks, **test_options(args), **kernel_choice)
     seconds = time.perf_counter() - start
     if args.output:
         res.save(args.output)

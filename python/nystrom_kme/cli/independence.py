@@ -13,7 +13,7 @@ from ..defaults import ALPHA, N_PERMUTATIONS
 from ..independence import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_SCALES, METHODS, independence_test
 from ..persistence import kernel_spec
 from ..sources import RowSource
-from .inputs import KERNEL_NAMES, STANDARDIZE_CHOICES, standardize_arg
+from .inputs import KERNEL_NAMES, STANDARDIZE_CHOICES, test_options
 from .output import EXIT_OK, EXIT_REJECTED, BadInput, emit
 
 
@@ -46,14 +46,10 @@ def cmd_independence(args: argparse.Namespace) -> int:
         kernel=kernel,
         method=args.method,
         n_landmarks=args.n_landmarks,
-        n_permutations=args.permutations,
         aggregation=args.aggregate,
         max_components=args.max_components,
         alpha=args.alpha,
-        standardize=standardize_arg(args.standardize),
-        random_state=args.seed,
-        progress=args.progress,
-        n_threads=args.threads,
+        **test_options(args),
     )
     seconds = time.perf_counter() - start
     if args.output:

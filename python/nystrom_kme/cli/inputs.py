@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -118,8 +119,21 @@ def standardize_arg(choice: str) -> bool | str:
     return False if choice == "none" else choice
 
 
+def test_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every permutation test of the command line passes the library as given
+    (``test``, ``independence``): permutations, scaling, seed, progress, threads."""
+    return {
+        "n_permutations": args.permutations,
+        "standardize": standardize_arg(args.standardize),
+        "random_state": args.seed,
+        "progress": args.progress,
+        "n_threads": args.threads,
+    }
+
+
 __all__ = [
     "STANDARDIZE_CHOICES",
+    "test_options",
     "standardize_arg",
     "KERNEL_NAMES",
     "PRIMARY_KERNEL_NAMES",
