@@ -13,9 +13,16 @@ import pytest
 
 import nystrom_kme as nk
 from nystrom_kme.sequential import _betting, _reference
-from references import dense_kernel
+from references import dense_kernel as _dense_kernel
 
 ONS_STEP = 2 / (2 - math.log(3))
+
+
+def dense_kernel(name: str, X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
+    """The dense references' kernels, and the l1 Laplacian exp(-||x - y||_1 / sigma)."""
+    if name == "laplacian_l1":
+        return np.exp(-np.abs(X[:, None, :] - Y[None, :, :]).sum(axis=-1) / sigma)
+    return _dense_kernel(name, X, Y, sigma)
 
 
 def dense_run(test: nk.SequentialDriftTest, X: np.ndarray) -> np.ndarray:
@@ -67,7 +74,7 @@ def dense_run(test: nk.SequentialDriftTest, X: np.ndarray) -> np.ndarray:
 def test_wealth_matches_a_dense_reimplementation():
     rng = np.random.default_rng(0)
     test = nk.SequentialDriftTest(rng.normal(size=(3000, 2)), n_landmarks=40, n_holdout=150, refresh=5, random_state=0)
-    assert len(test.kernels_) == 5 and test.reference_.pool.shape == (150, 2)
+    assert len(test.kernels_) >= 2 and test.reference_.pool.shape == (150, 2)
     X = rng.normal(size=(300, 2)) + [0.3, 0.0]
     got = test.update(X).log_wealth
     want = dense_run(test, X)
@@ -240,7 +247,8 @@ def test_witness_has_rkhs_norm_one_and_the_result_names_the_kernel():
     for k, c in zip(test.kernels_, test.witness_):  # at most 1 (its rounding allowance: just below)
         assert 1 - 1e-6 < c @ dense_kernel(k.name, L, L, k.bandwidth) @ c <= 1 + 1e-12
     assert res.reject and res.kernel in test.kernels_ and res.kernel == test.rejecting_kernel_
-    assert res.kernel_log_wealth.shape == (5,) and np.argmax(res.kernel_log_wealth) == test.kernels_.index(res.kernel)
+    K = len(test.kernels_)
+    assert res.kernel_log_wealth.shape == (K,) and np.argmax(res.kernel_log_wealth) == test.kernels_.index(res.kernel)
     # the test's wealth is the mean of the kernels' wealths
     assert math.log(np.mean(np.exp(res.kernel_log_wealth))) == pytest.approx(res.log_wealth[-1], rel=1e-12)
 

@@ -35,7 +35,7 @@ SUBSET_SHARE = 10
 POOL = 10_000
 POOL_SHARE = 4
 #: The default m: the paper's ceil(sqrt(N) log sqrt(N)) for the N rows of R, at most 256
-#: (a row costs O(K m d): 256 landmarks keep the default five kernels above 10^5 rows/s).
+#: (a row costs O(K m d): 256 landmarks keep the default kernels above 10^5 rows/s).
 DEFAULT_LANDMARKS = DefaultLandmarks(high=256)
 
 

@@ -81,7 +81,8 @@ from ..kernel_collection import KernelCollection, as_collection
 from ..kernels import Kernel, get_kernel
 from ..persistence import persistable, save
 from ..sources import SourceLike, as_rows, as_source, scaled
-from ..two_sample import DEFAULT_COLLECTION
+from ..two_sample import DEFAULT_COLLECTION, DEFAULT_RULE
+from ..two_sample.rules import RULES
 from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights, reference_margin
 from ._reference import POOL, BettingReference, read_reference
 from .results import SequentialResult
@@ -92,10 +93,11 @@ DELTA_SHARE = 10
 
 def kernel_choice(kernel: object) -> tuple[Kernel | KernelCollection, bool]:
     """(one kernel or a collection, whether the median Gaussian is added) for ``kernel``:
-    "auto" the default test's kernels (the two-sample test's collection and the median
-    Gaussian), a Kernel or name, a KernelCollection or list; radial kernels only."""
+    "auto" the default two-sample test's kernels (its collection, and the median Gaussian
+    when its rule adds one), a Kernel or name, a KernelCollection or list; radial kernels
+    only."""
     if isinstance(kernel, str) and kernel == "auto":
-        return DEFAULT_COLLECTION, True
+        return DEFAULT_COLLECTION, RULES[DEFAULT_RULE].adds_median
     collection = as_collection(kernel)
     if collection is not None:
         return collection, False
@@ -121,9 +123,10 @@ class SequentialDriftTest:
     alpha : float, default=0.05
         The false-alarm probability over the whole stream.
     kernel : "auto", Kernel, str, KernelCollection or list, default="auto"
-        "auto": the default two-sample test's kernels (Gaussian and Laplacian at two
-        bandwidths and the median Gaussian: five), one bettor each, their wealths
-        averaged (no bandwidth to choose); a kernel or collection: those. Radial kernels.
+        "auto": the default two-sample test's kernels (``two_sample.DEFAULT_COLLECTION``,
+        and the median Gaussian when the default rule adds it), one bettor each, their
+        wealths averaged (no bandwidth to choose); a kernel or collection: those. Radial
+        kernels.
         Bandwidths from their own reference rows (at most 1000).
     n_landmarks : int or None
         m, drawn uniformly from the reference; None: ceil(sqrt(N) log sqrt(N)) for its N

@@ -61,7 +61,7 @@ class SequentialTwoSampleTest:
     ----------
     alpha : float, default=0.05
     kernel : "auto", Kernel, str, KernelCollection or list, default="auto"
-        As :class:`SequentialDriftTest`'s: by default the default two-sample test's five
+        As :class:`SequentialDriftTest`'s: by default the default two-sample test's
         kernels, their bettors' wealths averaged. Bandwidths from the burn-in rows.
     n_landmarks : int or None
         m, drawn from the 2 ``burn_in`` pooled burn-in rows; None: the paper's m for them,
