@@ -134,6 +134,7 @@ def run_level(streams: int, n_rows: int, threads: int) -> None:
                     "n_ref": n_ref,
                     "seed": seed,
                     "rows": n_rows,
+                    "kernels": [repr(k) for k in test.kernels_],
                     "rejection_time": test.rejection_time_,
                     "max_log_wealth": peak,
                     "final_log_wealth": test.log_wealth_,
