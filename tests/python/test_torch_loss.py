@@ -385,8 +385,9 @@ def test_bad_arguments_are_named(rng) -> None:
         MMDLoss(ref, block_size=0)
     with pytest.raises(ValueError, match="is not the kernel of the reference"):
         MMDLoss(ref, nk.Gaussian(2.0))
-    with pytest.raises(ValueError, match="must be radial"):
-        MMDLoss(rng.normal(size=(100, 2)), nk.Linear(), n_landmarks=10)
+    for k in (nk.Linear(), nk.LaplacianL1()):  # the l1 Laplacian is radial, but not in the Euclidean distance
+        with pytest.raises(ValueError, match=f"Euclidean radial kernels .*not {type(k).__name__}"):
+            MMDLoss(rng.normal(size=(100, 2)), k, n_landmarks=10)
     with pytest.raises(nk.NotFittedError):
         MMDLoss(nk.NystromKME())
     with pytest.raises(ValueError, match="reference"):

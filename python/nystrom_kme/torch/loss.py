@@ -193,7 +193,10 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
                     "standardised units; fit it on rows scaled beforehand, and scale the batches alike"
                 )
             if k.name not in KERNELS:
-                raise ValueError(f"reference {i}: the kernel must be radial ({', '.join(KERNELS)}), got {k!r}")
+                raise ValueError(
+                    f"reference {i}: the loss computes the gradients of Euclidean radial kernels "
+                    f"({', '.join(KERNELS)}), not {k!r}"
+                )
             where = next((j for j, s in enumerate(seen) if s is support), None)
             if where is None:
                 where = len(seen)
