@@ -104,19 +104,21 @@ def mean_shift(n: int, d: int, shift: float, scale: float, rng: np.random.Genera
     return rng.normal(size=(n, d)), rng.normal(size=(n, d)) * scale + shift
 
 
-def blob_covariances(correlated: bool) -> np.ndarray:
+def blob_covariances(correlated: bool, strength: float = 1.0) -> np.ndarray:
     """The nine 2 x 2 covariances of the Blob problem (Liu et al. 2020): 0.03 I for X; for
-    Y the off-diagonal -0.02 - 0.002 i (i < 4), 0 (i = 4), 0.02 + 0.002 (i - 5) (i > 4)."""
+    Y the off-diagonal -0.02 - 0.002 i (i < 4), 0 (i = 4), 0.02 + 0.002 (i - 5) (i > 4),
+    times ``strength``."""
     cov = np.tile(np.eye(2) * 0.03, (9, 1, 1))
     if correlated:
         for i in range(9):
             rho = -0.02 - 0.002 * i if i < 4 else (0.0 if i == 4 else 0.02 + 0.002 * (i - 5))
-            cov[i, 0, 1] = cov[i, 1, 0] = rho
+            cov[i, 0, 1] = cov[i, 1, 0] = rho * strength
     return cov
 
 
-def blobs(n: int, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(X, Y), each (n, 2): blobs centred on the grid {0, 1, 2}^2, chosen uniformly."""
+def blobs(n: int, rng: np.random.Generator, h1: bool = True, strength: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y), each (n, 2): blobs centred on the grid {0, 1, 2}^2, chosen uniformly; Y's
+    correlations times ``strength``."""
 
     def sample(cov: np.ndarray) -> np.ndarray:
         which = rng.integers(0, 9, size=n)
@@ -124,12 +126,12 @@ def blobs(n: int, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray
         z = np.einsum("nij,nj->ni", chol[which], rng.normal(size=(n, 2)))
         return z + np.stack([which // 3, which % 3], axis=1)
 
-    return sample(blob_covariances(False)), sample(blob_covariances(h1))
+    return sample(blob_covariances(False)), sample(blob_covariances(h1, strength))
 
 
-def hdgm(n: int, d: int, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def hdgm(n: int, d: int, rng: np.random.Generator, h1: bool = True, rho: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """(X, Y), each (n, d): equal mixtures of N(0, I) and N(0.5 1, I); Y's modes have their
-    first two coordinates correlated +0.5 and -0.5 under H1 (Liu et al. 2020)."""
+    first two coordinates correlated +rho and -rho under H1 (Liu et al. 2020: 0.5)."""
 
     def sample(rho: tuple[float, float]) -> np.ndarray:
         mode = rng.integers(0, 2, size=n)
@@ -140,17 +142,24 @@ def hdgm(n: int, d: int, rng: np.random.Generator, h1: bool = True) -> tuple[np.
             out[rows, 1] = r * z[rows, 0] + np.sqrt(1 - r * r) * z[rows, 1]
         return out + 0.5 * mode[:, None]
 
-    return sample((0.0, 0.0)), sample((0.5, -0.5) if h1 else (0.0, 0.0))
+    return sample((0.0, 0.0)), sample((rho, -rho) if h1 else (0.0, 0.0))
 
 
-def heavy_tails(n: int, d: int, nu: float, rng: np.random.Generator, h1: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def heavy_tails(
+    n: int, d: int, nu: float, rng: np.random.Generator, h1: bool = True, frac: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """X ~ N(0, I_d), Y ~ a multivariate t with nu degrees of freedom scaled to covariance
-    I_d (same mean and covariance; only the tails differ)."""
+    I_d (same mean and covariance; only the tails differ); with ``frac`` < 1, Y's rows are
+    that t with probability ``frac``, else N(0, I_d)."""
     X = rng.normal(size=(n, d))
     if not h1:
         return X, rng.normal(size=(n, d))
     t = rng.normal(size=(n, d)) / np.sqrt(rng.chisquare(nu, size=(n, 1)) / nu)
-    return X, t * np.sqrt((nu - 2) / nu)
+    Y = t * np.sqrt((nu - 2) / nu)
+    if frac < 1.0:
+        keep = rng.uniform(size=n) >= frac
+        Y[keep] = rng.normal(size=(int(keep.sum()), d))
+    return X, Y
 
 
 _DIGITS: tuple[np.ndarray, np.ndarray] | None = None

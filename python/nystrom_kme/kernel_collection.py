@@ -6,12 +6,15 @@ code): Gaussian and Laplacian kernels at 10 bandwidths each, evenly spaced from 
 5% quantile to twice the 95% quantile of the pairwise distances of the pooled sample.
 ``grid="geometric"`` spaces the same range geometrically, as MMDAgg does (Schrab et al.,
 JMLR 2023; without its absolute floors of 0.1 and 0.3, which assume unit-scale data).
+``grid="narrow"`` spaces bandwidths geometrically from the same lower end up to the median
+distance (the median heuristic's): the default test's kernels (issue 42).
 Each family's grid comes from the distances its kernel is a function of
 (``Kernel.metric``): Euclidean for the Gaussian and the (Euclidean) Laplacian, l1 for
-:class:`~nystrom_kme.LaplacianL1` (FUSE's Laplace kernel), all from the same subset of
-rows. One difference from those papers, label-blind so the tests keep their level: the
-distances are those of a random subset of at most ``subset`` pooled rows (all pairs of
-n = 10^6 rows are out of reach).
+:class:`~nystrom_kme.LaplacianL1`, all from the same subset of rows. An l1 family is
+MMD-FUSE's Laplace kernel exp(-sqrt(2) ||x - y||_1 / s) at the grid's s (as its code and
+MMDAgg's), i.e. ``LaplacianL1(s / sqrt(2))``. One difference from those papers,
+label-blind so the tests keep their level: the distances are those of a random subset of
+at most ``subset`` pooled rows (all pairs of n = 10^6 rows are out of reach).
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ FAMILIES = ("gaussian", "laplacian")
 N_BANDWIDTHS = 10
 #: The quantiles of the pairwise distances the grid spans (then widened by 2 each way).
 GRID_QUANTILES = (0.05, 0.95)
-GRIDS = ("fuse", "geometric")
+GRIDS = ("fuse", "geometric", "narrow")
+#: MMD-FUSE's Laplace kernel is exp(-sqrt(2) ||x - y||_1 / s) at the grid's s (its code, as
+#: MMDAgg's): an l1 family's kernels are LaplacianL1(s / L1_FACTOR).
+L1_FACTOR = math.sqrt(2.0)
 
 
 def distance_statistics(distances: np.ndarray) -> tuple[float, float, float]:
@@ -74,7 +80,8 @@ def distance_statistics(distances: np.ndarray) -> tuple[float, float, float]:
 def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse") -> np.ndarray:
     """Bandwidths from half the 5% quantile to twice the 95% quantile of ``distances``
     (see :func:`distance_statistics`), evenly (``"fuse"``, as MMD-FUSE's code) or
-    geometrically (``"geometric"``) spaced.
+    geometrically (``"geometric"``) spaced; ``"narrow"``: geometrically from half the 5%
+    quantile to the median (one bandwidth: the lower end).
 
     Examples
     --------
@@ -82,13 +89,19 @@ def bandwidth_grid(distances: np.ndarray, n_bandwidths: int, grid: str = "fuse")
     >>> from nystrom_kme.kernel_collection import bandwidth_grid
     >>> bandwidth_grid(np.arange(1.0, 101.0), 3).tolist()      # 6 / 2 ... 96 * 2
     [3.0, 97.5, 192.0]
+    >>> bandwidth_grid(np.arange(1.0, 101.0), 3, "narrow").round(3).tolist()   # 3 ... the median 50.5
+    [3.0, 12.309, 50.5]
     """
-    _, q_low, q_high = distance_statistics(distances)
-    return _grid_between(q_low, q_high, n_bandwidths, grid)
+    return _grid_between(distance_statistics(distances), n_bandwidths, grid)
 
 
-def _grid_between(q_low: float, q_high: float, n_bandwidths: int, grid: str) -> np.ndarray:
-    low, high = q_low / 2, q_high * 2
+def _grid_between(statistics: tuple[float, float, float], n_bandwidths: int, grid: str) -> np.ndarray:
+    """The grid of n_bandwidths from (median, 5%, 95%) distance quantiles; one bandwidth:
+    the geometric middle of the range ("fuse", "geometric") or its lower end ("narrow")."""
+    median, q_low, q_high = statistics
+    low, high = q_low / 2, (median if grid == "narrow" else q_high * 2)
+    if n_bandwidths == 1:
+        return np.array([low if grid == "narrow" else math.sqrt(low * high)])
     if grid == "fuse":
         return np.linspace(low, high, n_bandwidths)
     return np.geomspace(low, high, n_bandwidths)
@@ -107,14 +120,17 @@ class KernelCollection:
     kernels : sequence of str or Kernel, default=("gaussian", "laplacian")
         Radial kernels: names or Kernel instances. Those whose bandwidth is "median"
         (every name) get the grid, from the distances of their metric (l1 for
-        ``"laplacian_l1"``, Euclidean otherwise); those with a numeric bandwidth are used
-        as given.
+        ``"laplacian_l1"``, Euclidean otherwise; an l1 family at s / sqrt(2) for each s of
+        the grid, MMD-FUSE's Laplace kernel); those with a numeric bandwidth are used as
+        given.
     n_bandwidths : int, default=10
         Bandwidths per kernel family on the grid (>= 1; 1 puts it at the grid's
-        geometric middle).
-    grid : {"fuse", "geometric"}, default="fuse"
-        Even spacing from half the 5% to twice the 95% distance quantile (MMD-FUSE) or
-        geometric spacing of the same range (as MMDAgg).
+        geometric middle, or for ``"narrow"`` at its lower end).
+    grid : {"fuse", "geometric", "narrow"}, default="fuse"
+        Even spacing from half the 5% to twice the 95% distance quantile (MMD-FUSE),
+        geometric spacing of the same range (as MMDAgg), or geometric spacing from half
+        the 5% quantile to the median distance (the default test's: the median-bandwidth
+        kernel is the grid's upper end).
     subset : int, default=1000
         Pooled rows (drawn at random, without replacement, label-blind) whose pairwise
         distances set the grid.
@@ -169,6 +185,19 @@ class KernelCollection:
         return all(k.is_resolved for k in self.families)
 
     @property
+    def n_kernels(self) -> int:
+        """How many kernels the collection holds once resolved (``n_bandwidths`` per family
+        that takes the grid, one per kernel with a numeric bandwidth).
+
+        Examples
+        --------
+        >>> import nystrom_kme as nk
+        >>> nk.KernelCollection(("gaussian", nk.Laplacian(1.0)), n_bandwidths=3).n_kernels
+        4
+        """
+        return sum(1 if k.is_resolved else self.n_bandwidths for k in self.families)
+
+    @property
     def kernels(self) -> tuple[Kernel, ...]:
         """The kernels, in order (families with a grid expand once resolved)."""
         if not self.is_resolved:
@@ -219,6 +248,8 @@ class KernelCollection:
         if not with_median:
             return resolved
         median, _, _ = distance_statistics(distances["euclidean"])
+        if Gaussian(median) in resolved.kernels:  # the "narrow" grid's upper end: no second copy
+            return resolved
         return KernelCollection([*resolved, Gaussian(median)])
 
     def distances(self, X: SourceLike, random_state: RandomStateLike = None, metric: str = "euclidean") -> np.ndarray:
@@ -250,8 +281,8 @@ class KernelCollection:
         >>> import numpy as np, nystrom_kme as nk
         >>> kc = nk.KernelCollection(("gaussian", "laplacian_l1"), n_bandwidths=2)
         >>> d = {"euclidean": np.arange(1.0, 101.0), "l1": 2 * np.arange(1.0, 101.0)}
-        >>> [k.bandwidth for k in kc.with_distances(d)]
-        [3.0, 192.0, 6.0, 384.0]
+        >>> [round(k.bandwidth, 3) for k in kc.with_distances(d)]   # l1: s / sqrt(2)
+        [3.0, 192.0, 4.243, 271.529]
         """
         if not isinstance(distances, Mapping):
             distances = {"euclidean": np.asarray(distances)}
@@ -262,24 +293,20 @@ class KernelCollection:
                 f"{[k.name for k in self.families if k.metric in missing and not k.is_resolved]}: "
                 f"a mapping {{metric: distances}} for the metrics {self.metrics}"
             )
-        quantiles = {}
-        for metric in self.metrics:
-            _, q_low, q_high = distance_statistics(distances[metric])
-            quantiles[metric] = (q_low, q_high)
+        quantiles = {metric: distance_statistics(distances[metric]) for metric in self.metrics}
         return self._with_quantiles(quantiles)
 
-    def _with_quantiles(self, quantiles: Mapping[str, tuple[float, float]]) -> KernelCollection:
-        """Every grid set from its metric's 5% and 95% distance quantiles (bandwidth_grid)."""
+    def _with_quantiles(self, quantiles: Mapping[str, tuple[float, float, float]]) -> KernelCollection:
+        """Every grid set from its metric's median, 5% and 95% distance quantiles
+        (bandwidth_grid)."""
         kernels: list[Kernel] = []
         for k in self.families:
             if k.is_resolved:
                 kernels.append(k)
                 continue
-            q_low, q_high = quantiles[str(k.metric)]
-            bandwidths = _grid_between(q_low, q_high, max(self.n_bandwidths, 2), self.grid)
-            if self.n_bandwidths == 1:
-                bandwidths = np.array([math.sqrt(bandwidths[0] * bandwidths[-1])])
-            kernels.extend(k.with_bandwidth(float(b)) for b in bandwidths)
+            bandwidths = _grid_between(quantiles[str(k.metric)], self.n_bandwidths, self.grid)
+            scale = 1.0 / L1_FACTOR if k.metric == "l1" else 1.0
+            kernels.extend(k.with_bandwidth(float(b) * scale) for b in bandwidths)
         return KernelCollection(kernels)
 
     def summary(self) -> str:
@@ -331,6 +358,7 @@ __all__ = [
     "FAMILIES",
     "GRIDS",
     "GRID_SUBSET",
+    "L1_FACTOR",
     "N_BANDWIDTHS",
     "KernelCollection",
     "as_collection",

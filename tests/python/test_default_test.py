@@ -1,6 +1,8 @@
-"""two_sample_test's default (kernel="auto": MMD-FUSE over four kernels or the median
-Gaussian, the smaller p-value) and the edges of issue 27, each checked against an
-independent reference or a property that a wrong implementation breaks."""
+"""two_sample_test's default (kernel="auto": the largest standardised MMD^2 over Gaussian
+and l1 Laplacian kernels at three bandwidths from the grid's lower end to the median,
+issue 42), the previous default ("fuse+median", issue 27) a keyword away, and the edges of
+issue 27, each checked against an independent reference or a property that a wrong
+implementation breaks."""
 
 from __future__ import annotations
 
@@ -9,68 +11,116 @@ import math
 
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist, pdist
 from scipy.stats import binom
 
 import nystrom_kme as nk
 from nystrom_kme.two_sample.rules import fuse_and_median, log_mean_exp
 
 
+def _dense_gram(A, B, kernel):
+    """k(A, B) from its formula (numpy and scipy only)."""
+    if kernel.family == "LaplacianL1":
+        return np.exp(-cdist(A, B, "cityblock") / kernel.bandwidth)
+    d2 = cdist(A, B, "sqeuclidean")
+    if kernel.family == "Gaussian":
+        return np.exp(-d2 / (2 * kernel.bandwidth**2))
+    return np.exp(-np.sqrt(d2) / kernel.bandwidth)
+
+
 def _dense_mmd2_u(X, Y, kernel):
-    """Unbiased MMD^2 from full kernel matrices (numpy only)."""
-
-    def k(A, B):
-        d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
-        if kernel.family == "Gaussian":
-            return np.exp(-d2 / (2 * kernel.bandwidth**2))
-        return np.exp(-np.sqrt(d2) / kernel.bandwidth)
-
+    """Unbiased MMD^2 from full kernel matrices."""
     n1, n2 = len(X), len(Y)
-    Kx, Ky, Kxy = k(X, X), k(Y, Y), k(X, Y)
+    Kx, Ky, Kxy = _dense_gram(X, X, kernel), _dense_gram(Y, Y, kernel), _dense_gram(X, Y, kernel)
     return (Kx.sum() - np.trace(Kx)) / (n1 * (n1 - 1)) + (Ky.sum() - np.trace(Ky)) / (n2 * (n2 - 1)) - 2 * Kxy.mean()
+
+
+def _fuse_order_statistics(d):
+    """MMD-FUSE's code: zeros counted as the median, the order statistics at floor(0.05 len)
+    and floor(0.95 len)."""
+    d = np.sort(np.where(d == 0, np.median(d), d))
+    return d[int(math.floor(0.05 * d.size))], d[int(math.floor(0.95 * d.size))]
 
 
 # --------------------------------------------------------------------------- the default
 
 
-def test_the_default_is_fuse_over_four_kernels_and_the_median_gaussian():
+def test_the_default_is_maxz_over_gaussian_and_l1_kernels_from_the_grids_lower_end_to_the_median():
+    """Six kernels: Gaussians at half the 5% distance quantile, the median distance and
+    their geometric middle; MMD-FUSE's l1 Laplace kernels exp(-sqrt(2) ||x - y||_1 / s) at
+    the same three points of the l1 distances (all 270 rows < 1000: no draw)."""
     rng = np.random.default_rng(0)
     X, Y = rng.normal(size=(150, 3)), rng.normal(size=(120, 3)) + 0.4
     res = nk.two_sample_test(X, Y, n_permutations=49, random_state=0)
-    assert isinstance(res, nk.AggregatedTestResult) and res.aggregation == "fuse+median"
-    fam = [k.family for k in res.kernels]
-    assert fam == ["Gaussian", "Gaussian", "Laplacian", "Laplacian", "Gaussian"]
-    # the last kernel is the median heuristic's of the pooled rows (all 270 < 1000: no draw)
-    from scipy.spatial.distance import pdist
-
-    assert res.kernels[-1].bandwidth == pytest.approx(np.median(pdist(np.concatenate([X, Y]))), rel=1e-12)
-    # the grid's ends: half the 5% and twice the 95% order statistics (MMD-FUSE's code)
-    d = np.sort(pdist(np.concatenate([X, Y])))
-    low, high = d[int(math.floor(0.05 * d.size))] / 2, d[int(math.floor(0.95 * d.size))] * 2
-    assert [k.bandwidth for k in res.kernels[:2]] == pytest.approx([low, high], rel=1e-12)
+    assert isinstance(res, nk.AggregatedTestResult) and res.aggregation == "maxz"
+    assert [k.family for k in res.kernels] == ["Gaussian"] * 3 + ["LaplacianL1"] * 3
+    Z = np.concatenate([X, Y])
+    for metric, kernels, scale in (("euclidean", res.kernels[:3], 1.0), ("cityblock", res.kernels[3:], np.sqrt(2))):
+        d = pdist(Z, metric)
+        low, median = _fuse_order_statistics(d)[0] / 2, np.median(d)
+        expected = [low, np.sqrt(low * median), median]
+        assert [k.bandwidth * scale for k in kernels] == pytest.approx(expected, rel=1e-12)
+    assert res.kernels[2] == nk.Gaussian(nk.median_distance(Z))  # the median heuristic's kernel
     assert res.pvalue < 0.05 and res.reject
 
 
-def test_exact_default_is_the_minimum_of_two_dense_permutation_pvalues():
-    """method="exact": each kernel's unbiased MMD^2 of the observed split is the dense one,
-    and the p-value is that of -min(p_FUSE, p_median) over the splits nk.random_splits
-    replays, computed here from dense matrices."""
+def test_exact_default_is_the_largest_standardised_statistic_of_dense_matrices():
+    """method="exact": each kernel's unbiased MMD^2 of every split nk.random_splits replays,
+    from dense matrices; z_k = (U_k - mean) / sd over the splits; F = max_k z_k; the
+    p-value (1 + #{b: F_b >= F_0}) / (B + 1)."""
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(40, 2)), rng.normal(size=(30, 2)) * 1.3
     B = 39
     res = nk.two_sample_test(X, Y, method="exact", n_permutations=B, random_state=4)
+    Z = np.concatenate([X, Y])
+    splits = nk.random_splits(len(X), len(Y), B, random_state=4)  # (N, B + 1) first-sample masks
+    U = np.array([[_dense_mmd2_u(Z[s], Z[~s], k) for s in splits.T] for k in res.kernels])
+    np.testing.assert_allclose(res.kernel_statistics, U[:, 0], rtol=1e-9, atol=1e-13)
+    z = (U - U.mean(axis=1, keepdims=True)) / U.std(axis=1, keepdims=True)
+    F = z.max(axis=0)
+    assert res.statistic == pytest.approx(F[0], rel=1e-8)
+    assert res.pvalue == pytest.approx((1 + np.sum(F[1:] >= F[0] - 1e-12)) / (B + 1))
+    assert res.kernel_pvalues.tolist() == [np.mean(u >= u[0] - 1e-15) for u in U]
+
+
+def test_the_l1_kernels_see_a_variance_change_in_two_of_a_hundred_coordinates():
+    """The case that brought the l1 kernels in (issue 42): over 30 paired repetitions
+    (n = 200, every test exact) the default rejects more often than the previous default
+    (Euclidean kernels only; 24 and 9 of 30 when written, the paired SE about 3.5)."""
+    wins = {"default": 0, "previous": 0}
+    for r in range(30):
+        rng = np.random.default_rng([4242, r])
+        X, Y = rng.normal(size=(200, 100)), rng.normal(size=(200, 100))
+        Y[:, :2] *= 1.8
+        for name, aggregation in (("default", None), ("previous", "fuse+median")):
+            res = nk.two_sample_test(X, Y, aggregation=aggregation, n_permutations=99, random_state=r, effect=False)
+            wins[name] += res.pvalue <= 0.05
+    assert wins["default"] >= wins["previous"] + 10, wins
+
+
+def test_the_previous_default_is_a_keyword_away_and_the_minimum_of_two_dense_pvalues():
+    """aggregation="fuse+median" with kernel="auto": issue 27's default (FUSE over the
+    Gaussian and Laplacian grids' ends, and the median Gaussian, the smaller of two
+    p-values). method="exact": each kernel's unbiased MMD^2 of the observed split is the
+    dense one, and the p-value is that of -min(p_FUSE, p_median) over the splits
+    nk.random_splits replays, computed here from dense matrices."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(30, 2)) * 1.3
+    B = 39
+    res = nk.two_sample_test(X, Y, aggregation="fuse+median", method="exact", n_permutations=B, random_state=4)
+    assert [k.family for k in res.kernels] == ["Gaussian", "Gaussian", "Laplacian", "Laplacian", "Gaussian"]
+    Z = np.concatenate([X, Y])
+    low, high = _fuse_order_statistics(pdist(Z))
+    assert [k.bandwidth for k in res.kernels[:2]] == pytest.approx([low / 2, 2 * high], rel=1e-12)
+    assert res.kernels[-1].bandwidth == pytest.approx(np.median(pdist(Z)), rel=1e-12)
     for k, u in zip(res.kernels, res.kernel_statistics):
         assert u == pytest.approx(_dense_mmd2_u(X, Y, k), rel=1e-9, abs=1e-13)
     # replay every split densely
-    Z = np.concatenate([X, Y])
     splits = nk.random_splits(len(X), len(Y), B, random_state=4)  # (N, B + 1) first-sample masks
     U = np.array([[_dense_mmd2_u(Z[s], Z[~s], k) for s in splits.T] for k in res.kernels])
     n = min(len(X), len(Y))
     # FUSE's scores use ||K_0||_F from a subsample; with 70 rows it is every row
-    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
-    frob = []
-    for k in res.kernels:
-        K = np.exp(-sq / (2 * k.bandwidth**2)) if k.family == "Gaussian" else np.exp(-np.sqrt(sq) / k.bandwidth)
-        frob.append(math.sqrt((K * K).sum() - len(Z)))
+    frob = [math.sqrt((_dense_gram(Z, Z, k) ** 2).sum() - len(Z)) for k in res.kernels]
     S = n * (n - 1) * math.sqrt(n * (n - 1)) * U / np.array(frob)[:, None]
     F = log_mean_exp(S[:-1])
     pF = np.array([(F >= f).mean() for f in F])
@@ -100,8 +150,8 @@ def test_level_of_the_default_over_repetitions():
 def test_the_default_keeps_the_median_kernels_power_on_a_mean_shift():
     """A plain mean shift in d = 10, where MMD-FUSE alone is weak: over 40 paired
     repetitions (n = 300: every test exact) the default rejects more often than FUSE over
-    its 20 kernels (21 and 14 of 40 when written; the expected gap ~10, its paired SE ~3)
-    and about as often as the median kernel alone (24)."""
+    its 20 kernels and about as often as the median kernel alone (the expected gap to
+    FUSE ~10, its paired SE ~3)."""
     wins = {"default": 0, "fuse": 0, "median": 0}
     kernels = {"default": "auto", "fuse": nk.KernelCollection(), "median": "gaussian"}
     for r in range(40):
@@ -220,15 +270,16 @@ def test_coinciding_rows_and_a_change_of_units_leave_the_test_unchanged(kw):
 
 
 def test_the_named_kernel_is_the_one_whose_pvalue_decided():
-    """fuse+median: the red team's case, the median Gaussian decided but "strongest
-    evidence" named a Laplacian with a larger marginal p-value. Over shifts where either
-    component can decide, the named kernel's marginal p-value is the deciding p-value
-    (-statistic) whenever the median kernel decided, and the effect uses that kernel."""
+    """fuse+median (the previous default): the red team's case, the median Gaussian decided
+    but "strongest evidence" named a Laplacian with a larger marginal p-value. Over shifts
+    where either component can decide, the named kernel's marginal p-value is the deciding
+    p-value (-statistic) whenever the median kernel decided, and the effect uses that
+    kernel."""
     rng = np.random.default_rng(13)
     seen_median = 0
     for rep in range(12):
         X, Y = rng.normal(size=(150, 5)), rng.normal(size=(150, 5)) + 0.15
-        res = nk.two_sample_test(X, Y, n_permutations=39, random_state=rep)
+        res = nk.two_sample_test(X, Y, aggregation="fuse+median", n_permutations=39, random_state=rep)
         k = res.dominant
         assert res.effect is not None and res.effect.kernel == res.kernels[k]
         if res.kernel_pvalues[-1] <= -res.statistic + 1e-12:  # the median Gaussian's p-value decided
@@ -247,7 +298,11 @@ def test_saved_results_that_contradict_their_rule_are_refused():
 
     rng = np.random.default_rng(14)
     res = nk.two_sample_test(
-        rng.normal(size=(80, 2)), rng.normal(size=(80, 2)) + 0.8, n_permutations=19, random_state=0
+        rng.normal(size=(80, 2)),
+        rng.normal(size=(80, 2)) + 0.8,
+        aggregation="fuse+median",
+        n_permutations=19,
+        random_state=0,
     )
     forged = json.loads(res.to_json())
     other = next(i for i in range(len(res.kernels)) if res.kernels[i] != res.kernels[res.dominant])
@@ -350,26 +405,33 @@ def test_the_default_takes_the_certified_m_of_its_narrowest_kernel_and_numpy_sca
     res = nk.two_sample_test(
         X, Y, n_landmarks="auto", n_permutations=np.int64(19), alpha=np.float32(0.05), random_state=0
     )
-    assert res.aggregation == "fuse+median" and 2 <= res.n_landmarks <= 1200
+    assert res.aggregation == "maxz" and 2 <= res.n_landmarks <= 1200
     assert res.alpha == pytest.approx(0.05) and res.n_permutations == 19
 
 
 def test_an_explicit_aggregation_with_auto_takes_the_methods_own_collection():
+    """kernel="auto" with "fuse" or "mmdagg": MMD-FUSE's 20 kernels; "maxz": the default
+    itself; "fuse+median": the previous default's five."""
     rng = np.random.default_rng(10)
     X, Y = rng.normal(size=(50, 2)), rng.normal(size=(50, 2))
-    for aggregation in ("fuse", "mmdagg", "maxz"):
+    for aggregation, size in (("fuse", 20), ("mmdagg", 20), ("maxz", 6), ("fuse+median", 5)):
         res = nk.two_sample_test(X, Y, aggregation=aggregation, n_permutations=9, random_state=0)
-        assert res.aggregation == aggregation and len(res.kernels) == 20
+        assert res.aggregation == aggregation and len(res.kernels) == size
 
 
 def test_a_saved_default_result_loads_and_contradictions_are_refused(tmp_path):
+    """The default's and the previous default's results load as saved; a file that
+    contradicts its rule is refused by name."""
     rng = np.random.default_rng(11)
-    res = nk.two_sample_test(rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 1, n_permutations=19, random_state=0)
-    path = tmp_path / "r.json"
-    res.save(path)
-    back = nk.load(path)
-    assert back.statistic == res.statistic and back.kernels == res.kernels and back.effect == res.effect
-    data = json.loads(path.read_text())
+    X, Y = rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 1
+    for aggregation in (None, "fuse+median"):
+        res = nk.two_sample_test(X, Y, aggregation=aggregation, n_permutations=19, random_state=0)
+        path = tmp_path / "r.json"
+        res.save(path)
+        back = nk.load(path)
+        assert back.statistic == res.statistic and back.kernels == res.kernels and back.effect == res.effect
+        assert back.explain() == res.explain() and back.dominant == res.dominant
+    data = json.loads(path.read_text())  # the previous default's
     B = res.n_permutations
     for change, match in (
         # -min(p_FUSE, p_median) cannot lie below -p_median
@@ -380,3 +442,9 @@ def test_a_saved_default_result_loads_and_contradictions_are_refused(tmp_path):
         (tmp_path / "bad.json").write_text(json.dumps(dict(data, **change)))
         with pytest.raises(nk.FileFormatError, match=match):
             nk.load(tmp_path / "bad.json")
+    res = nk.two_sample_test(X, Y, n_permutations=19, random_state=0)
+    res.save(path)
+    data = json.loads(path.read_text())  # the default's: every z-score within sqrt(B)
+    (tmp_path / "bad.json").write_text(json.dumps(dict(data, null_distribution=[9.0] * B)))
+    with pytest.raises(nk.FileFormatError, match="outside what 'maxz' can give"):
+        nk.load(tmp_path / "bad.json")

@@ -186,7 +186,7 @@ def test_reproducible_saved_and_loaded(tmp_path, ref, detector):
     back = nk.load(path)
     a, b, c = detector.predict(X), back.predict(X), twin.predict(X)
     assert a.pvalue == b.pvalue == c.pvalue and a.statistic == b.statistic == c.statistic
-    assert back.kernels_ == detector.kernels_ and back.rule_ == "fuse+median"
+    assert back.kernels_ == detector.kernels_ and back.rule_ == nk.two_sample.DEFAULT_RULE
 
 
 def test_float32_and_streamed_references(tmp_path, ref):

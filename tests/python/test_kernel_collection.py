@@ -55,8 +55,9 @@ def test_the_grid_is_set_from_a_random_subset_and_only_those_rows_are_read():
 
 def test_l1_families_take_their_grid_from_l1_distances_of_the_same_rows():
     """Issue 42: a LaplacianL1 family's grid is FUSE's rule on the l1 (cityblock) distances,
-    the Euclidean families' on the Euclidean ones, both of the one subset of rows read; the
-    median Gaussian from the Euclidean distances."""
+    its kernel MMD-FUSE's exp(-sqrt(2) ||x - y||_1 / s) (its code's kernel_matrix), the
+    Euclidean families' grid on the Euclidean distances, both of the one subset of rows
+    read; the median Gaussian from the Euclidean distances."""
     rng = np.random.default_rng(11)
     Z = rng.normal(size=(3000, 4))
     taken = []
@@ -73,10 +74,16 @@ def test_l1_families_take_their_grid_from_l1_distances_of_the_same_rows():
     rows = Z[taken[0]]
     assert [type(k).__name__ for k in r] == ["Gaussian"] * 3 + ["LaplacianL1"] * 3 + ["Gaussian"]
     np.testing.assert_allclose([k.bandwidth for k in r][:3], fuse_grid(pdist(rows), 3), rtol=1e-12)
-    np.testing.assert_allclose([k.bandwidth for k in r][3:6], fuse_grid(pdist(rows, "cityblock"), 3), rtol=1e-12)
+    fuse_l1 = fuse_grid(pdist(rows, "cityblock"), 3)
+    a, b = rows[:5], rows[5:9]
+    l1 = np.abs(a[:, None] - b[None]).sum(-1)
+    for k, s in zip(list(r)[3:6], fuse_l1):
+        np.testing.assert_allclose(k(a, b), np.exp(-np.sqrt(2) * l1 / s), rtol=1e-12)
     assert r[6].bandwidth == pytest.approx(np.median(pdist(rows)), rel=1e-12)
     only_l1 = KernelCollection(("laplacian_l1",), n_bandwidths=2).resolve(Z[:200], random_state=0)
-    np.testing.assert_allclose([k.bandwidth for k in only_l1], fuse_grid(pdist(Z[:200], "cityblock"), 2), rtol=1e-12)
+    np.testing.assert_allclose(
+        [k.bandwidth * np.sqrt(2) for k in only_l1], fuse_grid(pdist(Z[:200], "cityblock"), 2), rtol=1e-12
+    )
 
 
 def test_with_distances_needs_each_metric_of_the_grid():
@@ -85,7 +92,7 @@ def test_with_distances_needs_each_metric_of_the_grid():
     with pytest.raises(ValueError, match="l1 distances of the families \\['laplacian_l1'\\]"):
         kc.with_distances(d)
     r = kc.with_distances({"euclidean": d, "l1": 3 * d})
-    assert [k.bandwidth for k in r] == [3.0, 192.0, 9.0, 576.0]
+    np.testing.assert_allclose([k.bandwidth for k in r], [3.0, 192.0, 9.0 / np.sqrt(2), 576.0 / np.sqrt(2)])
     assert KernelCollection(("gaussian",)).with_distances(d) == KernelCollection(("gaussian",)).with_distances(
         {"euclidean": d}
     )

@@ -26,6 +26,7 @@ from ..two_sample import (
     EXACT_FEATURES,
     EXACT_ROWS,
     METHODS,
+    PREVIOUS_DEFAULT,
 )
 from ..two_sample.rules import RULES
 from .about import cmd_demo, cmd_info
@@ -367,9 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the kernels of a collection combine: "
         + "; ".join(f"'{name}': {rule.description}" for name, rule in RULES.items())
         + f" (default: '{DEFAULT_RULE}', the library's default test over "
-        f"{len(DEFAULT_COLLECTION.families) * DEFAULT_COLLECTION.n_bandwidths + RULES[DEFAULT_RULE].adds_median} "
-        f"kernels; '{COLLECTION_RULE}' with --kernels); alone it takes MMD-FUSE's grid of "
-        f"{len(FAMILIES) * N_BANDWIDTHS} kernels",
+        f"{DEFAULT_COLLECTION.n_kernels + RULES[DEFAULT_RULE].adds_median} "
+        f"kernels; '{COLLECTION_RULE}' with --kernels); alone, "
+        + " and ".join(f"'{a}'" for a in AGGREGATIONS if a not in (DEFAULT_RULE, PREVIOUS_DEFAULT[0]))
+        + f" take MMD-FUSE's grid of {len(FAMILIES) * N_BANDWIDTHS} kernels and '{PREVIOUS_DEFAULT[0]}' runs "
+        f"the previous default over {PREVIOUS_DEFAULT[1].n_kernels + RULES[PREVIOUS_DEFAULT[0]].adds_median} kernels",
     )
     p.add_argument(
         "--kernels",

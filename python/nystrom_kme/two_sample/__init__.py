@@ -5,13 +5,12 @@
     rule) -> permutation p-value -> effect size -> result
 
 :func:`two_sample_test` is the one entry point. With ``kernel="auto"`` (the default) it
-takes the smaller of two p-values from the same permutations: MMD-FUSE over four kernels
-(local differences) and the median-bandwidth Gaussian (mean shifts), the choice with the
-smallest worst-case shortfall against the best fixed one over the 19 problems measured
-(docs/user_guide/mmd.rst, bench/RESULTS.md, issue 27: at most 0.11 below the best
-where each fixed choice loses 0.15 to 0.95 somewhere), at 1.1 to 2 times the cost of one
-kernel (measured from 10^3 to 10^6 rows per sample). One kernel (``kernel="gaussian"``:
-the median heuristic) and MMD-FUSE's or MMDAgg's aggregation stay a keyword away.
+takes the largest standardised MMD^2 of six kernels, Gaussian and l1 Laplacian at three
+bandwidths each from the lower end of MMD-FUSE's grid to the median distance, one
+aggregation over one collection chosen by power on the widened suite of issue 42
+(docs/user_guide/mmd.rst, bench/RESULTS.md). One kernel (``kernel="gaussian"``: the median
+heuristic), MMD-FUSE's or MMDAgg's aggregation and the previous default
+(``aggregation="fuse+median"``) stay a keyword away.
 
 Modules, in the order the data flows: ``_arguments`` (every check, and the default rule
 and collection), ``_plan`` (the canonical order, the kernels, the landmarks through the
@@ -40,7 +39,15 @@ from ..landmark_search import AutoLandmarks
 from ..sampling import SamplerLike
 from ..sources import SourceLike, as_source_pair, concatenate, scaled
 from . import _statistics
-from ._arguments import COLLECTION_RULE, DEFAULT_COLLECTION, DEFAULT_RULE, METHODS, check_arguments, given_kernels
+from ._arguments import (
+    COLLECTION_RULE,
+    DEFAULT_COLLECTION,
+    DEFAULT_RULE,
+    METHODS,
+    PREVIOUS_DEFAULT,
+    check_arguments,
+    given_kernels,
+)
 from ._decision import decide
 from ._effect import effect_size, interval
 from ._plan import DEFAULT_LANDMARKS, EXACT_FEATURES, EXACT_ROWS, exact_rows, make_plan, swapped
@@ -120,18 +127,23 @@ def two_sample_test(
 ) -> TwoSampleResult | AggregatedTestResult:
     """Permutation test of H0: X and Y come from the same distribution.
 
-    **The default** (``kernel="auto"``, ``aggregation="fuse+median"``) runs two tests on
-    the same permutations and keeps the smaller p-value: MMD-FUSE over Gaussian and
-    Laplacian kernels at the two ends of its bandwidth grid (half the 5% and twice the 95%
-    quantile of the pooled sample's distances; FUSE's soft maximum leans on the narrow
-    kernels, which see local differences: perturbations, mixtures, blobs), and the
-    median-bandwidth Gaussian (the kernel that sees a plain mean shift, where FUSE loses
-    up to 0.3 of power). The minimum of the two marginal p-values is itself calibrated by
-    the permutations, so the level stays exact. Over the 19 problems of bench/power.py it
-    is the choice with the smallest worst-case shortfall against the best fixed one
-    (median kernel, FUSE, MMDAgg, exact FUSE: docs/user_guide/mmd.rst, "Level, power and
-    the default"; at most 0.11 below the best, mean 0.04), at 1.1 to 2 times the
-    single-kernel test's time (10^3 to 10^6 rows per sample, d = 10).
+    **The default** (``kernel="auto"``, ``aggregation="maxz"``) is one permutation test
+    over six kernels: Gaussian and l1 Laplacian (MMD-FUSE's Laplace kernel) at three
+    bandwidths each, geometrically from the lower end of MMD-FUSE's grid (half the 5%
+    quantile of the pooled sample's distances) to the median distance. The narrow kernels
+    see local differences (perturbations, mixtures, dependence), the median Gaussian a
+    plain shift, the l1 kernels a change in a few coordinates of many; the statistic is
+    the largest of the six MMD^2 in units of each one's permutation spread, compared with
+    the same maximum over the same permutations, so the level is exact. Over the 22
+    problems of the widened suite (bench/problems_wide.py, 500 rows per sample, 100
+    repetitions) it is at most 0.12 and on average 0.04 below the best fixed choice (the
+    median Gaussian, MMD-FUSE and MMDAgg over 20 kernels, exact MMD-FUSE over its published
+    20, the previous default), where each fixed choice loses 0.25 to 0.92 somewhere
+    (docs/user_guide/mmd.rst, "Level, power and the default"). Above the exact limit the
+    narrowest kernel of each family takes at least 4096 landmarks ("How many landmarks").
+    ``aggregation="fuse+median"`` with ``kernel="auto"`` runs the previous default (issue
+    27: the smaller of MMD-FUSE's p-value over the Gaussian and Laplacian grid ends and the
+    median Gaussian's).
 
     **One kernel** (``kernel`` a Kernel or a name, e.g. ``"gaussian"``: the median
     bandwidth on the pooled sample): the Nyström test of Chatalic, Letizia, Schreuder and
@@ -143,9 +155,9 @@ def two_sample_test(
     ``aggregation`` "fuse" (the default for a collection: MMD-FUSE's soft maximum of
     MMD^2 / ||K_0||_F), "mmdagg" (MMDAgg's smallest marginal p-value), "maxz" (the largest
     standardised MMD^2) or "fuse+median" (the collection's FUSE and the median Gaussian).
-    ``kernel="auto"`` with an aggregation other than "fuse+median" takes MMD-FUSE's own 20
-    kernels. ``method="exact"`` computes every statistic from the full kernel matrices over
-    single rows (O(N^2 (d + B)) per kernel).
+    ``kernel="auto"`` with "fuse" or "mmdagg" takes MMD-FUSE's own 20 kernels, with
+    "fuse+median" the previous default's five. ``method="exact"`` computes every
+    statistic from the full kernel matrices over single rows (O(N^2 (d + B)) per kernel).
 
     Parameters
     ----------
@@ -162,13 +174,14 @@ def two_sample_test(
         m (Nyström only, 1 <= m; above the pooled rows capped at them with a warning, as
         every entry point does); None: the paper's sqrt(N) log sqrt(N) for N pooled rows,
         kept between 1024 and 3000 (fewer lost power on local differences, more costs
-        minutes at 10^6 rows: the user guide, "How many landmarks").
+        minutes at 10^6 rows: the user guide, "How many landmarks"), and for the default
+        test's narrowest kernel of each family at least 4096 (at most N).
         "auto": the certified search of :mod:`nystrom_kme.landmark_search` on the pooled
         sample (label-blind), for the collection's narrowest kernel.
     n_permutations : int, default=200
-    aggregation : {"fuse+median", "fuse", "mmdagg", "maxz"} or None
-        How a collection's kernels combine (None: "fuse+median" for ``kernel="auto"``,
-        "fuse" for a collection given); not for one kernel.
+    aggregation : {"maxz", "fuse", "mmdagg", "fuse+median"} or None
+        How a collection's kernels combine (None: "maxz" for ``kernel="auto"``, "fuse" for
+        a collection given); not for one kernel.
     max_bins : int or None, default=2048
         A collection only: beyond this many pooled rows the Nyström permutations move random
         bins of s = ceil(N / max_bins) rows of one sample (n mod s rows of each dropped at
@@ -228,7 +241,7 @@ def two_sample_test(
     >>> X, Y = rng.normal(size=(3000, 2)), rng.normal(size=(3000, 2)) + 0.3
     >>> res = nk.two_sample_test(X, Y, n_permutations=99, random_state=0)
     >>> res.pvalue, res.reject, len(res.kernels), res.aggregation
-    (0.01, True, 5, 'fuse+median')
+    (0.01, True, 6, 'maxz')
     >>> one = nk.two_sample_test(X, Y, kernel="gaussian", n_permutations=99, random_state=0)
     >>> one.pvalue, one.kernel.family
     (0.01, 'Gaussian')
@@ -267,7 +280,15 @@ def two_sample_test(
     total = len(plan.kernels) if several else n1 + n2
     bar = progress_bar(total, progress, f"{plan.method} two-sample test" + (", kernels" if several else ""))
     stats = _statistics.permuted(
-        Z, plan.kernels, plan.landmarks, plan.spec, plan.binning, several, nt, None if bar is None else bar.update
+        Z,
+        plan.kernels,
+        plan.landmarks,
+        plan.spec,
+        plan.binning,
+        several,
+        nt,
+        None if bar is None else bar.update,
+        plan.kernel_landmarks,
     )
     if bar is not None:
         if not several and plan.landmarks is None:
@@ -285,10 +306,12 @@ def two_sample_test(
         variance = 4.0 * (stats.witness[j, 0] / n_x + stats.witness[j, 1] / n_y) + float(U[j].std()) ** 2
         found = interval(plan.kernels[j], float(U[j, 0]), variance)
     elif effect and plan.landmarks is not None and stats.observed is not None:
+        L = plan.landmarks_of(j)
+        assert L is not None
         found = effect_size(
             sx,
             sy,
-            plan.landmarks,
+            L,
             plan.kernels[j],
             float(U[j, 0]),
             float(U[j].std()),
@@ -357,6 +380,7 @@ __all__ = [
     "EXACT_FEATURES",
     "EXACT_ROWS",
     "METHODS",
+    "PREVIOUS_DEFAULT",
     "AggregatedTestResult",
     "Effect",
     "TwoSampleResult",

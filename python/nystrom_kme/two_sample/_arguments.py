@@ -27,14 +27,19 @@ from ._statistics import DEFAULT_MAX_BINS, MIN_BINS_PER_SAMPLE
 from .rules import AGGREGATIONS, ONE_KERNEL, RULES, Rule
 
 METHODS = ("auto", "nystrom", "exact")
-#: The aggregation of ``kernel="auto"``.
-DEFAULT_RULE = "fuse+median"
+#: The aggregation of ``kernel="auto"``: the largest standardised MMD^2 (issue 42: one rule
+#: over one collection, chosen by power on the widened suite, docs/user_guide/mmd.rst).
+DEFAULT_RULE = "maxz"
 #: The aggregation of a collection given by the caller.
 COLLECTION_RULE = "fuse"
-#: The collection of ``kernel="auto"``: Gaussian and Laplacian kernels at the two ends of
-#: MMD-FUSE's bandwidth grid, to which "fuse+median" adds the median Gaussian (in the
-#: study of issue 27 these four had the power of FUSE's twenty: bench/RESULTS.md).
-DEFAULT_COLLECTION = KernelCollection(("gaussian", "laplacian"), n_bandwidths=2, grid="fuse")
+#: The collection of ``kernel="auto"``: Gaussian and l1 Laplacian (MMD-FUSE's Laplace)
+#: kernels at three bandwidths each, geometrically from the lower end of MMD-FUSE's grid
+#: (half the 5% distance quantile) to the median distance: the narrow kernels see local
+#: differences, the median Gaussian a shift, the l1 ones a change in a few coordinates.
+DEFAULT_COLLECTION = KernelCollection(("gaussian", "laplacian_l1"), n_bandwidths=3, grid="narrow")
+#: The previous default (issue 27; results saved with it load as before): "fuse+median"
+#: over Gaussian and Laplacian kernels at the two ends of MMD-FUSE's grid.
+PREVIOUS_DEFAULT = ("fuse+median", KernelCollection(("gaussian", "laplacian"), n_bandwidths=2, grid="fuse"))
 
 
 @dataclass(frozen=True)
@@ -71,19 +76,21 @@ def kernels_and_rule(kernel: object, aggregation: object) -> tuple[Kernel | None
     """(one kernel or None, a collection or None, the rule, whether it is the default test)
     from ``kernel`` and ``aggregation``; ValueError naming the bad one.
 
-    ``kernel="auto"`` is the default test (``DEFAULT_COLLECTION``, "fuse+median"); with
+    ``kernel="auto"`` is the default test (``DEFAULT_COLLECTION``, "maxz"); with
     another aggregation named, that method's own collection (the 20 kernels of MMD-FUSE's
     grid). A collection (or list) takes "fuse" by default; one kernel takes no aggregation.
 
     >>> single, coll, rule, default = kernels_and_rule("auto", None)
-    >>> single, coll.is_resolved, rule, default
-    (None, False, Rule('fuse+median'), True)
+    >>> single, coll.n_kernels, rule, default
+    (None, 6, Rule('maxz'), True)
     """
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
     if isinstance(kernel, str) and kernel == "auto":
         name = DEFAULT_RULE if aggregation is None else str(aggregation)
-        return None, DEFAULT_COLLECTION if name == DEFAULT_RULE else KernelCollection(), RULES[name], True
+        if name == DEFAULT_RULE:
+            return None, DEFAULT_COLLECTION, RULES[name], True
+        return None, PREVIOUS_DEFAULT[1] if name == PREVIOUS_DEFAULT[0] else KernelCollection(), RULES[name], True
     collection = as_collection(kernel)
     if collection is not None:
         return None, collection, RULES[COLLECTION_RULE if aggregation is None else str(aggregation)], False
@@ -191,6 +198,7 @@ __all__ = [
     "DEFAULT_MAX_BINS",
     "DEFAULT_RULE",
     "METHODS",
+    "PREVIOUS_DEFAULT",
     "Arguments",
     "check_arguments",
     "check_landmarks",

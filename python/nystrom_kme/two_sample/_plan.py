@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._landmark_plan import DefaultLandmarks, plan_landmarks
+from .._landmark_plan import DefaultLandmarks, distinct_rows, plan_landmarks
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, resolve_kernel
 from ..permutation import SplitSpec
@@ -45,6 +45,9 @@ EXACT_FEATURES = 20
 EXACT_D0 = 168
 MIN_LANDMARKS = 1024
 MAX_LANDMARKS = 3000
+#: The default test's narrowest kernel of each family takes at least this many landmarks
+#: above the exact limit (landmarks_by_kernel).
+NARROW_LANDMARKS = 4096
 #: The tests' default m (the rule of every Nyström test and detector, this range).
 DEFAULT_LANDMARKS = DefaultLandmarks(MIN_LANDMARKS, MAX_LANDMARKS)
 #: Rows compared (at fixed positions) to order two samples of equal size.
@@ -69,6 +72,10 @@ class Plan:
         The bins the permutations move (None: single rows, streamed).
     spec : SplitSpec
         The random splits of the units.
+    kernel_landmarks : tuple of int or None
+        Each kernel's landmarks: the first ``kernel_landmarks[j]`` rows of ``landmarks``
+        (their distinct rows; the default test above the exact limit,
+        :func:`landmarks_by_kernel`); None: every kernel takes all of ``landmarks``.
     """
 
     kernels: list[Kernel]
@@ -78,6 +85,13 @@ class Plan:
     landmarks: np.ndarray | None
     binning: Binning | None
     spec: SplitSpec
+    kernel_landmarks: tuple[int, ...] | None = None
+
+    def landmarks_of(self, j: int) -> np.ndarray | None:
+        """Kernel j's landmarks (None for the exact method)."""
+        if self.landmarks is None or self.kernel_landmarks is None:
+            return self.landmarks
+        return distinct_rows(np.ascontiguousarray(self.landmarks[: self.kernel_landmarks[j]]))
 
 
 def swapped(sx: RowSource, sy: RowSource) -> bool:
@@ -134,14 +148,37 @@ def make_plan(args: Arguments, sx: RowSource, sy: RowSource, Z: RowSource, seed:
             max_bins = min(max_bins, max(DEFAULT_MIN_BINS, 2 * N // len(kernels)))
         binning = make_binning(n1, n2, max_bins, rng)
     landmarks = None
-    if method != "exact":  # label-blind: the search for the narrowest kernel, or m rows drawn
-        wanted = args.auto if args.auto is not None else args.n_landmarks
+    counts = None
+    wanted = args.auto if args.auto is not None else args.n_landmarks
+    if method != "exact" and args.default and wanted is None and args.sampler is None:
+        # the default test: each kernel the landmarks its bandwidth needs, nested uniform draws
+        counts = landmarks_by_kernel(kernels, N)
+        landmarks = np.ascontiguousarray(Z.take(rng.choice(N, size=max(counts), replace=False)))
+    elif method != "exact":  # label-blind: the search for the narrowest kernel, or m rows drawn
         landmarks = plan_landmarks(
             Z, kernels, wanted, args.sampler, rng, args.n_threads, default=DEFAULT_LANDMARKS, rows="the {n} pooled rows"
         )
     units = (n1, n2) if binning is None else (binning.n1, binning.n2)
     spec = SplitSpec(units[0], units[1], args.n_permutations, seed)
-    return Plan(kernels, collection, args.rule, method, landmarks, binning, spec)
+    return Plan(kernels, collection, args.rule, method, landmarks, binning, spec, counts)
+
+
+def landmarks_by_kernel(kernels: list[Kernel], n_rows: int) -> tuple[int, ...]:
+    """The default test's landmarks per kernel for N pooled rows above the exact limit:
+    ``DEFAULT_LANDMARKS(N)`` for each kernel, and at least NARROW_LANDMARKS (at most N)
+    for the narrowest kernel of each family (its grid's lower end), whose effective
+    dimension is the largest (issue 42: bench/RESULTS.md, docs/user_guide/mmd.rst).
+
+    >>> import nystrom_kme as nk
+    >>> landmarks_by_kernel([nk.Gaussian(0.5), nk.Gaussian(2.0), nk.LaplacianL1(0.7)], 12_000)
+    (4096, 1024, 4096)
+    """
+    m = DEFAULT_LANDMARKS(n_rows)
+    narrowest: dict[str, float] = {}
+    for k in kernels:
+        narrowest[k.family] = min(narrowest.get(k.family, math.inf), float(k.bandwidth))
+    wide = min(n_rows, max(m, NARROW_LANDMARKS))
+    return tuple(wide if float(k.bandwidth) == narrowest[k.family] else m for k in kernels)
 
 
 def default_landmarks(n_rows: int) -> int:
@@ -184,6 +221,7 @@ __all__ = [
     "ORDER_ROWS",
     "Plan",
     "default_landmarks",
+    "landmarks_by_kernel",
     "make_plan",
     "resolved_method",
     "swapped",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import _core
+from .._landmark_plan import distinct_rows
 from .._validation import common_dtype
 from ..kernels import KINDS, Kernel
 from ..permutation import SplitSpec, nystrom_quadratic_forms, nystrom_statistics
@@ -97,8 +98,9 @@ class PermutedStatistics:
         The rows on each side of a split (the units permuted times ``bin_size``).
     bin_size : int
         Rows per unit.
-    observed : ndarray (K, m) or None
-        Nyström: K(L, X) 1 / n1 - K(L, Y) 1 / n2, the effect's s.
+    observed : ndarray (K, m), list of K arrays (m_j,), or None
+        Nyström: K(L, X) 1 / n1 - K(L, Y) 1 / n2, the effect's s (each kernel's own
+        landmarks: a list).
     witness : ndarray (K, 2) or None
         Exact: Var_X f, Var_Y f of the witness, the effect's.
     n_pooled : int or None
@@ -110,7 +112,7 @@ class PermutedStatistics:
     U: np.ndarray | None
     n_rows: tuple[int, int]
     bin_size: int = 1
-    observed: np.ndarray | None = None
+    observed: np.ndarray | list[np.ndarray] | None = None
     witness: np.ndarray | None = None
     n_pooled: int | None = None
 
@@ -310,17 +312,49 @@ def permuted(
     several: bool,
     nt: int,
     progress: Progress | None,
+    counts: tuple[int, ...] | None = None,
 ) -> PermutedStatistics:
     """Every kernel's statistics for every split of a plan: exact (no landmarks), one
-    kernel's label weights streamed, or a collection's (by bins, or streamed single rows);
+    kernel's label weights streamed, or a collection's (by bins, or streamed single rows;
+    ``counts``: kernel j on the distinct rows among the first counts[j] landmarks);
     MMD-FUSE's normaliser over every pooled row."""
     if landmarks is None:
         stats = exact(Z, kernels, spec, nt, progress)
     elif not several:
         stats = nystrom_single(Z, landmarks, kernels[0], spec, nt, progress)
-    else:
+    elif counts is None:
         stats = nystrom_collection(Z, landmarks, kernels, spec, binning, nt, progress)
+    else:
+        stats = _by_landmarks(Z, landmarks, counts, kernels, spec, binning, nt, progress)
     return replace(stats, n_pooled=Z.count_rows())
+
+
+def _by_landmarks(
+    Z: RowSource,
+    landmarks: np.ndarray,
+    counts: tuple[int, ...],
+    kernels: list[Kernel],
+    spec: SplitSpec,
+    binning: Binning | None,
+    nt: int,
+    progress: Progress | None,
+) -> PermutedStatistics:
+    """nystrom_collection for each group of kernels sharing a landmark count, on the
+    distinct rows among the first that many landmarks; the same splits and bins for all."""
+    T = np.empty((len(kernels), spec.n_columns))
+    U = np.empty_like(T)
+    observed: list[np.ndarray] = [np.empty(0)] * len(kernels)
+    part = None
+    for count in sorted(set(counts)):
+        idx = [j for j, c in enumerate(counts) if c == count]
+        L = distinct_rows(np.ascontiguousarray(landmarks[:count]))
+        part = nystrom_collection(Z, L, [kernels[j] for j in idx], spec, binning, nt, progress)
+        assert part.U is not None and part.observed is not None
+        T[idx], U[idx] = part.T, part.U
+        for row, j in enumerate(idx):
+            observed[j] = part.observed[row]
+    assert part is not None
+    return PermutedStatistics(T, U, part.n_rows, part.bin_size, observed)
 
 
 def mean_squares(rows: np.ndarray, kernels: list[Kernel], nt: int) -> np.ndarray:
