@@ -21,6 +21,8 @@ stopped anywhere resumes where it stopped; ``--report`` prints the tables from t
   same false-alarm probability, 0.05, measured), and the reference algorithm of the
   papers (plain numpy, its witness over every past row: O(t) per step; one Gaussian
   kernel, paired with held-out rows, ONS) on the first ``--short`` rows.
+* ``--betting``: the delays of ``--delay``'s drifts (``--reps`` streams each, from the start
+  and late) for the betting fraction by ONS, by aGRAPA and by their mixture (the default).
 * ``--speed``: rows per second of ``update`` at d = 10, m = 256 (one kernel and the
   default five), in blocks of 10^4 rows, in blocks of 100 and one row per call, 1 and 2
   threads; the compiled loop alone.
@@ -398,12 +400,11 @@ def run_delay(reps: int, late: int, short: int, threads: int, window: int = WIND
                     if (kind, start, method, rep) in done:
                         continue
                     t0 = time.perf_counter()
+                    extra: dict[str, Any] = {}
                     if method == "sequential":
-                        at = (
-                            nk.SequentialDriftTest(reference, random_state=rep, n_threads=threads)
-                            .update(X)
-                            .rejection_time
-                        )
+                        test = nk.SequentialDriftTest(reference, random_state=rep, n_threads=threads)
+                        at = test.update(X).rejection_time
+                        extra["kernels"] = [repr(k) for k in test.kernels_]
                     elif method == name:
                         at = _first_alarm(online_max(online, X), online.threshold_)
                     elif method == "reference-algorithm":
@@ -426,6 +427,7 @@ def run_delay(reps: int, late: int, short: int, threads: int, window: int = WIND
                             "delay": None if at is None else at - start,
                             "seconds": time.perf_counter() - t0,
                             "load": load_average(),
+                            **extra,
                         },
                     )
                     print("delay", kind, start, method, rep, None if at is None else at - start, flush=True)
@@ -472,6 +474,49 @@ def report_delay() -> None:
                 d = [x["delay"] for x in r if x["delay"] is not None]
                 q = np.percentile(d, [25, 50, 75]) if d else [math.nan] * 3
                 cells.append(f"{q[1]:.0f} [{q[0]:.0f}, {q[2]:.0f}] {len(d)}/{len(r)}")
+            print(f"| {kind} | {start} | " + " | ".join(cells) + " |")
+
+
+# --------------------------------------------------------------------------- betting fraction
+
+
+def run_betting(reps: int, late: int, threads: int) -> None:
+    """The betting fraction's rule (ONS, aGRAPA, their mixture) on the delay study's drifts,
+    from the start and after ``late`` null rows (one reference of DELAY_REF rows)."""
+    import nystrom_kme as nk
+
+    path = OUT / "sequential_betting.jsonl"
+    done = {(r["drift"], r["start"], r["betting"], r["rep"]) for r in results(path)}
+    reference = np.random.default_rng(4545).standard_normal((DELAY_REF, DELAY_DIM))
+    for rep in range(reps):
+        for kind in DRIFTS:
+            for start in (0, late):
+                rng = np.random.default_rng([4552, rep, DRIFTS.index(kind), start])
+                X = np.concatenate([rng.standard_normal((start, DELAY_DIM)), drifted(rng, kind, DELAY_AFTER)])
+                for betting in ("ons", "agrapa", "mixture"):
+                    if (kind, start, betting, rep) in done:
+                        continue
+                    test = nk.SequentialDriftTest(reference, betting=betting, random_state=rep, n_threads=threads)
+                    at = test.update(X).rejection_time
+                    rec = {"drift": kind, "start": start, "betting": betting, "rep": rep}
+                    append(path, {**rec, "delay": None if at is None else at - start, "load": load_average()})
+                    print("betting", kind, start, betting, rep, None if at is None else at - start, flush=True)
+
+
+def report_betting() -> None:
+    rows = results(OUT / "sequential_betting.jsonl")
+    if not rows:
+        return
+    print("\nBetting fraction: detection delay, median over streams (detected/streams)")
+    print("| drift | change at | ONS | aGRAPA | mixture (default) |")
+    print("|---|---|---|---|---|")
+    for kind in DRIFTS:
+        for start in sorted({r["start"] for r in rows}):
+            cells = []
+            for betting in ("ons", "agrapa", "mixture"):
+                r = [x for x in rows if x["drift"] == kind and x["start"] == start and x["betting"] == betting]
+                d = [x["delay"] for x in r if x["delay"] is not None]
+                cells.append(f"{np.median(d):.0f} ({len(d)}/{len(r)})" if d else f"- (0/{len(r)})")
             print(f"| {kind} | {start} | " + " | ".join(cells) + " |")
 
 
@@ -605,7 +650,7 @@ def report_looks(figure: bool) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for flag in ("level", "nulls", "delay", "speed", "memory", "looks", "report"):
+    for flag in ("level", "nulls", "delay", "betting", "speed", "memory", "looks", "report"):
         p.add_argument(f"--{flag}", action="store_true")
     p.add_argument("--streams", type=int, default=2000)
     p.add_argument("--rows", type=int, default=100_000)
@@ -626,6 +671,9 @@ def main() -> None:
         run_nulls(args.streams, args.rows, args.threads)
     if args.delay:
         run_delay(args.reps, args.late, args.short, args.threads, args.window)
+    if args.betting:
+        run_betting(args.reps, args.late, args.threads)
+        report_betting()
     if args.speed:
         run_speed(args.threads)
     if args.memory:
@@ -638,6 +686,7 @@ def main() -> None:
         report_level()
         report_nulls()
         report_delay()
+        report_betting()
 
 
 if __name__ == "__main__":
