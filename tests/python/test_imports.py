@@ -158,3 +158,26 @@ def test_the_checker_finds_what_it_must(tmp_path):
     assert imports.private_modules == [("demo.a", "demo.sub._hidden")]  # demo.sub may, so may demo.sub's
     assert circles(imports.edges) == [["demo.a", "demo.b", "demo.c"]]  # c's import is inside a function
     assert imports.edges["demo.sub"] == {"demo._shared", "demo.sub._hidden"}
+
+
+def test_the_package_and_its_demo_need_only_its_dependencies():
+    """`pip install .` brings numpy, cmeel-eigen, threadpoolctl and tqdm: importing the
+    package and running the main job need nothing else (scipy, pandas, matplotlib,
+    scikit-learn and torch are extras; a module-level `import scipy.fft` once crept in)."""
+    import subprocess
+    import sys
+
+    blocked = ("scipy", "pandas", "matplotlib", "sklearn", "torch", "dask", "h5py", "zarr", "pyarrow")
+    code = (
+        "import sys\n"
+        f"for name in {blocked!r}: sys.modules[name] = None\n"
+        "import numpy as np, nystrom_kme as nk\n"
+        "rng = np.random.default_rng(0)\n"
+        "x = rng.normal(size=(300, 2)); y = x + rng.normal(size=(300, 2))\n"
+        "assert nk.independence_test(x[:, :1], y[:, :1], random_state=0).pvalue < 0.05\n"
+        "assert nk.two_sample_test(x, y + 1.0, random_state=0).pvalue < 0.05\n"
+        "from nystrom_kme.demo import run_demo\n"
+        "run_demo(200, [10], 0, say=None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr

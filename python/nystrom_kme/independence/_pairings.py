@@ -20,9 +20,9 @@ bin (cache-resident): the whole null costs O(n Q_X Q_Y log s), n x n never forme
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
-import scipy.fft as sfft
 
 from .._validation import RandomStateLike, check_positive_int, check_random_state
 from ..sources.base import Progress
@@ -81,12 +81,12 @@ def cross_products(
 ) -> np.ndarray:
     """D_b = sum_i F_X[i] F_Y[pair_b(i)]^T for every pairing b, (B + 1, Q_X, Q_Y): per bin the
     cross-correlation of the two blocks over every shift (real FFTs along contiguous rows,
-    scipy.fft on ``n_threads`` workers), the B + 1 drawn shifts picked and summed over the
-    bins in bin order."""
+    scipy.fft on ``n_threads`` workers where installed, else numpy.fft), the B + 1 drawn
+    shifts picked and summed over the bins in bin order."""
     QX, QY = FX.shape[1], FY.shape[1]
     D = np.zeros((QX, QY, shifts.shape[1]))
     dtype = np.float32 if FX.shape[0] > FLOAT32_ROWS else np.float64
-    workers = n_threads if n_threads > 0 else (os.cpu_count() or 1)
+    rfft, irfft = _real_ffts(n_threads if n_threads > 0 else (os.cpu_count() or 1))
     for rows, t in zip(bins, shifts):
         s = rows.size
         A, B = FX[rows].T.astype(dtype), FY[rows].T.astype(dtype)  # (Q, s): each feature's row contiguous
@@ -94,15 +94,26 @@ def cross_products(
             for b, shift in enumerate(t):
                 D[:, :, b] += A @ np.roll(B, -int(shift), axis=1).T
         else:
-            Ah = sfft.rfft(A, axis=-1, workers=workers)
-            Bh = sfft.rfft(B, axis=-1, workers=workers)
+            Ah, Bh = rfft(A), rfft(B)
             # corr[t] = sum_i A[:, i] B[:, (i + t) mod s]^T = IDFT(conj(Ah) Bh)[t]
-            corr = sfft.irfft(np.conj(Ah)[:, None, :] * Bh[None, :, :], n=s, axis=-1, workers=workers)
+            corr = irfft(np.conj(Ah)[:, None, :] * Bh[None, :, :], s)
             D += corr[:, :, t]
         if progress is not None:
             progress(s)
     out: np.ndarray = np.ascontiguousarray(D.transpose(2, 0, 1))
     return out
+
+
+def _real_ffts(workers: int) -> tuple[Callable[..., np.ndarray], Callable[..., np.ndarray]]:
+    """The real FFT and its inverse along the last axis: scipy's on ``workers`` threads when
+    scipy is installed (it is not a dependency of the package), else numpy's."""
+    try:
+        import scipy.fft as sfft
+    except ImportError:
+        return (lambda a: np.fft.rfft(a, axis=-1)), (lambda a, n: np.fft.irfft(a, n=n, axis=-1))
+    return (lambda a: sfft.rfft(a, axis=-1, workers=workers)), (
+        lambda a, n: sfft.irfft(a, n=n, axis=-1, workers=workers)
+    )
 
 
 def pair_statistics(D: np.ndarray, grams_x: np.ndarray, grams_y: np.ndarray, n: int) -> np.ndarray:
