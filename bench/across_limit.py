@@ -247,7 +247,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", nargs="*", default=None, help="problem-n, e.g. copula-d20-6000")
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--report-min", type=int, default=10)
+    ap.add_argument("--cost", type=int, nargs="*", default=None, help="n per sample: the cost table")
+    ap.add_argument("--narrow", type=int, nargs="*", default=[1024, 2048, 4096, 8192])
+    ap.add_argument("--cost-runs", type=int, default=1)
+    ap.add_argument("--d", type=int, default=20)
     args = ap.parse_args(argv)
+    if args.cost is not None:
+        cost(args.cost or [6000, 20_000], args.d, args.narrow, args.cost_runs)
+        return 0
     if args.report:
         report(args.report_min)
         return 0
@@ -256,6 +263,66 @@ def main(argv: list[str] | None = None) -> int:
         cells = [c for c in cells if f"{c[0]}-{c[1]}" in args.cells]
     run(args.reps, cells, args.jobs)
     return 0
+
+
+# --------------------------------------------------------------------------- cost
+
+_COST_CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+import nystrom_kme as nk
+from nystrom_kme.two_sample import _plan
+n, d, which, narrow = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+_plan.NARROW_LANDMARKS = narrow
+rng = np.random.default_rng(0)
+X, Y = rng.uniform(size=(n, d)), rng.uniform(size=(n, d))
+kw = {"random_state": 0, "n_threads": 1, "effect": False}
+if which == "single":
+    kw["kernel"] = "gaussian"
+elif which == "exact":
+    kw["method"] = "exact"
+nk.two_sample_test(X[:300], Y[:300], **kw)  # warm-up
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+cpu, wall = time.process_time(), time.perf_counter()
+res = nk.two_sample_test(X, Y, **kw)
+cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"cpu": cpu, "wall": wall, "peak_mb": peak / 1024, "growth_mb": (peak - base) / 1024,
+                  "m": res.n_landmarks, "method": res.method}))
+"""
+
+
+def cost(ns: list[int], d: int, narrows: list[int], runs: int) -> None:
+    """CPU seconds (one thread, so that a shared machine's load moves wall time, not these)
+    and peak memory of the single-kernel test, the default with its narrow kernels on each
+    of ``narrows`` landmarks, and the default run exact, each call in a fresh process."""
+    import statistics
+    import subprocess
+    import sys
+
+    print(f"\n## Cost across the exact limit, d = {d}, B = 200, one thread ({utc_now()}; {machine()})\n")
+    print("| n per sample | test | narrow m | m reported | CPU s | ratio to single | peak MB |")
+    print("|---|---|---|---|---|---|---|")
+    for n in ns:
+        rows = [("single", 0)] + [("default", m) for m in narrows] + ([("exact", 0)] if 2 * n <= 40_000 else [])
+        got: dict[tuple[str, int], list[dict]] = {r: [] for r in rows}
+        for _ in range(runs):
+            for which, m in rows:  # alternated: the same load for all
+                out = subprocess.run(
+                    [sys.executable, "-c", _COST_CHILD, str(n), str(d), which, str(m)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                got[(which, m)].append(json.loads(out.stdout))
+        single = statistics.median(r["cpu"] for r in got[("single", 0)])
+        for (which, m), runs_ in got.items():
+            cpu = statistics.median(r["cpu"] for r in runs_)
+            print(
+                f"| {n} | {which} | {m or ''} | {runs_[0]['m']} | {cpu:.2f} | {cpu / single:.2f} | "
+                f"{statistics.median(r['peak_mb'] for r in runs_):.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

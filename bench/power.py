@@ -56,7 +56,7 @@ import numpy as np
 
 from bench.harness import OUT, machine, utc_now
 from bench.problems import SUITE, SUITE_N
-from bench.problems_wide import LARGE, LARGE_N, WIDE, WIDE_N
+from bench.problems_wide import LARGE, LARGE_N, SUITE42, WIDE, WIDE_N
 
 RESULTS = OUT / "power_suite.jsonl"
 ALPHA = 0.05
@@ -77,9 +77,10 @@ METHODS = {
     "previous": "previous default (m = max(256, paper's))",
     "sqrt": "Nystrom, m = max(1024, 2 sqrt(N))",
     "fuse-median": "the default's rule over 20 kernels",
+    "previous-default": "issue 27's default (aggregation='fuse+median')",
 }
 #: The problems of each section, and their cells (problem -> n per sample).
-PROBLEMS = {"suite": SUITE, "level": SUITE, "wide": WIDE, "scale": LARGE}
+PROBLEMS = {"suite": SUITE, "level": SUITE, "wide": WIDE, "scale": LARGE, "level42": SUITE42}
 CELLS = {"suite": SUITE_N, "wide": WIDE_N, "scale": LARGE_N}
 #: The fixed choices the default is held against.
 REFERENCES = ("median", "fuse", "mmdagg", "fuse-exact")
@@ -92,6 +93,20 @@ LEVEL_CELLS = (
     ("perturbed-d1", 6000),
     ("mixture", 6000),
     ("hdgm", 6000),
+)
+
+
+#: H0 problems of --level42 (issue 42's default): (problem, n per sample); at 500 the exact
+#: test (with ties: Poisson counts; duplicates: digits; d = 100), beyond 10^4 pooled rows
+#: the Nystrom branch with its landmarks by kernel
+LEVEL42_CELLS = (
+    ("perturbed-d1", 500),
+    ("poisson-d3", 500),
+    ("sparse-variance-d100", 500),
+    ("digits-mix", 500),
+    ("copula-d20", 6000),
+    ("poisson-d3", 6000),
+    ("copula-d20", 20_000),
 )
 
 
@@ -114,6 +129,8 @@ def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
     kw = {"random_state": seed, "n_threads": 1, "effect": False}
     if method == "default":
         return nk.two_sample_test(X, Y, **kw).pvalue
+    if method == "previous-default":  # issue 27's, a keyword away since issue 42
+        return nk.two_sample_test(X, Y, aggregation="fuse+median", **kw).pvalue
     if method == "default-exact":
         return nk.two_sample_test(X, Y, method="exact", **kw).pvalue
     if method == "median":
@@ -140,7 +157,7 @@ def _pvalue(method: str, X: np.ndarray, Y: np.ndarray, seed: int) -> float:
 def run_rep(task: tuple) -> dict:
     """One repetition: every requested method on the same data; p-values and seconds."""
     section, problem, n, rep, methods = task
-    X, Y = _data(section, problem, n, rep, h1=section != "level")
+    X, Y = _data(section, problem, n, rep, h1=section not in ("level", "level42"))
     out = {"section": section, "problem": problem, "n": n, "rep": rep}
     for method in methods:
         start = time.perf_counter()
@@ -286,14 +303,14 @@ def report_suite(records: list[dict], section: str = "suite") -> None:
     )
 
 
-def report_level(records: list[dict]) -> None:
-    rows = [r for r in records if r["section"] == "level"]
+def report_level(records: list[dict], section: str = "level") -> None:
+    rows = [r for r in records if r["section"] == section]
     if not rows:
         return
-    print("\n## Level of the default (alpha = 0.05, H0)\n")
+    print(f"\n## Level of the default (alpha = 0.05, H0), {section}\n")
     print("| problem | n per sample | reps | default | default, exact | 95% binomial band |")
     print("|---|---|---|---|---|---|")
-    for problem, n in LEVEL_CELLS:
+    for problem, n in LEVEL_CELLS if section == "level" else LEVEL42_CELLS:
         sub = [r for r in rows if r["problem"] == problem and r["n"] == n]
         if not sub:
             continue
@@ -370,13 +387,18 @@ kw = single
 if which == "previous":
     from bench.power import previous_landmarks
     kw = {"method": "nystrom", "n_landmarks": previous_landmarks(2 * n)}
+if which == "old-default":  # issue 27's default as it ran before issue 42: one m for its five kernels
+    kw = {"kernel": nk.KernelCollection(("gaussian", "laplacian"), n_bandwidths=2), "aggregation": "fuse+median"}
+if which == "default-uniform":  # the default with one m for every kernel (no narrow landmarks)
+    from nystrom_kme.two_sample import _plan
+    _plan.NARROW_LANDMARKS = 0
 nk.two_sample_test(X[:200], Y[:200], random_state=0, **single)  # warm-up
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 res = nk.two_sample_test(X, Y, random_state=0, **kw)
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "growth_mb": (peak - base) / 1024,
+print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak / 1024, "growth_mb": (peak - base) / 1024,
                   "m": res.n_landmarks}))
 """
 
@@ -385,9 +407,9 @@ def sweep(ns: list[int], runs: int, against: str = "single") -> None:
     print(f"\n## Cost of the default against the {against} test ({utc_now()}; {machine()})\n")
     print(
         f"| n per sample | m ({against} / default) | {against} s | default s | ratio | "
-        f"{against} peak MB | default peak MB | ratio |"
+        f"{against} peak MB | default peak MB | ratio | {against} CPU s | default CPU s |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in ns:
         got: dict[str, list[dict]] = {against: [], "default": []}
         for _ in range(runs if n < 10**6 else 1):
@@ -398,10 +420,11 @@ def sweep(ns: list[int], runs: int, against: str = "single") -> None:
                 got[which].append(json.loads(out.stdout))
         t = {k: statistics.median(r["seconds"] for r in v) for k, v in got.items()}
         mem = {k: statistics.median(r["peak_mb"] for r in v) for k, v in got.items()}
+        cpu = {k: statistics.median(r.get("cpu", math.nan) for r in v) for k, v in got.items()}
         print(
             f"| {n} | {got[against][0]['m']} / {got['default'][0]['m']} | {t[against]:.3f} | {t['default']:.3f} | "
             f"{t['default'] / t[against]:.2f} | {mem[against]:.0f} | {mem['default']:.0f} | "
-            f"{mem['default'] / mem[against]:.2f} |",
+            f"{mem['default'] / mem[against]:.2f} | {cpu[against]:.2f} | {cpu['default']:.2f} |",
             flush=True,
         )
 
@@ -433,6 +456,7 @@ def main() -> None:
     ap.add_argument("--wide", action="store_true")
     ap.add_argument("--scale", action="store_true")
     ap.add_argument("--level", action="store_true")
+    ap.add_argument("--level42", action="store_true", help="issue 42's default under H0 (LEVEL42_CELLS)")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--figure", action="store_true")
     ap.add_argument("--exact-cost", action="store_true")
@@ -444,7 +468,9 @@ def main() -> None:
     ap.add_argument("--methods", nargs="*", default=None, help=f"--wide: a subset of {list(METHODS)}")
     ap.add_argument("--sweep-n", type=int, nargs="+", default=[10**3, 10**4, 10**5, 10**6])
     ap.add_argument("--sweep-runs", type=int, default=3)
-    ap.add_argument("--sweep-against", choices=("single", "previous"), default="single")
+    ap.add_argument(
+        "--sweep-against", choices=("single", "previous", "old-default", "default-uniform"), default="single"
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     print(f"# two_sample_test's default\n\n- {utc_now()}; {machine()}", flush=True)
@@ -457,6 +483,14 @@ def main() -> None:
         tasks = [
             ("level", p, n, r, ("default",) + (("default-exact",) if 2 * n <= EXACT_MAX else ()))
             for p, n in LEVEL_CELLS
+            if not args.cells or f"{p}-{n}" in args.cells
+            for r in range(args.level_reps)
+        ]
+        run_tasks(tasks, args.jobs)
+    if args.level42:
+        tasks = [
+            ("level42", p, n, r, ("default",))
+            for p, n in LEVEL42_CELLS
             if not args.cells or f"{p}-{n}" in args.cells
             for r in range(args.level_reps)
         ]
@@ -503,8 +537,9 @@ def main() -> None:
             args.jobs,
         )
     records = _records()
-    if args.level or args.suite or args.wide or args.scale or args.report:
+    if args.level or args.level42 or args.suite or args.wide or args.scale or args.report:
         report_level(records)
+        report_level(records, "level42")
         for section in ("suite", "wide", "scale"):
             report_suite(records, section)
     if args.rst:

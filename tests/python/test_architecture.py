@@ -48,7 +48,7 @@ def test_the_rows_name_files_that_exist():
             name = name.rstrip("`,;:)")
             if "." in name and "/" not in name and not name.startswith(("-", "_core", "nk.")) and " " not in name:
                 suffix = name.rsplit(".", 1)[1]
-                if suffix in {"py", "hpp", "inl", "cuh", "cpp", "sh", "md", "rst", "txt", "toml"}:
-                    if not (ROOT / folder / name).exists():
-                        missing.append(f"{folder}/{name}")
+                known = suffix in {"py", "hpp", "inl", "cuh", "cpp", "sh", "md", "rst", "txt", "toml"}
+                if known and not (ROOT / folder / name).exists():
+                    missing.append(f"{folder}/{name}")
     assert missing == []

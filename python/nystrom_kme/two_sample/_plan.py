@@ -16,7 +16,7 @@ from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, resolve_kernel
 from ..permutation import SplitSpec
 from ..sources import RowSource
-from ._arguments import Arguments
+from ._arguments import DEFAULT_COLLECTION, Arguments
 from ._statistics import Binning, make_binning
 from .rules import Rule
 
@@ -150,7 +150,7 @@ def make_plan(args: Arguments, sx: RowSource, sy: RowSource, Z: RowSource, seed:
     landmarks = None
     counts = None
     wanted = args.auto if args.auto is not None else args.n_landmarks
-    if method != "exact" and args.default and wanted is None and args.sampler is None:
+    if method != "exact" and args.collection is DEFAULT_COLLECTION and wanted is None and args.sampler is None:
         # the default test: each kernel the landmarks its bandwidth needs, nested uniform draws
         counts = landmarks_by_kernel(kernels, N)
         landmarks = np.ascontiguousarray(Z.take(rng.choice(N, size=max(counts), replace=False)))

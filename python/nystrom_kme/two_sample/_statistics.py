@@ -41,6 +41,8 @@ EXACT_BLOCK_BYTES = 16 * 1024 * 1024
 #: Memory for the bin sums of the kernels computed in one pass (larger collections take
 #: several passes, reusing it).
 BIN_SUMS_BYTES = 16 * 1024 * 1024
+#: Rows sorted by bin at once where the core cannot bin a kernel (_blocked_bin_sums).
+WINDOW_ROWS = 1 << 16
 #: Pooled rows of the uniform subsample that estimates MMD-FUSE's normaliser ||K_0||_F.
 FROBENIUS_SUBSET = 500
 
@@ -236,25 +238,27 @@ def _blocked_bin_sums(
     Z: RowSource, L: np.ndarray, kernels: list[Kernel], bins: np.ndarray, nt: int, out: np.ndarray
 ) -> None:
     """What ``Z.bin_sums`` adds into ``out`` (K, m, G), for the kernels the core cannot bin:
-    each kernel's values on blocks of rows (``_core.kernel_matrix``, EXACT_BLOCK_BYTES
-    each), summed per bin (rows sorted by bin, one reduceat); rows of bin -1 skipped."""
+    the rows of each window of WINDOW_ROWS sorted by bin (rows of bin -1 skipped), each
+    kernel's values K(rows, L) on blocks of EXACT_BLOCK_BYTES (``_core.kernel_matrix``),
+    the rows of each bin summed at once (one reduceat along the rows) and added to the
+    bin's column of ``out``."""
     m = L.shape[0]
     step = max(1, EXACT_BLOCK_BYTES // (8 * m))
     cores = [k.to_core() for k in kernels]
     for start, chunk in Z.chunks():
-        for first in range(0, chunk.shape[0], step):
-            rows = chunk[first : first + step]
+        for first in range(0, chunk.shape[0], WINDOW_ROWS):
+            rows = chunk[first : first + WINDOW_ROWS]
             b = bins[start + first : start + first + rows.shape[0]]
             keep = np.flatnonzero(b >= 0)
-            if keep.size == 0:
-                continue
             order = keep[np.argsort(b[keep], kind="stable")]
-            sorted_bins = b[order]
-            starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
-            L2, block = common_dtype(L, np.ascontiguousarray(rows[order]))
-            for j, core in enumerate(cores):
-                values = _core.kernel_matrix(L2, block, core, nt)  # (m, rows), in bin order
-                out[j][:, sorted_bins[starts]] += np.add.reduceat(values, starts, axis=1)
+            L2, window = common_dtype(L, np.ascontiguousarray(rows[order]))
+            for lo in range(0, order.size, step):
+                block_bins = b[order[lo : lo + step]]
+                starts = np.flatnonzero(np.r_[True, block_bins[1:] != block_bins[:-1]])
+                block = window[lo : lo + step]
+                for j, core in enumerate(cores):
+                    sums = np.add.reduceat(_core.kernel_matrix(block, L2, core, nt), starts, axis=0)  # (bins, m)
+                    out[j].T[block_bins[starts]] += sums
 
 
 def _forms(

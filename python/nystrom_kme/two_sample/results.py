@@ -255,7 +255,9 @@ class AggregatedTestResult(_Decision, JsonResult):
         Each kernel's marginal permutation p-value (1 + #{b : U_b >= U_0}) / (1 + B): what
         a test of that kernel alone would report, not corrected for the collection.
     n_landmarks : int or None
-        The landmarks used (distinct rows), None for the exact method.
+        The landmarks used (distinct rows), None for the exact method; the default test
+        above the exact limit gives its narrowest kernels more landmarks than the others
+        (``two_sample._plan.landmarks_by_kernel``): the largest count.
     n_permutations : int
         B.
     bin_size : int

@@ -11,14 +11,15 @@ Goeman 2018; Biggs, Schrab and Gretton 2023, Sec. 3).
 The rules (``RULES``, one object each, carrying all of a rule's semantics: the scores,
 the aggregate, the kernel that decided, the check of a saved result):
 
-* ``"fuse+median"`` (the default of :func:`~nystrom_kme.two_sample_test`): the smaller
-  marginal p-value of MMD-FUSE over the grid's kernels and of the median Gaussian.
+* ``"maxz"`` (the default of :func:`~nystrom_kme.two_sample_test`, issue 42): the
+  largest standardised statistic, z_k = (U_k - mean U_k) / sd U_k over the B + 1 splits
+  of each kernel.
 * ``"fuse"``: MMD-FUSE's soft maximum (log-mean-exp) of lambda U_k / ||K_0||_F, the
   kernel matrices' off-diagonal Frobenius norms as scales.
 * ``"mmdagg"``: minus the smallest marginal permutation p-value (MMDAgg's correction,
   uniform weights).
-* ``"maxz"``: the largest standardised statistic, z_k = (U_k - mean U_k) / sd U_k over
-  the B + 1 splits of each kernel.
+* ``"fuse+median"`` (the previous default, issue 27): the smaller marginal p-value of
+  MMD-FUSE over the grid's kernels and of the median Gaussian.
 
 A test with one kernel is the same pipeline with the rule ``ONE_KERNEL`` (its own biased
 MMD^2). The drift detectors take the same rules.
@@ -407,7 +408,7 @@ def fuse_and_median(scores: np.ndarray) -> np.ndarray:
 
 #: The aggregation rules of a collection of kernels, by name (the extension point:
 #: EXTENDING.md, "Aggregation rules").
-RULES: dict[str, Rule] = {rule.name: rule for rule in (FuseAndMedian(), Fuse(), MMDAgg(), MaxZ())}
+RULES: dict[str, Rule] = {rule.name: rule for rule in (MaxZ(), Fuse(), MMDAgg(), FuseAndMedian())}
 #: The aggregation rules' names.
 AGGREGATIONS = tuple(RULES)
 #: The rule of a test with one kernel.
