@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from ._validation import RandomStateLike, check_positive_int, check_random_state
-from .kernels import MEDIAN_SUBSET, METRICS, Gaussian, Kernel, get_kernel, pairwise_distances
+from .kernels import KERNEL_CLASSES, MEDIAN_SUBSET, METRICS, Gaussian, Kernel, get_kernel, pairwise_distances
 from .sources import SourceLike, as_source
 
 #: Rows of the pooled sample whose pairwise distances set the grid (about 5·10^5 pairs): as
@@ -166,10 +166,8 @@ class KernelCollection:
             raise ValueError("kernels must name at least one kernel")
         for k in resolved:
             if not k.radial:
-                raise ValueError(
-                    f"kernels must be radial (Gaussian, Laplacian, LaplacianL1, Matern, inverse multiquadric, "
-                    f"rational quadratic); {k!r} is not"
-                )
+                radial = ", ".join(c.__name__ for c in KERNEL_CLASSES if c.radial)
+                raise ValueError(f"kernels must be radial ({radial}); {k!r} is not")
         if grid not in GRIDS:
             raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
         self.families = tuple(resolved)

@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 from ..datafiles import read_data
-from ..defaults import ALPHA, N_PERMUTATIONS
 from ..independence import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_SCALES, METHODS, independence_test
 from ..persistence import kernel_spec
 from ..sources import RowSource
@@ -80,10 +79,10 @@ def cmd_independence(args: argparse.Namespace) -> int:
 def add_independence_command(
     add: Any,
     files: argparse.ArgumentParser,
+    permutation: argparse.ArgumentParser,
     threads: argparse.ArgumentParser,
     out: argparse.ArgumentParser,
     positive_int: Any,
-    probability: Any,
     column_list: Any,
     landmarks: Any,
 ) -> None:
@@ -91,7 +90,7 @@ def add_independence_command(
     p = add(
         "independence",
         "permutation test of independence (HSIC): do the columns of X and of Y depend on each other?",
-        [files, threads, out],
+        [files, permutation, threads, out],
     )
     p.add_argument("x", help="data file of X (or the one table, with --x-columns and --y-columns)")
     p.add_argument("y", nargs="?", default=None, help="data file of Y, the same rows as X (optional)")
@@ -104,15 +103,6 @@ def add_independence_command(
         help="one kernel family for both, at each variable's median distance (default: Gaussian kernels at "
         f"{', '.join(f'{s:g}' for s in DEFAULT_SCALES)} times each variable's median distance, every pair)",
     )
-    p.add_argument(
-        "--n-permutations",
-        "--permutations",
-        dest="permutations",
-        type=positive_int,
-        default=N_PERMUTATIONS,
-        help=f"default: {N_PERMUTATIONS}",
-    )
-    p.add_argument("--alpha", type=probability, default=ALPHA, help=f"level of the test (default: {ALPHA})")
     p.add_argument(
         "--method",
         choices=METHODS,

@@ -196,6 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="threads of the C++ core (default: all available); results do not depend on it",
     )
 
+    permutation = _Parser(add_help=False)  # the permutation tests' (test, independence): same defaults
+    permutation.add_argument(
+        "--n-permutations",
+        "--permutations",
+        dest="permutations",
+        type=_positive_int,
+        default=N_PERMUTATIONS,
+        help=f"default: {N_PERMUTATIONS}",
+    )
+    permutation.add_argument("--alpha", type=_probability, default=ALPHA, help=f"level of the test (default: {ALPHA})")
+
     def kernel_options(default: str | None, help_: str) -> _Parser:
         """--kernel, --bandwidth and --seed (each command its own actions: argparse shares a
         parent's actions between the commands, defaults included)."""
@@ -324,19 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "test",
         "permutation two-sample test: do two data files come from one distribution?",
-        [files, one_or_many, threads, out],
+        [files, one_or_many, permutation, threads, out],
     )
     p.add_argument("a", help="first sample (data file)")
     p.add_argument("b", help="second sample (data file, same columns)")
-    p.add_argument(
-        "--n-permutations",
-        "--permutations",
-        dest="permutations",
-        type=_positive_int,
-        default=N_PERMUTATIONS,
-        help=f"default: {N_PERMUTATIONS}",
-    )
-    p.add_argument("--alpha", type=_probability, default=ALPHA, help=f"level of the test (default: {ALPHA})")
     p.add_argument(
         "--method",
         choices=METHODS,
@@ -428,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_suggest_m)
 
     add_drift_commands(add, files, threads, out, _positive_int, _probability, _columns, _auto_or_count)
-    add_independence_command(add, files, threads, out, _positive_int, _probability, _columns, _auto_or_count)
+    add_independence_command(add, files, permutation, threads, out, _positive_int, _columns, _auto_or_count)
 
     p = add("info", "describe a saved embedding, rule or test result", [out])
     p.add_argument("file", help="a file written by 'fit', 'test -o' or the Python save() methods")

@@ -85,7 +85,7 @@ from ..two_sample import DEFAULT_COLLECTION, DEFAULT_RULE
 from ..two_sample.rules import RULES
 from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights, reference_margin
 from ._reference import POOL, BettingReference, read_reference
-from .results import SequentialResult
+from .results import SequentialResult, betting_outcome
 
 #: The share of alpha spent on the reference's error by default (delta = alpha / DELTA_SHARE).
 DELTA_SHARE = 10
@@ -333,21 +333,10 @@ class SequentialDriftTest:
         if r:
             self._log_wealth = float(log_wealth[-1])
         per_kernel = kernel_log_wealth(self._model, state)
-        if self.rejection_time_ is None:
-            hits = np.flatnonzero(log_wealth >= math.log(self.threshold_))
-            if hits.size:
-                self.rejection_time_ = int(times[hits[0]])
-                self._rejecting = int(np.argmax(per_kernel))
-        j = self._rejecting if self._rejecting is not None else int(np.argmax(per_kernel))
-        return SequentialResult(
-            log_wealth=log_wealth,
-            threshold=self.threshold_,
-            time=times,
-            reject=self.rejection_time_ is not None,
-            rejection_time=self.rejection_time_,
-            kernel=self.kernels_[j],
-            kernel_log_wealth=per_kernel,
+        result, (self.rejection_time_, self._rejecting) = betting_outcome(
+            log_wealth, times, self.threshold_, (self.rejection_time_, self._rejecting), per_kernel, self.kernels_
         )
+        return result
 
     def _rows(self, x: Any) -> np.ndarray:
         rows, names = as_rows(x, "x")

@@ -85,4 +85,33 @@ class SequentialResult:
         )
 
 
-__all__ = ["SequentialResult"]
+def betting_outcome(
+    log_wealth: np.ndarray,
+    times: np.ndarray,
+    threshold: float,
+    rejection: tuple[int | None, int | None],
+    per_kernel: np.ndarray,
+    kernels: list[Kernel],
+) -> tuple[SequentialResult, tuple[int | None, int | None]]:
+    """An update's result, and the test's (rejection time, index of the kernel that
+    rejected) after it: the first t whose log wealth reaches log(threshold) is kept, with
+    the kernel of most wealth at the end of that update; the decision is final."""
+    time, rejecting = rejection
+    if time is None:
+        hits = np.flatnonzero(log_wealth >= math.log(threshold))
+        if hits.size:
+            time, rejecting = int(times[hits[0]]), int(np.argmax(per_kernel))
+    j = rejecting if rejecting is not None else int(np.argmax(per_kernel))
+    result = SequentialResult(
+        log_wealth=log_wealth,
+        threshold=threshold,
+        time=times,
+        reject=time is not None,
+        rejection_time=time,
+        kernel=kernels[j],
+        kernel_log_wealth=per_kernel,
+    )
+    return result, (time, rejecting)
+
+
+__all__ = ["SequentialResult", "betting_outcome"]

@@ -19,7 +19,6 @@ imbalance between the streams); a row costs O(K m d), the memory is O(K m^2) bes
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -46,7 +45,7 @@ from ..sources import ArraySource, as_rows
 from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights
 from ._reference import DEFAULT_LANDMARKS
 from .drift import kernel_choice
-from .results import SequentialResult
+from .results import SequentialResult, betting_outcome
 
 #: Rows of each stream that fix the kernels and landmarks before any bet, by default.
 BURN_IN = 128
@@ -194,21 +193,10 @@ class SequentialTwoSampleTest:
         if self._model is None or self._betting is None or self.kernels_ is None:  # the burn-in
             return SequentialResult(log_wealth, self.threshold_, times, False, None, None, np.empty(0))
         per_kernel = kernel_log_wealth(self._model, self._betting)
-        if self.rejection_time_ is None:
-            hits = np.flatnonzero(log_wealth >= math.log(self.threshold_))
-            if hits.size:
-                self.rejection_time_ = int(times[hits[0]])
-                self._rejecting = int(np.argmax(per_kernel))
-        j = self._rejecting if self._rejecting is not None else int(np.argmax(per_kernel))
-        return SequentialResult(
-            log_wealth=log_wealth,
-            threshold=self.threshold_,
-            time=times,
-            reject=self.rejection_time_ is not None,
-            rejection_time=self.rejection_time_,
-            kernel=self.kernels_[j],
-            kernel_log_wealth=per_kernel,
+        result, (self.rejection_time_, self._rejecting) = betting_outcome(
+            log_wealth, times, self.threshold_, (self.rejection_time_, self._rejecting), per_kernel, self.kernels_
         )
+        return result
 
     def _rows(
         self, z: Any, name: str, first: tuple[tuple[str, ...] | None, int | None]

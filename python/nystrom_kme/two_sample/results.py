@@ -14,7 +14,7 @@ from .._test_outcome import TestOutcome, check_count, check_interval, check_numb
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel
 from ..persistence import JsonResult, persistable
-from .rules import RULES, permutation_pvalue
+from .rules import RULES, check_permutation_pvalue
 
 
 def _label(kernel: Kernel) -> str:
@@ -179,12 +179,7 @@ class TwoSampleResult(_Decision, JsonResult):
             raise ValueError(
                 f"effect must be measured with the test's kernel {self.kernel!r}, got {short(self.effect.kernel)}"
             )
-        expected = permutation_pvalue(np.r_[self.statistic, null])
-        if self.pvalue != expected:
-            raise ValueError(
-                f"pvalue must be (1 + #{{b: T_b >= T}}) / (1 + B) = {expected!r} for this "
-                f"statistic and null distribution, got {short(self.pvalue)}"
-            )
+        check_permutation_pvalue(self.pvalue, self.statistic, null, "T")
 
     def summary(self) -> dict[str, Any]:
         """What ``nystrom-kme info`` prints: the result's fields as JSON data."""
@@ -357,12 +352,7 @@ class AggregatedTestResult(_Decision, JsonResult):
                 f"effect must be measured with the kernel that decided, {self.kernels[self.dominant]!r}, "
                 f"got {short(self.effect.kernel)}"
             )
-        expected = permutation_pvalue(np.r_[self.statistic, self.null_distribution])
-        if self.pvalue != expected:
-            raise ValueError(
-                f"pvalue must be (1 + #{{b: F_b >= F}}) / (1 + B) = {expected!r} for this "
-                f"statistic and null distribution, got {short(self.pvalue)}"
-            )
+        check_permutation_pvalue(self.pvalue, self.statistic, self.null_distribution, "F")
 
     @property
     def dominant(self) -> int:

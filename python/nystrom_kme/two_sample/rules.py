@@ -31,6 +31,8 @@ import math
 
 import numpy as np
 
+from .._test_outcome import short
+
 
 def unbiased_mmd2(
     T: np.ndarray,
@@ -203,6 +205,17 @@ def permutation_pvalue(F: np.ndarray) -> float:
     """
     F = np.asarray(F, dtype=np.float64)
     return float((1 + np.count_nonzero(F[1:] >= F[0])) / F.size)
+
+
+def check_permutation_pvalue(pvalue: object, statistic: float, null: np.ndarray, symbol: str = "T") -> None:
+    """A saved result's p-value against its statistic and null distribution (a forged or
+    altered file is refused): ValueError unless ``pvalue == permutation_pvalue``."""
+    expected = permutation_pvalue(np.r_[statistic, null])
+    if pvalue != expected:
+        raise ValueError(
+            f"pvalue must be (1 + #{{b: {symbol}_b >= {symbol}}}) / (1 + B) = {expected!r} for this "
+            f"statistic and null distribution, got {short(pvalue)}"
+        )
 
 
 class Rule:
@@ -420,6 +433,7 @@ __all__ = [
     "ONE_KERNEL",
     "RULES",
     "Rule",
+    "check_permutation_pvalue",
     "fuse_and_median",
     "fuse_scores",
     "log_mean_exp",
