@@ -58,7 +58,7 @@ print(results[int(np.argmax(effects))].explain())
 # HSIC against correlation
 # ------------------------
 # The "square" column (a function of the target's distance to its mean) ranks first by
-# HSIC but only fifth by correlation: a dependence that is not a linear trend.
+# HSIC but only seventh by correlation: a dependence that is not a linear trend.
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.scatter(correlations, effects)
 for j, name in enumerate(names):

@@ -101,17 +101,16 @@ class DriftResult(Tabular):
     threshold : float
         The level alpha the p-value is compared with (alibi-detect's ``threshold``).
     statistic : float
-        The test's aggregate F_0, larger being more extreme (for the default rule
-        "fuse+median" and for "mmdagg": minus a marginal p-value, as
-        :attr:`AggregatedTestResult.statistic`; one kernel: its MMD^2).
+        The test's aggregate F_0, larger being more extreme (for the default rule "maxz":
+        the largest standardised MMD^2; for "fuse+median" and "mmdagg": minus a marginal
+        p-value, as :attr:`AggregatedTestResult.statistic`; one kernel: its MMD^2).
     distance : Effect
         The MMD between the batch's and the reference's distributions with the kernel that
         decided, with a 95% interval (the unbiased estimate, the reference's own noise
         included; first- and second-order variance: :func:`nystrom_kme.two_sample._effect.distance`).
     kernel : Kernel
         The kernel whose p-value decided (the two-sample engine's rule: for the default,
-        the median-bandwidth Gaussian when its p-value is the smaller, else FUSE's kernel
-        with the smallest marginal p-value).
+        the kernel of smallest marginal p-value).
     kernel_pvalues : ndarray (K,)
         Each kernel's own permutation p-value (not corrected for K).
     n_batch : int
@@ -166,8 +165,8 @@ class DriftDetector:
         iterables of chunks, dask arrays: 10^7 rows stream in O(m d) memory besides the
         held-out rows). At least 2 rows.
     kernel : "auto", Kernel, str, KernelCollection or list of kernels, default="auto"
-        "auto": the default test of :func:`~nystrom_kme.two_sample_test` (MMD-FUSE over
-        four kernels or the median-bandwidth Gaussian, the smaller p-value); a kernel:
+        "auto": the default test of :func:`~nystrom_kme.two_sample_test` (the largest
+        standardised MMD^2 over six Gaussian and l1 Laplacian kernels); a kernel:
         that kernel alone (a name: the median bandwidth of the reference); a collection:
         ``aggregation`` over it (default "fuse"). Bandwidths come from the reference only.
     aggregation : {"fuse+median", "fuse", "mmdagg", "maxz"} or None
@@ -188,7 +187,7 @@ class DriftDetector:
         10 000 of them; larger batches in bins of 10 rows with all of them. A batch of more
         than n_holdout / 30 rows (``summary()["largest_calibrated_batch"]``) gets a warning:
         its false-alarm rate may stray from alpha. Memory (10 000 + n_holdout / 10) m K
-        4 bytes (60 MB each at the default m = 302 and 5 kernels), time per batch
+        4 bytes (73 MB each at the default m = 302 and 6 kernels), time per batch
         O(B b m + B m^2), whatever n_holdout.
     statistic : str, default="nystrom-mmd"
         The per-batch statistic, a name of ``STATISTICS`` (``drift/_statistic.py``).

@@ -36,7 +36,8 @@ rows). Two fair bets instead:
   any f_t in the RKHS: the witness may depend on R (landmarks, sums) and on the stream.
   So P(a false alarm ever) <= P(W reaches 1 / (alpha - delta) on the event) + delta
   <= alpha. No horizon; the price is eps, a drift must move mu by more than eps (about
-  4.7 / sqrt(n_R): 0.05 for 10^4 reference rows, 0.005 for 10^6) before margin bets win.
+  4.8 / sqrt(n_R) for the default's six kernels: 0.06 for 10^4 reference rows, 0.005 for
+  10^6) before margin bets win.
 
 The test places both (the default; ``n_holdout=0``: margin bets only, ``delta=0``: paired
 bets only, within the pool), its wealth the average of both kinds' bettors: a fixed

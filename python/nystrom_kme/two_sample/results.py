@@ -224,9 +224,9 @@ class AggregatedTestResult(_Decision, JsonResult):
     ----------
     statistic : float
         The observed aggregate of the rule ``aggregation``, larger being more extreme:
-        minus the smaller of two marginal p-values, MMD-FUSE's and the median Gaussian's
-        ("fuse+median", the default), minus the smallest marginal p-value ("mmdagg"), the
-        FUSE soft maximum ("fuse") or the largest standardised MMD^2 ("maxz"). For the two
+        the largest standardised MMD^2 ("maxz", the default), minus the smaller of two
+        marginal p-values, MMD-FUSE's and the median Gaussian's ("fuse+median"), minus the
+        smallest marginal p-value ("mmdagg") or the FUSE soft maximum ("fuse"). For the two
         rules of p-values it is negative (-0.005 is a marginal p-value of 1/201), and the
         test's ``pvalue`` compares it with the same minimum over the random splits: that
         comparison, not the minimum itself, is calibrated.
