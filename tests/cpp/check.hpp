@@ -69,11 +69,13 @@ nystrom_kme::RowMatrix<T> normal_matrix(nystrom_kme::Index n, nystrom_kme::Index
 /// k(x, y) straight from the definitions, in long double, independently of the
 /// core's kernel map: bandwidth s, polynomial offset c and degree p.
 inline long double reference_kernel(const std::string& name, const double* x, const double* y,
-                                    nystrom_kme::Index d, long double s, long double c = 1, int p = 2) {
-  long double d2 = 0, dot = 0;
+                                    nystrom_kme::Index d, long double s, long double c = 1, int p = 2,
+                                    long double alpha = 1) {
+  long double d2 = 0, dot = 0, l1 = 0;
   for (nystrom_kme::Index k = 0; k < d; ++k) {
     const long double e = (long double)x[k] - y[k];
     d2 += e * e;
+    l1 += std::abs(e);
     dot += (long double)x[k] * y[k];
   }
   const long double r = std::sqrt(d2);
@@ -83,6 +85,8 @@ inline long double reference_kernel(const std::string& name, const double* x, co
   if (name == "matern52")
     return (1 + std::sqrt(5.0L) * r / s + 5 * d2 / (3 * s * s)) * std::exp(-std::sqrt(5.0L) * r / s);
   if (name == "inverse_multiquadric") return 1 / std::sqrt(1 + d2 / (s * s));
+  if (name == "rational_quadratic") return std::pow(1 + d2 / (2 * alpha * s * s), -alpha);
+  if (name == "laplacian_l1") return std::exp(-l1 / s);
   if (name == "linear") return dot / (s * s);
   return std::pow(dot / (s * s) + c, (long double)p);
 }

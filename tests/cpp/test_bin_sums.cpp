@@ -36,16 +36,25 @@ std::vector<std::int64_t> random_bins(Index n, Index n_bins, unsigned seed) {
 // over several superblocks (q = 9000 at d = 3), both dtypes and the expansion path (d = 40);
 // 50 bins give runs of one bin longer than a chunk (the rows are packed in bin order),
 // 20000 bins runs of 0 or 1 row.
+// The kernels of one call measure one distance: the Euclidean kinds, or l1 Laplacians (at
+// l1 scales), and a rational quadratic with its shape parameter alpha = 0.7.
+const std::vector<std::string> kEuclidean = {"gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric",
+                                             "rational_quadratic"};
+const std::vector<std::string> kL1 = {"laplacian_l1", "laplacian_l1", "laplacian_l1"};
+constexpr double kAlpha = 0.7;
+
 template <class T>
-void check_against_long_double(Index d, double tolerance, Index n_bins = 50) {
+void check_against_long_double(Index d, double tolerance, Index n_bins = 50,
+                               const std::vector<std::string>& names = kEuclidean) {
   const Index m = 37, q = 9000;
   const RowMatrix<T> L = test::normal_matrix<T>(m, d, 3);
   const RowMatrix<T> Z = test::normal_matrix<T>(q, d, 4);
   const std::vector<std::int64_t> bins = random_bins(q, n_bins, 5);
-  const double s = std::sqrt(double(d));
-  const std::vector<std::string> names = {"gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"};
+  const double s = names.front() == "laplacian_l1" ? double(d) : std::sqrt(double(d));
   std::vector<Kernel> kernels;
-  for (std::size_t j = 0; j < names.size(); ++j) kernels.push_back(Kernel::from_name(names[j], s * (0.25 + 2.5 * j)));
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    kernels.push_back(Kernel::from_name(names[j], s * (0.25 + 2.5 * j), 1.0, 2, kAlpha));
+  }
   const auto E = nystrom_kme::kernel_bin_sums<T>(L, Z, bins.data(), n_bins, kernels, {1});
   for (std::size_t j = 0; j < kernels.size(); ++j) {
     std::vector<long double> ref(std::size_t(m * n_bins), 0.0L);
@@ -55,7 +64,7 @@ void check_against_long_double(Index d, double tolerance, Index n_bins = 50) {
         if (bins[std::size_t(r)] < 0) continue;
         const RowMatrixXd zr = Z.row(r).template cast<double>();
         ref[std::size_t(i * n_bins + bins[std::size_t(r)])] +=
-            test::reference_kernel(names[j], li.data(), zr.data(), d, kernels[j].bandwidth());
+            test::reference_kernel(names[j], li.data(), zr.data(), d, kernels[j].bandwidth(), 1, 2, kAlpha);
       }
     }
     double worst = 0, scale = 0;
@@ -121,6 +130,10 @@ void test_bin_sums_errors() {
   CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<float>(Lf, Zf, bins.data(), 3, apart); },
                                            "overflows float32"));
   CHECK(nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, apart).size() == 2);
+  // one distance per call: a Gaussian beside an l1 Laplacian is refused, naming both
+  const std::vector<Kernel> mixed = {Kernel::gaussian(1.0), Kernel::from_name("laplacian_l1", 1.0)};
+  CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, mixed); },
+                                           "gaussian and laplacian_l1 measure different distances"));
 }
 
 // Against a long-double product, for shapes around the micro-tile (6 rows) and the
@@ -198,6 +211,9 @@ int main() {
   check_against_long_double<double>(40, 1e-12);
   check_against_long_double<float>(3, 2e-6);
   check_against_long_double<double>(3, 1e-13, 20000);
+  check_against_long_double<double>(3, 1e-13, 50, kL1);
+  check_against_long_double<double>(40, 1e-12, 50, kL1);
+  check_against_long_double<float>(3, 2e-6, 50, kL1);
   test_bin_sums_errors();
   test_matrix_product();
   test_feature_sums(60);

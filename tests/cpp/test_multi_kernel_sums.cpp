@@ -16,12 +16,17 @@ using namespace nystrom_kme;
 
 namespace {
 
-const char* const kRadial[] = {"gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric"};
+// One call's kernels measure one distance: the Euclidean kinds (the rational quadratic
+// with its shape alpha = 0.7), or the l1 Laplacian (at l1 scales).
+const std::vector<std::string> kRadial = {"gaussian", "laplacian", "matern32", "matern52", "inverse_multiquadric",
+                                          "rational_quadratic"};
+const std::vector<std::string> kL1 = {"laplacian_l1"};
+constexpr double kAlpha = 0.7;
 
-std::vector<Kernel> collection(double base) {
+std::vector<Kernel> collection(double base, const std::vector<std::string>& names = kRadial) {
   std::vector<Kernel> kernels;
-  for (const char* name : kRadial)
-    for (double f : {0.25, 1.0, 4.0}) kernels.push_back(Kernel::from_name(name, base * f));
+  for (const std::string& name : names)
+    for (double f : {0.25, 1.0, 4.0}) kernels.push_back(Kernel::from_name(name, base * f, 1.0, 2, kAlpha));
   return kernels;
 }
 
@@ -34,11 +39,12 @@ double rel_diff(const RowMatrixXd& a, const RowMatrixXd& b) {
 // K(L, Z) W of the long-double definitions; chunked calls compose; bit-identical on
 // 1, 2 and 3 threads.
 template <class T>
-void check_against_single(Index m, Index d, Index B, double single_tol, double ref_tol) {
+void check_against_single(Index m, Index d, Index B, double single_tol, double ref_tol,
+                          const std::vector<std::string>& names = kRadial) {
   const Index n1 = 700, n2 = 613;
   const RowMatrix<T> Z = test::normal_matrix<T>(n1 + n2, d, unsigned(11 + d));
   const RowMatrix<T> L = test::normal_matrix<T>(m, d, unsigned(3 + m));
-  const std::vector<Kernel> kernels = collection(std::sqrt(double(d)));
+  const std::vector<Kernel> kernels = collection(names == kL1 ? double(d) : std::sqrt(double(d)), names);
   RandomSplits labels(n1, n2, B, 9);
   const RowMatrixXd W = labels.next_weights(n1 + n2);
   RandomSplits splits(n1, n2, B, 9);
@@ -50,14 +56,14 @@ void check_against_single(Index m, Index d, Index B, double single_tol, double r
     CHECK(S[j].rows() == m && S[j].cols() == B + 1);
     RandomSplits fresh(n1, n2, B, 9);
     worst_single = std::max(worst_single, rel_diff(S[j], split_kernel_sums<T>(L, Z, fresh, kernels[j], {1})));
-    const std::string name = kRadial[j / 3];
+    const std::string& name = names[j / 3];
     RowMatrixXd ref(m, B + 1);
     for (Index i = 0; i < m; ++i) {
       const RowMatrixXd li = L.row(i).template cast<double>();
       std::vector<long double> acc(std::size_t(B + 1), 0.0L);
       for (Index r = 0; r < n1 + n2; ++r) {
         const RowMatrixXd zr = Z.row(r).template cast<double>();
-        const long double k = test::reference_kernel(name, li.data(), zr.data(), d, kernels[j].bandwidth());
+        const long double k = test::reference_kernel(name, li.data(), zr.data(), d, kernels[j].bandwidth(), 1, 2, kAlpha);
         for (Index c = 0; c <= B; ++c) acc[std::size_t(c)] += k * W(r, c);
       }
       for (Index c = 0; c <= B; ++c) ref(i, c) = double(acc[std::size_t(c)]);
@@ -90,6 +96,9 @@ void test_against_single_kernels() {
   check_against_single<double>(5, 40, 16, 1e-13, 1e-12);   // centred expansion
   check_against_single<double>(16, 7, 1, 1e-13, 1e-12);
   check_against_single<float>(21, 5, 17, 1e-5, 1e-5);
+  check_against_single<double>(37, 3, 200, 1e-13, 1e-12, kL1);
+  check_against_single<double>(5, 40, 16, 1e-13, 1e-12, kL1);
+  check_against_single<float>(21, 5, 17, 1e-5, 1e-5, kL1);
 }
 
 void test_few_very_wide_rows() {
@@ -138,6 +147,9 @@ void test_errors() {
   CHECK(test::throws_with<std::invalid_argument>(  // a ratio of 1e20 squared overflows float
       [&] { split_kernel_sums_multi<float>(Lf, Zf, small, {Kernel::gaussian(1e-20), Kernel::laplacian(1.0)}); },
       "bandwidths span"));
+  CHECK(test::throws_with<std::invalid_argument>(
+      [&] { call({Kernel::gaussian(1.0), Kernel::from_name("laplacian_l1", 1.0)}, L, Z); },
+      "gaussian and laplacian_l1 measure different distances"));
   CHECK(test::throws_with<std::invalid_argument>([&] { call(ok, L.topRows(0), Z); }, "L needs at least one row"));
   CHECK(test::throws_with<std::invalid_argument>(
       [&] { call(ok, L, test::normal_matrix<double>(51, 3, 2)); }, "51 rows but the splits have 50 left"));

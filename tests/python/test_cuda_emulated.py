@@ -217,6 +217,21 @@ def test_aggregated_test_matches_host(rng) -> None:
     assert a.pvalue == b.pvalue and rel(a.kernel_statistics, b.kernel_statistics) <= 1e-9
 
 
+@pytest.mark.parametrize("rows,max_bins", [(900, 128), (150, 2048)])
+def test_the_default_collection_with_l1_kernels_matches_host(rng, rows, max_bins) -> None:
+    """The default test's l1 Laplacians, which the GPU path does not compute, are summed by
+    the host core over host copies of the device rows (binned and streamed alike)."""
+    from nystrom_kme.two_sample import DEFAULT_COLLECTION
+
+    X, Y = rng.normal(size=(rows, 3)), rng.normal(size=(rows - 50, 3)) * 1.2
+    kw = {"kernel": DEFAULT_COLLECTION, "method": "nystrom", "n_landmarks": 60, "n_permutations": 30}
+    a = nk.two_sample_test(dev(X), dev(Y), max_bins=max_bins, random_state=2, **kw)
+    b = nk.two_sample_test(X, Y, max_bins=max_bins, random_state=2, **kw)
+    assert {k.name for k in a.kernels} == {"gaussian", "laplacian_l1"}
+    assert (a.bin_size > 1) == (max_bins == 128) and a.bin_size == b.bin_size
+    assert a.pvalue == b.pvalue and rel(a.kernel_statistics, b.kernel_statistics) <= 1e-9
+
+
 def test_bin_sums_split_launches_beyond_the_grid_limit(rng, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(program, "MAX_GRID_Y", 7)  # 50 bins: 8 launches per group of kernels
     X = rng.normal(size=(400, 2))

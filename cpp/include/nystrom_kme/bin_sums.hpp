@@ -31,8 +31,11 @@ namespace nystrom_kme {
 /// bit-identical for any thread count. O(m q (d + K)) time; no memory beyond ~1 MiB of
 /// packed rows and O(q) indices for the bin order.
 /// @param bins  Z.rows() entries in [-1, n_bins)
+/// @param kernels  radial kernels of one distance (squared Euclidean or l1; their shape
+///                 parameters kept): one call per distance
 /// @throws std::invalid_argument on dimension mismatch, NaN/inf input, a bin out of range,
-///         no kernel, a kernel that is not radial or a null output; nystrom_kme::Interrupted
+///         no kernel, a kernel that is not radial, kernels of two distances or a null
+///         output; nystrom_kme::Interrupted
 template <class T>
 void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const std::int64_t* bins,
                          Index n_bins, const std::vector<Kernel>& kernels, const std::vector<double*>& outs,
@@ -72,14 +75,14 @@ void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const
   detail::check_finite(L, "L");
   detail::check_finite(Z, "Z");
   // Packed in units of the widest bandwidth: the scaled data stay finite whenever they do
-  // for every kernel, and kernel j's squared distances are the packed ones times a factor
-  // >= 1 (an overflow to inf maps to 0, the kernel's value far away).
-  const Kernel packing = Kernel::gaussian(widest);
+  // for every kernel, and kernel j's distances are the packed ones times a factor >= 1
+  // (an overflow to inf maps to 0, the kernel's value far away).
+  const Kernel packing = detail::packing_kernel(kernels, widest, "kernel_bin_sums");
   detail::BinJob job;
   job.bins = bins;
   job.n_bins = n_bins;
   job.outs = outs;
-  for (const Kernel& k : kernels) job.maps.push_back({k.kind(), widest / k.bandwidth()});
+  for (const Kernel& k : kernels) job.maps.push_back({k.kind(), widest / k.bandwidth(), k.params()});
   detail::TileEngine<T> engine(L, Z, packing);
   engine.run_bins(job, options.n_threads);
 }

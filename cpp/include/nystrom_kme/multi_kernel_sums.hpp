@@ -40,11 +40,12 @@ namespace nystrom_kme {
 /// ~1e-6 (float32 rounding of the scaled distances). Bit-identical for any thread
 /// count; interruptible (interrupt.hpp).
 ///
-/// @param kernels  one or more radial kernels (Gaussian, Laplacian, Matern,
-///                 inverse multiquadric), each with its own bandwidth, whose largest
+/// @param kernels  one or more radial kernels of one distance (squared Euclidean or l1:
+///                 one call per distance), each with its own bandwidth, whose largest
 ///                 to smallest bandwidth ratio squared stays a normal T (1e150 in
 ///                 float64, 1.8e19 in float32 for the ratio)
-/// @throws std::invalid_argument on an empty or non-radial kernel list, bandwidths
+/// @throws std::invalid_argument on an empty or non-radial kernel list, kernels of two
+///         distances, bandwidths
 ///         too far apart, dimension mismatch, NaN/inf, L without rows, or more rows
 ///         than the splits have left; nystrom_kme::Interrupted when stopped
 template <class T>
@@ -56,7 +57,7 @@ std::vector<RowMatrixXd> split_kernel_sums_multi(const ConstRowRef<T>& L, const 
   for (std::size_t j = 0; j < kernels.size(); ++j) {
     if (!kernels[j].is_radial()) {
       throw std::invalid_argument("split_kernel_sums_multi: kernels[" + std::to_string(j) +
-                                  "] is not radial (Gaussian, Laplacian, Matern or inverse multiquadric)");
+                                  "] is not radial");
     }
     smallest = std::min(smallest, kernels[j].bandwidth());
     largest = std::max(largest, kernels[j].bandwidth());
@@ -78,7 +79,7 @@ std::vector<RowMatrixXd> split_kernel_sums_multi(const ConstRowRef<T>& L, const 
   detail::check_finite(Z, "Z");
   // The reference: the smallest bandwidth, so the packed data overflows T exactly
   // when split_kernel_sums would overflow for that kernel, and every ratio is <= 1.
-  const Kernel reference = Kernel::gaussian(smallest);
+  const Kernel reference = detail::packing_kernel(kernels, smallest, "split_kernel_sums_multi");
   detail::SplitWeightStream stream(splits);
   detail::TileEngine<T> engine(L, Z, reference);
   std::vector<RowMatrixXd> out(kernels.size(), RowMatrixXd::Zero(L.rows(), splits.n_columns()));

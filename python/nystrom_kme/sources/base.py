@@ -226,7 +226,7 @@ class RowSource(abc.ABC):
         n_threads: int = 0,
         progress: Progress | None = None,
     ) -> np.ndarray:
-        """K_j(L, X) W for every kernel j of ``kernels`` (radial), (K, m, B + 1): the sums of
+        """K_j(L, X) W for every kernel j of ``kernels`` (radial, of one distance), (K, m, B + 1): the sums of
         :meth:`split_sums` for several kernels with the same splits, in one pass over the
         rows (``_core.split_kernel_sums_multi``: the labels drawn once, the distances of
         each tile computed once); to ~1e-13 relative of the one-kernel sums."""
@@ -275,7 +275,8 @@ class RowSource(abc.ABC):
         progress: Progress | None = None,
         out: np.ndarray | None = None,
     ) -> np.ndarray:
-        """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial) and the one-hot matrix A
+        """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial, of one distance: the
+        Euclidean kernels or the l1 ones) and the one-hot matrix A
         of ``bins`` (one int64 per row, in [-1, n_bins); -1 skips the row): (K, m, n_bins),
         E_j[r, g] = sum of k_j(l_r, x_i) over the rows i in bin g, added into ``out`` when
         given (C-contiguous float64). One pass, all kernels at once (``_core.kernel_bin_sums``

@@ -141,7 +141,12 @@ class CudaSource(RowSource):
         n_threads: int = 0,
         progress: Progress | None = None,
     ) -> np.ndarray:
-        """One :meth:`split_sums` per kernel (each where this source sums its rows)."""
+        """One :meth:`split_sums` per kernel (each where this source sums its rows); kernels
+        the GPU path does not compute (the l1 Laplacian, the rational quadratic) in the
+        host core's one pass over host copies of the rows."""
+        kernels = list(kernels)
+        if not _on_gpu(kernels):
+            return super().split_sums_multi(L, kernels, spec, n_threads=n_threads, progress=progress)
         return np.stack([self.split_sums(L, k, spec, n_threads=n_threads, progress=progress) for k in kernels])
 
     def split_sums(
@@ -182,11 +187,15 @@ class CudaSource(RowSource):
         out: np.ndarray | None = None,
     ) -> np.ndarray:
         """As :meth:`RowSource.bin_sums`, on the GPU: the kept rows gathered in bin order
-        once (a stable sort of ``bins`` on the device), then every kernel's sums by bin."""
+        once (a stable sort of ``bins`` on the device), then every kernel's sums by bin.
+        Kernels the GPU path does not compute (the l1 Laplacian, the rational quadratic):
+        the host core's pass over host copies of the rows."""
         from ..cuda import sums
 
-        cp = require_cupy()
         kernels = list(kernels)
+        if not _on_gpu(kernels):
+            return super().bin_sums(L, kernels, bins, n_bins, n_threads=n_threads, progress=progress, out=out)
+        cp = require_cupy()
         bins = np.asarray(bins, dtype=np.int64)
         if bins.shape != (self.n_rows,):
             raise ValueError(f"bins must hold one entry per row ({self.n_rows}), got shape {bins.shape}")
@@ -215,6 +224,13 @@ class CudaSource(RowSource):
         with self._on_device():
             w = self._weights(weights)
             return weight_total(cp.asnumpy(w * w))
+
+
+def _on_gpu(kernels: list[Kernel]) -> bool:
+    """Whether the GPU path computes every one of ``kernels`` (``cuda.program.KERNEL_CODES``)."""
+    from ..cuda.program import KERNEL_CODES
+
+    return all(k.name in KERNEL_CODES for k in kernels)
 
 
 __all__ = ["CudaSource"]

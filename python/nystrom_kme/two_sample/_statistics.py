@@ -25,8 +25,7 @@ import numpy as np
 
 from .. import _core
 from .._landmark_plan import distinct_rows
-from .._validation import common_dtype
-from ..kernels import KINDS, Kernel
+from ..kernels import Kernel
 from ..permutation import SplitSpec, nystrom_quadratic_forms, nystrom_statistics
 from ..sources import RowSource
 from ..sources.base import Progress
@@ -41,8 +40,6 @@ EXACT_BLOCK_BYTES = 16 * 1024 * 1024
 #: Memory for the bin sums of the kernels computed in one pass (larger collections take
 #: several passes, reusing it).
 BIN_SUMS_BYTES = 16 * 1024 * 1024
-#: Rows sorted by bin at once where the core cannot bin a kernel (_blocked_bin_sums).
-WINDOW_ROWS = 1 << 16
 #: Pooled rows of the uniform subsample that estimates MMD-FUSE's normaliser ||K_0||_F.
 FROBENIUS_SUBSET = 500
 
@@ -182,7 +179,7 @@ def nystrom_collection(
     observed = np.empty((K, L.shape[0]))
     if binning is None:
         # one streamed pass per metric: every pass draws the same labels (spec.new())
-        S_all = [S for group in _kernel_groups(kernels, 0) for S in _split_sums(Z, L, group, spec, nt)]
+        S_all = [S for group in _kernel_groups(kernels, 0) for S in Z.split_sums_multi(L, group, spec, n_threads=nt)]
         for j, kernel in enumerate(kernels):
             acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
             T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
@@ -200,10 +197,7 @@ def nystrom_collection(
     for group in groups:
         E = buffer[: len(group)]
         E.fill(0.0)
-        if all(_core_bins(k) for k in group):
-            Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
-        else:
-            _blocked_bin_sums(Z, L, group, bins, nt, E)
+        Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
         for Ej, kernel in zip(E, group):
             S = _core.matrix_product(Ej, W, nt)
             T[j], cross[j], total[j] = _forms(L, S, kernel, nt, np.sum(Ej, axis=1))  # t: K(L, Z) 1 over kept rows
@@ -214,51 +208,6 @@ def nystrom_collection(
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
     return PermutedStatistics(T, U, kept, binning.size, observed)
-
-
-def _split_sums(Z: RowSource, L: np.ndarray, kernels: list[Kernel], spec: SplitSpec, nt: int) -> list[np.ndarray]:
-    """K_j(L, Z) W for each kernel of one metric: one pass for all (``split_sums_multi``)
-    where the core's multi-kernel pass computes them, else one pass per kernel (the
-    core's multi-kernel pass packs the rows for a Gaussian: no l1 kernel)."""
-    if all(k.metric == "euclidean" for k in kernels):
-        return list(Z.split_sums_multi(L, kernels, spec, n_threads=nt))
-    return [Z.split_sums(L, k, spec, n_threads=nt) for k in kernels]
-
-
-def _core_bins(kernel: Kernel) -> bool:
-    """Whether the core's binned sums (``_core.kernel_bin_sums``) compute ``kernel``: today
-    Euclidean kernels without a shape parameter only (its packing kernel is a Gaussian, and
-    its kernel maps drop the parameters: the l1 Laplacian is refused, the rational
-    quadratic's sums come out wrong)."""
-    kind = KINDS[kernel.name]
-    return kind["distance"] == "squared_euclidean" and not kind["has_shape"]
-
-
-def _blocked_bin_sums(
-    Z: RowSource, L: np.ndarray, kernels: list[Kernel], bins: np.ndarray, nt: int, out: np.ndarray
-) -> None:
-    """What ``Z.bin_sums`` adds into ``out`` (K, m, G), for the kernels the core cannot bin:
-    the rows of each window of WINDOW_ROWS sorted by bin (rows of bin -1 skipped), each
-    kernel's values K(rows, L) on blocks of EXACT_BLOCK_BYTES (``_core.kernel_matrix``),
-    the rows of each bin summed at once (one reduceat along the rows) and added to the
-    bin's column of ``out``."""
-    m = L.shape[0]
-    step = max(1, EXACT_BLOCK_BYTES // (8 * m))
-    cores = [k.to_core() for k in kernels]
-    for start, chunk in Z.chunks():
-        for first in range(0, chunk.shape[0], WINDOW_ROWS):
-            rows = chunk[first : first + WINDOW_ROWS]
-            b = bins[start + first : start + first + rows.shape[0]]
-            keep = np.flatnonzero(b >= 0)
-            order = keep[np.argsort(b[keep], kind="stable")]
-            L2, window = common_dtype(L, np.ascontiguousarray(rows[order]))
-            for lo in range(0, order.size, step):
-                block_bins = b[order[lo : lo + step]]
-                starts = np.flatnonzero(np.r_[True, block_bins[1:] != block_bins[:-1]])
-                block = window[lo : lo + step]
-                for j, core in enumerate(cores):
-                    sums = np.add.reduceat(_core.kernel_matrix(block, L2, core, nt), starts, axis=0)  # (bins, m)
-                    out[j].T[block_bins[starts]] += sums
 
 
 def _forms(

@@ -75,6 +75,22 @@ class AlignedBuffer {
   std::size_t offset_ = 0;
 };
 
+/// The packing kernel of a pass over several radial kernels at `bandwidth`: the engine
+/// reads only its distance (how a tile's pairs are computed) and its bandwidth (the
+/// scale of the packed points), so it is the first kernel's kind there. Every kernel
+/// must measure that distance: the l1 and the Euclidean kernels take separate passes.
+/// @throws std::invalid_argument naming `who` and two kernels of different distances
+inline Kernel packing_kernel(const std::vector<Kernel>& kernels, double bandwidth, const char* who) {
+  const Kernel& first = kernels.front();
+  for (const Kernel& k : kernels) {
+    if (k.distance() != first.distance()) {
+      throw std::invalid_argument(std::string(who) + ": " + first.name() + " and " + k.name() +
+                                  " measure different distances: one call per distance");
+    }
+  }
+  return Kernel(first.kind(), bandwidth, first.offset(), first.degree(), first.shape());
+}
+
 template <class T>
 class TileEngine {
  public:
