@@ -86,7 +86,7 @@ from ..two_sample import DEFAULT_COLLECTION, DEFAULT_RULE
 from ..two_sample.rules import RULES
 from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights, reference_margin
 from ._reference import POOL, BettingReference, read_reference
-from .results import SequentialResult, betting_outcome
+from .results import SequentialResult, betting_outcome, saved_rejection
 
 #: The share of alpha spent on the reference's error by default (delta = alpha / DELTA_SHARE).
 DELTA_SHARE = 10
@@ -427,13 +427,8 @@ class SequentialDriftTest:
             raise ValueError("the bettors' reference sums are not the reference's")
         if betting["count_x"] != t or not 0 <= t < betting["next_refresh"]:
             raise ValueError(f"count_x and next_refresh do not agree with t = {t}")
-        rejection, rejecting = state["rejection_time"], state["rejecting"]
-        if (rejection is None) != (rejecting is None) or (
-            rejection is not None and not (1 <= rejection <= t and 0 <= rejecting < len(ref.kernels))
-        ):
-            raise ValueError(f"rejection_time={rejection!r} and rejecting={rejecting!r} do not fit t = {t}")
+        test.rejection_time_, test._rejecting = saved_rejection(state, 1, t, len(ref.kernels))
         test._betting, test._paired, test._log_wealth = betting, int(paired), float(state["log_wealth"])
-        test.rejection_time_, test._rejecting = rejection, rejecting
         return test
 
     def get_params(self) -> dict[str, Any]:

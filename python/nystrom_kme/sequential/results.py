@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -114,4 +115,15 @@ def betting_outcome(
     return result, (time, rejecting)
 
 
-__all__ = ["SequentialResult", "betting_outcome"]
+def saved_rejection(state: dict[str, Any], first: int, t: int, n_kernels: int) -> tuple[int | None, int | None]:
+    """A saved test's (rejection time, index of the kernel that rejected): both None, or a
+    time in [first, t] and an index below n_kernels; else ValueError naming both."""
+    rejection, rejecting = state["rejection_time"], state["rejecting"]
+    if (rejection is None) != (rejecting is None) or (
+        rejection is not None and not (first <= rejection <= t and 0 <= rejecting < n_kernels)
+    ):
+        raise ValueError(f"rejection_time={rejection!r} and rejecting={rejecting!r} do not fit t = {t}")
+    return rejection, rejecting
+
+
+__all__ = ["SequentialResult", "betting_outcome", "saved_rejection"]

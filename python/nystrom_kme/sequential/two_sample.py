@@ -45,7 +45,7 @@ from ..sources import ArraySource, as_rows
 from ._betting import REFRESH, Model, check_state, kernel_log_wealth, mixture_weights
 from ._reference import DEFAULT_LANDMARKS
 from .drift import kernel_choice
-from .results import SequentialResult, betting_outcome
+from .results import SequentialResult, betting_outcome, saved_rejection
 
 #: Rows of each stream that fix the kernels and landmarks before any bet, by default.
 BURN_IN = 128
@@ -344,14 +344,9 @@ class SequentialTwoSampleTest:
             test._betting, test.kernels_, test.landmarks_ = betting, kernels, L
         elif state["rejection_time"] is not None or state["log_wealth"] != 0:
             raise ValueError("a test before its burn-in ends has no wealth and no rejection")
-        rejection, rejecting = state["rejection_time"], state["rejecting"]
         t = test.burn_in + pairs
-        if (rejection is None) != (rejecting is None) or (
-            rejection is not None and not (test.burn_in < rejection <= t and 0 <= rejecting < len(test.kernels_ or []))
-        ):
-            raise ValueError(f"rejection_time={rejection!r} and rejecting={rejecting!r} do not fit t = {t}")
+        test.rejection_time_, test._rejecting = saved_rejection(state, test.burn_in + 1, t, len(test.kernels_ or []))
         test._pairs, test._log_wealth = int(pairs), float(state["log_wealth"])
-        test.rejection_time_, test._rejecting = rejection, rejecting
         return test
 
     def get_params(self) -> dict[str, Any]:
