@@ -12,6 +12,7 @@ import math
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -78,17 +79,7 @@ def cmd_drift_fit(args: argparse.Namespace) -> int:
             )
     finally:
         bar.close()
-    seconds = time.perf_counter() - start
-    det.save(args.output)
-    record = {
-        "detector": type(det).__name__,
-        "n_reference": det.n_reference_,
-        "n_features": det.n_features_in_,
-        "output": args.output,
-        "seconds": seconds,
-    }
-    emit(args, record, [f"{det!r}", f"  fitted in {seconds:.2f} s, saved to {args.output}"])
-    return EXIT_OK
+    return _saved(args, det, time.perf_counter() - start)
 
 
 def _fit_anytime(args: argparse.Namespace) -> int:
@@ -123,16 +114,20 @@ def _fit_anytime(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
-    seconds = time.perf_counter() - start
-    test.save(args.output)
+    return _saved(args, test, time.perf_counter() - start)
+
+
+def _saved(args: argparse.Namespace, det: Any, seconds: float) -> int:
+    """Saves a fitted detector to ``-o`` and says so (text or JSON)."""
+    det.save(args.output)
     record = {
-        "detector": type(test).__name__,
-        "n_reference": test.n_reference_,
-        "n_features": test.n_features_in_,
+        "detector": type(det).__name__,
+        "n_reference": det.n_reference_,
+        "n_features": det.n_features_in_,
         "output": args.output,
         "seconds": seconds,
     }
-    emit(args, record, [f"{test!r}", f"  fitted in {seconds:.2f} s, saved to {args.output}"])
+    emit(args, record, [f"{det!r}", f"  fitted in {seconds:.2f} s, saved to {args.output}"])
     return EXIT_OK
 
 
