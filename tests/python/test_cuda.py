@@ -148,11 +148,17 @@ def test_headers_include_nothing_under_nvrtc_and_come_in_dependency_order() -> N
     assert program.FORMULAS_INCLUDE not in source and "struct Formula<KernelKind::gaussian>" in source
 
 
+def _header(name: str) -> str:
+    """A core header's text where the GPU path reads it: the checkout's, or the installed
+    package's (the wheel's tests run without the source tree)."""
+    return next(p for p in program.header_paths() if p.name == name).read_text()
+
+
 def test_every_radial_kernel_has_a_code_and_the_others_are_refused() -> None:
     assert sorted({k.name for k in RADIAL}) == sorted(program.KERNEL_CODES)
     assert program.kernel_code(nk.Matern(1.0, nu=0.5).name) == program.KERNEL_CODES["laplacian"]
     # the codes are KernelKind's numbers, as kernel_kinds.hpp declares them
-    enum = (ROOT / "cpp/include/nystrom_kme/kernel_kinds.hpp").read_text()
+    enum = _header("kernel_kinds.hpp")
     declared = {name: int(code) for name, code in re.findall(r"^\s+(\w+) = (\d+),", enum, flags=re.M)}
     for name, code in program.KERNEL_CODES.items():
         assert declared[name] == code
@@ -471,10 +477,10 @@ def test_every_cuda_kernel_switch_refuses_an_unknown_code():
 
     from nystrom_kme.cuda import program
 
-    enum = (ROOT / "cpp/include/nystrom_kme/kernel_kinds.hpp").read_text()
+    enum = _header("kernel_kinds.hpp")
     kinds = re.findall(r"^\s+(\w+) = \d+,", enum, flags=re.M)
     assert set(program.KERNEL_CODES) <= set(kinds)
-    formulas = (ROOT / "cpp/include/nystrom_kme/kernel_formulas.inl").read_text()
+    formulas = _header("kernel_formulas.inl")
     switch = formulas[formulas.index("switch (kind) {") :]
     switch = switch[: switch.index("\n  }")]
     assert sorted(re.findall(r"case KernelKind::(\w+):", switch)) == sorted(kinds)
