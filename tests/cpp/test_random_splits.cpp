@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <nystrom_kme/interrupt.hpp>
 #include <nystrom_kme/random_splits.hpp>
 
 #include "check.hpp"
@@ -178,12 +179,33 @@ void test_edge_shapes() {
 
 }  // namespace
 
+bool stop_now() { return true; }
+
+// next_weights of many rows polls the interrupt check (2 10^5 rows x 1001 columns take
+// seconds; here 5 10^4, about 0.2 s, ten times the poller's first 20 ms) and leaves the
+// cursor where it was when stopped.
+void test_next_weights_interrupt() {
+  RandomSplits splits(25000, 25000, 1000, 1);
+  nystrom_kme::set_interrupt_check(&stop_now);
+  bool interrupted = false;
+  try {
+    (void)splits.next_weights(50000);
+  } catch (const nystrom_kme::Interrupted&) {
+    interrupted = true;
+  }
+  nystrom_kme::set_interrupt_check(nullptr);
+  CHECK(interrupted);
+  CHECK(splits.position() == 0);
+  CHECK(splits.next_weights(3).rows() == 3);
+}
+
 int main() {
   if (const int skip = test::skip_if_level_unsupported()) return skip;
   test_labels();
   test_streamed_sums_match_dense();
   test_size_checks();
   test_edge_shapes();
+  test_next_weights_interrupt();
   if (test::failures == 0) std::printf("test_random_splits: all checks passed\n");
   return test::failures == 0 ? 0 : 1;
 }

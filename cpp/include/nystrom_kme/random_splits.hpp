@@ -16,6 +16,7 @@
 #include <nystrom_kme/detail/memory.hpp>
 #include <nystrom_kme/detail/sampling_common.hpp>
 #include <nystrom_kme/detail/tile_engine.hpp>
+#include <nystrom_kme/interrupt.hpp>
 #include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/types.hpp>
 
@@ -95,7 +96,8 @@ class RandomSplits {
   void advance(Index rows) { position_ += rows; }
 
   /// Weights of the next `rows` rows, (rows, B + 1), advancing the cursor.
-  /// @throws std::invalid_argument when fewer rows remain
+  /// @throws std::invalid_argument when fewer rows remain; nystrom_kme::Interrupted
+  ///         (the cursor unmoved) when stopped
   RowMatrixXd next_weights(Index rows) {
     if (rows < 0 || rows > n_rows() - position_) {  // before any allocation: no Eigen assertion
       throw std::invalid_argument("RandomSplits: " + std::to_string(rows) + " rows requested but " +
@@ -103,7 +105,9 @@ class RandomSplits {
     }
     RowMatrixXd W(rows, columns_);
     std::vector<double> panel(std::size_t(std::max<Index>(rows, 0) * detail::kWeightPanel));
+    detail::InterruptPoller poller;  // 10^5 rows x 1001 columns take seconds
     for (Index p = 0; p < n_panels(); ++p) {
+      poller.poll();
       panel_weights(p, rows, panel.data());
       const Index c0 = p * detail::kWeightPanel, width = std::min(detail::kWeightPanel, columns_ - c0);
       for (Index i = 0; i < rows; ++i)
