@@ -237,17 +237,7 @@ class SequentialTwoSampleTest:
             kernels = list(chosen.resolve(pooled, rng, with_median=self._with_median))
         m = DEFAULT_LANDMARKS(pooled.shape[0]) if self.n_landmarks is None else min(self.n_landmarks, pooled.shape[0])
         L = distinct_rows(np.ascontiguousarray(pooled[np.sort(rng.choice(pooled.shape[0], m, replace=False))]))
-        K = len(kernels)
-        self._model = Model.build(
-            kernels,
-            L,
-            np.zeros(K),
-            mixture_weights(K, self.betting, False, True),
-            margin_bets=False,
-            pairs_join=True,
-            refresh=self.refresh,
-            n_threads=nt,
-        )
+        self._model = self._paired_model(kernels, L, nt)
         sums = [np.vstack([_core_row_sums(L, Z, k, nt) for k in kernels]) for Z in (X, Y)]
         state = self._model.initial_state(sums[1], float(Y.shape[0]))
         state["sums_x"], state["count_x"] = sums[0], float(X.shape[0])
@@ -322,19 +312,9 @@ class SequentialTwoSampleTest:
                 raise ValueError(f"kernels and landmarks must be radial kernels and rows of {d} columns")
             test.scaling_ = scaling_from_state(state)
             check_scaling(test.scaling_, test.standardize, d)
-            K = len(kernels)
-            test._model = Model.build(
-                kernels,
-                L,
-                np.zeros(K),
-                mixture_weights(K, test.betting, False, True),
-                margin_bets=False,
-                pairs_join=True,
-                refresh=test.refresh,
-                n_threads=n_threads_arg(test.n_threads),
-            )
+            test._model = test._paired_model(kernels, L, n_threads_arg(test.n_threads))
             betting = dict(state["betting"])
-            check_state(betting, K, L.shape[0])
+            check_state(betting, len(kernels), L.shape[0])
             if (
                 betting["t"] != pairs
                 or betting["count_x"] != betting["count_y"]
@@ -348,6 +328,21 @@ class SequentialTwoSampleTest:
         test.rejection_time_, test._rejecting = saved_rejection(state, test.burn_in + 1, t, len(test.kernels_ or []))
         test._pairs, test._log_wealth = int(pairs), float(state["log_wealth"])
         return test
+
+    def _paired_model(self, kernels: list[Kernel], L: np.ndarray, n_threads: int) -> Model:
+        """The bettors of a two-sample test: paired bets only (both sides are streams: no
+        reference margin), each pair's rows joining the sums, over ``kernels`` on ``L``."""
+        K = len(kernels)
+        return Model.build(
+            kernels,
+            L,
+            np.zeros(K),
+            mixture_weights(K, self.betting, False, True),
+            margin_bets=False,
+            pairs_join=True,
+            refresh=self.refresh,
+            n_threads=n_threads,
+        )
 
     def get_params(self) -> dict[str, Any]:
         return {
