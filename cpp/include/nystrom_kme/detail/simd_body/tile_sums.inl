@@ -177,8 +177,9 @@ inline void reduce_panels(const double* kt, const double* w, Index R, Index k, I
 
 #endif
 
-/// Writes one vector of T as float64 (two vectors for float).
+/// Writes one vector of T as float64 (two vectors for float); as itself into T.
 inline void store_as_double(double* p, Vec<double>::type v) { store(p, v); }
+inline void store_as_double(float* p, Vec<float>::type v) { store(p, v); }
 inline void store_as_double(double* p, Vec<float>::type v) {
   constexpr int LD = Vec<double>::lanes;
   float lanes[Vec<float>::lanes];
@@ -267,10 +268,11 @@ inline void distance_block(const TileTask<T>& t, const T* bt, const T* bnorm, Si
 /// kt = kernel values of one radial kernel from the distances d2 of points scaled by
 /// the reference bandwidth (squared, or l1 for the l1 kernels) and the square roots r =
 /// sqrt(min(d2, far)) (shared by the kernels that need them): the values of kernel_map
-/// for ratio 1 (kernel_formulas.inl), with the kind's switch out of the loop.
+/// for ratio 1 (kernel_formulas.inl), with the kind's switch out of the loop; kt in
+/// float64, or in T itself (the binned sums of float32 data).
 /// Flattened: GCC otherwise calls exp out of line, 2x slower on this loop.
-template <class T>
-__attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, const T* r, double* kt) {
+template <class T, class Out = double>
+__attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, const T* r, Out* kt) {
   using M = SimdMath<T>;
   constexpr int L = Vec<T>::lanes;
   constexpr Index n = kChunk * kTileRows;
@@ -314,23 +316,26 @@ inline bool needs_root(KernelKind kind) {
 }
 
 /// values[s..e) summed in a fixed order (two vectors of lane-wise partial sums over whole
-/// vectors, then the lanes in order, then the tail): the order depends on s and e only,
-/// so the bits do not depend on the thread count.
-inline double run_sum(const double* values, Index s, Index e) {
-  using VD = Vec<double>::type;
-  constexpr int LD = Vec<double>::lanes;
+/// vectors, then the lanes in order in float64, then the tail): the order depends on s and
+/// e only, so the bits do not depend on the thread count. Float values (a run of at most
+/// kChunk: at most kChunk / (2 lanes) of them per lane) are summed in float lanes, each lane's
+/// rounding at most a few float ulps of the run, below the float kernel values' own.
+template <class T>
+inline double run_sum(const T* values, Index s, Index e) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
   double total = 0.0;
   Index i = s;
-  if (e - s >= 2 * LD) {
-    VD acc0 = VD{}, acc1 = VD{};
-    for (; i + 2 * LD <= e; i += 2 * LD) {
+  if (e - s >= 2 * L) {
+    V acc0 = V{}, acc1 = V{};
+    for (; i + 2 * L <= e; i += 2 * L) {
       acc0 += load(values + i);
-      acc1 += load(values + i + LD);
+      acc1 += load(values + i + L);
     }
     acc0 += acc1;
-    for (int l = 0; l < LD; ++l) total += acc0[l];
+    for (int l = 0; l < L; ++l) total += double(acc0[l]);
   }
-  for (; i < e; ++i) total += values[i];
+  for (; i < e; ++i) total += double(values[i]);
   return total;
 }
 
@@ -340,8 +345,8 @@ inline double run_sum(const double* values, Index s, Index e) {
 /// kernel needs them, their square roots are computed once per chunk; each kernel maps
 /// them with its ratio (map_scaled, the kind's switch out of the loop). The rows come
 /// sorted by bin (TileEngine packs all rows of the call so), so the chunk's runs of one
-/// bin are found once and each run of each row is summed in vector registers and added
-/// to its output once.
+/// bin are found once and each run of each row is summed in vector registers (in T: float
+/// data's values stay float until a run's lanes are added) and added to its output once.
 template <class T>
 void tile_bins(const TileTask<T>& t, const BinTask& job) {
   using V = vec_t<T>;
@@ -349,7 +354,7 @@ void tile_bins(const TileTask<T>& t, const BinTask& job) {
   constexpr Index n = kChunk * kTileRows;
   const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
   alignas(64) T root[n];
-  alignas(64) double values[n];
+  alignas(64) T values[n];
   Index run_start[kChunk + 1];
   std::int64_t run_bin[kChunk];
   bool any_root = false;
@@ -376,7 +381,7 @@ void tile_bins(const TileTask<T>& t, const BinTask& job) {
     for (Index j = 0; j < job.n_kernels; ++j) {
       map_scaled<T>(job.maps[j], t.block, root, values);
       for (Index r = 0; r < t.rows; ++r) {
-        const double* row = values + r * kChunk;
+        const T* row = values + r * kChunk;
         double* out = job.outs[j] + (job.row0 + r) * job.ld;
         for (Index u = 0; u < n_runs; ++u) out[run_bin[u]] += run_sum(row, run_start[u], run_start[u + 1]);
       }
