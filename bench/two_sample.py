@@ -18,7 +18,14 @@ README example, and time and power against the exact test.
    the higher of its rates at 2048^2 and at the reduction's shape. Best wall time of
    --repeats runs each. Target: test / limit <= 1.2 on both.
 
+F. (issue 46; alone with --float32-default) At 10^6 rows per sample (--float32-n), d = 10,
+   float32 input (N(0, I) against a 0.01 shift): the default test, the single
+   median-Gaussian test and one NystromKME fit of the pooled rows with m = 3000 landmarks,
+   interleaved call by call, median of --repeats. Targets: default <= 7 s on 2 AVX-512
+   cores and <= 2.8x the fit.
+
 Usage: python -m bench.two_sample [--quick] [--reps R] [--shift S] [--repeats K] [--limit-only]
+       python -m bench.two_sample --float32-default [--float32-n N] [--repeats K]
 """
 
 from __future__ import annotations
@@ -86,6 +93,43 @@ def product_limit(rng, per: int, m: int, B: int, repeats: int) -> None:
     print(f"\nTarget test / limit <= {TARGET_PRODUCT_LIMIT_RATIO}; end: {machine()}\n", flush=True)
 
 
+TARGET_FLOAT32_DEFAULT_S = 7.0
+TARGET_FLOAT32_FIT_RATIO = 2.8
+
+
+def float32_default(per: int, repeats: int) -> None:
+    """Section F: the default test on float32 data against the single test and one fit."""
+    rng = np.random.default_rng(46)
+    X = rng.normal(size=(per, 10)).astype(np.float32)
+    Y = rng.normal(size=(per, 10)).astype(np.float32)
+    Y[:, 0] += 0.01
+    Z = np.concatenate([X, Y])
+    calls = {
+        "default test": lambda: nk.two_sample_test(X, Y, random_state=0),
+        "single median-Gaussian test": lambda: nk.two_sample_test(X, Y, kernel="gaussian", random_state=0),
+        "NystromKME(n_landmarks=3000).fit(pooled)": lambda: nk.NystromKME(n_landmarks=3000, random_state=0).fit(Z),
+    }
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(repeats):  # interleaved: a load change hits every call alike
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - start)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    fit = med["NystromKME(n_landmarks=3000).fit(pooled)"]
+    print(f"## The default test on float32 data (issue 46): {per:.0e} rows per sample, d = 10\n")
+    print("| call | median s [min, max] | / fit |\n|---|---|---|")
+    for name, t in times.items():
+        print(f"| {name} | {med[name]:.2f} [{min(t):.2f}, {max(t):.2f}] | {med[name] / fit:.2f} |")
+    d = med["default test"]
+    print(
+        f"\nTargets: default <= {TARGET_FLOAT32_DEFAULT_S} s ({'ok' if d <= TARGET_FLOAT32_DEFAULT_S else 'MISS'}), "
+        f"<= {TARGET_FLOAT32_FIT_RATIO}x the fit ({'ok' if d / fit <= TARGET_FLOAT32_FIT_RATIO else 'MISS'}); "
+        f"peak RSS {peak_rss_mb():.0f} MB; end: {machine()}\n",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^5 per sample at the limit, 2000 for the power")
@@ -94,6 +138,8 @@ def main() -> None:
     ap.add_argument("--shift", type=float, default=0.05)
     ap.add_argument("--landmarks", type=int, default=1000)
     ap.add_argument("--limit-only", action="store_true", help="only section 0 (issue 22)")
+    ap.add_argument("--float32-default", action="store_true", help="only section F (issue 46)")
+    ap.add_argument("--float32-n", type=int, default=10**6, help="rows per sample of section F")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     print(
@@ -102,6 +148,10 @@ def main() -> None:
         f"{nk.show_config('dicts')['openmp']['max_threads']} threads; 200 permutations\n",
         flush=True,
     )
+
+    if args.float32_default:
+        float32_default(args.float32_n, args.repeats)
+        return
 
     # 0. the single-kernel test against row pass + product at DGEMM speed
     product_limit(np.random.default_rng(22), 2 * 10**4 if args.quick else 2 * 10**5, args.landmarks, 200, args.repeats)

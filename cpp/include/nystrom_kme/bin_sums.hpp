@@ -27,7 +27,9 @@ namespace nystrom_kme {
 /// from them. Chunks of Z may be passed one after the other into the same outputs. All
 /// rows of the call are packed in the order of their bins (a stable counting sort, rows
 /// of bin -1 last), so a bin's rows are neighbours across superblocks and each run of
-/// them is added in registers before one store; each output row is summed by one task:
+/// them is added in registers before one store (float data: a chunk's run, at most 256
+/// values, in float lanes, then in float64; chunks passed one after the other may cut
+/// runs elsewhere, a few float ulps apart); each output row is summed by one task:
 /// bit-identical for any thread count. O(m q (d + K)) time; no memory beyond ~1 MiB of
 /// packed rows and O(q) indices for the bin order.
 /// @param bins  Z.rows() entries in [-1, n_bins)
