@@ -470,8 +470,9 @@ def test_float32_data_give_the_statistics_of_their_values_in_float64(kernel):
     for X, Y in problems:
         X32, Y32 = X.astype(np.float32), Y.astype(np.float32)
         low = nk.two_sample_test(X32, Y32, kernel=kernel, n_permutations=99, random_state=1)
-        ref = nk.two_sample_test(X32.astype(np.float64), Y32.astype(np.float64), kernel=kernel, n_permutations=99,
-                                 random_state=1)
+        ref = nk.two_sample_test(
+            X32.astype(np.float64), Y32.astype(np.float64), kernel=kernel, n_permutations=99, random_state=1
+        )
         assert low.method == ref.method == "nystrom"
         a, b = (np.asarray(getattr(res, "kernel_statistics", [res.statistic]), dtype=float) for res in (low, ref))
         assert np.max(np.abs(a - b)) <= 2e-3 * (np.max(np.abs(b)) + 1 / len(X) + 1 / len(Y))
