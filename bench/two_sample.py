@@ -24,8 +24,14 @@ F. (issue 46; alone with --float32-default) At 10^6 rows per sample (--float32-n
    interleaved call by call, median of --repeats. Targets: default <= 7 s on 2 AVX-512
    cores and <= 2.8x the fit.
 
+A. (issue 46; alone with --float32-accuracy) The default test on float32 data against the
+   same values in float64, seven problems (shift, scale, null, Student t, mixture, d = 50,
+   rows at an offset of 1e3; --float32-n rows per sample, --reps seeds): every kernel's
+   statistics, the aggregated null and the p-values.
+
 Usage: python -m bench.two_sample [--quick] [--reps R] [--shift S] [--repeats K] [--limit-only]
        python -m bench.two_sample --float32-default [--float32-n N] [--repeats K]
+       python -m bench.two_sample --float32-accuracy [--float32-n N] [--reps R]
 """
 
 from __future__ import annotations
@@ -130,6 +136,43 @@ def float32_default(per: int, repeats: int) -> None:
     )
 
 
+def accuracy_problems(rng: np.random.Generator, n: int):
+    """Section A's problems: (name, X, Y) in float64."""
+    yield "shift d10", rng.normal(size=(n, 10)), rng.normal(size=(n, 10)) + np.r_[0.03, np.zeros(9)]
+    yield "scale d5", rng.normal(size=(n, 5)), rng.normal(size=(n, 5)) * 1.03
+    yield "null d3", rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    yield "student-t d4", rng.standard_t(3, size=(n, 4)), rng.standard_t(3, size=(n, 4)) * 1.02
+    mixture = np.r_[rng.normal(size=(n // 2, 2)) - 3, rng.normal(size=(n - n // 2, 2)) + 3]
+    yield "mixture d2", mixture, rng.normal(size=(n, 2)) * 3.2
+    yield "d50", rng.normal(size=(n, 50)), rng.normal(size=(n, 50)) + 0.01
+    yield "offset 1e3", rng.normal(size=(n, 4)) + 1e3, rng.normal(size=(n, 4)) + 1e3 + np.r_[0.03, 0, 0, 0]
+
+
+def float32_accuracy(per: int, seeds: int) -> None:
+    """Section A: float32 data against their values in float64, the default test."""
+    worst: dict[str, list[float]] = {}
+    for seed in range(seeds):
+        for name, X, Y in accuracy_problems(np.random.default_rng(seed), per):
+            X32, Y32 = X.astype(np.float32), Y.astype(np.float32)
+            low = nk.two_sample_test(X32, Y32, random_state=seed)
+            ref = nk.two_sample_test(X32.astype(np.float64), Y32.astype(np.float64), random_state=seed)
+            stats = np.asarray(low.kernel_statistics) - ref.kernel_statistics
+            null = np.asarray(low.null_distribution) - ref.null_distribution
+            w = worst.setdefault(name, [0.0, 0.0, 0.0, 0.0])
+            w[0] = max(w[0], float(np.max(np.abs(stats)) / np.max(np.abs(ref.kernel_statistics))))
+            w[1] = max(w[1], float(np.max(np.abs(null)) / np.max(np.abs(ref.null_distribution))))
+            w[2] = max(w[2], abs(low.pvalue - ref.pvalue))
+            w[3] += low.pvalue == ref.pvalue
+    print(f"## The default test on float32 data against float64 (issue 46): {per} rows per sample, {seeds} seeds\n")
+    print(
+        "| problem | kernels' statistics, max rel. | null, max rel. | max abs(p32 - p64) | equal p |\n"
+        "|---|---|---|---|---|"
+    )
+    for name, (s_rel, n_rel, dp, same) in worst.items():
+        print(f"| {name} | {s_rel:.1e} | {n_rel:.1e} | {dp:.4f} | {int(same)}/{seeds} |")
+    print(f"\nend: {machine()}\n", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10^5 per sample at the limit, 2000 for the power")
@@ -139,7 +182,8 @@ def main() -> None:
     ap.add_argument("--landmarks", type=int, default=1000)
     ap.add_argument("--limit-only", action="store_true", help="only section 0 (issue 22)")
     ap.add_argument("--float32-default", action="store_true", help="only section F (issue 46)")
-    ap.add_argument("--float32-n", type=int, default=10**6, help="rows per sample of section F")
+    ap.add_argument("--float32-accuracy", action="store_true", help="only section A (issue 46)")
+    ap.add_argument("--float32-n", type=int, default=None, help="rows per sample of F (10^6) or A (20000)")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     print(
@@ -150,7 +194,10 @@ def main() -> None:
     )
 
     if args.float32_default:
-        float32_default(args.float32_n, args.repeats)
+        float32_default(args.float32_n or 10**6, args.repeats)
+        return
+    if args.float32_accuracy:
+        float32_accuracy(args.float32_n or 20000, args.reps)
         return
 
     # 0. the single-kernel test against row pass + product at DGEMM speed
