@@ -163,7 +163,7 @@ def results_frame(results: Iterable[Tabular] | Mapping[Any, Tabular]) -> pandas.
     >>> df = nk.results_frame({day: det.predict(b) for day, b in batches.items()})
     >>> df[["pvalue", "is_drift"]]
              pvalue  is_drift
-    monday     0.46     False
+    monday     0.47     False
     tuesday    0.01      True
     """
     labelled = isinstance(results, Mapping)

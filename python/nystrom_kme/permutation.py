@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
-from ._solve import solve_weights
+from ._solve import default_rcond, solve_weights
 from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed
 from .kernels import Kernel
 
@@ -105,11 +105,6 @@ def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Ran
     return SplitSpec(n1, n2, B, draw_seed(check_random_state(random_state), SPLIT_SEED_BOUND)).labels()
 
 
-#: The pivoted Cholesky's stopping pivot, relative to the largest k(l, l), for forms of
-#: float32 kernel sums: float32's epsilon, the relative rounding of their kernel values.
-FLOAT32_RCOND = float(np.finfo(np.float32).eps)
-
-
 def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0) -> np.ndarray:
     """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1): the squared distance
     between the two samples' mean features. The core's minimum-norm solve
@@ -128,9 +123,8 @@ def nystrom_quadratic_forms(
     Nyström approximation of the kernel matrix on the pivot landmarks of K_m
     (``_core.nystrom_feature_sums``: one pivoted Cholesky factorisation, one triangular
     solve; s_b^T K_m^{-1} s_b when K_m has full numerical rank). Float32 landmarks mean
-    sums computed in float32: the pivots stop at FLOAT32_RCOND * max k(l, l), since the
-    directions below it hold the sums' rounding only (kept, they moved a low-dimensional
-    test's statistics by up to 47% from float64's; cut, by at most 1e-3, bench/RESULTS.md).
+    sums computed in float32: the pivots stop at ``_solve.FLOAT32_RCOND`` (float32's
+    epsilon) times max k(l, l), below which the directions hold the sums' rounding only.
 
     Examples
     --------
@@ -143,8 +137,7 @@ def nystrom_quadratic_forms(
     True
     """
     rhs = S if t is None else np.column_stack([S, t])
-    rcond = FLOAT32_RCOND if L.dtype == np.float32 else 0.0
-    Y, _ = _core.nystrom_feature_sums(L, np.ascontiguousarray(rhs), kernel.to_core(), rcond, n_threads)
+    Y, _ = _core.nystrom_feature_sums(L, np.ascontiguousarray(rhs), kernel.to_core(), default_rcond(L), n_threads)
     columns = S.shape[1]
     T = np.einsum("ib,ib->b", Y[:, :columns], Y[:, :columns])
     if t is None:

@@ -154,6 +154,30 @@ def test_input_layouts_and_dtypes_agree(rng):
     assert ints.landmarks_.dtype == np.float64
 
 
+def test_float32_fits_of_low_dimensional_data_keep_float64s_mmd():
+    """Float32 data give float32 kernel sums; their solve drops K_m's directions below
+    float32's rounding (``_solve.FLOAT32_RCOND``). With float64's threshold those
+    directions held that rounding only, amplified: the MMD^2 between two fits of 2-D
+    float32 data came out 0.0 and in 3-D 23-37% too large, where float64 gave ~1e-3
+    (bench/RESULTS.md, issue 46). Now within 2e-5 of the same values' fits in float64
+    (measured: at most 4.8e-6), against a dense MMD^2 of the float64 embeddings."""
+    k = nk.Gaussian(1.0)
+    for d in (2, 3):
+        rng = np.random.default_rng(10 * d)
+        X = rng.normal(size=(6000, d)).astype(np.float32)
+        Y = (1.05 * rng.normal(size=(6000, d))).astype(np.float32)
+        fits = {}
+        for dtype in (np.float32, np.float64):
+            fits[dtype] = [nk.NystromKME(k, random_state=0).fit(Z.astype(dtype)) for Z in (X, Y)]
+        (fx, fy), (gx, gy) = fits[np.float32], fits[np.float64]
+        assert fx.landmarks_.dtype == np.float32
+        L = np.vstack([gx.landmarks_, gy.landmarks_])
+        w = np.r_[gx.weights_, -gy.weights_]
+        dense = float(w @ dense_kernel("gaussian", L, L, 1.0) @ w)  # ||mu_X - mu_Y||^2 of the float64 fits
+        assert nk.mmd2(gx, gy) == pytest.approx(dense, rel=1e-6)
+        assert abs(nk.mmd2(fx, fy) - dense) <= 2e-5
+
+
 def test_default_landmark_count():
     assert nk.default_n_landmarks(10_000) == 461
     assert nk.default_n_landmarks(1) == 1

@@ -82,7 +82,9 @@ def test_ddp_ranks_average_to_the_full_batchs_attraction(tmp_path: Path) -> None
         out, _ = p.communicate(timeout=300)
         assert p.returncode == 0, f"rank {r}: {out[-2000:]}"
     g0, g1 = np.load(tmp_path / "g0.npy"), np.load(tmp_path / "g1.npy")
-    np.testing.assert_array_equal(g0, g1)  # DDP left every rank the same averaged gradient
+    np.testing.assert_allclose(
+        g0, g1, rtol=1e-13, atol=0
+    )  # every rank the averaged gradient (up to the reduction's order)
 
     X = np.random.default_rng(0).normal(size=(500, 3))
     loss_fn = MMDLoss(X, nk.Gaussian(BANDWIDTH), n_landmarks=50, random_state=0)

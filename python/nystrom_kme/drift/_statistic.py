@@ -22,7 +22,8 @@ import numpy as np
 
 from .. import _core
 from .._validation import SPLIT_SEED_BOUND, draw_seed
-from ..permutation import FLOAT32_RCOND, SplitSpec
+from .._solve import FLOAT32_RCOND
+from ..permutation import SplitSpec
 from ..two_sample.engine import PermutedStatistics
 from ._reference import Reference
 
