@@ -54,6 +54,14 @@ landmarks' plain mean). The verdict: "ok" where the float32 and bf16 errors are 
 the MMD is at most 1.05 times the nystrom reference's, for the plain and the centred
 formula ("plain / centred").
 
+A second table per data set runs the same gradient through the loss's own CUDA algorithm
+(``nystrom_kme.torch._device.value_gradient_sums``, the code MMDLoss calls for CUDA
+tensors: augmented rows whose product gives the logits, centred on the landmarks' plain
+mean, and the weighted sums [w, w (l - c)] as products at the same precision) on the CPU,
+its ``precision`` emulated (``_emulated_matmul``: bf16 as it does, TF32 by rounding the
+operands; "sdpa-f32" / "sdpa-bf16" through torch's CPU fused attention kernel), against
+its own float64 result.
+
 Only the attraction term is measured: the loss's gradient adds the batch's repulsion
 (positive weights 1/B^2, no cancellation) and is much smaller than either term near
 convergence, so its relative error is larger than these. No GPU is used: bf16 and TF32
@@ -114,7 +122,8 @@ def heavy16(rng: np.random.Generator, n: int) -> np.ndarray:
     d = 16
     T = rng.standard_t(3.0, size=(n, d)) * np.logspace(-1, 1, d)
     Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
-    return T @ Q.T + 3.0
+    X: np.ndarray = T @ Q.T + 3.0
+    return X
 
 
 def image64(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -197,6 +206,66 @@ def gradient_errors(Ynp: np.ndarray, Lnp: np.ndarray, anp: np.ndarray, h: float)
     return out
 
 
+#: The loss's CUDA precisions measured through its own blocked products (``_device``).
+LIBRARY_PRECISIONS = ("highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16")
+
+
+def _emulated_matmul(a: Any, b: Any, precision: str, out: Any | None = None, alpha: float = 1.0) -> Any:
+    """``_device.matmul`` with its CUDA float32 precisions emulated on the CPU: "bf16" as
+    there (operands cast to bfloat16, torch's bf16 GEMM, result back to float32); "tf32":
+    operands rounded to TF32, product in float32; "tf32x3": the three products of the
+    operands' TF32 parts, each operand rounded to TF32 (the low parts keep 11 bits there)."""
+    import torch
+
+    if a.dtype != torch.float32 or precision == "highest":
+        product = a @ b
+    elif precision == "bf16":
+        product = (a.bfloat16() @ b.bfloat16()).float()
+    elif precision == "tf32":
+        product = _tf32(a) @ _tf32(b)
+    else:  # tf32x3
+        a_hi, b_hi = _tf32(a), _tf32(b)
+        a_lo, b_lo = _tf32(a - a_hi), _tf32(b - b_hi)
+        product = a_hi @ b_lo + a_lo @ b_hi + a_hi @ b_hi
+    return product if out is None else out.add_(product, alpha=alpha)
+
+
+def library_errors(Ynp: np.ndarray, Lnp: np.ndarray, anp: np.ndarray, h: float) -> dict[str, float]:
+    """Relative errors of the attraction's gradient through the loss's CUDA algorithm
+    (``_device.value_gradient_sums``: augmented products giving the logits, centred on the
+    landmarks' mean as MMDLoss does, the weighted sums [w, w (l - c)] also at the
+    precision), run on the CPU with the CUDA precisions emulated; float64 through the
+    same function as the reference. "sdpa-*": torch's CPU fused attention kernel."""
+    import torch
+
+    from nystrom_kme.torch import _device
+
+    Y64, L64, a64 = (torch.from_numpy(np.ascontiguousarray(v, dtype=np.float64)) for v in (Ynp, Lnp, anp))
+    c64 = L64.mean(0)
+    B = Y64.shape[0]
+
+    def grad(Y: Any, L: Any, a: Any, c: Any, precision: str) -> Any:
+        g = torch.zeros_like(Y)
+        _device.value_gradient_sums(Y, L, a, c, "gaussian", h, precision=precision, grad_out=g, scale=-2.0 / B)
+        return g
+
+    g64 = grad(Y64, L64, a64, c64, "highest")
+    norm = float(torch.linalg.norm(g64))
+    saved = _device.matmul
+    _device.matmul = _emulated_matmul
+    out = {}
+    try:
+        for precision in LIBRARY_PRECISIONS:
+            try:
+                g = grad(Y64.float(), L64.float(), a64.float(), c64.float(), precision)
+                out[precision] = float(torch.linalg.norm(g.double() - g64)) / norm
+            except RuntimeError:  # a fused kernel this torch build lacks on the CPU
+                out[precision] = float("nan")
+    finally:
+        _device.matmul = saved
+    return out
+
+
 # --------------------------------------------------------------------------- references
 
 
@@ -213,8 +282,8 @@ def references(
         kernel, n_landmarks=m, sampler=UniformSampling(replace=False), random_state=seed, n_threads=1
     ).fit(X)
     out["nystrom"] = (nys.landmarks_, nys.weights_, time.perf_counter() - t0)
-    idx = nys.landmark_indices_
-    common = dict(kernel=kernel, n_threads=1, compute_mmd=False)
+    idx = np.asarray(nys.landmark_indices_)  # rows of X: the same landmarks for the other weights
+    common: dict[str, Any] = dict(kernel=kernel, n_threads=1, compute_mmd=False)
     if "nonneg-nystrom" in wanted:
         t0 = time.perf_counter()
         res = nk.compress(X, m, sampler=idx, weights="simplex", **common)
@@ -268,11 +337,11 @@ def dataset_section(name: str, factor: float, args: argparse.Namespace) -> str:
     t_self = time.perf_counter() - t0
     Y = batch(np.random.default_rng([args.seed, 99]), X, args.batch)
     header = [
-        "m", "reference", "points", "nonzero", "sum|a|/|sum a|", "MMD", "/nystrom",
+        "m", "reference", "points", "nonzero", "sum abs(a) / abs(sum a)", "MMD", "/nystrom",
         "f32", "bf16", "bf16>f32", "tf32", "f32 c", "bf16 c", "bf16>f32 c", "tf32 c", "ok (plain / centred)",
         "build s",
     ]  # fmt: skip
-    rows = []
+    rows, lib_rows = [], []
     for m in args.sizes:
         if m > n:
             continue
@@ -283,6 +352,8 @@ def dataset_section(name: str, factor: float, args: argparse.Namespace) -> str:
             if ref == "nystrom":
                 base = mmd
             errs = gradient_errors(Y, L, w, h)
+            lib = library_errors(Y, L, w, h)
+            lib_rows.append([m, ref, *(f"{lib[p]:.1e}" for p in LIBRARY_PRECISIONS)])
             ratio = mmd / base if base else float("nan")
             fine = ratio <= MMD_SLACK
             plain = fine and max(errs["f32"], errs["bf16"]) <= TARGET
@@ -307,6 +378,10 @@ def dataset_section(name: str, factor: float, args: argparse.Namespace) -> str:
         f"B = {args.batch}\n\n"
         f"Self term 1^T K 1 / n^2 = {self_term:.6f} ({t_self:.1f} s, every pair, float64).\n\n"
         + table(header, rows)
+        + "\n\nThe same gradient through the loss's CUDA algorithm (``_device.value_gradient_sums``: "
+        "augmented products, centred on the landmarks' mean, the weighted sums at the precision too), "
+        "run on the CPU with the precisions emulated; relative to its float64 result:\n\n"
+        + table(["m", "reference", *LIBRARY_PRECISIONS], lib_rows)
     )
 
 
@@ -334,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# bench.loss_reference (issue 46), {utc_now()}\n\nCPU: {machine()}; torch {torch.__version__}; "
           f"one thread (core and torch)\n", flush=True)  # fmt: skip
     print(
-        f"n = {args.n}, m in {args.sizes}, bandwidths {args.factors} x median, B = {args.batch}, seed {args.seed}, ridge {args.ridge:g}. "
+        f"n = {args.n}, m in {args.sizes}, bandwidths {args.factors} x median, B = {args.batch}, "
+        f"seed {args.seed}, ridge {args.ridge:g}. "
         f"Errors: ||g - g64||_F / ||g64||_F of the attraction's gradient; 'c': centred on the "
         f"reference's weighted mean. ok: f32 and bf16 <= {TARGET:g} and MMD <= {MMD_SLACK} x nystrom's.\n",
         flush=True,
