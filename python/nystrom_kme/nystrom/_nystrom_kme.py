@@ -88,7 +88,9 @@ class NystromKME(ParamsMixin, KernelMeanEmbedding):
         (measured in the user guide, "Solvers"), and the weights, not unique there,
         by O(1): compare embeddings, not weights.
     rcond : float or None, default=None
-        COD rank threshold relative to the largest pivot; None: m * machine epsilon.
+        COD rank threshold relative to the largest pivot; None: m * float64 epsilon for
+        float64 data, float32's epsilon (1.2e-7) for float32 data, whose kernel sums are
+        float32-accurate (the directions below it would hold their rounding only).
     sampler : str, SamplingPolicy, array-like or callable, default="uniform"
         How landmarks are chosen: a name of :data:`nystrom_kme.sampling.SAMPLER_NAMES`
         ("uniform" is uniform with replacement, the paper's guarantee), a policy
