@@ -80,6 +80,7 @@ __all__ = [
     "CompressionResult",
     "compress",
     "compression_mmd",
+    "sampled_estimator",
     "sampler_rows",
 ]
 
@@ -435,20 +436,7 @@ def compress(
     # Weights of a safe scale (only their ratios matter): s_sum_ / weight_sum_ is then exact.
     a = scale_weights(a)[0]
     rng = check_random_state(random_state)
-    reads_rows = not isinstance(sampler, np.ndarray) and as_policy(resolve_sampler(sampler)).needs_data_in_memory
-    rows = sampler_rows(n, m, thinning=thinning)
-    data: SourceLike = src
-    fit_kernel, fit_sampler, fit_seed = kernel, sampler, random_state
-    if reads_rows and rows < n:  # the sampler chooses among a uniform subsample of the rows
-        chosen = np.sort(rng.choice(n, size=rows, replace=False))
-        picker = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=rng, n_threads=n_threads)
-        picker.fit(src.take(chosen))
-        fit_kernel, fit_sampler, fit_seed = picker.kernel_, chosen[picker.landmark_indices_], None
-    elif reads_rows:
-        data = _all_rows(src)  # at most sampler_rows: the sampler's factor fits
-    # the subsample's points as given indices: all of them (a pivoted Cholesky may stop short of m)
-    fit_m = m if fit_sampler is sampler else None
-    est = NystromKME(fit_kernel, n_landmarks=fit_m, sampler=fit_sampler, random_state=fit_seed, n_threads=n_threads)
+    est, data = sampled_estimator(src, kernel, m, sampler, random_state, n_threads, rng=rng, thinning=thinning)
     est.fit(data, sample_weight=a)
     L, kern = est.landmarks_, est.kernel_
     indices = est.landmark_indices_
@@ -487,6 +475,37 @@ def compress(
         mmd_interval=interval,
         scaling=scaling,
     )
+
+
+def sampled_estimator(
+    src: RowSource,
+    kernel: Kernel | str,
+    m: int,
+    sampler: SamplerLike,
+    random_state: RandomStateLike,
+    n_threads: int | None,
+    *,
+    rng: np.random.Generator | None = None,
+    thinning: bool = False,
+) -> tuple[NystromKME, SourceLike]:
+    """An unfitted NystromKME whose landmarks ``sampler`` picks among at most
+    :func:`sampler_rows` rows of ``src``, and what to fit it on (``src``, or its rows in
+    memory). A sampler that reads rows and would need more runs on a uniform subsample
+    drawn from ``rng`` (default: from ``random_state``), fitted here: the estimator then
+    takes its picks as given indices, all of them, since a pivoted Cholesky may stop
+    short of m. Otherwise the estimator draws at fit time from ``random_state``."""
+    n = src.count_rows()
+    reads_rows = not isinstance(sampler, np.ndarray) and as_policy(resolve_sampler(sampler)).needs_data_in_memory
+    rows = sampler_rows(n, m, thinning=thinning)
+    if reads_rows and rows < n:
+        rng = check_random_state(random_state) if rng is None else rng
+        chosen = np.sort(rng.choice(n, size=rows, replace=False))
+        picker = NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=rng, n_threads=n_threads)
+        picker.fit(src.take(chosen))
+        return NystromKME(picker.kernel_, sampler=chosen[picker.landmark_indices_], n_threads=n_threads), src
+    # at most sampler_rows for a sampler that reads rows: its factor fits
+    data = _all_rows(src) if reads_rows else src
+    return NystromKME(kernel, n_landmarks=m, sampler=sampler, random_state=random_state, n_threads=n_threads), data
 
 
 def _all_rows(src: RowSource) -> np.ndarray:

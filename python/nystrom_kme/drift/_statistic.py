@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _core
-from .._validation import SPLIT_SEED_BOUND, draw_seed
 from .._solve import FLOAT32_RCOND
+from .._validation import SPLIT_SEED_BOUND, draw_seed
 from ..permutation import SplitSpec
 from ..two_sample.engine import PermutedStatistics
 from ._reference import Reference

@@ -10,15 +10,24 @@ import torch
 
 from .. import _core
 from .._validation import RandomStateLike, as_data_matrix
+from ..bounds import default_n_landmarks
+from ..compression import sampled_estimator
 from ..embedding import EmpiricalKME, KernelMeanEmbedding, inner_product
 from ..kernel_collection import KernelCollection
 from ..kernels import Kernel, get_kernel
 from ..nystrom import NystromKME
-from ..sampling import UniformSampling
+from ..sources import as_source
 from ._device import KERNELS, PRECISIONS
 from ._ops import mmd_to_embedding
 
 KernelSpec = Union[Kernel, str, KernelCollection, Sequence[Union[Kernel, str]], None]
+
+#: How a reference fitted from rows picks its landmarks: randomly pivoted Cholesky (among
+#: at most ``compression.sampler_rows`` rows), the weights Nyström's. Uniform landmarks'
+#: weights cancelled up to 6660x (sum |a| / |sum a|) and cost float32 and TF32 gradients
+#: their accuracy; these cancel 2.4x at most, at an MMD to the data no larger in 19 of 21
+#: settings (bench/RESULTS.md, issue 46).
+REFERENCE_SAMPLER = "rpcholesky"
 
 WITHIN = ("exact", "nystrom")
 AGGREGATES = ("sum", "max")
@@ -65,14 +74,17 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     aggregate : {"sum", "max"}, default="sum"
         How the losses of several kernels combine.
     n_landmarks : int or None, default=None
-        For fitting from rows: the number of landmarks, drawn uniformly *without*
-        replacement (a row is never taken twice; ``NystromKME``'s default draws with
-        replacement, the paper's setting); None: NystromKME's default m. At least the
-        number of rows: every row, the exact empirical embedding
-        (:class:`~nystrom_kme.EmpiricalKME`, weights 1/n), so that the loss is the
-        exact squared MMD to the rows.
+        For fitting from rows: the number of landmarks, at most; the first kernel's
+        randomly pivoted Cholesky (``REFERENCE_SAMPLER``, among at most
+        :func:`~nystrom_kme.compression.sampler_rows` rows) picks them, and stops short
+        when the rest of K is within rounding; the weights are Nyström's. They cancel
+        little (sum |a| at most 2.4 |sum a| where uniform landmarks' reached 6660x), so
+        float32 and TF32 products stay accurate (bench/RESULTS.md, issue 46). None:
+        NystromKME's default m. At least the number of rows: every row, the exact
+        empirical embedding (:class:`~nystrom_kme.EmpiricalKME`, weights 1/n), so that
+        the loss is the exact squared MMD to the rows.
     random_state : None, int or numpy Generator
-        For fitting from rows: the landmark draw and the bandwidths (median heuristic).
+        For fitting from rows: the landmarks' draws and the bandwidths (median heuristic).
     precision : {"highest", "tf32x3", "tf32", "bf16", "sdpa-f32", "sdpa-bf16"} or None, default=None
         The float32 matrix products of the CUDA path: IEEE float32; each operand split
         in two TF32 parts (float32 accuracy on tensor cores); one TF32 product; one
@@ -110,8 +122,9 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     for every batch size; eager programs never import torch's compiler
     (see ``nystrom_kme.torch._ops``).
 
-    A Nyström reference's weights can cancel (a Gaussian one with a few hundred landmarks:
-    ``sum_j abs(w_j)`` = 10^2-10^3 times ``abs(sum_j w_j)``, against 1.5 for a Matérn one).
+    A Nyström reference on uniform landmarks can cancel (a Gaussian one with a few hundred
+    landmarks in low dimension: ``sum_j abs(w_j)`` = 10^2-10^3 times ``abs(sum_j w_j)``,
+    against 1.5 for a Matérn one); one fitted from rows here does not (see n_landmarks).
     On CPU tensors float32 batches then meet the weights in float64 (``_ops.cancellation``
     of at least ``_ops.CANCELLATION_UPCAST``: the terms with the reference's weights, against
     its float64 landmarks), so their loss and gradients agree with float64 ones to float32
@@ -320,9 +333,9 @@ def _embeddings(
     every_row = isinstance(n_landmarks, int) and not isinstance(n_landmarks, bool) and n_landmarks >= X.shape[0]
     if every_row:  # the empirical embedding: exact, no draw, no solve
         return [EmpiricalKME(k, random_state=random_state).fit(X) for k in kernels]
-    without_replacement = UniformSampling(replace=False)  # a repeated row would be a wasted landmark
-    first = NystromKME(kernels[0], n_landmarks=n_landmarks, sampler=without_replacement, random_state=random_state)
-    first.fit(X)
+    m = default_n_landmarks(X.shape[0]) if n_landmarks is None else n_landmarks
+    first, rows = sampled_estimator(as_source(X), kernels[0], m, REFERENCE_SAMPLER, random_state, None)
+    first.fit(rows)
     rest = [NystromKME(k, sampler=first.landmarks_, random_state=random_state).fit(X) for k in kernels[1:]]
     return [first, *rest]
 
