@@ -133,15 +133,19 @@ def nystrom_single(
 ) -> PermutedStatistics:
     """One kernel: S = K(L, Z) W streamed (the labels drawn row by row, nothing of size
     m x n stored), T_b = s_b^T K_m^+ s_b, and U (one more pass for K(L, Z) 1 when the
-    samples differ in size)."""
+    samples differ in size). Float32 sums take the forms for T too: their pivots stop at
+    float32's rounding, where the minimum-norm solve would then run a complete orthogonal
+    decomposition (3.6x the time at m = 3000 and 201 columns, for the same statistic)."""
     S = Z.split_sums(L, kernel, spec, n_threads=nt, progress=progress)
-    T = nystrom_statistics(L, S, kernel, nt)[None]
+    low_precision = L.dtype == np.float32
+    t = Z.kernel_sums(L, kernel, n_threads=nt)[0].value() if spec.n1 != spec.n2 else None
+    forms = nystrom_quadratic_forms(L, S, kernel, nt, t=t) if low_precision or t is not None else None
+    T = (forms[0] if forms is not None and low_precision else nystrom_statistics(L, S, kernel, nt))[None]
     cross = total = None
-    if spec.n1 != spec.n2:
-        acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
-        _, c, tot = nystrom_quadratic_forms(L, S, kernel, nt, t=acc.value())
+    if forms is not None and t is not None:
+        _, c, tot = forms
         cross, total = c[None] if c is not None else None, np.array([tot])
-    elif spec.n1 >= 2:
+    elif spec.n1 == spec.n2 and spec.n1 >= 2:
         total = np.zeros(1)  # cancels for equal sizes
     U = _unbiased(T, spec.n1, spec.n2, cross, total, None) if min(spec.n1, spec.n2) >= 2 else np.zeros_like(T)
     return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=S[:, :1].T.copy())
