@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
-from ._solve import default_rcond, solve_weights
+from ._solve import default_rcond
 from ._validation import SPLIT_SEED_BOUND, RandomStateLike, check_positive_int, check_random_state, draw_seed
 from .kernels import Kernel
 
@@ -105,15 +105,6 @@ def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Ran
     return SplitSpec(n1, n2, B, draw_seed(check_random_state(random_state), SPLIT_SEED_BOUND)).labels()
 
 
-def nystrom_statistics(L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0) -> np.ndarray:
-    """T_b = s_b^T K_m^+ s_b for each column s_b of S (m, B + 1): the squared distance
-    between the two samples' mean features. The core's minimum-norm solve
-    (deterministic, parallel; each s_b lies in the range of K_m)."""
-    alpha = solve_weights(L, S, kernel, n_threads).weights
-    stats: np.ndarray = np.einsum("ib,ib->b", S, alpha)
-    return stats
-
-
 def nystrom_quadratic_forms(
     L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0, *, t: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray | None, float | None]:
@@ -146,4 +137,4 @@ def nystrom_quadratic_forms(
     return T, np.einsum("ib,i->b", Y[:, :columns], yt), float(np.einsum("i,i->", yt, yt))
 
 
-__all__ = ["SplitSpec", "nystrom_quadratic_forms", "nystrom_statistics", "random_splits"]
+__all__ = ["SplitSpec", "nystrom_quadratic_forms", "random_splits"]

@@ -26,7 +26,7 @@ import numpy as np
 from .. import _core
 from .._landmark_plan import distinct_rows
 from ..kernels import Kernel
-from ..permutation import SplitSpec, nystrom_quadratic_forms, nystrom_statistics
+from ..permutation import SplitSpec, nystrom_quadratic_forms
 from ..sources import RowSource
 from ..sources.base import Progress
 from .rules import unbiased_mmd2
@@ -132,21 +132,20 @@ def nystrom_single(
     Z: RowSource, L: np.ndarray, kernel: Kernel, spec: SplitSpec, nt: int, progress: Progress | None
 ) -> PermutedStatistics:
     """One kernel: S = K(L, Z) W streamed (the labels drawn row by row, nothing of size
-    m x n stored), T_b = s_b^T K_m^+ s_b, and U (one more pass for K(L, Z) 1 when the
-    samples differ in size). Float32 sums take the forms for T too: their pivots stop at
-    float32's rounding, where the minimum-norm solve would then run a complete orthogonal
-    decomposition (3.6x the time at m = 3000 and 201 columns, for the same statistic)."""
+    m x n stored), T_b = s_b^T K_m^{-1} s_b on the pivots of K_m's pivoted Cholesky (all
+    of them at full numerical rank; :func:`~nystrom_kme.permutation.nystrom_quadratic_forms`,
+    6x faster than the minimum-norm solve at m = 1000 and 201 columns, and float32 sums
+    cut at their rounding), and U (one more pass for K(L, Z) 1 when the samples differ in
+    size)."""
     S = Z.split_sums(L, kernel, spec, n_threads=nt, progress=progress)
-    low_precision = L.dtype == np.float32
     t = Z.kernel_sums(L, kernel, n_threads=nt)[0].value() if spec.n1 != spec.n2 else None
-    forms = nystrom_quadratic_forms(L, S, kernel, nt, t=t) if low_precision or t is not None else None
-    T = (forms[0] if forms is not None and low_precision else nystrom_statistics(L, S, kernel, nt))[None]
+    T, c, tot = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
     cross = total = None
-    if forms is not None and t is not None:
-        _, c, tot = forms
+    if t is not None:
         cross, total = c[None] if c is not None else None, np.array([tot])
-    elif spec.n1 == spec.n2 and spec.n1 >= 2:
+    elif spec.n1 >= 2:
         total = np.zeros(1)  # cancels for equal sizes
+    T = T[None]
     U = _unbiased(T, spec.n1, spec.n2, cross, total, None) if min(spec.n1, spec.n2) >= 2 else np.zeros_like(T)
     return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=S[:, :1].T.copy())
 

@@ -238,7 +238,6 @@ def test_two_sample_draws_are_pinned(data, seed, monkeypatch):
 
         return call
 
-    monkeypatch.setattr(_statistics, "nystrom_statistics", spy(_statistics.nystrom_statistics))
     monkeypatch.setattr(_statistics, "nystrom_quadratic_forms", spy(_statistics.nystrom_quadratic_forms))
     nk.two_sample_test(X, Y, kernel="gaussian", n_landmarks=10, n_permutations=9, random_state=seed)
     assert _pooled_rows(Z, seen.pop()) == TESTS[f"m10/{seed}"]
