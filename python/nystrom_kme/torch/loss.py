@@ -78,7 +78,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
         randomly pivoted Cholesky (``REFERENCE_SAMPLER``, among at most
         :func:`~nystrom_kme.compression.sampler_rows` rows) picks them, and stops short
         when the rest of K is within rounding; the weights are Nyström's. They cancel
-        little (sum |a| at most 2.4 |sum a| where uniform landmarks' reached 6660x), so
+        little (``sum(abs(a))`` at most 2.4 ``abs(sum(a))``; uniform landmarks' reached 6660x), so
         float32 and TF32 products stay accurate (bench/RESULTS.md, issue 46). None:
         NystromKME's default m. At least the number of rows: every row, the exact
         empirical embedding (:class:`~nystrom_kme.EmpiricalKME`, weights 1/n), so that
