@@ -177,10 +177,10 @@ inline void reduce_panels(const double* kt, const double* w, Index R, Index k, I
 
 #endif
 
-/// Writes one vector of T as float64 (two vectors for float); as itself into T.
-inline void store_as_double(double* p, Vec<double>::type v) { store(p, v); }
-inline void store_as_double(float* p, Vec<float>::type v) { store(p, v); }
-inline void store_as_double(double* p, Vec<float>::type v) {
+/// Writes one vector of T into p: float64 (two vectors for float), or T itself.
+inline void store_into(double* p, Vec<double>::type v) { store(p, v); }
+inline void store_into(float* p, Vec<float>::type v) { store(p, v); }
+inline void store_into(double* p, Vec<float>::type v) {
   constexpr int LD = Vec<double>::lanes;
   float lanes[Vec<float>::lanes];
   store(lanes, v);
@@ -284,15 +284,15 @@ __attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, c
         if constexpr (F::family == Family::exponential) {
           if constexpr (F::root) {
             const T c = T(ratio * F::rate);
-            for (Index i = 0; i < n; i += L) store_as_double(kt + i, exponential_of_t<M, F>(load(r + i) * c));
+            for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_t<M, F>(load(r + i) * c));
           } else {
             const T c = T((F::distance == Distance::l1 ? ratio : ratio * ratio) * F::rate);
-            for (Index i = 0; i < n; i += L) store_as_double(kt + i, exponential_of_t<M, F>(load(d2 + i) * c));
+            for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_t<M, F>(load(d2 + i) * c));
           }
         } else if constexpr (F::family == Family::power) {
           const T c = T(ratio * ratio * F::scale(map.params));
           for (Index i = 0; i < n; i += L) {
-            store_as_double(kt + i, F::template of_scaled<M>(load(d2 + i) * c, map.params));
+            store_into(kt + i, F::template of_scaled<M>(load(d2 + i) * c, map.params));
           }
         }
         // dot-product kernels are never scaled: the caller maps them as computed
@@ -447,7 +447,7 @@ void tile_sums_multi_column(const TileTask<T>& t) {
       sums_of_kernel(t, 0, block, [&] {
         for (Index c = c0; c < c1; ++c) {
           distance_block(t, t.bt + c * kChunk * d, t.bnorm + c * kChunk,
-                         [&](Index off, V v) { store_as_double(t.kt + off, kernel_map<T>(kernel, v)); });
+                         [&](Index off, V v) { store_into(t.kt + off, kernel_map<T>(kernel, v)); });
           reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
         }
       });
