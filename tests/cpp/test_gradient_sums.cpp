@@ -151,6 +151,30 @@ void test_scale_out_and_threads() {
   CHECK(kernel_value_gradients<double>(A.topRows(0), B, w, Kernel::gaussian(1.0)).rows() == 0);
 }
 
+// float32 data are reduced in float lanes (gradient_sums.hpp): weights far outside float's
+// range (1e38 and 1e-42 times a unit) give the float64 route's sums times that factor,
+// with no overflow to inf nor underflow to 0, over 700 rows of B (runs and chunks of
+// the float reduction, and a partial last chunk).
+void test_float_weights_out_of_range() {
+  const RowMatrixXf A = shifted_normal(40, 6, 0.5, 21).cast<float>();
+  const RowMatrixXf B = shifted_normal(700, 6, 0.0, 22).cast<float>();
+  const RowMatrixXd Ad = A.cast<double>(), Bd = B.cast<double>();
+  const Eigen::VectorXd w = signed_weights(B.rows(), 23);
+  for (const char* name : {"gaussian", "matern52"}) {
+    const Kernel kernel = Kernel::from_name(name, 1.5);
+    const RowMatrixXd want = kernel_value_gradients<double>(Ad, Bd, w, kernel);
+    const double unit = want.cwiseAbs().maxCoeff();
+    for (double factor : {1.0, 1e38, 1e-42}) {
+      const Eigen::VectorXd wf = w * factor;
+      const RowMatrixXd got = kernel_value_gradients<float>(A, B, wf, kernel) / factor;
+      const double err = (got - want).cwiseAbs().maxCoeff() / unit;
+      if (!(err <= 1e-6)) std::fprintf(stderr, "%s weights x %g: error %g\n", name, factor, err);
+      CHECK(got.allFinite());
+      CHECK(err <= 1e-6);
+    }
+  }
+}
+
 void test_errors() {
   const RowMatrixXd A = shifted_normal(4, 3, 0.0, 1), B = shifted_normal(6, 3, 0.0, 2);
   const Eigen::VectorXd w = Eigen::VectorXd::Ones(6);
@@ -187,6 +211,7 @@ int main() {
   test_routes_agree();
   test_coincident_points();
   test_scale_out_and_threads();
+  test_float_weights_out_of_range();
   test_errors();
   if (test::failures == 0) std::printf("test_gradient_sums: all checks passed\n");
   return test::failures == 0 ? 0 : 1;

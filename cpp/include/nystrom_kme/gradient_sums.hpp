@@ -11,7 +11,10 @@
 //     Laplacian of bandwidth h / sqrt 3; Matern 5/2 5/(3 h^2) times Matern 3/2 of
 //     bandwidth h sqrt(3/5); the rational quadratic with alpha + 1, the inverse
 //     multiquadric with alpha 3/2), so the sums are kernel_sums (kernel_sums.hpp, the
-//     tile engine) with d + 1 weight columns;
+//     tile engine) with d + 1 weight columns; for float32 data the engine's float
+//     reduction (values, weights and the register-blocked product in float lanes, each
+//     64 rows of B widened into float64 sums): 1.6-1.9x the float64 reduction's rate,
+//     gradients within ~1e-7 of float64's on the same points (bench/RESULTS.md);
 //   - blocked (the Laplacian; any Euclidean radial kernel through
 //     detail::add_value_gradients_blocked): blocks of 64 rows of A against 256 rows of
 //     B, distances by the dispatched float64 product (simd_body/gemm.inl) with
@@ -27,6 +30,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nystrom_kme/detail/checks.hpp>
@@ -190,7 +194,10 @@ void add_value_gradients_blocked(const ConstRowRef<T>& A, const ConstRowRef<T>& 
 
 /// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
 /// pass when `same` is true). Blocks of A and B sized so that the weights and kernel_sums'
-/// running sums stay within a few MiB.
+/// running sums stay within a few MiB. Float data: the d + 1 columns are reduced in float
+/// lanes (TileEngine::run's float_reduction, twice the rate of float64), their weights
+/// first scaled by a power of two that brings the largest near 1, so that no finite
+/// weights overflow or underflow float; undone exactly after.
 template <class T>
 void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                                const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
@@ -199,6 +206,17 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
   const Index p = A.rows(), q = B.rows(), d = A.cols(), d1 = d + 1;
   if (p == 0 || q == 0) return;
   const Eigen::RowVectorXd c = column_means(B);
+  constexpr bool in_float = std::is_same_v<T, float>;
+  double unit = 1.0;  // the weight columns are multiplied by it (a power of two)
+  if constexpr (in_float) {
+    double largest = 0.0;
+    for (Index j = 0; j < q; ++j) {
+      double spread = 1.0;
+      for (Index f = 0; f < d; ++f) spread = std::max(spread, std::abs(double(B(j, f)) - c[f]));
+      largest = std::max(largest, std::abs(w[j]) * spread);
+    }
+    if (largest > 0.0) unit = std::ldexp(1.0, -std::ilogb(largest));
+  }
   const Index row_bytes = 3 * 8 * (d1 + 8);
   const Index a_block = std::max<Index>(256, kFusedRowBytes / row_bytes);
   const Index b_block = std::max<Index>(256, kFusedWeightBytes / (8 * d1));
@@ -212,15 +230,17 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
       const Index cols = std::min(b_block, q - j0);
       const auto b = B.middleRows(j0, cols);
       for (Index j = 0; j < cols; ++j) {
-        const double wj = w[j0 + j];
+        const double wj = w[j0 + j] * unit;
         Wb(j, 0) = wj;
         for (Index f = 0; f < d; ++f) Wb(j, 1 + f) = wj * (double(b(j, f)) - c[f]);
       }
-      const auto wb = Wb.topRows(cols);
-      S += kernel_sums<T>(a, b, wb, grad_kernel, options);
+      const WeightsRef wb = Wb.topRows(cols);
+      S += weighted_sums<T>(a, b, &wb, d1, grad_kernel, options, in_float);
       if (!same) V += kernel_sums<T>(a, b, wb.leftCols(1), kernel, options).col(0);
     }
+    S /= unit;
     if (same) V = S.col(0);
+    else V /= unit;
     for (Index i = 0; i < rows; ++i) {
       out(i0 + i, 0) += scale * V[i];
       for (Index f = 0; f < d; ++f)

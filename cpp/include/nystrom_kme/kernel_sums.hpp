@@ -23,9 +23,11 @@ struct SumOptions {
 };
 
 namespace detail {
+/// float_reduction: see TileEngine::run (float data, k > 1; the weights must fit in float).
 template <class T>
 RowMatrixXd weighted_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B, const WeightsRef* W,
-                          Index k, const Kernel& kernel, const SumOptions& options) {
+                          Index k, const Kernel& kernel, const SumOptions& options,
+                          bool float_reduction = false) {
   check_finite(A, "A");
   check_finite(B, "B");
   if (W) {
@@ -37,7 +39,7 @@ RowMatrixXd weighted_sums(const ConstRowRef<T>& A, const ConstRowRef<T>& B, cons
   }
   TileEngine<T> engine(A, B, kernel);
   RowMatrixXd out = RowMatrixXd::Zero(A.rows(), k);
-  engine.template run<Mode::sums>(W, out, options.n_threads);
+  engine.template run<Mode::sums>(W, out, options.n_threads, float_reduction);
   return out;
 }
 

@@ -41,8 +41,9 @@ from . import _device
 
 #: CPU tensors with at most this many features go through the core; wider ones through
 #: the blocked products of :mod:`._device` (torch's BLAS, float32 products for float32),
-#: faster there than the core's float64 multi-column product (bench/RESULTS.md, issue 38).
-CORE_MAX_FEATURES = 192
+#: faster there than the core (bench/RESULTS.md, "The loss's float reduction": the core
+#: 1.09-1.16x faster at 192-256 features, 1.2x slower at 384).
+CORE_MAX_FEATURES = 256
 #: Rows of the batch per call of the core: its per-call buffers stay at a few MiB.
 _BLOCK_BYTES = 8 << 20
 #: Batch rows times points per block of the blocked products when ``block`` is 0:

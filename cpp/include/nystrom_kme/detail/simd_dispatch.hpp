@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nystrom_kme/detail/cpu_features.hpp>
@@ -30,6 +31,16 @@
 
 #if !defined(__GNUC__)
 #error "nystrom_kme needs GCC or Clang vector extensions (MSVC: use clang-cl)"
+#endif
+
+// __builtin_shufflevector (Clang; GCC from 12): float lanes widened in registers.
+#if !defined(NYSTROM_KME_HAS_SHUFFLEVECTOR) && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define NYSTROM_KME_HAS_SHUFFLEVECTOR 1
+#endif
+#endif
+#if !defined(NYSTROM_KME_HAS_SHUFFLEVECTOR)
+#define NYSTROM_KME_HAS_SHUFFLEVECTOR 0
 #endif
 
 #if defined(NYSTROM_KME_X86)

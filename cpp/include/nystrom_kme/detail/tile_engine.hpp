@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nystrom_kme/detail/parallel.hpp>
@@ -120,9 +121,11 @@ class TileEngine {
   }
 
   /// S (p x k) = K(A, B) W, W (q x k); or, with Mode::matrix, out = K(A, B).
+  /// float_reduction: float data and k > 1 only (else ignored), the values and weights of
+  /// each kFloatRun rows of B multiplied and summed in float lanes (TileTask::wpack_f).
   template <Mode mode>
-  void run(const WeightsRef* W, RowMatrixXd& out, int n_threads) const {
-    run_impl<mode>(W, nullptr, &out, {}, n_threads);
+  void run(const WeightsRef* W, RowMatrixXd& out, int n_threads, bool float_reduction = false) const {
+    run_impl<mode>(W, nullptr, &out, {}, n_threads, nullptr, float_reduction);
   }
 
   /// The binned sums of `job` (Mode::bins); every kernel must be radial, like the engine's.
@@ -183,9 +186,11 @@ class TileEngine {
 
   template <Mode mode>
   void run_impl(const WeightsRef* W, WeightStream* stream, RowMatrixXd* outs, KernelSet multi,
-                int n_threads, const BinJob* bins = nullptr) const {
+                int n_threads, const BinJob* bins = nullptr, bool float_reduction = false) const {
     const Index p = A_.rows(), q = B_.rows();
     const Index k = mode == Mode::sums ? outs[0].cols() : 0;
+    float_reduction = float_reduction && std::is_same_v<T, float> && mode == Mode::sums && k > 1 && W &&
+                      multi.size() == 0;
     const Index n_outs = std::max<Index>(1, multi.size());
     if (p == 0 || q == 0) return;
     const SimdTable& table = simd_table();  // one level for the whole call
@@ -214,6 +219,7 @@ class TileEngine {
     std::vector<T> bt(static_cast<std::size_t>(d_ * R));
     std::vector<T> bnorm(static_cast<std::size_t>(R));
     AlignedBuffer wpack(static_cast<std::size_t>(R * weight_stride(k)));
+    std::vector<float> wpack_f(float_reduction ? static_cast<std::size_t>(R * weight_stride(k)) : 0);
     // Binned sums: all rows of the call are packed in the order of their bins (rows
     // skipped with bin -1 last), so the rows of one bin are neighbours across the
     // superblocks and the micro-kernel adds each run of them in registers before one
@@ -233,7 +239,7 @@ class TileEngine {
       s.a.assign(std::size_t(kTileRows * d_), T(0));
       s.at.assign(std::size_t(kTileRows * d_), T(0));
       s.anorm.assign(std::size_t(kTileRows), T(0));
-      if (k <= 1) s.block.assign(std::size_t(kTileRows * kChunk), T(0));
+      if (k <= 1 || float_reduction) s.block.assign(std::size_t(kTileRows * kChunk), T(0));
       if (mode == Mode::sums) {
         // k = 1: the fused path writes whole groups of rows; k > 1: whole tiles
         s.partial.resize(std::size_t(stride));
@@ -261,7 +267,7 @@ class TileEngine {
 #endif
         for (Index c = 0; c < n_chunks; ++c) {
           errors.run([&] {
-            pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack,
+            pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack, float_reduction ? wpack_f.data() : nullptr,
                        mode == Mode::bins ? order.data() + q0 : nullptr);
           });
         }
@@ -273,7 +279,8 @@ class TileEngine {
           errors.run([&] {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
-            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack, s, outs, sums, multi, bins,
+            run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack,
+                           float_reduction ? wpack_f.data() : nullptr, s, outs, sums, multi, bins,
                            mode == Mode::bins ? packed_bins.data() + q0 : nullptr);
           });
         }
@@ -342,7 +349,7 @@ class TileEngine {
   }
 
   void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
-                  std::vector<T>& bt, std::vector<T>& bnorm, AlignedBuffer& wpack,
+                  std::vector<T>& bt, std::vector<T>& bnorm, AlignedBuffer& wpack, float* wpack_f,
                   const Index* order = nullptr) const {
     const Index begin = c * kChunk, end = begin + kChunk;
     for (Index i = begin; i < end; ++i) {
@@ -356,8 +363,11 @@ class TileEngine {
       }
       bnorm[std::size_t(i)] = T(norm);
       if (k == 0) continue;
-      for (Index col = 0; col < k; ++col)
-        wpack.data()[weight_index(i, col, k, R)] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
+      for (Index col = 0; col < k; ++col) {
+        const Index at = weight_index(i, col, k, R);
+        wpack.data()[at] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
+        if (wpack_f) wpack_f[at] = float(wpack.data()[at]);
+      }
     }
   }
 
@@ -449,7 +459,7 @@ class TileEngine {
   template <Mode mode>
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
-                const AlignedBuffer& wpack, Scratch& s, RowMatrixXd* outs, TileSums& sums,
+                const AlignedBuffer& wpack, const float* wpack_f, Scratch& s, RowMatrixXd* outs, TileSums& sums,
                 KernelSet multi, const BinJob* bins, const std::int64_t* packed_bins) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
@@ -461,6 +471,7 @@ class TileEngine {
     task.bt = bt.data();
     task.bnorm = bnorm.data();
     task.wpack = wpack.data();
+    task.wpack_f = wpack_f;
     task.kernel = &kernel_;
     task.maps = multi.maps ? multi.maps->data() : nullptr;
     task.n_maps = multi.size();

@@ -45,6 +45,10 @@ inline Index panel_index(Index col, Index f, Index d) {
 // the width of the AVX-512 register block of the reduction (tile_sums.inl);
 // narrower levels take a panel in two halves.
 constexpr Index kWeightPanel = 8;
+// Rows of B whose weighted values a float reduction (TileTask::wpack_f) sums in float
+// lanes before adding them to float64: at most 64 float roundings (3.8e-6) of sum |w k|
+// per sum, typically ~8 (5e-7); widening the sums costs ~10% of the reduction's time.
+constexpr Index kFloatRun = 64;
 
 // Packed weights: one plain column for k = 1; for k > 1 panels of kWeightPanel
 // columns, each R x kWeightPanel contiguous and zero-padded past column k.
@@ -123,6 +127,10 @@ struct TileTask {
   const T* bt = nullptr;       // packed superblock (panels), first chunk
   const T* bnorm = nullptr;    // squared norms of the packed rows
   const double* wpack = nullptr;  // packed weights of the superblock (k > 0)
+  // k > 1, float data, a float reduction asked for (TileEngine::run): the same weights
+  // rounded to float, in wpack's layout; the values then stay float in `block` and each
+  // kFloatRun rows of B are summed in float lanes before the float64 partial sums. Else null.
+  const float* wpack_f = nullptr;
   const Kernel* kernel = nullptr;
   const ScaledKernel* maps = nullptr;  // k > 1 only: n_maps kernels on distances in units
   Index n_maps = 0;                    // of `kernel`'s bandwidth, instead of `kernel` itself
@@ -131,7 +139,7 @@ struct TileTask {
   Index n_chunks = 0;          // kChunk blocks in this superblock
   bool radial = true;           // translation invariant: a distance, centred packing
   Pairwise pairwise = Pairwise::squared;
-  T* block = nullptr;          // scratch: kTileRows x kChunk (k = 1, matrices)
+  T* block = nullptr;          // scratch: kTileRows x kChunk (k = 1, matrices, wpack_f's values)
   T* dist = nullptr;           // scratch (k > 1): kSegmentChunks x kChunk x kTileRows distances
   T* root = nullptr;           // scratch (k > 1): their square roots
   double* kt = nullptr;        // scratch (k > 1): kChunk x kTileRows kernel values, 64-byte aligned

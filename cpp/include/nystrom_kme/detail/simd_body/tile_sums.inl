@@ -22,12 +22,28 @@
 // Measured on one core, k = 201 (bench/RESULTS.md, "The permuted sums at BLAS
 // speed"): AVX-512 2 x 8 at the rate of 2 x 12 and 2 x 14 in L1, and 3% faster with
 // panels of 8 than of 16 columns; AVX2 6/5/5 x 8 15% above 2 vectors x 4 columns.
+// A float reduction (TileTask::wpack_f) runs the same blocks on float values and
+// weights, twice the lanes per vector, each register block's sums of kFloatRun rows
+// widened and added to the float64 partial sums.
 
 #if defined(__clang__)
 #define NYSTROM_KME_UNROLL _Pragma("unroll")
 #else
 #define NYSTROM_KME_UNROLL _Pragma("GCC unroll 16")
 #endif
+
+/// o[0 .. lanes of v) += v in float64 (float lanes widened in registers).
+inline void add_into(double* o, Vec<double>::type v) { store(o, load(o) + v); }
+inline void add_into(double* o, Vec<float>::type v) {
+  constexpr int LD = Vec<double>::lanes;
+  store(o, load(o) + widen_half<0>(v));
+  store(o + LD, load(o + LD) + widen_half<1>(v));
+}
+
+/// Rows of B per call of a register block: the whole chunk in float64, kFloatRun in float.
+template <class T>
+constexpr Index kReductionRun = std::is_same_v<T, float> ? kFloatRun : kChunk;
+static_assert(kChunk % kFloatRun == 0, "whole float runs per chunk");
 
 #if defined(NYSTROM_KME_SIMD_AVX512)
 
@@ -38,26 +54,27 @@ static_assert(kWeightPanel % kGemmCols == 0, "a register block must not straddle
 static_assert(kTileRows % (kGemmRowVectors * Vec<double>::lanes) == 0, "tile rows in whole blocks");
 
 /// out (NR columns of kTileRows) += kt^T w over n rows: the register block at
-/// kt (row stride kTileRows) and w (row stride kWeightPanel). Each out entry gets one
-/// sum over i ascending, the same for any caller.
-template <int NR>
-inline void gemm_block(const double* kt, const double* w, Index n, double* out) {
-  using VD = Vec<double>::type;
-  constexpr int LD = Vec<double>::lanes;
-  constexpr int MR = kGemmRowVectors;
-  VD acc[NR][MR];
+/// kt (row stride kTileRows) and w (row stride kWeightPanel), T float64 or float (one
+/// vector of float lanes holds the block's rows). Each out entry gets one sum over i
+/// ascending, the same for any caller.
+template <class T, int NR>
+inline void gemm_block(const T* kt, const T* w, Index n, double* out) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
+  constexpr int MR = kGemmRowVectors * Vec<double>::lanes / L;
+  V acc[NR][MR];
   NYSTROM_KME_UNROLL
   for (int c = 0; c < NR; ++c) {
     NYSTROM_KME_UNROLL
-    for (int h = 0; h < MR; ++h) acc[c][h] = VD{};
+    for (int h = 0; h < MR; ++h) acc[c][h] = V{};
   }
   for (Index i = 0; i < n; ++i) {
-    VD kv[MR];
+    V kv[MR];
     NYSTROM_KME_UNROLL
-    for (int h = 0; h < MR; ++h) kv[h] = load(kt + i * kTileRows + h * LD);
+    for (int h = 0; h < MR; ++h) kv[h] = load(kt + i * kTileRows + h * L);
     NYSTROM_KME_UNROLL
     for (int c = 0; c < NR; ++c) {
-      const double wc = w[i * kWeightPanel + c];
+      const T wc = w[i * kWeightPanel + c];
       NYSTROM_KME_UNROLL
       for (int h = 0; h < MR; ++h) acc[c][h] += kv[h] * wc;
     }
@@ -65,36 +82,35 @@ inline void gemm_block(const double* kt, const double* w, Index n, double* out) 
   NYSTROM_KME_UNROLL
   for (int c = 0; c < NR; ++c) {
     NYSTROM_KME_UNROLL
-    for (int h = 0; h < MR; ++h) {
-      double* o = out + c * kTileRows + h * LD;
-      store(o, load(o) + acc[c][h]);
-    }
+    for (int h = 0; h < MR; ++h) add_into(out + c * kTileRows + h * L, acc[c][h]);
   }
 }
 
-template <int NR = kGemmCols>
-inline void gemm_block_cols(int cols, const double* kt, const double* w, Index n, double* out) {
+template <class T, int NR = kGemmCols>
+inline void gemm_block_cols(int cols, const T* kt, const T* w, Index n, double* out) {
   if constexpr (NR > 0) {
-    if (cols == NR) return gemm_block<NR>(kt, w, n, out);
-    gemm_block_cols<NR - 1>(cols, kt, w, n, out);
+    if (cols == NR) return gemm_block<T, NR>(kt, w, n, out);
+    gemm_block_cols<T, NR - 1>(cols, kt, w, n, out);
   }
 }
 
 /// partial (see partial_offset) += kt^T W over one chunk, for the k weight columns
 /// packed at w (the chunk's first row of panel 0; panels R rows apart) and the first
-/// `rows` tile rows (in whole register blocks).
-inline void reduce_panels(const double* kt, const double* w, Index R, Index k, Index rows,
-                          double* partial) {
+/// `rows` tile rows (in whole register blocks); kReductionRun<T> rows of the chunk at a time.
+template <class T>
+inline void reduce_panels(const T* kt, const T* w, Index R, Index k, Index rows, double* partial) {
   constexpr Index block_rows = kGemmRowVectors * Vec<double>::lanes;
+  constexpr Index run = kReductionRun<T>;
   const Index row_end = ((rows + block_rows - 1) / block_rows) * block_rows;
   for (Index panel = 0; panel * kWeightPanel < k; ++panel) {
-    const double* wp = w + panel * R * kWeightPanel;
+    const T* wp = w + panel * R * kWeightPanel;
     const Index cols = std::min(kWeightPanel, k - panel * kWeightPanel);
     for (Index c0 = 0; c0 < cols; c0 += kGemmCols) {
       const int nr = int(std::min<Index>(kGemmCols, cols - c0));
       double* out = partial + (panel * kWeightPanel + c0) * kTileRows;
       for (Index r0 = 0; r0 < row_end; r0 += block_rows)
-        gemm_block_cols(nr, kt + r0, wp + c0, kChunk, out + r0);
+        for (Index i0 = 0; i0 < kChunk; i0 += run)
+          gemm_block_cols<T>(nr, kt + i0 * kTileRows + r0, wp + i0 * kWeightPanel + c0, run, out + r0);
     }
   }
 }
@@ -102,8 +118,9 @@ inline void reduce_panels(const double* kt, const double* w, Index R, Index k, I
 #else  // 16 vector registers (or 2 lanes)
 
 constexpr PartialLayout kPartialLayout = PartialLayout::columns_in_lanes;
-constexpr int kPanelVectors = int(kWeightPanel) / Vec<double>::lanes;
-static_assert(kPanelVectors * Vec<double>::lanes == int(kWeightPanel), "whole vectors per panel row");
+template <class T>
+constexpr int kPanelVectors = int(kWeightPanel) / Vec<T>::lanes;
+static_assert(kPanelVectors<float> * Vec<float>::lanes == int(kWeightPanel), "whole vectors per panel row");
 #if defined(NYSTROM_KME_SIMD_AVX2) || defined(NYSTROM_KME_SIMD_NEON)
 constexpr int kRowGroups[] = {6, 5, 5};
 #else
@@ -112,24 +129,24 @@ constexpr int kRowGroups[] = {2, 2, 2, 2, 2, 2, 2, 2};
 
 /// out (MR rows x NV vectors of columns, row stride kWeightPanel) += kt^T w over n
 /// rows, for tile rows kt[i * kTileRows + r], r < MR, and weights w (row stride
-/// kWeightPanel). Each out entry gets one sum over i ascending.
-template <int MR, int NV>
-inline void gemm_rows(const double* kt, const double* w, Index n, double* out) {
-  using VD = Vec<double>::type;
-  constexpr int LD = Vec<double>::lanes;
-  VD acc[MR][NV];
+/// kWeightPanel), T float64 or float. Each out entry gets one sum over i ascending.
+template <class T, int MR, int NV>
+inline void gemm_rows(const T* kt, const T* w, Index n, double* out) {
+  using V = vec_t<T>;
+  constexpr int L = Vec<T>::lanes;
+  V acc[MR][NV];
   NYSTROM_KME_UNROLL
   for (int r = 0; r < MR; ++r) {
     NYSTROM_KME_UNROLL
-    for (int v = 0; v < NV; ++v) acc[r][v] = VD{};
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
   }
   for (Index i = 0; i < n; ++i) {
-    VD wv[NV];
+    V wv[NV];
     NYSTROM_KME_UNROLL
-    for (int v = 0; v < NV; ++v) wv[v] = load(w + i * kWeightPanel + v * LD);
+    for (int v = 0; v < NV; ++v) wv[v] = load(w + i * kWeightPanel + v * L);
     NYSTROM_KME_UNROLL
     for (int r = 0; r < MR; ++r) {
-      const double kr = kt[i * kTileRows + r];
+      const T kr = kt[i * kTileRows + r];
       NYSTROM_KME_UNROLL
       for (int v = 0; v < NV; ++v) acc[r][v] += wv[v] * kr;
     }
@@ -137,41 +154,42 @@ inline void gemm_rows(const double* kt, const double* w, Index n, double* out) {
   NYSTROM_KME_UNROLL
   for (int r = 0; r < MR; ++r) {
     NYSTROM_KME_UNROLL
-    for (int v = 0; v < NV; ++v) {
-      double* o = out + r * kWeightPanel + v * LD;
-      store(o, load(o) + acc[r][v]);
-    }
+    for (int v = 0; v < NV; ++v) add_into(out + r * kWeightPanel + v * L, acc[r][v]);
   }
 }
 
-template <int MR, int NV = kPanelVectors>
-inline void gemm_rows_vectors(int vectors, const double* kt, const double* w, Index n, double* out) {
+template <class T, int MR, int NV = kPanelVectors<T>>
+inline void gemm_rows_vectors(int vectors, const T* kt, const T* w, Index n, double* out) {
   if constexpr (NV > 0) {
-    if (vectors == NV) return gemm_rows<MR, NV>(kt, w, n, out);
-    gemm_rows_vectors<MR, NV - 1>(vectors, kt, w, n, out);
+    if (vectors == NV) return gemm_rows<T, MR, NV>(kt, w, n, out);
+    gemm_rows_vectors<T, MR, NV - 1>(vectors, kt, w, n, out);
   }
 }
 
-template <std::size_t G = 0>
-inline void gemm_row_groups(Index rows, int vectors, const double* kt, const double* w, double* out,
+template <class T, std::size_t G = 0>
+inline void gemm_row_groups(Index rows, int vectors, const T* kt, const T* w, Index n, double* out,
                             Index r0 = 0) {
   if constexpr (G < sizeof(kRowGroups) / sizeof(kRowGroups[0])) {
     if (r0 >= rows) return;
-    gemm_rows_vectors<kRowGroups[G]>(vectors, kt + r0, w, kChunk, out + r0 * kWeightPanel);
-    gemm_row_groups<G + 1>(rows, vectors, kt, w, out, r0 + kRowGroups[G]);
+    gemm_rows_vectors<T, kRowGroups[G]>(vectors, kt + r0, w, n, out + r0 * kWeightPanel);
+    gemm_row_groups<T, G + 1>(rows, vectors, kt, w, n, out, r0 + kRowGroups[G]);
   }
 }
 
 /// partial (see partial_offset) += kt^T W over one chunk, for the k weight columns
 /// packed at w (the chunk's first row of panel 0; panels R rows apart) and the first
-/// `rows` tile rows (in whole row groups).
-inline void reduce_panels(const double* kt, const double* w, Index R, Index k, Index rows,
-                          double* partial) {
-  constexpr int LD = Vec<double>::lanes;
+/// `rows` tile rows (in whole row groups); kReductionRun<T> rows of the chunk at a time.
+template <class T>
+inline void reduce_panels(const T* kt, const T* w, Index R, Index k, Index rows, double* partial) {
+  constexpr int L = Vec<T>::lanes;
+  constexpr Index run = kReductionRun<T>;
   for (Index panel = 0; panel * kWeightPanel < k; ++panel) {
     const Index cols = std::min(kWeightPanel, k - panel * kWeightPanel);
-    gemm_row_groups(rows, int((cols + LD - 1) / LD), kt, w + panel * R * kWeightPanel,
-                    partial + panel * kWeightPanel * kTileRows);
+    for (Index i0 = 0; i0 < kChunk; i0 += run) {
+      gemm_row_groups<T>(rows, int((cols + L - 1) / L), kt + i0 * kTileRows,
+                         w + panel * R * kWeightPanel + i0 * kWeightPanel, run,
+                         partial + panel * kWeightPanel * kTileRows);
+    }
   }
 }
 
@@ -455,6 +473,13 @@ void tile_sums_multi_column(const TileTask<T>& t) {
       sums_of_kernel(t, 0, block, [&] {
         for (Index c = c0; c < c1; ++c) {
           distances(c, t.dist, t.root);
+          if constexpr (std::is_same_v<T, float>) {
+            if (t.wpack_f) {  // a float reduction: the values stay float
+              map_scaled<T, T>(maps[0], t.dist, t.root, t.block);
+              reduce_panels(t.block, t.wpack_f + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
+              continue;
+            }
+          }
           map_scaled<T>(maps[0], t.dist, t.root, t.kt);
           reduce_panels(t.kt, t.wpack + c * kChunk * kWeightPanel, t.R, t.k, t.rows, t.partial);
         }

@@ -71,6 +71,24 @@ inline Vec<double>::type load_as_double(const float* p) {
   return __builtin_convertvector(v, Vec<double>::type);
 }
 
+/// Lanes [H * L, H * L + L) of a float vector (L = Vec<double>::lanes) as doubles. In
+/// registers where the compiler has __builtin_shufflevector (GCC 12, Clang): through
+/// memory, GCC keeps a register block's float accumulators in memory too.
+template <int H, std::size_t... I>
+inline Vec<double>::type widen_half(Vec<float>::type v, std::index_sequence<I...>) {
+#if NYSTROM_KME_HAS_SHUFFLEVECTOR
+  return __builtin_convertvector(__builtin_shufflevector(v, v, (H * sizeof...(I) + I)...), Vec<double>::type);
+#else
+  float lanes[Vec<float>::lanes];
+  store(lanes, v);
+  return load_as_double(lanes + H * sizeof...(I));
+#endif
+}
+template <int H>
+inline Vec<double>::type widen_half(Vec<float>::type v) {
+  return widen_half<H>(v, std::make_index_sequence<std::size_t(Vec<double>::lanes)>{});
+}
+
 /// exp(x) lane by lane, for x <= 709 (the kernels only pass x <= 0): relative
 /// error below 4e-16. Cody-Waite reduction x = k ln2 + r with |r| <= ln2/2, a
 /// degree-10 polynomial interpolating exp at the Chebyshev nodes of that interval
