@@ -363,10 +363,20 @@ class TileEngine {
       }
       bnorm[std::size_t(i)] = T(norm);
       if (k == 0) continue;
-      for (Index col = 0; col < k; ++col) {
-        const Index at = weight_index(i, col, k, R);
-        wpack.data()[at] = !valid ? 0.0 : (W ? (*W)(q0 + i, col) : 1.0);
-        if (wpack_f) wpack_f[at] = float(wpack.data()[at]);
+      if (k == 1) {
+        wpack.data()[i] = !valid ? 0.0 : (W ? (*W)(q0 + i, 0) : 1.0);
+        continue;
+      }
+      // row i of each panel (weight_index), a plain copy: wide weights (k ~ d at large d,
+      // the gradients' columns) are as many values as the rows of B themselves
+      const double* w_row = valid && W ? W->data() + (q0 + i) * W->outerStride() : nullptr;
+      for (Index c0 = 0; c0 < k; c0 += kWeightPanel) {
+        const Index at = weight_index(i, c0, k, R), n = std::min(kWeightPanel, k - c0);
+        double* to = wpack.data() + at;
+        for (Index c = 0; c < n; ++c) to[c] = !valid ? 0.0 : (w_row ? w_row[c0 + c] : 1.0);
+        if (wpack_f) {
+          for (Index c = 0; c < n; ++c) wpack_f[at + c] = float(to[c]);
+        }
       }
     }
   }
