@@ -197,7 +197,10 @@ void add_value_gradients_blocked(const ConstRowRef<T>& A, const ConstRowRef<T>& 
 /// running sums stay within a few MiB. Float data: the d + 1 columns are reduced in float
 /// lanes (TileEngine::run's float_reduction, twice the rate of float64), their weights
 /// first scaled by a power of two that brings the largest near 1, so that no finite
-/// weights overflow or underflow float; undone exactly after.
+/// weights overflow or underflow float; undone exactly after. The weights' own float
+/// rounding goes into one more column (w - float(w)), added to the first: equal weights
+/// (1/m) all round one way, a bias the loss's cancelling terms amplified (4e-6 of the
+/// loss where float64 weights gave 5e-8, bench.loss's `correct`).
 template <class T>
 void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                                const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
@@ -220,11 +223,12 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
   const Index row_bytes = 3 * 8 * (d1 + 8);
   const Index a_block = std::max<Index>(256, kFusedRowBytes / row_bytes);
   const Index b_block = std::max<Index>(256, kFusedWeightBytes / (8 * d1));
-  RowMatrixXd Wb(std::min(b_block, q), d1);
+  const Index k = in_float ? d1 + 1 : d1;  // the weight columns, with the rounding's
+  RowMatrixXd Wb(std::min(b_block, q), k);
   for (Index i0 = 0; i0 < p; i0 += a_block) {
     const Index rows = std::min(a_block, p - i0);
     const auto a = A.middleRows(i0, rows);
-    RowMatrixXd S = RowMatrixXd::Zero(rows, d1);
+    RowMatrixXd S = RowMatrixXd::Zero(rows, k);
     Eigen::VectorXd V = Eigen::VectorXd::Zero(rows);
     for (Index j0 = 0; j0 < q; j0 += b_block) {
       const Index cols = std::min(b_block, q - j0);
@@ -233,11 +237,13 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
         const double wj = w[j0 + j] * unit;
         Wb(j, 0) = wj;
         for (Index f = 0; f < d; ++f) Wb(j, 1 + f) = wj * (double(b(j, f)) - c[f]);
+        if (in_float) Wb(j, d1) = wj - double(float(wj));
       }
       const WeightsRef wb = Wb.topRows(cols);
-      S += weighted_sums<T>(a, b, &wb, d1, grad_kernel, options, in_float);
+      S += weighted_sums<T>(a, b, &wb, k, grad_kernel, options, in_float);
       if (!same) V += kernel_sums<T>(a, b, wb.leftCols(1), kernel, options).col(0);
     }
+    if (in_float) S.col(0) += S.col(d1);
     S /= unit;
     if (same) V = S.col(0);
     else V /= unit;

@@ -46,9 +46,10 @@ inline Index panel_index(Index col, Index f, Index d) {
 // narrower levels take a panel in two halves.
 constexpr Index kWeightPanel = 8;
 // Rows of B whose weighted values a float reduction (TileTask::wpack_f) sums in float
-// lanes before adding them to float64: at most 64 float roundings (3.8e-6) of sum |w k|
-// per sum, typically ~8 (5e-7); widening the sums costs ~10% of the reduction's time.
-constexpr Index kFloatRun = 64;
+// lanes before adding them to float64: at most 32 float roundings (1.9e-6) of sum |w k|
+// per sum, typically ~6. Measured on the loss's float32 gradients (bench.loss `correct`):
+// 7e-7 of float64's at 32 rows, 1.2e-6 at 64, the same speed within noise.
+constexpr Index kFloatRun = 32;
 
 // Packed weights: one plain column for k = 1; for k > 1 panels of kWeightPanel
 // columns, each R x kWeightPanel contiguous and zero-padded past column k.
