@@ -13,8 +13,9 @@
 //     multiquadric with alpha 3/2), so the sums are kernel_sums (kernel_sums.hpp, the
 //     tile engine) with d + 1 weight columns; for float32 data the engine's float
 //     reduction (values, weights and the register-blocked product in float lanes, each
-//     64 rows of B widened into float64 sums): 1.6-1.9x the float64 reduction's rate,
-//     gradients within ~1e-7 of float64's on the same points (bench/RESULTS.md);
+//     32 rows of B widened into float64 sums; see add_value_gradients_fused): 1.6-1.9x
+//     the float64 reduction's rate, sums within ~6e-8 of float64's on the same points
+//     (bench/RESULTS.md, "The loss's float reduction");
 //   - blocked (the Laplacian; any Euclidean radial kernel through
 //     detail::add_value_gradients_blocked): blocks of 64 rows of A against 256 rows of
 //     B, distances by the dispatched float64 product (simd_body/gemm.inl) with
