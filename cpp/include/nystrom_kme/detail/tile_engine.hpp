@@ -234,11 +234,16 @@ class TileEngine {
     TileSums sums;
     if (mode == Mode::sums) sums = start_sums(outs, n_outs, n_tiles, stride, table.partial_layout);
 
+    // Every tile's packed rows, once for the call where they fit in kKeptTileBytes:
+    // otherwise each tile repacks its rows for every superblock, a quarter of the row
+    // sums' time at d = 768 (superblocks of 256 rows there).
+    const bool keep_tiles = n_super > 1 && double(n_tiles) * double(kTileRows) * double(2 * d_ + 1) *
+                                                   double(sizeof(T)) <= double(kKeptTileBytes);
+    PackedTile kept;
+    if (keep_tiles) kept = PackedTile(n_tiles, d_);
     std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
     for (auto& s : scratch) {
-      s.a.assign(std::size_t(kTileRows * d_), T(0));
-      s.at.assign(std::size_t(kTileRows * d_), T(0));
-      s.anorm.assign(std::size_t(kTileRows), T(0));
+      if (!keep_tiles) s.tile = PackedTile(1, d_);
       if (k <= 1 || float_reduction) s.block.assign(std::size_t(kTileRows * kChunk), T(0));
       if (mode == Mode::sums) {
         // k = 1: the fused path writes whole groups of rows; k > 1: whole tiles
@@ -259,6 +264,12 @@ class TileEngine {
 #endif
     {
       Scratch& s = scratch[std::size_t(thread_id())];
+      if (keep_tiles) {
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp for schedule(static)
+#endif
+        for (Index t = 0; t < n_tiles; ++t) errors.run([&] { pack_tile(t, kept, t); });
+      }
       for (Index sb = 0; sb < n_super; ++sb) {
         const Index q0 = sb * R, qn = std::min(R, q - q0);
         const Index n_chunks = (qn + kChunk - 1) / kChunk;
@@ -280,7 +291,8 @@ class TileEngine {
             if (errors.failed()) return;  // an error or an interrupt: stop taking tiles
             if (thread_id() == 0) poller.poll();
             run_tile<mode>(ops, t, q0, qn, n_chunks, R, k, bt, bnorm, wpack,
-                           float_reduction ? wpack_f.data() : nullptr, s, outs, sums, multi, bins,
+                           float_reduction ? wpack_f.data() : nullptr, keep_tiles ? &kept : nullptr, s,
+                           outs, sums, multi, bins,
                            mode == Mode::bins ? packed_bins.data() + q0 : nullptr);
           });
         }
@@ -325,8 +337,21 @@ class TileEngine {
     }
   }
 
+  /// The rows of n tiles as the micro-kernels read them (TileTask::a, at, anorm).
+  struct PackedTile {
+    PackedTile() = default;
+    PackedTile(Index n, Index d)
+        : d(d), a(std::size_t(n * kTileRows * d)), at(a.size()), anorm(std::size_t(n * kTileRows)) {}
+    T* rows(Index i) { return a.data() + i * kTileRows * d; }
+    T* transposed(Index i) { return at.data() + i * kTileRows * d; }
+    T* norms(Index i) { return anorm.data() + i * kTileRows; }
+    Index d = 0;
+    std::vector<T> a, at, anorm;
+  };
+
   struct Scratch {
-    std::vector<T> a, at, anorm, block, dist, root;
+    PackedTile tile;  // the task's tile, when the tiles are not kept for the call
+    std::vector<T> block, dist, root;
     AlignedBuffer kt, partial;
   };
 
@@ -413,16 +438,22 @@ class TileEngine {
     errors.run([&] { stream.advance(qn); });
   }
 
-  void pack_tile(Index r0, Index rows, Scratch& s) const {
+  /// Tile t of A into slot i of `to`: scaled rows, transposed, squared norms (rows past
+  /// A's end zero).
+  void pack_tile(Index t, PackedTile& to, Index i) const {
+    const Index r0 = t * kTileRows, rows = std::min(kTileRows, A_.rows() - r0);
+    T* a = to.rows(i);
+    T* at = to.transposed(i);
+    T* anorm = to.norms(i);
     for (Index r = 0; r < kTileRows; ++r) {
       double norm = 0.0;
       for (Index f = 0; f < d_; ++f) {
         const T v = r < rows ? scaled(A_(r0 + r, f), f) : T(0);
-        s.a[std::size_t(r * d_ + f)] = v;
-        s.at[std::size_t(f * kTileRows + r)] = v;
+        a[r * d_ + f] = v;
+        at[f * kTileRows + r] = v;
         norm += double(v) * double(v);
       }
-      s.anorm[std::size_t(r)] = T(norm);
+      anorm[r] = T(norm);
     }
   }
 
@@ -469,15 +500,18 @@ class TileEngine {
   template <Mode mode>
   void run_tile(const SimdOps<T>& ops, Index t, Index q0, Index qn, Index n_chunks, Index R,
                 Index k, const std::vector<T>& bt, const std::vector<T>& bnorm,
-                const AlignedBuffer& wpack, const float* wpack_f, Scratch& s, RowMatrixXd* outs, TileSums& sums,
+                const AlignedBuffer& wpack, const float* wpack_f, PackedTile* kept, Scratch& s,
+                RowMatrixXd* outs, TileSums& sums,
                 KernelSet multi, const BinJob* bins, const std::int64_t* packed_bins) const {
     const Index r0 = t * kTileRows;
     const Index rows = std::min(kTileRows, A_.rows() - r0);
-    pack_tile(r0, rows, s);
+    PackedTile& tile = kept ? *kept : s.tile;
+    const Index slot = kept ? t : 0;
+    if (!kept) pack_tile(t, tile, 0);
     TileTask<T> task;
-    task.a = s.a.data();
-    task.at = s.at.data();
-    task.anorm = s.anorm.data();
+    task.a = tile.rows(slot);
+    task.at = tile.transposed(slot);
+    task.anorm = tile.norms(slot);
     task.bt = bt.data();
     task.bnorm = bnorm.data();
     task.wpack = wpack.data();

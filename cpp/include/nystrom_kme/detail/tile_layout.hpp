@@ -22,6 +22,9 @@ constexpr Index kPackBytes = 1024 * 1024;  // packed block of B, shared by all t
 // Above this many bytes for one chunk of rows (kChunk x d), inputs with fewer rows
 // than a chunk or a tile are summed pair by pair instead (d > 8192 in float64).
 constexpr Index kWideBytes = 16 * 1024 * 1024;
+// A call keeps every tile's packed rows of A (TileEngine) up to this many bytes, rather
+// than each task repacking its tile for every superblock.
+constexpr Index kKeptTileBytes = 64 * 1024 * 1024;
 // Work (pairs x (d + 8) x weight columns) one extra thread must bring: ~0.5 ms of
 // tile work, measured against the cost of waking a thread on a busy core.
 constexpr double kMinWorkPerThread = 1.0e7;
