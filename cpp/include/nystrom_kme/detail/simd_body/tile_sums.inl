@@ -199,11 +199,8 @@ inline void reduce_panels(const T* kt, const T* w, Index R, Index k, Index rows,
 inline void store_into(double* p, Vec<double>::type v) { store(p, v); }
 inline void store_into(float* p, Vec<float>::type v) { store(p, v); }
 inline void store_into(double* p, Vec<float>::type v) {
-  constexpr int LD = Vec<double>::lanes;
-  float lanes[Vec<float>::lanes];
-  store(lanes, v);
-  store(p, load_as_double(lanes));
-  store(p + LD, load_as_double(lanes + LD));
+  store(p, widen_half<0>(v));
+  store(p + Vec<double>::lanes, widen_half<1>(v));
 }
 
 /// The tile's squared distances (squared: sum (a-b)^2; product and radial: the centred
