@@ -388,12 +388,8 @@ class TileEngine {
       }
       bnorm[std::size_t(i)] = T(norm);
       if (k == 0) continue;
-      if (k == 1) {
-        wpack.data()[i] = !valid ? 0.0 : (W ? (*W)(q0 + i, 0) : 1.0);
-        continue;
-      }
-      // row i of each panel (weight_index), a plain copy: wide weights (k ~ d at large d,
-      // the gradients' columns) are as many values as the rows of B themselves
+      // row i of each panel (weight_index; k = 1: the plain column), a plain copy: wide
+      // weights (k ~ d at large d, the gradients' columns) are as many values as B's rows
       const double* w_row = valid && W ? W->data() + (q0 + i) * W->outerStride() : nullptr;
       for (Index c0 = 0; c0 < k; c0 += kWeightPanel) {
         const Index at = weight_index(i, c0, k, R), n = std::min(kWeightPanel, k - c0);
