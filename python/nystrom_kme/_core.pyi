@@ -121,6 +121,7 @@ def kernel_bin_sums(
     kernels: list[Kernel],
     n_threads: int = ...,
     out: NDArray[np.float64] | None = ...,
+    rows: list[int] = ...,
 ) -> NDArray[np.float64]: ...
 def matrix_product(A: NDArray[np.float64], B: NDArray[np.float64], n_threads: int = ...) -> NDArray[np.float64]: ...
 def nystrom_feature_sums(

@@ -28,7 +28,8 @@ void define_bin_sums_for(py::module_& m) {
   m.def(
       "kernel_bin_sums",
       [](const CArray<T>& L, const CArray<T>& Z, const CArray<std::int64_t>& bins, Index n_bins,
-         const std::vector<nystrom_kme::Kernel>& kernels, int n_threads, py::object out) {
+         const std::vector<nystrom_kme::Kernel>& kernels, int n_threads, py::object out,
+         const std::vector<Index>& rows) {
         const auto l = as_matrix(L, "L");
         const auto z = as_matrix(Z, "Z");
         if (bins.ndim() != 1 || bins.shape(0) != z.rows()) {
@@ -54,14 +55,16 @@ void define_bin_sums_for(py::module_& m) {
         {
           // Safe without the GIL: views of arrays kept alive by the caller and by `result`.
           py::gil_scoped_release nogil;
-          nystrom_kme::add_kernel_bin_sums<T>(l, z, bins.data(), n_bins, kernels, outs, {n_threads});
+          nystrom_kme::add_kernel_bin_sums<T>(l, z, bins.data(), n_bins, kernels, outs, {n_threads}, rows);
         }
         return result;
       },
       "L"_a.noconvert(), "Z"_a.noconvert(), "bins"_a.noconvert(), "n_bins"_a, "kernels"_a,
-      "n_threads"_a = 0, "out"_a = py::none(),
+      "n_threads"_a = 0, "out"_a = py::none(), "rows"_a = std::vector<Index>{},
       "For every kernel j, E_j(r, g) = sum over the rows i of Z in bin g of k_j(l_r, z_i): "
-      "(K, m, n_bins) float64, added into `out` when given; bins int64 in [-1, n_bins) (-1: skipped).");
+      "(K, m, n_bins) float64, added into `out` when given; bins int64 in [-1, n_bins) (-1: skipped). "
+      "rows: empty, or one count per kernel: kernel j on the first rows[j] rows of L only "
+      "(E_j's other rows untouched), one pass for nested landmark sets.");
 }
 
 }  // namespace
@@ -70,7 +73,7 @@ void register_bin_sums(py::module_& m) {
   define_bin_sums_for<double>(m);
   define_bin_sums_for<float>(m);
   add_argument_error(m, "kernel_bin_sums",
-                     "(L, Z, bins, n_bins, kernels, n_threads=0, out=None): L (m, d) and Z (q, d) both float64 or both float32, bins int64 (q,), n_bins an int, kernels a list of radial Kernel, n_threads an int (0: the default), out None or a (K, m, n_bins) float64 array");
+                     "(L, Z, bins, n_bins, kernels, n_threads=0, out=None, rows=[]): L (m, d) and Z (q, d) both float64 or both float32, bins int64 (q,), n_bins an int, kernels a list of radial Kernel, n_threads an int (0: the default), out None or a (K, m, n_bins) float64 array, rows a list of ints (empty, or one in [1, m] per kernel)");
   m.def(
       "matrix_product",
       [](const CArray<double>& A, const CArray<double>& B, int n_threads) {

@@ -86,6 +86,16 @@ void check_against_long_double(Index d, double tolerance, Index n_bins = 50,
     const auto again = nystrom_kme::kernel_bin_sums<T>(L, Z, bins.data(), n_bins, kernels, {threads});
     for (std::size_t j = 0; j < kernels.size(); ++j) CHECK(again[j] == E[j]);
   }
+  // nested landmark sets: kernel j on the first rows[j] rows only (a whole tile, part of
+  // one, a single row) gives those rows' sums of the whole pass, bit for bit
+  std::vector<Index> rows;
+  for (std::size_t j = 0; j < kernels.size(); ++j) rows.push_back(std::max<Index>(1, m - 11 * Index(j)));
+  for (int threads : {1, 3}) {
+    const auto nested = nystrom_kme::kernel_bin_sums<T>(L, Z, bins.data(), n_bins, kernels, {threads}, rows);
+    for (std::size_t j = 0; j < kernels.size(); ++j) {
+      CHECK(nested[j].rows() == rows[j] && nested[j] == E[j].topRows(rows[j]));
+    }
+  }
   std::vector<RowMatrixXd> parts(kernels.size(), RowMatrixXd::Zero(m, n_bins));
   std::vector<double*> outs;
   for (auto& p : parts) outs.push_back(p.data());
@@ -125,6 +135,10 @@ void test_bin_sums_errors() {
   bad(2, 1) = std::nan("");
   CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, bad, bins.data(), 3, gauss); },
                                            "NaN"));
+  for (const std::vector<Index>& rows : {std::vector<Index>{0}, std::vector<Index>{5}, std::vector<Index>{4, 4}}) {
+    CHECK(throws_with<std::invalid_argument>(
+        [&] { nystrom_kme::kernel_bin_sums<double>(L, Z, bins.data(), 3, gauss, {}, rows); }, "kernel_rows"));
+  }
   const RowMatrixXd wide = test::normal_matrix(10, 3, 3);
   CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::kernel_bin_sums<double>(L, wide, bins.data(), 3, gauss); },
                                            "features"));

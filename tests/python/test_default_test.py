@@ -479,3 +479,35 @@ def test_float32_data_give_the_statistics_of_their_values_in_float64(kernel):
         a, b = np.asarray(low.null_distribution), np.asarray(ref.null_distribution)
         assert np.max(np.abs(a - b)) <= 2e-3 * np.max(np.abs(b))
         assert abs(low.pvalue - ref.pvalue) <= 1 / 100 + 1e-12  # one rank at most (the SIMD levels' rounding)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernels_on_nested_landmark_sets_share_one_pass_with_a_collections_statistics(dtype):
+    """The default's kernels on nested landmark sets (the first counts[j] landmarks, with a
+    repeated row among them) take one binned pass per metric; each kernel's statistics and
+    observed sums equal those of a collection on its own landmarks alone."""
+    from nystrom_kme.permutation import SplitSpec
+    from nystrom_kme.sources import as_source
+    from nystrom_kme.two_sample import _statistics as st
+
+    rng = np.random.default_rng(11)
+    n1, n2, d = 1500, 1700, 4
+    Z = rng.normal(size=(n1 + n2, d)).astype(dtype)
+    landmarks = np.ascontiguousarray(Z[rng.choice(n1 + n2, 70, replace=False)])
+    landmarks[40] = landmarks[3]  # a repeated landmark: distinct rows keep the first
+    kernels = [nk.Gaussian(0.7), nk.LaplacianL1(2.0), nk.Gaussian(2.5), nk.LaplacianL1(5.0), nk.Gaussian(1.3)]
+    counts = (70, 70, 30, 50, 50)
+    spec = SplitSpec(n1, n2, 30, 5)
+    binning = st.make_binning(n1, n2, 256, np.random.default_rng(3))
+    assert binning is not None and binning.size > 1
+    src = as_source(Z)
+    nested = st.permuted(src, kernels, landmarks, spec, binning, True, 1, None, counts)
+    for j, (kernel, count) in enumerate(zip(kernels, counts)):
+        L = st.distinct_rows(np.ascontiguousarray(landmarks[:count]))
+        alone = st.nystrom_collection(src, L, [kernel], spec, binning, 1, None)
+        assert nested.observed is not None and alone.observed is not None and alone.U is not None
+        assert nested.observed[j].shape == (L.shape[0],)
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(nested.observed[j], alone.observed[0], rtol=tol, atol=tol * 1e-3)
+        np.testing.assert_allclose(nested.T[j], alone.T[0], rtol=tol)
+        np.testing.assert_allclose(nested.U[j], alone.U[0], rtol=tol, atol=tol * np.abs(alone.U[0]).max())

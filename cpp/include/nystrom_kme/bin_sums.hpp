@@ -32,19 +32,32 @@ namespace nystrom_kme {
 /// runs elsewhere, a few float ulps apart); each output row is summed by one task:
 /// bit-identical for any thread count. O(m q (d + K)) time; no memory beyond ~1 MiB of
 /// packed rows and O(q) indices for the bin order.
+/// Kernels on nested landmark sets share the pass: with `kernel_rows`, kernel j sums
+/// over the first kernel_rows[j] rows of L only (outs[j] then has that many rows), and the
+/// distances of those rows serve every kernel.
 /// @param bins  Z.rows() entries in [-1, n_bins)
 /// @param kernels  radial kernels of one distance (squared Euclidean or l1; their shape
 ///                 parameters kept): one call per distance
+/// @param kernel_rows  empty (every kernel on all of L) or one count in [1, L.rows()] per kernel
 /// @throws std::invalid_argument on dimension mismatch, NaN/inf input, a bin out of range,
-///         no kernel, a kernel that is not radial, kernels of two distances or a null
-///         output; nystrom_kme::Interrupted
+///         no kernel, a kernel that is not radial, kernels of two distances, a null
+///         output or a row count out of range; nystrom_kme::Interrupted
 template <class T>
 void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const std::int64_t* bins,
                          Index n_bins, const std::vector<Kernel>& kernels, const std::vector<double*>& outs,
-                         const SumOptions& options = {}) {
+                         const SumOptions& options = {}, const std::vector<Index>& kernel_rows = {}) {
   if (kernels.empty()) throw std::invalid_argument("kernel_bin_sums: no kernels");
   if (outs.size() != kernels.size()) {
     throw std::invalid_argument("kernel_bin_sums: one output per kernel is needed");
+  }
+  if (!kernel_rows.empty() && kernel_rows.size() != kernels.size()) {
+    throw std::invalid_argument("kernel_bin_sums: kernel_rows needs one count per kernel");
+  }
+  for (Index rows : kernel_rows) {
+    if (rows < 1 || rows > L.rows()) {
+      throw std::invalid_argument("kernel_bin_sums: kernel_rows has " + std::to_string(rows) +
+                                  ", outside [1, " + std::to_string(L.rows()) + "] (the rows of L)");
+    }
   }
   if (n_bins < 1) throw std::invalid_argument("kernel_bin_sums: n_bins must be >= 1");
   for (double* o : outs) {
@@ -84,26 +97,30 @@ void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const
   job.bins = bins;
   job.n_bins = n_bins;
   job.outs = outs;
+  job.rows = kernel_rows;
   for (const Kernel& k : kernels) job.maps.push_back({k.kind(), widest / k.bandwidth(), k.params()});
   detail::TileEngine<T> engine(L, Z, packing);
   engine.run_bins(job, options.n_threads);
 }
 
-/// The binned sums of add_kernel_bin_sums in new (m, n_bins) matrices, one per kernel.
+/// The binned sums of add_kernel_bin_sums in new (m_j, n_bins) matrices, one per kernel
+/// (m_j = kernel_rows[j], or L.rows() when kernel_rows is empty).
 /// @throws the same as add_kernel_bin_sums
 template <class T>
 std::vector<RowMatrixXd> kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z,
                                          const std::int64_t* bins, Index n_bins,
                                          const std::vector<Kernel>& kernels,
-                                         const SumOptions& options = {}) {
+                                         const SumOptions& options = {},
+                                         const std::vector<Index>& kernel_rows = {}) {
   std::vector<RowMatrixXd> out;
   std::vector<double*> outs;
   out.reserve(kernels.size());
   for (std::size_t j = 0; j < kernels.size(); ++j) {
-    out.push_back(RowMatrixXd::Zero(L.rows(), std::max<Index>(n_bins, 0)));
+    const bool limited = j < kernel_rows.size() && kernel_rows[j] >= 1 && kernel_rows[j] <= L.rows();
+    out.push_back(RowMatrixXd::Zero(limited ? kernel_rows[j] : L.rows(), std::max<Index>(n_bins, 0)));
     outs.push_back(out.back().data());
   }
-  add_kernel_bin_sums<T>(L, Z, bins, n_bins, kernels, outs, options);
+  add_kernel_bin_sums<T>(L, Z, bins, n_bins, kernels, outs, options, kernel_rows);
   return out;
 }
 

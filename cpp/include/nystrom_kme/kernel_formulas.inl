@@ -262,6 +262,20 @@ NYSTROM_KME_FORMULA typename M::V exponential_of_t(typename M::V t) {
   }
 }
 
+/// The same value from the exponent in base 2, q = t log2(e) >= 0, through M::exp2:
+/// P(q ln 2) 2^(-q), clamped as exponential_of_t (an infinite q gives 0).
+template <class M, class F>
+NYSTROM_KME_FORMULA typename M::V exponential_of_q(typename M::V q) {
+  using T [[maybe_unused]] = typename M::T;
+  if constexpr (F::unit_prefactor) {
+    return M::exp2(-q);
+  } else {
+    constexpr T ln2 = T(0.69314718055994531);
+    const typename M::V qc = M::min(q, M::far_t);
+    return F::template prefactor<M>(qc * ln2) * M::exp2(-qc);
+  }
+}
+
 /// t of a squared (or l1) scaled distance v (unclamped: exponential_of_t clamps t).
 template <class M, class F>
 NYSTROM_KME_FORMULA typename M::V exponent_of(typename M::V v) {
@@ -326,18 +340,10 @@ NYSTROM_KME_FORMULA typename M::V fast_value(typename M::V u) {
   using F = Formula<K>;
   using T [[maybe_unused]] = typename M::T;
   if constexpr (F::family == Family::exponential) {
-    constexpr T ln2 = T(0.69314718055994531);
     if constexpr (F::root) {
-      const typename M::V q = M::sqrt(M::min(u, M::far_v));  // q = t log2(e)
-      if constexpr (F::unit_prefactor) {
-        return M::exp2(-q);
-      } else {
-        return F::template prefactor<M>(q * ln2) * M::exp2(-q);
-      }
-    } else if constexpr (F::unit_prefactor) {
-      return M::exp2(-u);
+      return exponential_of_q<M, F>(M::sqrt(M::min(u, M::far_v)));  // q = t log2(e)
     } else {
-      return F::template prefactor<M>(u * ln2) * M::exp2(-u);
+      return exponential_of_q<M, F>(u);
     }
   } else {
     return F::template of_scaled<M>(u, KernelParams{});

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -274,13 +274,15 @@ class RowSource(abc.ABC):
         n_threads: int = 0,
         progress: Progress | None = None,
         out: np.ndarray | None = None,
+        rows: Sequence[int] | None = None,
     ) -> np.ndarray:
         """E_j = K_j(L, X) A for every kernel j of ``kernels`` (radial, of one distance: the
         Euclidean kernels or the l1 ones) and the one-hot matrix A
         of ``bins`` (one int64 per row, in [-1, n_bins); -1 skips the row): (K, m, n_bins),
         E_j[r, g] = sum of k_j(l_r, x_i) over the rows i in bin g, added into ``out`` when
-        given (C-contiguous float64). One pass, all kernels at once (``_core.kernel_bin_sums``
-        block by block)."""
+        given (C-contiguous float64). ``rows``: kernel j on the first rows[j] landmarks only
+        (E_j's other rows untouched): nested landmark sets share the pass. One pass, all
+        kernels at once (``_core.kernel_bin_sums`` block by block)."""
         cores = [k.to_core() for k in kernels]
         bins = core_array(bins, np.int64)
         if out is None:
@@ -288,7 +290,9 @@ class RowSource(abc.ABC):
         for start, block in self.chunks():
             self.check_features(L.shape[1])
             L2, block2 = common_dtype(L, block)
-            _core.kernel_bin_sums(L2, block2, bins[start : start + block.shape[0]], n_bins, cores, n_threads, out)
+            _core.kernel_bin_sums(
+                L2, block2, bins[start : start + block.shape[0]], n_bins, cores, n_threads, out, list(rows or [])
+            )
             if progress is not None:
                 progress(block.shape[0])
         return out

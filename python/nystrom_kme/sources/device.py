@@ -7,7 +7,7 @@ CuPy is imported when a source is built, never at import time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
 import numpy as np
@@ -185,16 +185,20 @@ class CudaSource(RowSource):
         n_threads: int = 0,
         progress: Progress | None = None,
         out: np.ndarray | None = None,
+        rows: Sequence[int] | None = None,
     ) -> np.ndarray:
         """As :meth:`RowSource.bin_sums`, on the GPU: the kept rows gathered in bin order
-        once (a stable sort of ``bins`` on the device), then every kernel's sums by bin.
+        once (a stable sort of ``bins`` on the device), then every kernel's sums by bin
+        (on every landmark; with ``rows``, kernel j's first rows[j] are added).
         Kernels the GPU path does not compute (the l1 Laplacian, the rational quadratic):
         the host core's pass over host copies of the rows."""
         from ..cuda import sums
 
         kernels = list(kernels)
         if not _on_gpu(kernels):
-            return super().bin_sums(L, kernels, bins, n_bins, n_threads=n_threads, progress=progress, out=out)
+            return super().bin_sums(
+                L, kernels, bins, n_bins, n_threads=n_threads, progress=progress, out=out, rows=rows
+            )
         cp = require_cupy()
         bins = np.asarray(bins, dtype=np.int64)
         if bins.shape != (self.n_rows,):
@@ -209,8 +213,10 @@ class CudaSource(RowSource):
             order = cp.argsort(labels)  # stable: rows keep their order within a bin
             counts = cp.bincount(labels + 1, minlength=n_bins + 1)  # bin -1 (dropped rows) first
             offsets = cp.concatenate([cp.zeros(1, dtype=cp.int64), cp.cumsum(counts[1:])]).astype(cp.int64)
-            rows = cp.ascontiguousarray(X[order[int(counts[0]) :]])
-            out += cp.asnumpy(sums.bin_sums(Ld, rows, offsets, kernels))
+            sorted_rows = cp.ascontiguousarray(X[order[int(counts[0]) :]])
+            E = cp.asnumpy(sums.bin_sums(Ld, sorted_rows, offsets, kernels))
+        for j, count in enumerate(rows or [L.shape[0]] * len(kernels)):
+            out[j, :count] += E[j, :count]
         if progress is not None:
             progress(self.n_rows)
         return out

@@ -38,10 +38,10 @@ MIN_BINS_PER_SAMPLE = 32
 #: Memory for one dense block of exact kernel values.
 EXACT_BLOCK_BYTES = 16 * 1024 * 1024
 #: Memory for the bin sums of the kernels computed in one pass (larger collections take
-#: several passes, reusing it). 128 MiB holds two kernels' sums at m = 4096 landmarks and
-#: 2048 bins: one pass for two kernels of one distance is 1.3-1.5x faster than two
-#: (bench/RESULTS.md, issue 46).
-BIN_SUMS_BYTES = 128 * 1024 * 1024
+#: several passes, reusing it). 192 MiB holds three kernels' sums at m = 4096 landmarks and
+#: 2048 bins: the default test's three kernels of one distance (on nested landmark sets)
+#: share one pass, 1.3-1.5x faster than a pass each (bench/RESULTS.md, issue 46).
+BIN_SUMS_BYTES = 192 * 1024 * 1024
 #: Pooled rows of the uniform subsample that estimates MMD-FUSE's normaliser ||K_0||_F.
 FROBENIUS_SUBSET = 500
 
@@ -150,18 +150,15 @@ def nystrom_single(
     return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=S[:, :1].T.copy())
 
 
-def _kernel_groups(kernels: list[Kernel], per_kernel_bytes: int) -> list[list[Kernel]]:
-    """The kernels in consecutive groups of one metric (the core's passes share one
+def _kernel_groups(kernels: list[Kernel], per_kernel_bytes: int) -> list[list[int]]:
+    """The indices of the kernels in groups of one metric (the core's passes share one
     distance: the l1 kernels take a pass of their own) whose outputs fit BIN_SUMS_BYTES
-    together; in the order of ``kernels`` where it keeps its metrics together."""
+    together; each metric's kernels in their order, the metrics in order of first use."""
     size = max(1, BIN_SUMS_BYTES // max(per_kernel_bytes, 1))
-    groups: list[list[Kernel]] = []
-    for kernel in kernels:
-        last = groups[-1] if groups else None
-        if last is None or len(last) == size or last[0].metric != kernel.metric:
-            groups.append([kernel])
-        else:
-            last.append(kernel)
+    groups: list[list[int]] = []
+    for metric in dict.fromkeys(k.metric for k in kernels):
+        same = [j for j, k in enumerate(kernels) if k.metric == metric]
+        groups += [same[i : i + size] for i in range(0, len(same), size)]
     return groups
 
 
@@ -173,18 +170,26 @@ def nystrom_collection(
     binning: Binning | None,
     nt: int,
     progress: Progress | None,
+    rows: list[int] | None = None,
 ) -> PermutedStatistics:
     """Several kernels, Nyström features on the landmarks L: bin sums then the bin-level
-    splits (``binning``), or the label weights of single rows streamed (None)."""
+    splits (``binning``), or the label weights of single rows streamed (None). ``rows``
+    (bins only): kernel j on the first rows[j] rows of L, nested landmark sets in one pass
+    per metric; ``observed`` is then a list of each kernel's (rows[j],)."""
     N = Z.count_rows()
     K = len(kernels)
     T = np.empty((K, spec.n_columns))
     cross = np.empty((K, spec.n_columns))
     total = np.empty(K)
-    observed = np.empty((K, L.shape[0]))
+    observed: list[np.ndarray] = [np.empty(0)] * K
     if binning is None:
+        if rows is not None:
+            raise ValueError("kernels on nested landmark sets need bins of rows")
         # one streamed pass per metric: every pass draws the same labels (spec.new())
-        S_all = [S for group in _kernel_groups(kernels, 0) for S in Z.split_sums_multi(L, group, spec, n_threads=nt)]
+        S_all: list[np.ndarray] = [np.empty(0)] * K
+        for group in _kernel_groups(kernels, 0):
+            for j, S in zip(group, Z.split_sums_multi(L, [kernels[j] for j in group], spec, n_threads=nt)):
+                S_all[j] = S
         for j, kernel in enumerate(kernels):
             acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
             T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
@@ -192,27 +197,29 @@ def nystrom_collection(
             if progress is not None:
                 progress(1)
         U = _unbiased(T, spec.n1, spec.n2, cross, total, None)
-        return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=observed)
+        return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=np.array(observed))
     m, G = L.shape[0], binning.n_bins
+    sizes = [m] * K if rows is None else list(rows)
     W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
     bins = binning.row_bins(N)
-    j = 0
     groups = _kernel_groups(kernels, 8 * m * G)
     buffer = np.empty((max(len(g) for g in groups), m, G))  # one allocation, its pages touched once
     for group in groups:
         E = buffer[: len(group)]
-        E.fill(0.0)
-        Z.bin_sums(L, group, bins, G, n_threads=nt, out=E)
-        for Ej, kernel in zip(E, group):
-            S = _core.matrix_product(Ej, W, nt)
-            T[j], cross[j], total[j] = _forms(L, S, kernel, nt, np.sum(Ej, axis=1))  # t: K(L, Z) 1 over kept rows
+        for Ej, j in zip(E, group):
+            Ej[: sizes[j]].fill(0.0)
+        Z.bin_sums(L, [kernels[j] for j in group], bins, G, n_threads=nt, out=E, rows=[sizes[j] for j in group])
+        for Ej, j in zip(E, group):
+            sums = Ej[: sizes[j]]
+            S = _core.matrix_product(sums, W, nt)
+            # t: K(L, Z) 1 over kept rows
+            T[j], cross[j], total[j] = _forms(L[: sizes[j]], S, kernels[j], nt, np.sum(sums, axis=1))
             observed[j] = S[:, 0]
-            j += 1
             if progress is not None:
                 progress(1)
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
-    return PermutedStatistics(T, U, kept, binning.size, observed)
+    return PermutedStatistics(T, U, kept, binning.size, observed if rows is not None else np.array(observed))
 
 
 def _forms(
@@ -297,8 +304,14 @@ def _by_landmarks(
     nt: int,
     progress: Progress | None,
 ) -> PermutedStatistics:
-    """nystrom_collection for each group of kernels sharing a landmark count, on the
-    distinct rows among the first that many landmarks; the same splits and bins for all."""
+    """nystrom_collection on the distinct rows among the first counts[j] landmarks for
+    kernel j: with bins, one pass per metric over the largest set (the distinct rows of a
+    prefix are a prefix of the distinct rows: distinct_rows keeps first rows in order);
+    single rows, one collection per landmark count. The same splits and bins for all."""
+    if binning is not None:
+        L = distinct_rows(np.ascontiguousarray(landmarks[: max(counts)]))
+        rows = [distinct_rows(np.ascontiguousarray(landmarks[:c])).shape[0] for c in counts]
+        return nystrom_collection(Z, L, kernels, spec, binning, nt, progress, rows=rows)
     T = np.empty((len(kernels), spec.n_columns))
     U = np.empty_like(T)
     observed: list[np.ndarray] = [np.empty(0)] * len(kernels)

@@ -55,6 +55,7 @@ struct BinJob {
   const std::int64_t* bins = nullptr;  // one per row of B
   Index n_bins = 0;
   std::vector<double*> outs;
+  std::vector<Index> rows;  // kernel j's sums over the first rows[j] rows of A only (empty: all)
 };
 
 /// A zero-filled float64 buffer whose data() is 64-byte aligned: the packed weights
@@ -536,6 +537,7 @@ class TileEngine {
       job.bins = packed_bins;  // the superblock's bins in packed order
       job.qn = qn;
       job.outs = bins->outs.data();
+      job.rows = bins->rows.empty() ? nullptr : bins->rows.data();
       job.ld = bins->n_bins;
       job.row0 = r0;
       ops.tile_bins(task, job);

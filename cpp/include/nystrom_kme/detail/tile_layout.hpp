@@ -157,14 +157,15 @@ struct TileTask {
 };
 
 /// The kernels and bins of one tile's binned sums (TileEngine::run_bins): for the tile's
-/// rows r and the superblock's rows i < qn with bins[i] >= 0,
-/// outs[j][(row0 + r) * ld + bins[i]] += k_j(a_r, b_i).
+/// rows r (row0 + r < rows[j] when rows is given) and the superblock's rows i < qn with
+/// bins[i] >= 0, outs[j][(row0 + r) * ld + bins[i]] += k_j(a_r, b_i).
 struct BinTask {
   const ScaledKernel* maps = nullptr;  // n_kernels radial kernels: kind, packing / own bandwidth
   Index n_kernels = 0;
   const std::int64_t* bins = nullptr;  // the superblock's bins
   Index qn = 0;                        // valid rows of the superblock
   double* const* outs = nullptr;       // one row-major output per kernel
+  const Index* rows = nullptr;         // per kernel: the rows of A it sums over (null: all)
   Index ld = 0, row0 = 0;
 };
 

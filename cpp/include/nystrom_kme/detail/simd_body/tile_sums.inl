@@ -297,12 +297,16 @@ __attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, c
       [&](auto tag) {
         using F = typename decltype(tag)::formula;
         if constexpr (F::family == Family::exponential) {
-          if constexpr (F::root) {
-            const T c = T(ratio * F::rate);
-            for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_t<M, F>(load(r + i) * c));
+          const T* v = F::root ? r : d2;
+          const double scale = (F::root || F::distance == Distance::l1 ? ratio : ratio * ratio) * F::rate;
+          if constexpr (std::is_same_v<T, float>) {
+            // in base 2 (exp2 needs no Cody-Waite reduction and a shorter polynomial):
+            // float32 values 1.2x faster, within 2 float ulps of exp's
+            const T c = T(scale * 1.4426950408889634);  // log2(e)
+            for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_q<M, F>(load(v + i) * c));
           } else {
-            const T c = T((F::distance == Distance::l1 ? ratio : ratio * ratio) * F::rate);
-            for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_t<M, F>(load(d2 + i) * c));
+            const T c = T(scale);
+            for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_t<M, F>(load(v + i) * c));
           }
         } else if constexpr (F::family == Family::power) {
           const T c = T(ratio * ratio * F::scale(map.params));
@@ -330,28 +334,34 @@ inline bool needs_root(KernelKind kind) {
       [] { return false; });
 }
 
-/// values[s..e) summed in a fixed order (two vectors of lane-wise partial sums over whole
-/// vectors, then the lanes in order in float64, then the tail): the order depends on s and
-/// e only, so the bits do not depend on the thread count. Float values (a run of at most
-/// kChunk: at most kChunk / (2 lanes) of them per lane) are summed in float lanes, each lane's
-/// rounding at most a few float ulps of the run, below the float kernel values' own.
+/// values[s..e) summed in a fixed order (two vectors of lane-wise partial sums, the
+/// last e - s mod lanes values in a masked vector, then the lanes by lane_sum in
+/// float64): the order depends on s and e only, so the bits do not depend on the thread
+/// count. Float values (a run of at most kChunk: at most kChunk / (2 lanes) + 1 of them per
+/// lane) are summed in float lanes, each lane's rounding at most a few float ulps of the
+/// run, below the float kernel values' own. A run of one bin is one row's values between
+/// two bin boundaries: the lanes' reduction comes once per run and row, so it must not be
+/// a chain of scalar additions (measured: 13% of the binned sums at 200 rows per bin).
+/// values[e, e + lanes) must be readable (their values are not used).
 template <class T>
 inline double run_sum(const T* values, Index s, Index e) {
   using V = vec_t<T>;
   constexpr int L = Vec<T>::lanes;
-  double total = 0.0;
+  V acc0 = V{}, acc1 = V{};
   Index i = s;
-  if (e - s >= 2 * L) {
-    V acc0 = V{}, acc1 = V{};
-    for (; i + 2 * L <= e; i += 2 * L) {
-      acc0 += load(values + i);
-      acc1 += load(values + i + L);
-    }
-    acc0 += acc1;
-    for (int l = 0; l < L; ++l) total += double(acc0[l]);
+  for (; i + 2 * L <= e; i += 2 * L) {
+    acc0 += load(values + i);
+    acc1 += load(values + i + L);
   }
-  for (; i < e; ++i) total += double(values[i]);
-  return total;
+  if (i + L <= e) {
+    acc0 += load(values + i);
+    i += L;
+  }
+  if (i < e) {  // values[i, i + L) is readable (the caller pads its buffer); lanes from e on count 0
+    const V v = load(values + i);
+    acc1 += lane_index<T>() < T(e - i) ? v : V{};
+  }
+  return lane_sum(acc0 + acc1);
 }
 
 /// One tile against one superblock, for several radial kernels at once: for each kernel j,
@@ -369,7 +379,8 @@ void tile_bins(const TileTask<T>& t, const BinTask& job) {
   constexpr Index n = kChunk * kTileRows;
   const Index groups = (t.rows + kGroupRows - 1) / kGroupRows;
   alignas(64) T root[n];
-  alignas(64) T values[n];
+  alignas(64) T values[n + L];  // run_sum's last vector may read past a row: padded
+  store(values + n, V{});
   Index run_start[kChunk + 1];
   std::int64_t run_bin[kChunk];
   bool any_root = false;
@@ -394,8 +405,10 @@ void tile_bins(const TileTask<T>& t, const BinTask& job) {
     }
     run_start[n_runs] = i;
     for (Index j = 0; j < job.n_kernels; ++j) {
+      const Index rows = job.rows ? std::min(t.rows, job.rows[j] - job.row0) : t.rows;
+      if (rows <= 0) continue;  // a kernel of fewer rows of A (nested landmark sets)
       map_scaled<T>(job.maps[j], t.block, root, values);
-      for (Index r = 0; r < t.rows; ++r) {
+      for (Index r = 0; r < rows; ++r) {
         const T* row = values + r * kChunk;
         double* out = job.outs[j] + (job.row0 + r) * job.ld;
         for (Index u = 0; u < n_runs; ++u) out[run_bin[u]] += run_sum(row, run_start[u], run_start[u + 1]);
