@@ -153,3 +153,27 @@ def test_random_splits_at_the_largest_row_count_are_accepted():
     assert splits.n_rows == 2**53 and splits.n_columns == 4
     w = splits.next_weights(5)
     assert w.shape == (5, 4) and np.all(w[:, 0] == 1.0 / (2**53 - 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bin_sums_allocate_their_zeros_and_take_nested_rows(dtype):
+    """kernel_bin_sums without ``out`` returns the dense sums by bin in an array the core
+    allocated (it outlives the call); ``rows`` limits kernel j to the first rows[j]
+    landmarks and leaves the rest of E_j at 0; a bad count is a clear error."""
+    rng = np.random.default_rng(4)
+    L, Z = rng.normal(size=(20, 3)).astype(dtype), rng.normal(size=(300, 3)).astype(dtype)
+    bins = rng.integers(-1, 7, size=300).astype(np.int64)
+    kernels = [nk.Gaussian(0.8), nk.Gaussian(2.0)]
+    E = _core.kernel_bin_sums(L, Z, bins, 7, [k.to_core() for k in kernels], 1, None, [20, 9])
+    assert E.shape == (2, 20, 7) and E.flags.c_contiguous and E.flags.writeable
+    onehot = np.zeros((300, 7))
+    onehot[bins >= 0, bins[bins >= 0]] = 1
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for Ej, k, rows in zip(E, kernels, (20, 9)):
+        want = dense_kernel(k.name, L, Z, k.bandwidth) @ onehot
+        np.testing.assert_allclose(Ej[:rows], want[:rows], rtol=tol, atol=tol)
+        assert (Ej[rows:] == 0).all()
+    with pytest.raises(ValueError, match="kernel_rows has 21"):
+        _core.kernel_bin_sums(L, Z, bins, 7, [kernels[0].to_core()], 1, None, [21])
+    with pytest.raises(ValueError, match="one count per kernel"):
+        _core.kernel_bin_sums(L, Z, bins, 7, [k.to_core() for k in kernels], 1, None, [5])

@@ -285,16 +285,18 @@ class RowSource(abc.ABC):
         kernels at once (``_core.kernel_bin_sums`` block by block)."""
         cores = [k.to_core() for k in kernels]
         bins = core_array(bins, np.int64)
-        if out is None:
-            out = np.zeros((len(cores), L.shape[0], n_bins))
         for start, block in self.chunks():
             self.check_features(L.shape[1])
             L2, block2 = common_dtype(L, block)
-            _core.kernel_bin_sums(
+            # out None: the core allocates the zeros (plain pages: numpy's huge pages
+            # were 12x slower to touch first on the machine of bench/RESULTS.md)
+            out = _core.kernel_bin_sums(
                 L2, block2, bins[start : start + block.shape[0]], n_bins, cores, n_threads, out, list(rows or [])
             )
             if progress is not None:
                 progress(block.shape[0])
+        if out is None:  # no rows
+            out = np.zeros((len(cores), L.shape[0], n_bins))
         return out
 
     def diagonal_sum(self, kernel: Kernel, *, weights: Weights | None = None, n_threads: int = 0) -> float:

@@ -202,13 +202,8 @@ def nystrom_collection(
     sizes = [m] * K if rows is None else list(rows)
     W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
     bins = binning.row_bins(N)
-    groups = _kernel_groups(kernels, 8 * m * G)
-    buffer = np.empty((max(len(g) for g in groups), m, G))  # one allocation, its pages touched once
-    for group in groups:
-        E = buffer[: len(group)]
-        for Ej, j in zip(E, group):
-            Ej[: sizes[j]].fill(0.0)
-        Z.bin_sums(L, [kernels[j] for j in group], bins, G, n_threads=nt, out=E, rows=[sizes[j] for j in group])
+    for group in _kernel_groups(kernels, 8 * m * G):
+        E = Z.bin_sums(L, [kernels[j] for j in group], bins, G, n_threads=nt, rows=[sizes[j] for j in group])
         for Ej, j in zip(E, group):
             sums = Ej[: sizes[j]]
             S = _core.matrix_product(sums, W, nt)
