@@ -364,7 +364,7 @@ def core_worker(m: int, repeats: int, out_path: str) -> dict:
             timings[f"weights {solver}, {label} used"] = f"{used}, rank {rank}"
         saved[f"K {label}"] = _core.kernel_matrix(L, L, kernel)
     kernel = _core.Kernel("gaussian", p["median"] / 4)
-    Y, rank = timed("feature sums", lambda: _core.nystrom_feature_sums(L, p["S"], kernel))
+    Y, rank, _ = timed("feature sums", lambda: _core.nystrom_feature_sums(L, p["S"], kernel))
     saved["feature sums"] = Y
     timings["feature sums used"] = f"rank {rank}"
     np.savez(out_path, **saved)

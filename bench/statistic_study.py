@@ -136,7 +136,7 @@ def run_rep(task: tuple[str, int, int]) -> dict:
         for i in euclid:
             k = _core_kernel(kernels[i])
             S = _core.kernel_sums(L, Z, np.hstack([W, ones]), k.to_core(), 1)
-            T, _, total = nystrom_quadratic_forms(L, np.ascontiguousarray(S[:, :-1]), k, 1, t=S[:, -1].copy())
+            T, _, total, _ = nystrom_quadratic_forms(L, np.ascontiguousarray(S[:, :-1]), k, 1, t=S[:, -1].copy())
             U[i] = unbiased_mmd2(T[None], n, n, total=np.array([total]))[0]
         arrays[name] = U
     record["m"] = m

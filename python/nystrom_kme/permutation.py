@@ -10,6 +10,7 @@ machine, thread count and SIMD level.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -105,9 +106,18 @@ def random_splits(n1: int, n2: int, n_permutations: int = 200, random_state: Ran
     return SplitSpec(n1, n2, B, draw_seed(check_random_state(random_state), SPLIT_SEED_BOUND)).labels()
 
 
+class QuadraticForms(NamedTuple):
+    """The forms of :func:`nystrom_quadratic_forms` for S (m, B + 1)."""
+
+    T: np.ndarray  #: (B + 1,) w_b^T G w_b
+    cross: np.ndarray | None  #: (B + 1,) w_b^T G 1, or None without t
+    total: float | None  #: 1^T G 1, or None without t
+    witness: np.ndarray  #: (m,) alpha whose k(., L) alpha is column 0's function (its norm^2 is T[0])
+
+
 def nystrom_quadratic_forms(
     L: np.ndarray, S: np.ndarray, kernel: Kernel, n_threads: int = 0, *, t: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray | None, float | None]:
+) -> QuadraticForms:
     """The quadratic forms of the Nyström features that the aggregated test needs, from
     S = K(L, Z) W (m, B + 1) and, optionally, t = K(L, Z) 1 (m,): T_b = w_b^T G w_b
     (B + 1,), w_b^T G 1 (B + 1,) or None, and 1^T G 1 or None, for G = Phi Phi^T the
@@ -116,6 +126,9 @@ def nystrom_quadratic_forms(
     solve; s_b^T K_m^{-1} s_b when K_m has full numerical rank). Float32 landmarks mean
     sums computed in float32: the pivots stop at ``_solve.FLOAT32_RCOND`` (float32's
     epsilon) times max k(l, l), below which the directions hold the sums' rounding only.
+    ``witness``: the landmark weights of column 0's function from the same factor (on the
+    pivots; the minimum-norm solve of K_m alpha = s_0 gives the same function up to the
+    pivots' cut, and factorises K_m again).
 
     Examples
     --------
@@ -123,18 +136,22 @@ def nystrom_quadratic_forms(
     >>> from nystrom_kme.permutation import nystrom_quadratic_forms
     >>> Z = np.random.default_rng(0).normal(size=(6, 2)); k = nk.Gaussian(1.0)
     >>> W = np.random.default_rng(1).normal(size=(6, 3))
-    >>> T, c, tot = nystrom_quadratic_forms(Z, k(Z) @ W, k, t=k(Z).sum(1))  # L = Z: exact forms
+    >>> T, c, tot, alpha = nystrom_quadratic_forms(Z, k(Z) @ W, k, t=k(Z).sum(1))  # L = Z: exact forms
     >>> bool(np.allclose(T, np.einsum("ib,ij,jb->b", W, k(Z), W)) and np.isclose(tot, k(Z).sum()))
+    True
+    >>> bool(np.allclose(alpha, W[:, 0]))  # K_m invertible: alpha = K_m^{-1} s_0
     True
     """
     rhs = S if t is None else np.column_stack([S, t])
-    Y, _ = _core.nystrom_feature_sums(L, np.ascontiguousarray(rhs), kernel.to_core(), default_rcond(L), n_threads)
+    Y, _, alpha = _core.nystrom_feature_sums(
+        L, np.ascontiguousarray(rhs), kernel.to_core(), default_rcond(L), n_threads, 1
+    )
     columns = S.shape[1]
     T = np.einsum("ib,ib->b", Y[:, :columns], Y[:, :columns])
     if t is None:
-        return T, None, None
+        return QuadraticForms(T, None, None, alpha[:, 0])
     yt = Y[:, columns]
-    return T, np.einsum("ib,i->b", Y[:, :columns], yt), float(np.einsum("i,i->", yt, yt))
+    return QuadraticForms(T, np.einsum("ib,i->b", Y[:, :columns], yt), float(np.einsum("i,i->", yt, yt)), alpha[:, 0])
 
 
-__all__ = ["SplitSpec", "nystrom_quadratic_forms", "random_splits"]
+__all__ = ["QuadraticForms", "SplitSpec", "nystrom_quadratic_forms", "random_splits"]

@@ -211,6 +211,19 @@ void test_feature_sums(Index m) {
   const Eigen::MatrixXd dup = D.features.transpose() * D.features;
   CHECK((dup - forms).cwiseAbs().maxCoeff() <= 1e-8 * forms.cwiseAbs().maxCoeff());
 
+  // the weights of the first columns: K^{-1} s_b at full rank; with duplicated landmarks,
+  // one of each pair weighted (the pivots), the function k(., L) alpha unchanged
+  const auto W = nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 0.0, {2}, 3);
+  CHECK(W.weights.rows() == m && W.weights.cols() == 3 && W.features == F.features);
+  CHECK((W.weights - KinvS.leftCols(3)).cwiseAbs().maxCoeff() <= 1e-7 * KinvS.leftCols(3).cwiseAbs().maxCoeff());
+  const auto Wd = nystrom_kme::nystrom_feature_sums<double>(twice, S2, kernel, 0.0, {1}, 2);
+  const Eigen::MatrixXd folded = Wd.weights.topRows(m) + Wd.weights.bottomRows(m);
+  CHECK((folded - KinvS.leftCols(2)).cwiseAbs().maxCoeff() <= 1e-7 * KinvS.leftCols(2).cwiseAbs().maxCoeff());
+  Index zero_rows = 0;
+  for (Index i = 0; i < 2 * m; ++i) zero_rows += Wd.weights.row(i).isZero(0.0);
+  CHECK(zero_rows == m);
+  CHECK(nystrom_kme::nystrom_feature_sums<double>(L, S, kernel).weights.cols() == 0);
+
   using test::throws_with;
   CHECK(throws_with<std::invalid_argument>(
       [&] { nystrom_kme::nystrom_feature_sums<double>(L, RowMatrixXd(m, 0), kernel); }, "at least one column"));
@@ -218,6 +231,8 @@ void test_feature_sums(Index m) {
       [&] { nystrom_kme::nystrom_feature_sums<double>(L, RowMatrixXd::Ones(m + 1, 2), kernel); }, "rows"));
   CHECK(throws_with<std::invalid_argument>(
       [&] { nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 1.5); }, "rcond"));
+  CHECK(throws_with<std::invalid_argument>(
+      [&] { nystrom_kme::nystrom_feature_sums<double>(L, S, kernel, 0.0, {}, k + 1); }, "weight_columns"));
   RowMatrixXd bad = S;
   bad(0, 0) = INFINITY;
   CHECK(throws_with<std::invalid_argument>([&] { nystrom_kme::nystrom_feature_sums<double>(L, bad, kernel); }, "NaN or inf"));

@@ -485,7 +485,7 @@ def test_float32_data_give_the_statistics_of_their_values_in_float64(kernel):
 def test_kernels_on_nested_landmark_sets_share_one_pass_with_a_collections_statistics(dtype):
     """The default's kernels on nested landmark sets (the first counts[j] landmarks, with a
     repeated row among them) take one binned pass per metric; each kernel's statistics and
-    observed sums equal those of a collection on its own landmarks alone."""
+    witness weights equal those of a collection on its own landmarks alone."""
     from nystrom_kme.permutation import SplitSpec
     from nystrom_kme.sources import as_source
     from nystrom_kme.two_sample import _statistics as st
@@ -505,9 +505,39 @@ def test_kernels_on_nested_landmark_sets_share_one_pass_with_a_collections_stati
     for j, (kernel, count) in enumerate(zip(kernels, counts)):
         L = st.distinct_rows(np.ascontiguousarray(landmarks[:count]))
         alone = st.nystrom_collection(src, L, [kernel], spec, binning, 1, None)
-        assert nested.observed is not None and alone.observed is not None and alone.U is not None
-        assert nested.observed[j].shape == (L.shape[0],)
+        assert nested.witness_weights is not None and alone.witness_weights is not None and alone.U is not None
+        assert nested.witness_weights[j].shape == (L.shape[0],)
         tol = 1e-5 if dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(nested.observed[j], alone.observed[0], rtol=tol, atol=tol * 1e-3)
+        K = kernel(L.astype(np.float64))  # the witness k(., L) alpha at the landmarks
+        f_nested, f_alone = K @ nested.witness_weights[j], K @ alone.witness_weights[0]
+        np.testing.assert_allclose(f_nested, f_alone, rtol=tol, atol=tol * np.abs(f_alone).max())
         np.testing.assert_allclose(nested.T[j], alone.T[0], rtol=tol)
         np.testing.assert_allclose(nested.U[j], alone.U[0], rtol=tol, atol=tol * np.abs(alone.U[0]).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bandwidth", [0.3, 2.0, 30.0])
+def test_the_effects_witness_from_the_tests_factor_is_the_minimum_norm_solves(dtype, bandwidth):
+    """The effect's witness k(., L) alpha takes alpha from the forms' pivoted factor: its
+    squared RKHS norm is the statistic T_0, and the minimum-norm solve of K_m alpha = s
+    (what the effect solved before) gives the same function up to the directions the cut
+    drops (measured: 5e-4 of its largest value where the two cuts keep 126 and 127 float32
+    pivots) and witness variances within 4e-6: at full rank, at a numerically singular
+    K_m (wide kernels, whose float32 pivots stop far below m) and with a repeated landmark."""
+    from nystrom_kme._solve import solve_weights
+    from nystrom_kme.permutation import nystrom_quadratic_forms
+
+    rng = np.random.default_rng(17)
+    X, Y = rng.normal(size=(3000, 3)), rng.normal(size=(3000, 3)) + [0.2, 0.0, 0.0]
+    L = np.concatenate([X[:100], Y[:100]]).astype(dtype)
+    L[150] = L[20]
+    k = nk.Gaussian(bandwidth)
+    L64 = L.astype(np.float64)
+    s = (k(L64, X).mean(axis=1) - k(L64, Y).mean(axis=1))[:, None]
+    forms = nystrom_quadratic_forms(L, np.ascontiguousarray(s), k, 1)
+    assert forms.witness @ k(L64) @ forms.witness == pytest.approx(forms.T[0], rel=1e-6)
+    minimum_norm = solve_weights(L, s, k, 1).weights[:, 0]
+    held_out = rng.normal(size=(2000, 3)) * 1.5
+    f_forms, f_norm = k(held_out, L64) @ forms.witness, k(held_out, L64) @ minimum_norm
+    np.testing.assert_allclose(f_forms, f_norm, atol=1e-3 * np.abs(f_norm).max())
+    assert np.var(f_forms) == pytest.approx(np.var(f_norm), rel=2e-5)

@@ -96,7 +96,7 @@ class NystromMMD:
         H = ref.holdout
         rows, bins = min(ROW_POOL, H.shape[0]), H.shape[0] // BIN
         for j, k in enumerate(ref.kernels):
-            P, _ = _core.nystrom_feature_sums(ref.landmarks, np.eye(m), k.to_core(), FLOAT32_RCOND, n_threads)
+            P, _, _ = _core.nystrom_feature_sums(ref.landmarks, np.eye(m), k.to_core(), FLOAT32_RCOND, n_threads)
             self.features.append(np.ascontiguousarray(P))
             self.means.append(P @ (ref.sums[j] / ref.n_rest))
             self.row_pool.append(

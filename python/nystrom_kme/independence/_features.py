@@ -94,7 +94,7 @@ class Features:
 def landmark_features(L: np.ndarray, kernel: Kernel, nt: int) -> np.ndarray:
     """P (r, m): phi(x) = P k(L, x), r the numerical rank of K_m."""
     m = L.shape[0]
-    P, rank = _core.nystrom_feature_sums(L, np.eye(m), kernel.to_core(), RCOND, nt)
+    P, rank, _ = _core.nystrom_feature_sums(L, np.eye(m), kernel.to_core(), RCOND, nt)
     return np.ascontiguousarray(P[: int(rank)])
 
 

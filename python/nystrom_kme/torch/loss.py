@@ -291,7 +291,7 @@ def _projector(support: np.ndarray, kernel: Kernel, within_batch: str) -> np.nda
     if within_batch != "nystrom":
         return np.empty((0, 0))
     m = support.shape[0]
-    features, _ = _core.nystrom_feature_sums(np.ascontiguousarray(support), np.eye(m), kernel.to_core())
+    features, _, _ = _core.nystrom_feature_sums(np.ascontiguousarray(support), np.eye(m), kernel.to_core())
     return np.ascontiguousarray(features)
 
 

@@ -305,7 +305,7 @@ def two_sample_test(
         n_x, n_y = stats.n_rows
         variance = 4.0 * (stats.witness[j, 0] / n_x + stats.witness[j, 1] / n_y) + float(U[j].std()) ** 2
         found = interval(plan.kernels[j], float(U[j, 0]), variance)
-    elif effect and plan.landmarks is not None and stats.observed is not None:
+    elif effect and plan.landmarks is not None and stats.witness_weights is not None:
         L = plan.landmarks_of(j)
         assert L is not None
         found = effect_size(
@@ -315,7 +315,7 @@ def two_sample_test(
             plan.kernels[j],
             float(U[j, 0]),
             float(U[j].std()),
-            stats.observed[j],
+            stats.witness_weights[j],
             nt,
             rng,
         )

@@ -99,9 +99,10 @@ class PermutedStatistics:
         The rows on each side of a split (the units permuted times ``bin_size``).
     bin_size : int
         Rows per unit.
-    observed : ndarray (K, m), list of K arrays (m_j,), or None
-        Nyström: K(L, X) 1 / n1 - K(L, Y) 1 / n2, the effect's s (each kernel's own
-        landmarks: a list).
+    witness_weights : ndarray (K, m), list of K arrays (m_j,), or None
+        Nyström: the landmark weights alpha of each kernel's witness k(., L) alpha of the
+        observed split (its squared norm is T[:, 0]; each kernel's own landmarks: a list),
+        the effect's.
     witness : ndarray (K, 2) or None
         Exact: Var_X f, Var_Y f of the witness, the effect's.
     n_pooled : int or None
@@ -113,7 +114,7 @@ class PermutedStatistics:
     U: np.ndarray | None
     n_rows: tuple[int, int]
     bin_size: int = 1
-    observed: np.ndarray | list[np.ndarray] | None = None
+    witness_weights: np.ndarray | list[np.ndarray] | None = None
     witness: np.ndarray | None = None
     n_pooled: int | None = None
 
@@ -139,7 +140,7 @@ def nystrom_single(
     size)."""
     S = Z.split_sums(L, kernel, spec, n_threads=nt, progress=progress)
     t = Z.kernel_sums(L, kernel, n_threads=nt)[0].value() if spec.n1 != spec.n2 else None
-    T, c, tot = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
+    T, c, tot, alpha = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
     cross = total = None
     if t is not None:
         cross, total = c[None] if c is not None else None, np.array([tot])
@@ -147,7 +148,7 @@ def nystrom_single(
         total = np.zeros(1)  # cancels for equal sizes
     T = T[None]
     U = _unbiased(T, spec.n1, spec.n2, cross, total, None) if min(spec.n1, spec.n2) >= 2 else np.zeros_like(T)
-    return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=S[:, :1].T.copy())
+    return PermutedStatistics(T, U, (spec.n1, spec.n2), witness_weights=alpha[None].copy())
 
 
 def _kernel_groups(kernels: list[Kernel], per_kernel_bytes: int) -> list[list[int]]:
@@ -175,13 +176,13 @@ def nystrom_collection(
     """Several kernels, Nyström features on the landmarks L: bin sums then the bin-level
     splits (``binning``), or the label weights of single rows streamed (None). ``rows``
     (bins only): kernel j on the first rows[j] rows of L, nested landmark sets in one pass
-    per metric; ``observed`` is then a list of each kernel's (rows[j],)."""
+    per metric; ``witness_weights`` is then a list of each kernel's (rows[j],)."""
     N = Z.count_rows()
     K = len(kernels)
     T = np.empty((K, spec.n_columns))
     cross = np.empty((K, spec.n_columns))
     total = np.empty(K)
-    observed: list[np.ndarray] = [np.empty(0)] * K
+    witness: list[np.ndarray] = [np.empty(0)] * K
     if binning is None:
         if rows is not None:
             raise ValueError("kernels on nested landmark sets need bins of rows")
@@ -192,12 +193,11 @@ def nystrom_collection(
                 S_all[j] = S
         for j, kernel in enumerate(kernels):
             acc, _ = Z.kernel_sums(L, kernel, n_threads=nt)
-            T[j], cross[j], total[j] = _forms(L, S_all[j], kernel, nt, acc.value())
-            observed[j] = S_all[j][:, 0]
+            T[j], cross[j], total[j], witness[j] = _forms(L, S_all[j], kernel, nt, acc.value())
             if progress is not None:
                 progress(1)
         U = _unbiased(T, spec.n1, spec.n2, cross, total, None)
-        return PermutedStatistics(T, U, (spec.n1, spec.n2), observed=np.array(observed))
+        return PermutedStatistics(T, U, (spec.n1, spec.n2), witness_weights=np.array(witness))
     m, G = L.shape[0], binning.n_bins
     sizes = [m] * K if rows is None else list(rows)
     W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
@@ -208,21 +208,20 @@ def nystrom_collection(
             sums = Ej[: sizes[j]]
             S = _core.matrix_product(sums, W, nt)
             # t: K(L, Z) 1 over kept rows
-            T[j], cross[j], total[j] = _forms(L[: sizes[j]], S, kernels[j], nt, np.sum(sums, axis=1))
-            observed[j] = S[:, 0]
+            T[j], cross[j], total[j], witness[j] = _forms(L[: sizes[j]], S, kernels[j], nt, np.sum(sums, axis=1))
             if progress is not None:
                 progress(1)
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
-    return PermutedStatistics(T, U, kept, binning.size, observed if rows is not None else np.array(observed))
+    return PermutedStatistics(T, U, kept, binning.size, witness if rows is not None else np.array(witness))
 
 
 def _forms(
     L: np.ndarray, S: np.ndarray, kernel: Kernel, nt: int, t: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, float]:
-    T, c, tot = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    T, c, tot, alpha = nystrom_quadratic_forms(L, S, kernel, nt, t=t)
     assert c is not None and tot is not None  # t was given
-    return T, c, tot
+    return T, c, tot, alpha
 
 
 def exact(
@@ -309,18 +308,18 @@ def _by_landmarks(
         return nystrom_collection(Z, L, kernels, spec, binning, nt, progress, rows=rows)
     T = np.empty((len(kernels), spec.n_columns))
     U = np.empty_like(T)
-    observed: list[np.ndarray] = [np.empty(0)] * len(kernels)
+    witness: list[np.ndarray] = [np.empty(0)] * len(kernels)
     part = None
     for count in sorted(set(counts)):
         idx = [j for j, c in enumerate(counts) if c == count]
         L = distinct_rows(np.ascontiguousarray(landmarks[:count]))
         part = nystrom_collection(Z, L, [kernels[j] for j in idx], spec, binning, nt, progress)
-        assert part.U is not None and part.observed is not None
+        assert part.U is not None and part.witness_weights is not None
         T[idx], U[idx] = part.T, part.U
         for row, j in enumerate(idx):
-            observed[j] = part.observed[row]
+            witness[j] = part.witness_weights[row]
     assert part is not None
-    return PermutedStatistics(T, U, part.n_rows, part.bin_size, observed)
+    return PermutedStatistics(T, U, part.n_rows, part.bin_size, witness)
 
 
 def mean_squares(rows: np.ndarray, kernels: list[Kernel], nt: int) -> np.ndarray:
