@@ -112,6 +112,41 @@ void check_against_long_double(Index d, double tolerance, Index n_bins = 50,
   }
 }
 
+// Float32 kernel values one by one (one row per bin) along a ray, from 1 down past float's
+// smallest normal: the base-2 map (exp2 after log2(e) folded into the scale) within
+// (4e-7 + 3e-7 t) of long double, t the exponent (the rounding of the float distance grows
+// with it), and values below float's normals 0 or within that bound.
+void test_float_values_one_by_one() {
+  const Index q = 3000;
+  nystrom_kme::RowMatrixXf L = nystrom_kme::RowMatrixXf::Zero(2, 1), Z(q, 1);
+  L(1, 0) = 0.375f;
+  for (Index i = 0; i < q; ++i) Z(i, 0) = float(i) * 0.0047f;  // up to 14 bandwidths away
+  std::vector<std::int64_t> bins(static_cast<std::size_t>(q));
+  for (Index i = 0; i < q; ++i) bins[std::size_t(i)] = i;
+  for (const char* name : {"gaussian", "laplacian_l1", "matern32"}) {
+    const double h = std::string(name) == "laplacian_l1" ? 0.15 : 1.0;
+    const Kernel kernel = Kernel::from_name(name, h, 1.0, 2, 1.0);
+    const auto E = nystrom_kme::kernel_bin_sums<float>(L, Z, bins.data(), q, {kernel});
+    double worst = 0;
+    for (Index r = 0; r < 2; ++r) {
+      for (Index i = 0; i < q; ++i) {
+        const double l = L(r, 0), z = Z(i, 0), dist = std::abs((long double)z - l) / h;
+        const long double want =
+            test::reference_kernel(name, &l, &z, 1, h, 1, 2, 1.0);
+        const double t = std::string(name) == "gaussian" ? dist * dist / 2 : std::string(name) == "matern32" ? std::sqrt(3.0) * dist : dist;
+        const double err = double(std::abs(E[0](r, i) - want)), bound = (4e-7 + 3e-7 * t) * double(want);
+        if (want < 1.2e-38L) {
+          CHECK(E[0](r, i) == 0.0 || err <= bound);
+        } else {
+          worst = std::max(worst, err / double(want) / (4e-7 + 3e-7 * t));
+          CHECK(err <= bound);
+        }
+      }
+    }
+    if (!(worst <= 1)) std::fprintf(stderr, "%s: %g of the bound\n", name, worst);
+  }
+}
+
 void test_bin_sums_errors() {
   const RowMatrixXd L = test::normal_matrix(4, 2, 1), Z = test::normal_matrix(10, 2, 2);
   std::vector<std::int64_t> bins(10, 0);
@@ -249,6 +284,7 @@ int main() {
   check_against_long_double<double>(3, 1e-13, 50, kL1);
   check_against_long_double<double>(40, 1e-12, 50, kL1);
   check_against_long_double<float>(3, 2e-6, 50, kL1);
+  test_float_values_one_by_one();
   test_bin_sums_errors();
   test_matrix_product();
   test_feature_sums(60);

@@ -301,7 +301,7 @@ __attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, c
           const double scale = (F::root || F::distance == Distance::l1 ? ratio : ratio * ratio) * F::rate;
           if constexpr (std::is_same_v<T, float>) {
             // in base 2 (exp2 needs no Cody-Waite reduction and a shorter polynomial):
-            // float32 values 1.2x faster, within 2 float ulps of exp's
+            // two Gaussians' float sums 1.1x faster (test_bin_sums: 2e-6 of long double)
             const T c = T(scale * 1.4426950408889634);  // log2(e)
             for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_q<M, F>(load(v + i) * c));
           } else {
