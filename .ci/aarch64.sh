@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Fast tests only: qemu runs roughly 5-10x slower than native.
-TESTS=(test_kernel_sums test_solve test_sampling test_simd test_random_splits test_gradient_sums)
+TESTS=(test_kernel_sums test_solve test_sampling test_simd test_random_splits test_gradient_sums test_bin_sums)
 OUT=build/aarch64
 CXX=aarch64-linux-gnu-g++
 CXXFLAGS=(-O2 -std=gnu++17 -fopenmp -DNYSTROM_KME_WITH_OPENMP=1 -DEIGEN_DONT_PARALLELIZE)
