@@ -211,6 +211,7 @@ def nystrom_collection(
             T[j], cross[j], total[j], witness[j] = _forms(L[: sizes[j]], S, kernels[j], nt, np.sum(sums, axis=1))
             if progress is not None:
                 progress(1)
+        del E, Ej, sums  # freed before the next metric's sums are allocated
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
     return PermutedStatistics(T, U, kept, binning.size, witness if rows is not None else np.array(witness))
