@@ -206,7 +206,9 @@ inline Vec<float>::type exp2(Vec<float>::type y) {
   p = p * r + 6.93147182e-1f;
   p = p * r + 1.0f;
 #if defined(NYSTROM_KME_SIMD_AVX512)
-  const V result = (V)_mm512_scalef_ps((__m512)p, (__m512)k);
+  // the masked form with every lane set: GCC's unmasked one reads an undefined vector,
+  // -Werror=uninitialized where this gets inlined into some callers (seen with GCC 12)
+  const V result = (V)_mm512_mask_scalef_ps((__m512)p, __mmask16(0xFFFF), (__m512)p, (__m512)k);
 #else
   using I = Vec<float>::itype;
   const V result = p * (V)(((I)t - ((I)magic - 127)) << 23);  // the bits of 2^k
