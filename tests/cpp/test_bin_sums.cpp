@@ -131,9 +131,9 @@ void test_float_values_one_by_one() {
     for (Index r = 0; r < 2; ++r) {
       for (Index i = 0; i < q; ++i) {
         const double l = L(r, 0), z = Z(i, 0), dist = std::abs((long double)z - l) / h;
-        const long double want =
-            test::reference_kernel(name, &l, &z, 1, h, 1, 2, 1.0);
-        const double t = std::string(name) == "gaussian" ? dist * dist / 2 : std::string(name) == "matern32" ? std::sqrt(3.0) * dist : dist;
+        const long double want = test::reference_kernel(name, &l, &z, 1, h, 1, 2, 1.0);
+        const std::string kind = name;
+        const double t = kind == "gaussian" ? dist * dist / 2 : kind == "matern32" ? std::sqrt(3.0) * dist : dist;
         const double err = double(std::abs(E[0](r, i) - want)), bound = (4e-7 + 3e-7 * t) * double(want);
         if (want < 1.2e-38L) {
           CHECK(E[0](r, i) == 0.0 || err <= bound);

@@ -20,6 +20,21 @@
 
 namespace nystrom_kme {
 
+namespace detail {
+/// kernel_rows of add_kernel_bin_sums: empty, or one count in [1, m] per kernel.
+inline void check_kernel_rows(const std::vector<Index>& kernel_rows, std::size_t n_kernels, Index m) {
+  if (!kernel_rows.empty() && kernel_rows.size() != n_kernels) {
+    throw std::invalid_argument("kernel_bin_sums: kernel_rows needs one count per kernel");
+  }
+  for (Index rows : kernel_rows) {
+    if (rows < 1 || rows > m) {
+      throw std::invalid_argument("kernel_bin_sums: kernel_rows has " + std::to_string(rows) + ", outside [1, " +
+                                  std::to_string(m) + "] (the rows of L)");
+    }
+  }
+}
+}  // namespace detail
+
 /// outs[j](r, g) += the sum over the rows i of Z with bins[i] = g of k_j(l_r, z_i), for
 /// every kernel j; outs[j] points to a row-major (m, n_bins) float64 matrix. Rows with
 /// bins[i] = -1 are skipped. One streaming pass over Z: each tile's squared distances
@@ -50,15 +65,7 @@ void add_kernel_bin_sums(const ConstRowRef<T>& L, const ConstRowRef<T>& Z, const
   if (outs.size() != kernels.size()) {
     throw std::invalid_argument("kernel_bin_sums: one output per kernel is needed");
   }
-  if (!kernel_rows.empty() && kernel_rows.size() != kernels.size()) {
-    throw std::invalid_argument("kernel_bin_sums: kernel_rows needs one count per kernel");
-  }
-  for (Index rows : kernel_rows) {
-    if (rows < 1 || rows > L.rows()) {
-      throw std::invalid_argument("kernel_bin_sums: kernel_rows has " + std::to_string(rows) +
-                                  ", outside [1, " + std::to_string(L.rows()) + "] (the rows of L)");
-    }
-  }
+  detail::check_kernel_rows(kernel_rows, kernels.size(), L.rows());
   if (n_bins < 1) throw std::invalid_argument("kernel_bin_sums: n_bins must be >= 1");
   for (double* o : outs) {
     if (!o) throw std::invalid_argument("kernel_bin_sums: null output");
@@ -112,12 +119,12 @@ std::vector<RowMatrixXd> kernel_bin_sums(const ConstRowRef<T>& L, const ConstRow
                                          const std::vector<Kernel>& kernels,
                                          const SumOptions& options = {},
                                          const std::vector<Index>& kernel_rows = {}) {
+  detail::check_kernel_rows(kernel_rows, kernels.size(), L.rows());  // before the outputs' sizes
   std::vector<RowMatrixXd> out;
   std::vector<double*> outs;
   out.reserve(kernels.size());
   for (std::size_t j = 0; j < kernels.size(); ++j) {
-    const bool limited = j < kernel_rows.size() && kernel_rows[j] >= 1 && kernel_rows[j] <= L.rows();
-    out.push_back(RowMatrixXd::Zero(limited ? kernel_rows[j] : L.rows(), std::max<Index>(n_bins, 0)));
+    out.push_back(RowMatrixXd::Zero(kernel_rows.empty() ? L.rows() : kernel_rows[j], std::max<Index>(n_bins, 0)));
     outs.push_back(out.back().data());
   }
   add_kernel_bin_sums<T>(L, Z, bins, n_bins, kernels, outs, options, kernel_rows);

@@ -176,7 +176,7 @@ def nystrom_collection(
     """Several kernels, Nyström features on the landmarks L: bin sums then the bin-level
     splits (``binning``), or the label weights of single rows streamed (None). ``rows``
     (bins only): kernel j on the first rows[j] rows of L, nested landmark sets in one pass
-    per metric; ``witness_weights`` is then a list of each kernel's (rows[j],)."""
+    per metric. ``witness_weights``: a list of each kernel's (rows[j] or m,)."""
     N = Z.count_rows()
     K = len(kernels)
     T = np.empty((K, spec.n_columns))
@@ -197,7 +197,7 @@ def nystrom_collection(
             if progress is not None:
                 progress(1)
         U = _unbiased(T, spec.n1, spec.n2, cross, total, None)
-        return PermutedStatistics(T, U, (spec.n1, spec.n2), witness_weights=np.array(witness))
+        return PermutedStatistics(T, U, (spec.n1, spec.n2), witness_weights=witness)
     m, G = L.shape[0], binning.n_bins
     sizes = [m] * K if rows is None else list(rows)
     W = np.ascontiguousarray(spec.new().next_weights(G) / binning.size)  # per-row weights +-1/n
@@ -214,7 +214,7 @@ def nystrom_collection(
         del E, Ej, sums  # freed before the next metric's sums are allocated
     kept = (binning.n1 * binning.size, binning.n2 * binning.size)
     U = _unbiased(T, kept[0], kept[1], cross, total, None)
-    return PermutedStatistics(T, U, kept, binning.size, witness if rows is not None else np.array(witness))
+    return PermutedStatistics(T, U, kept, binning.size, witness)
 
 
 def _forms(
