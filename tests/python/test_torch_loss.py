@@ -105,7 +105,7 @@ def test_gradcheck_every_kernel_and_term(name, within, rng) -> None:
 
 @pytest.mark.parametrize("name", KERNELS)
 @pytest.mark.parametrize("unbiased", [False, True])
-@pytest.mark.parametrize("d", [3, 300])  # the core; the blocked products (d > CORE_MAX_FEATURES)
+@pytest.mark.parametrize("d", [3, 300, 1100])  # the core at 3 and 300; the blocked products (d > CORE_MAX_FEATURES)
 def test_loss_and_gradient_match_dense_float64(name, unbiased, d, rng) -> None:
     h = 1.3 * math.sqrt(d / 3)
     ref = fitted(name, rng, weighted=True, d=d, h=h)

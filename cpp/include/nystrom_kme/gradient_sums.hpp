@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -52,9 +53,11 @@ inline constexpr Index kGradientCols = 256;
 /// recomputed from coordinate differences: the expansion loses their leading bits.
 inline constexpr double kRecomputeFraction = 1.0 / 1024.0;
 /// Bytes of float64 weights per block of B and of running sums per block of A in the
-/// fused route (kernel_sums keeps two running sums and the result per row of A).
-inline constexpr Index kFusedWeightBytes = Index(4) << 20;
-inline constexpr Index kFusedRowBytes = Index(12) << 20;
+/// fused route (the engine keeps two running sums and the result per row of A). Large:
+/// every block of B costs a pass over the running sums of all of A, every block of A a
+/// packing of all of B (at 4 and 12 MiB, a third of the time at d = 768).
+inline constexpr Index kFusedWeightBytes = Index(32) << 20;
+inline constexpr Index kFusedRowBytes = Index(64) << 20;
 
 /// h^2 psi(r) from the kernel's squared scaled distance v = r^2 / h^2 and its value k:
 /// the gradient factor of the Euclidean radial kernels, in units of the bandwidth
@@ -193,9 +196,37 @@ void add_value_gradients_blocked(const ConstRowRef<T>& A, const ConstRowRef<T>& 
   });
 }
 
+/// psi of a Euclidean radial kernel as factor times a kernel of its own (kernel_formulas.inl,
+/// Formula::gradient), `same` when that is the kernel itself; none (the Laplacian): the
+/// blocked route.
+struct FusedGradient {
+  Kernel kernel;
+  double factor;
+  bool same;
+};
+
+inline std::optional<FusedGradient> fused_gradient(const Kernel& kernel) {
+  const scalar::GradientKernel g = scalar::visit_kind(
+      kernel.kind(),
+      [&](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (F::distance == Distance::squared_euclidean) {
+          return F::gradient(kernel.params());
+        } else {
+          return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0};
+        }
+      },
+      [&] { return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0}; });
+  if (!g.fused) return std::nullopt;
+  const double h = kernel.bandwidth();
+  const bool same = g.kind == kernel.kind() && g.bandwidth_squared == 1.0 && g.shape == kernel.shape();
+  return FusedGradient{Kernel(g.kind, h * std::sqrt(g.bandwidth_squared), 1.0, 2, g.shape), g.factor / (h * h), same};
+}
+
 /// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
-/// pass when `same` is true). Blocks of A and B sized so that the weights and kernel_sums'
-/// running sums stay within a few MiB. Float data: the d + 1 columns are reduced in float
+/// pass when `same` is true). Blocks of A and B sized so that the weight columns stay
+/// within kFusedWeightBytes and the engine's running sums within kFusedRowBytes
+/// (a_rows, b_rows > 0: those many rows instead, for tests). Float data: the d + 1 columns are reduced in float
 /// lanes (TileEngine::run's float_reduction, twice the rate of float64), their weights
 /// first scaled by a power of two that brings the largest near 1, so that no finite
 /// weights overflow or underflow float; undone exactly after. The weights' own float
@@ -206,7 +237,8 @@ template <class T>
 void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                                const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
                                const Kernel& grad_kernel, double factor, bool same, double scale,
-                               Eigen::Ref<RowMatrixXd> out, const SumOptions& options) {
+                               Eigen::Ref<RowMatrixXd> out, const SumOptions& options, Index a_rows = 0,
+                               Index b_rows = 0) {
   const Index p = A.rows(), q = B.rows(), d = A.cols(), d1 = d + 1;
   if (p == 0 || q == 0) return;
   const Eigen::RowVectorXd c = column_means(B);
@@ -222,39 +254,48 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
     if (largest > 0.0) unit = std::ldexp(1.0, -std::ilogb(largest));
   }
   const Index row_bytes = 3 * 8 * (d1 + 8);
-  const Index a_block = std::max<Index>(256, kFusedRowBytes / row_bytes);
-  const Index b_block = std::max<Index>(256, kFusedWeightBytes / (8 * d1));
+  const Index a_block = a_rows > 0 ? a_rows : std::max<Index>(256, kFusedRowBytes / row_bytes);
+  const Index b_block = b_rows > 0 ? b_rows : std::max<Index>(256, kFusedWeightBytes / (8 * d1));
   const Index k = in_float ? d1 + 1 : d1;  // the weight columns, with the rounding's
+  // Blocks of B outside, blocks of A inside, so that each block's weight columns are
+  // built once; the engine adds into each block of A's sums in place. (Built for every
+  // block of A, and summed through copies, these serial passes over p x k and q x k
+  // values took a quarter of the time at d = 768.)
   RowMatrixXd Wb(std::min(b_block, q), k);
-  for (Index i0 = 0; i0 < p; i0 += a_block) {
-    const Index rows = std::min(a_block, p - i0);
-    const auto a = A.middleRows(i0, rows);
-    RowMatrixXd S = RowMatrixXd::Zero(rows, k);
-    Eigen::VectorXd V = Eigen::VectorXd::Zero(rows);
-    for (Index j0 = 0; j0 < q; j0 += b_block) {
-      const Index cols = std::min(b_block, q - j0);
-      const auto b = B.middleRows(j0, cols);
-      for (Index j = 0; j < cols; ++j) {
-        const double wj = w[j0 + j] * unit;
-        Wb(j, 0) = wj;
-        for (Index f = 0; f < d; ++f) Wb(j, 1 + f) = wj * (double(b(j, f)) - c[f]);
-        if (in_float) Wb(j, d1) = wj - double(float(wj));
-      }
-      const WeightsRef wb = Wb.topRows(cols);
-      S += weighted_sums<T>(a, b, &wb, k, grad_kernel, options, in_float);
-      if (!same) V += kernel_sums<T>(a, b, wb.leftCols(1), kernel, options).col(0);
-    }
-    if (in_float) S.col(0) += S.col(d1);
-    S /= unit;
-    if (same) V = S.col(0);
-    else V /= unit;
-    for (Index i = 0; i < rows; ++i) {
-      out(i0 + i, 0) += scale * V[i];
-      for (Index f = 0; f < d; ++f)
-        out(i0 + i, 1 + f) +=
-            scale * factor * (S(i, 1 + f) - (double(a(i, f)) - c[f]) * S(i, 0));
+  const Index n_blocks = (p + a_block - 1) / a_block;
+  std::vector<RowMatrixXd> S(static_cast<std::size_t>(n_blocks)), V(S.size());
+  for (Index i = 0; i < n_blocks; ++i) {
+    const Index rows = std::min(a_block, p - i * a_block);
+    S[std::size_t(i)] = RowMatrixXd::Zero(rows, k);
+    if (!same) V[std::size_t(i)] = RowMatrixXd::Zero(rows, 1);
+  }
+  for (Index j0 = 0; j0 < q; j0 += b_block) {
+    const Index cols = std::min(b_block, q - j0);
+    const ConstRowRef<T> b = B.middleRows(j0, cols);
+    parallel_tasks(cols, options.n_threads, [&](Index j) {
+      const double wj = w[j0 + j] * unit;
+      Wb(j, 0) = wj;
+      for (Index f = 0; f < d; ++f) Wb(j, 1 + f) = wj * (double(b(j, f)) - c[f]);
+      if (in_float) Wb(j, d1) = wj - double(float(wj));
+      if (!Wb.row(j).allFinite()) throw std::invalid_argument("kernel_value_gradients: w times B overflows");
+    });
+    const WeightsRef wb = Wb.topRows(cols), w0 = Wb.topLeftCorner(cols, 1);
+    for (Index i = 0; i < n_blocks; ++i) {
+      const ConstRowRef<T> a = A.middleRows(i * a_block, S[std::size_t(i)].rows());
+      TileEngine<T>(a, b, grad_kernel).template run<Mode::sums>(&wb, S[std::size_t(i)], options.n_threads, in_float);
+      if (!same) TileEngine<T>(a, b, kernel).template run<Mode::sums>(&w0, V[std::size_t(i)], options.n_threads);
     }
   }
+  parallel_tasks(n_blocks, options.n_threads, [&](Index blk) {
+    RowMatrixXd& Sb = S[std::size_t(blk)];
+    if (in_float) Sb.col(0) += Sb.col(d1);
+    for (Index r = 0; r < Sb.rows(); ++r) {
+      const Index i = blk * a_block + r;
+      const double s0 = Sb(r, 0) / unit, v = same ? s0 : V[std::size_t(blk)](r, 0) / unit;
+      out(i, 0) += scale * v;
+      for (Index f = 0; f < d; ++f) out(i, 1 + f) += scale * factor * (Sb(r, 1 + f) / unit - (double(A(i, f)) - c[f]) * s0);
+    }
+  });
 }
 
 }  // namespace detail
@@ -283,27 +324,13 @@ void add_kernel_value_gradients(const ConstRowRef<T>& A, const ConstRowRef<T>& B
   detail::check_finite(B, "B");
   for (Index j = 0; j < w.size(); ++j)
     if (!std::isfinite(w[j])) throw std::invalid_argument("kernel_value_gradients: w contains NaN or inf");
-  // psi as a kernel of its own (kernel_formulas.inl, Formula::gradient): the fused route;
-  // else (the Laplacian) the blocked one
-  const double h = kernel.bandwidth();
-  const scalar::GradientKernel g = scalar::visit_kind(
-      kernel.kind(),
-      [&](auto tag) {
-        using F = typename decltype(tag)::formula;
-        if constexpr (F::distance == Distance::squared_euclidean) {
-          return F::gradient(kernel.params());
-        } else {
-          return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0};
-        }
-      },
-      [&] { return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0}; });
-  if (!g.fused) {
+  const auto route = detail::fused_gradient(kernel);
+  if (!route) {
     detail::add_value_gradients_blocked<T>(A, B, w, kernel, scale, out, options);
     return;
   }
-  const Kernel grad_kernel(g.kind, h * std::sqrt(g.bandwidth_squared), 1.0, 2, g.shape);
-  const bool same = g.kind == kernel.kind() && g.bandwidth_squared == 1.0 && g.shape == kernel.shape();
-  detail::add_value_gradients_fused<T>(A, B, w, kernel, grad_kernel, g.factor / (h * h), same, scale, out, options);
+  detail::add_value_gradients_fused<T>(A, B, w, kernel, route->kernel, route->factor, route->same, scale, out,
+                                       options);
 }
 
 /// [V | G], (p, d + 1) float64: column 0 the sums sum_j w_j k(a_i, b_j), columns 1..d

@@ -41,11 +41,12 @@ from . import _device
 
 #: CPU tensors with at most this many features go through the core; wider ones through
 #: the blocked products of :mod:`._device` (torch's BLAS, float32 products for float32),
-#: faster there than the core (bench/RESULTS.md, "The loss's float reduction": the core
-#: 1.09-1.16x faster at 192-256 features, 1.2x slower at 384).
-CORE_MAX_FEATURES = 256
-#: Rows of the batch per call of the core: its per-call buffers stay at a few MiB.
-_BLOCK_BYTES = 8 << 20
+#: faster there than the core (bench/RESULTS.md, "The loss at wide d": the core 1.18-1.40x
+#: faster at 256-768 features, 1.06x at 1536, 0.87x at 3072).
+CORE_MAX_FEATURES = 1024
+#: Rows of the batch per call of the core (its output, float64, within this): the core
+#: packs all the reference's rows once per call, so fewer calls are faster at wide d.
+_BLOCK_BYTES = 64 << 20
 #: Batch rows times points per block of the blocked products when ``block`` is 0:
 #: 8 MiB of float32 logits on the CPU, 16 MiB on a GPU (fewer launches).
 BLOCK_ELEMENTS = {"cpu": 1 << 21, "cuda": 1 << 22}

@@ -46,7 +46,7 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
     <mu_B, mu_ref> = (1/B) sum_ij a_j k(y_i, l_j) costs O(B m d) per step, never the
     data's size. The forward pass computes the gradient with respect to the batch in the
     same pass and the backward pass only scales it: no B x m or B x B matrix is kept
-    for backward, and none is formed whole. CPU tensors of up to 256 features go
+    for backward, and none is formed whole. CPU tensors of up to 1024 features go
     through the compiled core's fused sums; CUDA tensors, and wider CPU batches (where
     torch's BLAS overtakes the core), through blocked products that form
     B x ``block_size`` at a time.

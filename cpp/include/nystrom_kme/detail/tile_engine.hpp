@@ -233,7 +233,7 @@ class TileEngine {
     // adding a segment's partial sums is one vector pass.
     const Index stride = weight_stride(k) * kTileRows;  // one tile's block of one output
     TileSums sums;
-    if (mode == Mode::sums) sums = start_sums(outs, n_outs, n_tiles, stride, table.partial_layout);
+    if (mode == Mode::sums) sums = start_sums(n_outs, n_tiles, stride);
 
     // Every tile's packed rows, once for the call where they fit in kKeptTileBytes:
     // otherwise each tile repacks its rows for every superblock, a quarter of the row
@@ -265,6 +265,12 @@ class TileEngine {
 #endif
     {
       Scratch& s = scratch[std::size_t(thread_id())];
+      if (mode == Mode::sums) {
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp for schedule(static)
+#endif
+        for (Index t = 0; t < n_tiles; ++t) load_sums(sums, outs, n_outs, n_tiles, stride, table.partial_layout, t);
+      }
       if (keep_tiles) {
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
@@ -274,13 +280,15 @@ class TileEngine {
       for (Index sb = 0; sb < n_super; ++sb) {
         const Index q0 = sb * R, qn = std::min(R, q - q0);
         const Index n_chunks = (qn + kChunk - 1) / kChunk;
+        // Packed in pieces of kPackPiece rows: wide data have superblocks of a single
+        // chunk, which one thread packed while the others waited.
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
 #endif
-        for (Index c = 0; c < n_chunks; ++c) {
+        for (Index piece = 0; piece < n_chunks * kPiecesPerChunk; ++piece) {
           errors.run([&] {
-            pack_chunk(W, stream ? 0 : k, q0, qn, c, R, bt, bnorm, wpack, float_reduction ? wpack_f.data() : nullptr,
-                       mode == Mode::bins ? order.data() + q0 : nullptr);
+            pack_rows(W, stream ? 0 : k, q0, qn, piece * kPackPiece, (piece + 1) * kPackPiece, R, bt, bnorm, wpack,
+                      float_reduction ? wpack_f.data() : nullptr, mode == Mode::bins ? order.data() + q0 : nullptr);
           });
         }
         if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, errors);
@@ -298,9 +306,14 @@ class TileEngine {
           });
         }
       }
+      if (mode == Mode::sums) {
+#if defined(NYSTROM_KME_WITH_OPENMP)
+#pragma omp for schedule(static)
+#endif
+        for (Index t = 0; t < n_tiles; ++t) store_sums(sums, outs, n_outs, n_tiles, stride, table.partial_layout, t);
+      }
     }
     errors.rethrow();
-    if (mode == Mode::sums) finish_sums(sums, outs, n_outs, n_tiles, stride, table.partial_layout);
   }
 
   struct TileSums {
@@ -308,31 +321,36 @@ class TileEngine {
     AlignedBuffer sum, comp;
   };
 
-  // The running sums start at the outputs (sums are added to them), in the level's layout.
-  static TileSums start_sums(const RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
-                             PartialLayout layout) {
+  // The running sums start at the outputs (sums are added to them), in the level's
+  // layout; tile t's rows are loaded by load_sums and written back by store_sums (inside
+  // the parallel region: with wide weights, p x k values each way).
+  static TileSums start_sums(Index n_outs, Index n_tiles, Index stride) {
     TileSums sums;
     sums.sum.resize(std::size_t(n_outs * n_tiles * stride));
     sums.comp.resize(std::size_t(n_outs * n_tiles * stride));
-    for (Index j = 0; j < n_outs; ++j) {
-      const RowMatrixXd& out = outs[j];
-      for (Index i = 0; i < out.rows(); ++i)
-        for (Index c = 0; c < out.cols(); ++c)
-          sums.sum.data()[(j * n_tiles + i / kTileRows) * stride +
-                          partial_offset(layout, out.cols(), c, i % kTileRows)] = out(i, c);
-    }
     return sums;
   }
 
-  static void finish_sums(const TileSums& sums, RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
-                          PartialLayout layout) {
+  static void load_sums(TileSums& sums, const RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
+                        PartialLayout layout, Index t) {
+    for (Index j = 0; j < n_outs; ++j) {
+      const RowMatrixXd& out = outs[j];
+      double* tile = sums.sum.data() + (j * n_tiles + t) * stride;
+      for (Index i = t * kTileRows; i < std::min(out.rows(), (t + 1) * kTileRows); ++i)
+        for (Index c = 0; c < out.cols(); ++c) tile[partial_offset(layout, out.cols(), c, i % kTileRows)] = out(i, c);
+    }
+  }
+
+  static void store_sums(const TileSums& sums, RowMatrixXd* outs, Index n_outs, Index n_tiles, Index stride,
+                         PartialLayout layout, Index t) {
     for (Index j = 0; j < n_outs; ++j) {
       RowMatrixXd& out = outs[j];
-      for (Index i = 0; i < out.rows(); ++i) {
+      const double* sum = sums.sum.data() + (j * n_tiles + t) * stride;
+      const double* comp = sums.comp.data() + (j * n_tiles + t) * stride;
+      for (Index i = t * kTileRows; i < std::min(out.rows(), (t + 1) * kTileRows); ++i) {
         for (Index c = 0; c < out.cols(); ++c) {
-          const Index at =
-              (j * n_tiles + i / kTileRows) * stride + partial_offset(layout, out.cols(), c, i % kTileRows);
-          out(i, c) = sums.sum.data()[at] + sums.comp.data()[at];
+          const Index at = partial_offset(layout, out.cols(), c, i % kTileRows);
+          out(i, c) = sum[at] + comp[at];
         }
       }
     }
@@ -374,10 +392,10 @@ class TileEngine {
     }
   }
 
-  void pack_chunk(const WeightsRef* W, Index k, Index q0, Index qn, Index c, Index R,
-                  std::vector<T>& bt, std::vector<T>& bnorm, AlignedBuffer& wpack, float* wpack_f,
-                  const Index* order = nullptr) const {
-    const Index begin = c * kChunk, end = begin + kChunk;
+  /// Packed slots begin .. end of the superblock at q0 (qn rows of B; slots past them zero).
+  void pack_rows(const WeightsRef* W, Index k, Index q0, Index qn, Index begin, Index end, Index R,
+                 std::vector<T>& bt, std::vector<T>& bnorm, AlignedBuffer& wpack, float* wpack_f,
+                 const Index* order = nullptr) const {
     for (Index i = begin; i < end; ++i) {
       const bool valid = i < qn;
       const Index row = valid && order ? order[i] : q0 + i;  // order: rows of B, not offsets
@@ -394,11 +412,12 @@ class TileEngine {
       const double* w_row = valid && W ? W->data() + (q0 + i) * W->outerStride() : nullptr;
       for (Index c0 = 0; c0 < k; c0 += kWeightPanel) {
         const Index at = weight_index(i, c0, k, R), n = std::min(kWeightPanel, k - c0);
+        if (wpack_f) {  // a float reduction reads the float panels alone
+          for (Index c = 0; c < n; ++c) wpack_f[at + c] = !valid ? 0.0f : (w_row ? float(w_row[c0 + c]) : 1.0f);
+          continue;
+        }
         double* to = wpack.data() + at;
         for (Index c = 0; c < n; ++c) to[c] = !valid ? 0.0 : (w_row ? w_row[c0 + c] : 1.0);
-        if (wpack_f) {
-          for (Index c = 0; c < n; ++c) wpack_f[at + c] = float(to[c]);
-        }
       }
     }
   }

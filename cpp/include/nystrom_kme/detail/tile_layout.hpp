@@ -19,6 +19,8 @@ constexpr Index kChunk = 256;        // rows of B per L1-resident block of kerne
 constexpr Index kSegmentChunks = 4;
 constexpr Index kDirectMaxDim = 32;  // Euclidean kernels below this d use sum (a-b)^2 directly
 constexpr Index kPackBytes = 1024 * 1024;  // packed block of B, shared by all threads
+constexpr Index kPackPiece = 32;           // rows of B per packing task
+constexpr Index kPiecesPerChunk = kChunk / kPackPiece;
 // Above this many bytes for one chunk of rows (kChunk x d), inputs with fewer rows
 // than a chunk or a tile are summed pair by pair instead (d > 8192 in float64).
 constexpr Index kWideBytes = 16 * 1024 * 1024;

@@ -62,27 +62,41 @@ inline void gemm_block(const T* kt, const T* w, Index n, double* out) {
   using V = vec_t<T>;
   constexpr int L = Vec<T>::lanes;
   constexpr int MR = kGemmRowVectors * Vec<double>::lanes / L;
-  V acc[NR][MR];
+  // Float: one vector holds the block's rows, so NR accumulators alone are too few
+  // chains to cover the FMA latency; rows i of even and odd parity go to two sets.
+  constexpr int S = MR == 1 ? 2 : 1;
+  V acc[S][NR][MR];
   NYSTROM_KME_UNROLL
-  for (int c = 0; c < NR; ++c) {
-    NYSTROM_KME_UNROLL
-    for (int h = 0; h < MR; ++h) acc[c][h] = V{};
-  }
-  for (Index i = 0; i < n; ++i) {
-    V kv[MR];
-    NYSTROM_KME_UNROLL
-    for (int h = 0; h < MR; ++h) kv[h] = load(kt + i * kTileRows + h * L);
+  for (int s = 0; s < S; ++s) {
     NYSTROM_KME_UNROLL
     for (int c = 0; c < NR; ++c) {
-      const T wc = w[i * kWeightPanel + c];
       NYSTROM_KME_UNROLL
-      for (int h = 0; h < MR; ++h) acc[c][h] += kv[h] * wc;
+      for (int h = 0; h < MR; ++h) acc[s][c][h] = V{};
+    }
+  }
+  for (Index i = 0; i < n; i += S) {
+    NYSTROM_KME_UNROLL
+    for (int s = 0; s < S; ++s) {
+      V kv[MR];
+      NYSTROM_KME_UNROLL
+      for (int h = 0; h < MR; ++h) kv[h] = load(kt + (i + s) * kTileRows + h * L);
+      NYSTROM_KME_UNROLL
+      for (int c = 0; c < NR; ++c) {
+        const T wc = w[(i + s) * kWeightPanel + c];
+        NYSTROM_KME_UNROLL
+        for (int h = 0; h < MR; ++h) acc[s][c][h] += kv[h] * wc;
+      }
     }
   }
   NYSTROM_KME_UNROLL
   for (int c = 0; c < NR; ++c) {
     NYSTROM_KME_UNROLL
-    for (int h = 0; h < MR; ++h) add_into(out + c * kTileRows + h * L, acc[c][h]);
+    for (int h = 0; h < MR; ++h) {
+      V total = acc[0][c][h];
+      NYSTROM_KME_UNROLL
+      for (int s = 1; s < S; ++s) total += acc[s][c][h];
+      add_into(out + c * kTileRows + h * L, total);
+    }
   }
 }
 
