@@ -14,6 +14,7 @@
 
 #include <nystrom_kme/bin_sums.hpp>
 #include <nystrom_kme/feature_sums.hpp>
+#include <nystrom_kme/kernel_sums.hpp>
 #include <nystrom_kme/matrix_product.hpp>
 
 #include "check.hpp"
@@ -112,8 +113,9 @@ void check_against_long_double(Index d, double tolerance, Index n_bins = 50,
   }
 }
 
-// Float32 kernel values one by one (one row per bin) along a ray, from 1 down past float's
-// smallest normal: the base-2 map (exp2 after log2(e) folded into the scale) within
+// Float32 kernel values one by one (one row per bin, and the kernel matrix) along a ray, from
+// 1 down past float's smallest normal: the base-2 maps (exp2 after log2(e) folded into the
+// scale: map_scaled, kernel_map) within
 // (4e-7 + 3e-7 t) of long double, t the exponent (the rounding of the float distance grows
 // with it), and values below float's normals 0 or within that bound.
 void test_float_values_one_by_one() {
@@ -126,24 +128,28 @@ void test_float_values_one_by_one() {
   for (const char* name : {"gaussian", "laplacian_l1", "matern32"}) {
     const double h = std::string(name) == "laplacian_l1" ? 0.15 : 1.0;
     const Kernel kernel = Kernel::from_name(name, h, 1.0, 2, 1.0);
-    const auto E = nystrom_kme::kernel_bin_sums<float>(L, Z, bins.data(), q, {kernel});
-    double worst = 0;
-    for (Index r = 0; r < 2; ++r) {
-      for (Index i = 0; i < q; ++i) {
-        const double l = L(r, 0), z = Z(i, 0), dist = std::abs((long double)z - l) / h;
-        const long double want = test::reference_kernel(name, &l, &z, 1, h, 1, 2, 1.0);
-        const std::string kind = name;
-        const double t = kind == "gaussian" ? dist * dist / 2 : kind == "matern32" ? std::sqrt(3.0) * dist : dist;
-        const double err = double(std::abs(E[0](r, i) - want)), bound = (4e-7 + 3e-7 * t) * double(want);
-        if (want < 1.2e-38L) {
-          CHECK(E[0](r, i) == 0.0 || err <= bound);
-        } else {
-          worst = std::max(worst, err / double(want) / (4e-7 + 3e-7 * t));
-          CHECK(err <= bound);
+    // the binned sums (map_scaled) and the kernel matrix (kernel_map, as the fit's sums)
+    const RowMatrixXd E = nystrom_kme::kernel_bin_sums<float>(L, Z, bins.data(), q, {kernel})[0];
+    const RowMatrixXd K = nystrom_kme::kernel_matrix<float>(L, Z, kernel);
+    for (const RowMatrixXd* got : {&E, &K}) {
+      double worst = 0;
+      for (Index r = 0; r < 2; ++r) {
+        for (Index i = 0; i < q; ++i) {
+          const double l = L(r, 0), z = Z(i, 0), dist = std::abs((long double)z - l) / h;
+          const long double want = test::reference_kernel(name, &l, &z, 1, h, 1, 2, 1.0);
+          const std::string kind = name;
+          const double t = kind == "gaussian" ? dist * dist / 2 : kind == "matern32" ? std::sqrt(3.0) * dist : dist;
+          const double value = (*got)(r, i), err = double(std::abs(value - want)), bound = (4e-7 + 3e-7 * t) * double(want);
+          if (want < 1.2e-38L) {
+            CHECK(value == 0.0 || err <= bound);
+          } else {
+            worst = std::max(worst, err / double(want) / (4e-7 + 3e-7 * t));
+            CHECK(err <= bound);
+          }
         }
       }
+      if (!(worst <= 1)) std::fprintf(stderr, "%s (%s): %g of the bound\n", name, got == &E ? "bins" : "matrix", worst);
     }
-    if (!(worst <= 1)) std::fprintf(stderr, "%s: %g of the bound\n", name, worst);
   }
 }
 

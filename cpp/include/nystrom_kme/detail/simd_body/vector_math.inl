@@ -347,10 +347,21 @@ struct SimdMath {
 /// The kernel map, lane by lane, on values of the scaled points x / bandwidth:
 /// squared distances (radial kernels), l1 distances (laplacian_l1) or inner products
 /// (dot-product kernels) to kernel values (kernel_formulas.inl). A distance of 0 gives
-/// exactly 1 for every radial kernel.
+/// exactly 1 for every radial kernel. Float lanes take the exponential family in base 2,
+/// log2(e) in the exponent's rate, as map_scaled does (exp2: no Cody-Waite reduction, a
+/// shorter polynomial; the fit's pass 1.1x faster in float32).
 template <class T>
 inline vec_t<T> kernel_map(const Kernel& kernel, vec_t<T> v) {
   return visit_kind(
-      kernel.kind(), [&](auto tag) { return kernel_value<SimdMath<T>, decltype(tag)::kind>(v, kernel.params()); },
+      kernel.kind(),
+      [&](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (std::is_same_v<T, float> && F::family == Family::exponential) {
+          const T c = T(F::rate * 1.4426950408889634);  // log2(e)
+          return exponential_of_q<SimdMath<T>, F>((F::root ? sqrt(v) : v) * c);
+        } else {
+          return kernel_value<SimdMath<T>, decltype(tag)::kind>(v, kernel.params());
+        }
+      },
       [&]() { return v * T(0) / T(0); });  // no kind (a cast): NaN, never a wrong kernel
 }
