@@ -93,6 +93,26 @@ void test_matrix_and_weighted_sums() {
   CHECK(std::abs(kernel_row_sums<double>(one, B, kernel)[0] - K.row(0).sum()) < 1e-13 * K.row(0).sum());
 }
 
+// K(X, X) is symmetric bit for bit (nystrom_feature_sums reads its row-major buffer as the
+// column-major one): every distance is summed in the same order either way round, through
+// the direct differences (d < 32) and the expansion, near-duplicates among them.
+template <class T>
+void test_self_matrix_is_symmetric() {
+  for (Index d : {1, 10, 40, 300}) {
+    RowMatrixXd X = gaussian_data(300, d, 3.0, 5.0, 40 + unsigned(d));
+    X.row(7) = X.row(3);  // an exact duplicate
+    X(11, 0) = X(12, 0) + 1e-9;
+    X.row(11).tail(d - 1) = X.row(12).tail(d - 1);  // a near one
+    const RowMatrix<T> Xt = X.cast<T>();
+    for (const char* name : {"gaussian", "laplacian", "matern52", "laplacian_l1", "inverse_multiquadric", "linear"}) {
+      const RowMatrixXd K = kernel_matrix<T>(Xt, Xt, Kernel::from_name(name, 2.0 * std::sqrt(double(d))));
+      const bool symmetric = (K.array() == K.transpose().array()).all();
+      if (!symmetric) std::fprintf(stderr, "K(X, X) not symmetric: %s, d = %ld, %zu-byte data\n", name, long(d), sizeof(T));
+      CHECK(symmetric);
+    }
+  }
+}
+
 void test_far_from_origin() {
   // Data centred at 1e4: the distance expansion would lose every digit uncentred.
   const RowMatrixXd X = gaussian_data(500, 50, 1.0, 1e4, 5);
@@ -224,6 +244,8 @@ int main() {
   if (const int skip = test::skip_if_level_unsupported()) return skip;
   test_every_kernel_both_dtypes();
   test_matrix_and_weighted_sums();
+  test_self_matrix_is_symmetric<double>();
+  test_self_matrix_is_symmetric<float>();
   test_far_from_origin();
   test_column_major_input_is_accepted();
   test_whole_float_range();

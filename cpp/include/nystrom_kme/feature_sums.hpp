@@ -65,7 +65,12 @@ FeatureSums nystrom_feature_sums(const ConstRowRef<T>& L, const Eigen::Ref<const
   detail::check_finite(L, "L");
   if (!S.allFinite()) throw std::invalid_argument("nystrom_feature_sums: S contains NaN or inf");
   const RowMatrixXd Ld = L.template cast<double>();
-  Eigen::MatrixXd A = detail::column_major(kernel_matrix<double>(Ld, Ld, kernel, options));
+  // The factorisation reads one triangle, and K(L, L) comes out symmetric bit for bit (each
+  // pair's distance is summed in the same order either way round; test_kernel_sums), so its
+  // row-major buffer serves as the column-major one: no transposed copy (0.08 s of 0.48 at
+  // m = 4096).
+  RowMatrixXd K = kernel_matrix<double>(Ld, Ld, kernel, options);
+  Eigen::Map<Eigen::MatrixXd> A(K.data(), m, m);
   if (!A.allFinite()) {
     throw std::invalid_argument("nystrom_feature_sums: the kernel values of the landmarks are not "
                                 "finite (they overflow float64)");

@@ -35,14 +35,14 @@ inline constexpr Index kRowTile = 256;
 /// kUpdateTile columns; the diagonal tile is updated in full (its upper part is scratch).
 /// Tile c is A(c:n, c:c+w) -= P(c:n, :) P(c:c+w, :)^T, its right factor read from P^T,
 /// copied once (column-major, so that the product reads it in place).
-inline void trailing_update(Eigen::MatrixXd& A, Index k0, Index kb, Index c0, int n_threads) {
-  const Index n = A.rows();
+inline void trailing_update(Eigen::Ref<Eigen::MatrixXd> A, Index k0, Index kb, Index c0, int n_threads) {
+  const Index n = A.rows(), ld = A.outerStride();
   if (c0 >= n || kb <= 0) return;
   const Eigen::MatrixXd Pt = A.block(c0, k0, n - c0, kb).transpose();
   const Index tiles = (n - c0 + kUpdateTile - 1) / kUpdateTile;
   parallel_tasks(tiles, n_threads, [&](Index t) {
     const Index c = c0 + t * kUpdateTile, w = std::min(kUpdateTile, n - c);
-    product_acc(n - c, w, kb, -1.0, &A(c, k0), 1, n, Pt.data() + (c - c0) * kb, kb, &A(c, c), n);
+    product_acc(n - c, w, kb, -1.0, &A(c, k0), 1, ld, Pt.data() + (c - c0) * kb, kb, &A(c, c), ld);
   });
 }
 
@@ -116,7 +116,7 @@ struct PivotedCholesky {
 /// <= rcond * max_i K_ii. The panel columns are computed left-looking (GEMV); after
 /// each panel the trailing lower triangle gets one Level-3 update. Row swaps in the
 /// columns of finished panels are deferred and applied once at the end.
-inline PivotedCholesky pivoted_cholesky_factor(Eigen::MatrixXd& A, double rcond, int n_threads) {
+inline PivotedCholesky pivoted_cholesky_factor(Eigen::Ref<Eigen::MatrixXd> A, double rcond, int n_threads) {
   const Index n = A.rows();
   PivotedCholesky out;
   out.perm.resize(std::size_t(n));
