@@ -490,3 +490,26 @@ def test_float32_gradients_of_a_cancelling_reference_match_float64(d, within, rn
     (g64,) = torch.autograd.grad(l64, y64)
     assert abs(l32.item() - l64.item()) <= 1e-6 * max(abs(l64.item()), 1e-3)
     assert float((g32.double() - g64).abs().max()) <= 1e-5 * float(g64.abs().max())
+
+
+def test_cpu_steps_take_float32_landmarks_as_stored(rng, monkeypatch) -> None:
+    """A float32 reference on CPU tensors: the operator gets its landmarks as stored, not a
+    float64 copy per step (100 MB at 16384 x 768 landmarks, issue 46's memory check), and the
+    loss still matches the one against float64 landmarks."""
+    L = rng.normal(size=(300, 4)).astype(np.float32)
+    loss = MMDLoss(nk.EmpiricalKME(nk.Gaussian(1.5)).fit(L))
+    seen = []
+    real = _ops._cpu
+
+    def spy(y, landmarks, *args):
+        seen.append(landmarks.dtype)
+        return real(y, landmarks, *args)
+
+    monkeypatch.setattr(_ops, "_cpu", spy)
+    y = torch.from_numpy(rng.normal(size=(40, 4)).astype(np.float32)).requires_grad_()
+    got = loss(y)
+    (g,) = torch.autograd.grad(got, y)
+    assert seen == [torch.float32]
+    want = MMDLoss(nk.EmpiricalKME(nk.Gaussian(1.5)).fit(L.astype(np.float64)))(y.detach().double())
+    assert abs(got.item() - want.item()) <= 1e-6 * max(abs(want.item()), 1e-3)
+    assert g.dtype == torch.float32 and bool(torch.isfinite(g).all())

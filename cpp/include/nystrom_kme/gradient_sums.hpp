@@ -52,12 +52,9 @@ inline constexpr Index kGradientCols = 256;
 /// Squared distances below this fraction of ||a||^2 + ||b||^2 (scaled, centred) are
 /// recomputed from coordinate differences: the expansion loses their leading bits.
 inline constexpr double kRecomputeFraction = 1.0 / 1024.0;
-/// Bytes of float64 weights per block of B and of running sums per block of A in the
-/// fused route (the engine keeps two running sums and the result per row of A). Large:
-/// every block of B costs a pass over the running sums of all of A, every block of A a
-/// packing of all of B (at 4 and 12 MiB, a third of the time at d = 768).
-inline constexpr Index kFusedWeightBytes = Index(32) << 20;
-inline constexpr Index kFusedRowBytes = Index(64) << 20;
+/// Bytes of running sums per block of A in the fused route (the engine keeps two running
+/// sums and the result per row of A): every block costs a packing of all of B.
+inline constexpr Index kFusedRowBytes = Index(24) << 20;
 
 /// h^2 psi(r) from the kernel's squared scaled distance v = r^2 / h^2 and its value k:
 /// the gradient factor of the Euclidean radial kernels, in units of the bandwidth
@@ -223,10 +220,44 @@ inline std::optional<FusedGradient> fused_gradient(const Kernel& kernel) {
   return FusedGradient{Kernel(g.kind, h * std::sqrt(g.bandwidth_squared), 1.0, 2, g.shape), g.factor / (h * h), same};
 }
 
-/// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
-/// pass when `same` is true). Blocks of A and B sized so that the weight columns stay
-/// within kFusedWeightBytes and the engine's running sums within kFusedRowBytes
-/// (a_rows, b_rows > 0: those many rows instead, for tests). Float data: the d + 1 columns are reduced in float
+/// The fused route's weight columns [u w, u w * (b - c)] (and, for float data, the float
+/// rounding of u w) for consecutive rows of B, u a power of two: streamed to the tile
+/// engine a panel at a time. @throws std::invalid_argument when u w (b - c) overflows
+template <class T>
+class GradientWeightStream final : public WeightStream {
+ public:
+  GradientWeightStream(const ConstRowRef<T>& B, const Eigen::Ref<const Eigen::VectorXd>& w,
+                       const Eigen::RowVectorXd& centre, double unit, Index columns)
+      : B_(B), w_(w), centre_(centre), unit_(unit), k_(columns) {}
+  Index columns() const override { return k_; }
+  void next_panel(Index panel, Index rows, double* out) override {
+    const Index d = B_.cols(), c0 = panel * kWeightPanel, c1 = std::min(k_, c0 + kWeightPanel);
+    for (Index r = 0; r < rows; ++r) {
+      const Index j = row_ + r;
+      const double wj = w_[j] * unit_;
+      for (Index c = c0; c < c1; ++c) {
+        const double v = c == 0 ? wj : c <= d ? wj * (double(B_(j, c - 1)) - centre_[c - 1]) : wj - double(float(wj));
+        if (!std::isfinite(v)) throw std::invalid_argument("kernel_value_gradients: w times B overflows float64");
+        out[r * kWeightPanel + (c - c0)] = v;
+      }
+    }
+  }
+  void advance(Index rows) override { row_ += rows; }
+  void restart() { row_ = 0; }
+
+ private:
+  const ConstRowRef<T>& B_;
+  const Eigen::Ref<const Eigen::VectorXd>& w_;
+  const Eigen::RowVectorXd& centre_;
+  double unit_;
+  Index k_;
+  Index row_ = 0;
+};
+
+/// The fused route: psi = factor/// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
+/// pass when `same` is true). Blocks of A sized so that the engine's running sums stay
+/// within kFusedRowBytes (a_rows > 0: that many rows instead, for tests), the weight
+/// columns streamed (GradientWeightStream). Float data: the d + 1 columns are reduced in float
 /// lanes (TileEngine::run's float_reduction, twice the rate of float64), their weights
 /// first scaled by a power of two that brings the largest near 1, so that no finite
 /// weights overflow or underflow float; undone exactly after. The weights' own float
@@ -237,8 +268,7 @@ template <class T>
 void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
                                const Eigen::Ref<const Eigen::VectorXd>& w, const Kernel& kernel,
                                const Kernel& grad_kernel, double factor, bool same, double scale,
-                               Eigen::Ref<RowMatrixXd> out, const SumOptions& options, Index a_rows = 0,
-                               Index b_rows = 0) {
+                               Eigen::Ref<RowMatrixXd> out, const SumOptions& options, Index a_rows = 0) {
   const Index p = A.rows(), q = B.rows(), d = A.cols(), d1 = d + 1;
   if (p == 0 || q == 0) return;
   const Eigen::RowVectorXd c = column_means(B);
@@ -255,47 +285,28 @@ void add_value_gradients_fused(const ConstRowRef<T>& A, const ConstRowRef<T>& B,
   }
   const Index row_bytes = 3 * 8 * (d1 + 8);
   const Index a_block = a_rows > 0 ? a_rows : std::max<Index>(256, kFusedRowBytes / row_bytes);
-  const Index b_block = b_rows > 0 ? b_rows : std::max<Index>(256, kFusedWeightBytes / (8 * d1));
   const Index k = in_float ? d1 + 1 : d1;  // the weight columns, with the rounding's
-  // Blocks of B outside, blocks of A inside, so that each block's weight columns are
-  // built once; the engine adds into each block of A's sums in place. (Built for every
-  // block of A, and summed through copies, these serial passes over p x k and q x k
-  // values took a quarter of the time at d = 768.)
-  RowMatrixXd Wb(std::min(b_block, q), k);
-  const Index n_blocks = (p + a_block - 1) / a_block;
-  std::vector<RowMatrixXd> S(static_cast<std::size_t>(n_blocks)), V(S.size());
-  for (Index i = 0; i < n_blocks; ++i) {
-    const Index rows = std::min(a_block, p - i * a_block);
-    S[std::size_t(i)] = RowMatrixXd::Zero(rows, k);
-    if (!same) V[std::size_t(i)] = RowMatrixXd::Zero(rows, 1);
-  }
-  for (Index j0 = 0; j0 < q; j0 += b_block) {
-    const Index cols = std::min(b_block, q - j0);
-    const ConstRowRef<T> b = B.middleRows(j0, cols);
-    parallel_tasks(cols, options.n_threads, [&](Index j) {
-      const double wj = w[j0 + j] * unit;
-      Wb(j, 0) = wj;
-      for (Index f = 0; f < d; ++f) Wb(j, 1 + f) = wj * (double(b(j, f)) - c[f]);
-      if (in_float) Wb(j, d1) = wj - double(float(wj));
-      if (!Wb.row(j).allFinite()) throw std::invalid_argument("kernel_value_gradients: w times B overflows");
+  // Per block of A one pass of the engine over all of B, the weight columns streamed
+  // (made per superblock, never stored for all of B): each call packs B and loads and
+  // stores its block's running sums once, so the blocks of A are large (kFusedRowBytes).
+  GradientWeightStream<T> stream(B, w, c, unit, k);
+  const RowMatrixXd w1 = same ? RowMatrixXd() : RowMatrixXd(w);  // the values' weights (another kernel)
+  for (Index i0 = 0; i0 < p; i0 += a_block) {
+    const Index rows = std::min(a_block, p - i0);
+    const ConstRowRef<T> a = A.middleRows(i0, rows);
+    RowMatrixXd S = RowMatrixXd::Zero(rows, k);
+    stream.restart();
+    TileEngine<T>(a, B, grad_kernel).run_streamed(stream, S, options.n_threads, in_float);
+    Eigen::VectorXd V;
+    if (!same) V = kernel_sums<T>(a, B, w1, kernel, options).col(0);
+    if (in_float) S.col(0) += S.col(d1);
+    S /= unit;
+    parallel_tasks(rows, options.n_threads, [&](Index r) {
+      const Index i = i0 + r;
+      out(i, 0) += scale * (same ? S(r, 0) : V[r]);
+      for (Index f = 0; f < d; ++f) out(i, 1 + f) += scale * factor * (S(r, 1 + f) - (double(A(i, f)) - c[f]) * S(r, 0));
     });
-    const WeightsRef wb = Wb.topRows(cols), w0 = Wb.topLeftCorner(cols, 1);
-    for (Index i = 0; i < n_blocks; ++i) {
-      const ConstRowRef<T> a = A.middleRows(i * a_block, S[std::size_t(i)].rows());
-      TileEngine<T>(a, b, grad_kernel).template run<Mode::sums>(&wb, S[std::size_t(i)], options.n_threads, in_float);
-      if (!same) TileEngine<T>(a, b, kernel).template run<Mode::sums>(&w0, V[std::size_t(i)], options.n_threads);
-    }
   }
-  parallel_tasks(n_blocks, options.n_threads, [&](Index blk) {
-    RowMatrixXd& Sb = S[std::size_t(blk)];
-    if (in_float) Sb.col(0) += Sb.col(d1);
-    for (Index r = 0; r < Sb.rows(); ++r) {
-      const Index i = blk * a_block + r;
-      const double s0 = Sb(r, 0) / unit, v = same ? s0 : V[std::size_t(blk)](r, 0) / unit;
-      out(i, 0) += scale * v;
-      for (Index f = 0; f < d; ++f) out(i, 1 + f) += scale * factor * (Sb(r, 1 + f) / unit - (double(A(i, f)) - c[f]) * s0);
-    }
-  });
 }
 
 }  // namespace detail

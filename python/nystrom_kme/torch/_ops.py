@@ -41,12 +41,13 @@ from . import _device
 
 #: CPU tensors with at most this many features go through the core; wider ones through
 #: the blocked products of :mod:`._device` (torch's BLAS, float32 products for float32),
-#: faster there than the core (bench/RESULTS.md, "The loss at wide d": the core 1.18-1.40x
-#: faster at 256-768 features, 1.06x at 1536, 0.87x at 3072).
+#: faster there than the core (bench/RESULTS.md, "Speed at the limit, fourth session": the
+#: core 1.17-1.40x faster at 256-768 features, torch's products 1.06x at 1536, 1.5x at 3072).
 CORE_MAX_FEATURES = 1024
-#: Rows of the batch per call of the core (its output, float64, within this): the core
-#: packs all the reference's rows once per call, so fewer calls are faster at wide d.
-_BLOCK_BYTES = 64 << 20
+#: Rows of the batch per call of the core: its per-call buffers (the call's float64 sums,
+#: its running sums and packed rows) stay at a few MiB; a step at (4096, 16384, 768) grows
+#: the resident set by 41 MB with 4 MiB, 67 MB with 8 MiB.
+_BLOCK_BYTES = 4 << 20
 #: Batch rows times points per block of the blocked products when ``block`` is 0:
 #: 8 MiB of float32 logits on the CPU, 16 MiB on a GPU (fewer launches).
 BLOCK_ELEMENTS = {"cpu": 1 << 21, "cuda": 1 << 22}
@@ -112,7 +113,7 @@ def _cpu(
     # float64 (the same points: float32 values are float64 ones), since float32 kernel values
     # (~1e-7 relative) carry errors of sum |w| against a sum of |sum w|
     exact = Y.dtype == np.float32 and cancellation(alpha) >= CANCELLATION_UPCAST
-    Lw = np.ascontiguousarray(L, dtype=np.float64 if exact else Y.dtype)  # given in float64 by MMDLoss
+    Lw = np.ascontiguousarray(L, dtype=np.float64 if exact else Y.dtype)  # a copy only where the dtypes differ
 
     def rows(i0: int, i1: int) -> np.ndarray:  # the batch's rows for the weighted terms
         block: np.ndarray = Y[i0:i1].astype(np.float64) if exact else Y[i0:i1]
@@ -208,7 +209,7 @@ def _mmd_to_embedding(
     (:class:`nystrom_kme.torch.MMDLoss`); ``block`` 0: sized from the batch here."""
     if block <= 0:
         block = max(256, BLOCK_ELEMENTS.get(y.device.type, 1 << 22) // y.shape[0])
-    if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:  # the core reads float64 landmarks as given
+    if y.device.type == "cpu" and y.shape[1] <= CORE_MAX_FEATURES:
         return _cpu(
             y, landmarks, weights, projector, reference_norm2, kernel, bandwidth, shape, within, unbiased, n_threads
         )

@@ -252,12 +252,11 @@ class MMDLoss(torch.nn.Module):  # type: ignore[misc]  # torch is not followed b
             y = y.float()
         losses = []
         for i, k in enumerate(self.kernels_):
-            # on the CPU the landmarks stay float64: the core meets float32 batches with them
-            # exactly where the weights cancel (_ops.CANCELLATION_UPCAST)
-            exact = y.device.type == "cpu"
-            landmarks = getattr(self, self._landmark_names[i]).to(
-                device=y.device, dtype=torch.float64 if exact else y.dtype
-            )
+            # on the CPU the landmarks go as stored: the operator meets float32 batches with
+            # them in float64 where the weights cancel (_ops.CANCELLATION_UPCAST) and converts
+            # them there only (a float64 copy per step of 16384 x 768 landmarks was 100 MB)
+            on_cpu = y.device.type == "cpu"
+            landmarks = getattr(self, self._landmark_names[i]).to(device=y.device, dtype=None if on_cpu else y.dtype)
             weights = getattr(self, f"weights_{i}").to(device=y.device, dtype=torch.float64)
             centre = getattr(self, f"centre_{i}").to(device=y.device, dtype=y.dtype)
             projector = getattr(self, f"projector_{i}").to(device=y.device, dtype=torch.float64)

@@ -141,12 +141,13 @@ class TileEngine {
     run_impl<Mode::bins>(nullptr, nullptr, nullptr, {}, n_threads, &job);
   }
 
-  /// S (p x k) += K(A, B) W with the rows of W taken from `stream` in order.
-  void run_streamed(WeightStream& stream, RowMatrixXd& out, int n_threads) const {
+  /// S (p x k) += K(A, B) W with the rows of W taken from `stream` in order;
+  /// float_reduction as in run (the streamed panels rounded to float).
+  void run_streamed(WeightStream& stream, RowMatrixXd& out, int n_threads, bool float_reduction = false) const {
     if (stream.columns() < 2 || out.cols() != stream.columns() || out.rows() != A_.rows()) {
       throw std::invalid_argument("run_streamed: output and weight stream shapes differ");
     }
-    run_impl<Mode::sums>(nullptr, &stream, &out, {}, n_threads);
+    run_impl<Mode::sums>(nullptr, &stream, &out, {}, n_threads, nullptr, float_reduction);
   }
 
   /// outs[j] (p x k) += K_j(A, B) W for every radial kernel j of `kernels`, the rows
@@ -190,7 +191,7 @@ class TileEngine {
                 int n_threads, const BinJob* bins = nullptr, bool float_reduction = false) const {
     const Index p = A_.rows(), q = B_.rows();
     const Index k = mode == Mode::sums ? outs[0].cols() : 0;
-    float_reduction = float_reduction && std::is_same_v<T, float> && mode == Mode::sums && k > 1 && W &&
+    float_reduction = float_reduction && std::is_same_v<T, float> && mode == Mode::sums && k > 1 && (W || stream) &&
                       multi.size() == 0;
     const Index n_outs = std::max<Index>(1, multi.size());
     if (p == 0 || q == 0) return;
@@ -291,7 +292,7 @@ class TileEngine {
                       float_reduction ? wpack_f.data() : nullptr, mode == Mode::bins ? order.data() + q0 : nullptr);
           });
         }
-        if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, errors);
+        if (stream) pack_stream(*stream, k, qn, n_chunks * kChunk, R, wpack, float_reduction ? wpack_f.data() : nullptr, errors);
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -438,7 +439,7 @@ class TileEngine {
   // Streamed weights of one superblock, panel by panel (in parallel over panels;
   // called inside the parallel region). Padded rows get weight 0.
   static void pack_stream(WeightStream& stream, Index k, Index qn, Index padded, Index R,
-                          AlignedBuffer& wpack, ErrorCapture& errors) {
+                          AlignedBuffer& wpack, float* wpack_f, ErrorCapture& errors) {
     const Index n_panels = weight_stride(k) / kWeightPanel;
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp for schedule(static)
@@ -447,6 +448,10 @@ class TileEngine {
       double* out = wpack.data() + panel * R * kWeightPanel;
       std::fill(out, out + padded * kWeightPanel, 0.0);
       errors.run([&] { stream.next_panel(panel, qn, out); });
+      if (wpack_f) {  // a float reduction reads the float panels (the same layout)
+        float* to = wpack_f + panel * R * kWeightPanel;
+        for (Index i = 0; i < padded * kWeightPanel; ++i) to[i] = float(out[i]);
+      }
     }
 #if defined(NYSTROM_KME_WITH_OPENMP)
 #pragma omp single
