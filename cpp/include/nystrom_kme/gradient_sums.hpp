@@ -23,7 +23,8 @@
 //     active SIMD level, psi from the kernel value, and the product with [1, b].
 // The Laplacian's psi = k / (h r) is singular at r = 0, where its gradient is not
 // defined: a pair at distance 0 adds 0 (the subgradient of smallest norm).
-// Memory: bounded blocks (a few MiB) besides the output; no p x q buffer.
+// Memory: besides the output, the running sums of a block of A (kFusedRowBytes) and the
+// blocked route's few MiB; no p x q buffer, and the fused route's weight columns are streamed.
 #pragma once
 
 #include <algorithm>
@@ -254,7 +255,7 @@ class GradientWeightStream final : public WeightStream {
   Index row_ = 0;
 };
 
-/// The fused route: psi = factor/// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
+/// The fused route: psi = factor * (kernel `grad_kernel`), values by `kernel` (the same
 /// pass when `same` is true). Blocks of A sized so that the engine's running sums stay
 /// within kFusedRowBytes (a_rows > 0: that many rows instead, for tests), the weight
 /// columns streamed (GradientWeightStream). Float data: the d + 1 columns are reduced in float
