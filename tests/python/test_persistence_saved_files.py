@@ -57,8 +57,8 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
     # "Platforms"); float32 data to float32 rounding (their distances and kernel values are
     # float32: SSE2 has no FMA, 2e-8 measured, and the float32 kernel map has been in base 2
     # since the files were written, 4e-8), not to the writer's bits
-    same = support.dtype == np.float64
-    np.testing.assert_allclose(est(Y), record["values"], rtol=1e-13 if same else 1e-6, atol=0)
+    float64 = support.dtype == np.float64
+    np.testing.assert_allclose(est(Y), record["values"], rtol=1e-13 if float64 else 1e-6, atol=0)
     assert (est.n_samples_, est.n_features_in_) == (record["n_samples"], record["n_features_in"])
     # independently of the core: mu(y) = sum_j w_j k(z_j, y) with a dense numpy kernel
     extra = kernel._params() if isinstance(kernel, nk.Polynomial) else {}
@@ -76,7 +76,7 @@ def test_saved_embeddings_load_and_evaluate_as_written(name):
         np.testing.assert_allclose(
             est.partial_fit(more, sample_weight=weights)(Y),
             record["after_partial_fit"],
-            rtol=1e-13 if same else 1e-6,
+            rtol=1e-13 if float64 else 1e-6,
             atol=0,
         )
 
