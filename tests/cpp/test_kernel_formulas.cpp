@@ -98,18 +98,7 @@ void test_values() {
 void test_gradient_factors() {
   for (const Kernel& k : every_kind()) {
     if (k.distance() != Distance::squared_euclidean) continue;
-    const scalar::GradientKernel none{false, KernelKind::gaussian, 1, 1, 1};
-    const scalar::GradientKernel g = scalar::visit_kind(
-        k.kind(),
-        [&](auto tag) {
-          using F = typename decltype(tag)::formula;
-          if constexpr (F::distance == Distance::squared_euclidean) {
-            return F::gradient(k.params());
-          } else {
-            return none;
-          }
-        },
-        [&] { return none; });
+    const scalar::GradientKernel g = kind_gradient(k.kind(), k.params());
     for (double r = 0.01; r < 30; r *= 1.29) {
       // truncation O((step r)^2) for the Gaussian, O((step / r)^2) near 0; rounding ~1e-19 / step
       const long double step = 1e-5L * std::min(r, 1 / r);

@@ -204,17 +204,7 @@ struct FusedGradient {
 };
 
 inline std::optional<FusedGradient> fused_gradient(const Kernel& kernel) {
-  const scalar::GradientKernel g = scalar::visit_kind(
-      kernel.kind(),
-      [&](auto tag) {
-        using F = typename decltype(tag)::formula;
-        if constexpr (F::distance == Distance::squared_euclidean) {
-          return F::gradient(kernel.params());
-        } else {
-          return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0};
-        }
-      },
-      [&] { return scalar::GradientKernel{false, kernel.kind(), 1.0, 1.0, 1.0}; });
+  const scalar::GradientKernel g = kind_gradient(kernel.kind(), kernel.params());
   if (!g.fused) return std::nullopt;
   const double h = kernel.bandwidth();
   const bool same = g.kind == kernel.kind() && g.bandwidth_squared == 1.0 && g.shape == kernel.shape();

@@ -53,6 +53,24 @@ inline bool kind_has_shape(KernelKind kind) {
   return scalar::visit_kind(kind, [](auto tag) { return decltype(tag)::formula::has_shape; }, []() { return false; });
 }
 
+/// The gradient identity of a kind (kernel_formulas.inl, Formula::gradient): psi = -k'(r) / r
+/// as a factor times a kernel of its own; `fused` false for the Laplacian and for the kinds
+/// that are not radial in the Euclidean distance.
+inline scalar::GradientKernel kind_gradient(KernelKind kind, const KernelParams& params) {
+  const scalar::GradientKernel none{false, kind, 1.0, 1.0, 1.0};
+  return scalar::visit_kind(
+      kind,
+      [&](auto tag) {
+        using F = typename decltype(tag)::formula;
+        if constexpr (F::distance == Distance::squared_euclidean) {
+          return F::gradient(params);
+        } else {
+          return none;
+        }
+      },
+      [&] { return none; });
+}
+
 /// A kernel k(x, y) on R^d with bandwidth sigma > 0 and the parameters of its kind
 /// (KernelParams: the polynomial kernel's offset c >= 0 and integer degree p >= 1, the
 /// rational quadratic kernel's alpha > 0). Immutable once built.
