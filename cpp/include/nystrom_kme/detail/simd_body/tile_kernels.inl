@@ -58,11 +58,24 @@ inline const T* panel_column(const T* bt, Index col, Index d) {
   return bt + panel_index<T>(col, 0, d);
 }
 
+/// Whether any lane of a comparison mask is set: one test instruction of the level. A
+/// lane loop compiled to an extract and an OR per lane (16 at AVX-512), ~15% of the float
+/// value-and-gradient tile at d = 64, where every 8 columns test their cancellation.
 template <class T>
 inline bool any_lane(const typename Vec<T>::itype& mask) {
+#if defined(NYSTROM_KME_SIMD_AVX512)
+  return _mm512_test_epi64_mask((__m512i)mask, (__m512i)mask) != 0;
+#elif defined(NYSTROM_KME_SIMD_AVX2)
+  return !_mm256_testz_si256((__m256i)mask, (__m256i)mask);
+#elif defined(NYSTROM_KME_SIMD_SSE2)
+  return _mm_movemask_epi8((__m128i)mask) != 0;  // lanes are all ones or all zeros
+#elif defined(NYSTROM_KME_SIMD_NEON)
+  return vmaxvq_u32((uint32x4_t)mask) != 0;
+#else
   for (int l = 0; l < Vec<T>::lanes; ++l)
     if (mask[l]) return true;
   return false;
+#endif
 }
 
 /// Squared distance of a (d values) and one packed column, in double.
