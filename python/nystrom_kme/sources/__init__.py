@@ -201,11 +201,8 @@ def concatenate(parts: list[RowSource], name: str = "Z") -> RowSource:
     on_device = [p for p in parts if isinstance(p, CudaSource)]
     if len(on_device) == len(parts):
         return CudaSource.concatenate(on_device, name)
-    arrays = [p.array for p in parts if isinstance(p, ArraySource)]
-    if len(arrays) == len(parts):
-        if len({a.dtype for a in arrays}) > 1:
-            arrays = [a.astype(np.float64) for a in arrays]
-        return ArraySource(np.concatenate(arrays), name)
+    # In-memory samples are not copied either: at 10^6 float32 rows of d = 10 per sample the
+    # copy took 0.16-0.24 s (its first touch) and 80 MB of the test's peak.
     return ConcatSource(parts, name)
 
 

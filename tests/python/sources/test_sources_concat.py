@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import nystrom_kme as nk
-from nystrom_kme.sources import ArraySource, ConcatSource, as_source, concatenate
+from nystrom_kme.sources import ConcatSource, as_source, concatenate
 from references import dense_kernel
 
 KERNEL = nk.Gaussian(1.3)
@@ -31,5 +31,10 @@ def test_concatenated_sources(data):
     w = np.linspace(0.0, 1.0, len(both))
     acc, total = Z.kernel_sums(data[:5], KERNEL, weights=w)
     np.testing.assert_allclose(acc.value(), dense_kernel("gaussian", data[:5], both, 1.3) @ w, rtol=1e-13)
-    # in-memory parts are joined into one array
-    assert isinstance(concatenate([as_source(top), as_source(bottom)]), ArraySource)
+    # in-memory parts are not copied: the pooled rows are read from the caller's arrays
+    pooled = concatenate([as_source(top), as_source(bottom.astype(np.float32))])
+    assert isinstance(pooled, ConcatSource) and pooled.dtype == np.float64
+    assert np.shares_memory(next(pooled.chunks())[1], top)
+    np.testing.assert_array_equal(
+        np.concatenate([b for _, b in pooled.chunks()]), np.concatenate([top, bottom.astype(np.float32)])
+    )
