@@ -33,6 +33,9 @@ from ..permutation import SplitSpec
 #: Optional callback told how many rows were just processed (progress bars).
 Progress = Callable[[int], None]
 
+#: Rows per core call of the random splits' sums (progress between calls).
+SPLIT_BLOCK_ROWS = 1 << 18
+
 # Mirrors superblock_rows() in cpp/include/nystrom_kme/detail/tile_layout.hpp for
 # one weight column (kPackBytes = 1 MiB, kChunk = 256): the core sums the rows of B
 # in superblocks of this many rows and adds the superblock sums with Neumaier
@@ -254,12 +257,15 @@ class RowSource(abc.ABC):
             raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
         splits = spec.new()
         acc = CompensatedSum(shape)
-        for _, block in self.chunks():
+        for _, chunk in self.chunks():
             self.check_features(L.shape[1])
-            L2, block2 = common_dtype(L, block)
-            acc.add(sums_of(L2, block2, splits))
-            if progress is not None:
-                progress(block.shape[0])
+            # at most SPLIT_BLOCK_ROWS rows per core call: progress between calls (an
+            # in-memory sample is one chunk of all its rows)
+            for first in range(0, chunk.shape[0], SPLIT_BLOCK_ROWS):
+                L2, block = common_dtype(L, chunk[first : first + SPLIT_BLOCK_ROWS])
+                acc.add(sums_of(L2, block, splits))
+                if progress is not None:
+                    progress(block.shape[0])
         if splits.position != spec.n_rows:
             raise ValueError(f"{self.name} has {splits.position} rows, the splits {spec.n_rows}")
         return acc.value()

@@ -1,4 +1,5 @@
-"""In-memory numpy arrays as a row source: one core call per sum."""
+"""In-memory numpy arrays as a row source: one core call per sum (the random splits' sums
+go in blocks of rows, like every source's: base.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from .. import _core
 from .._compensated import CompensatedSum
 from .._validation import Weights, as_data_matrix, common_dtype
 from ..kernels import Kernel
-from ..permutation import SplitSpec
 from .base import Progress, RowSource, weight_block, weight_total
 
 
@@ -71,26 +71,5 @@ class ArraySource(RowSource):
             progress(self.n_rows)
         return CompensatedSum.of(sums), total
 
-    def split_sums(
-        self, L: np.ndarray, kernel: Kernel, spec: SplitSpec, *, n_threads: int = 0, progress: Progress | None = None
-    ) -> np.ndarray:
-        # Blocks of 2^18 rows: progress and Ctrl-C between core calls.
-        self.check_features(L.shape[1])
-        if self.n_rows != spec.n_rows:
-            raise ValueError(f"{self.name} has {self.n_rows} rows, the splits {spec.n_rows}")
-        L, X = common_dtype(L, self.array)
-        core = kernel.to_core()
-        splits = spec.new()
-        acc = CompensatedSum((L.shape[0], spec.n_columns))
-        for start in range(0, self.n_rows, BLOCK_ROWS):
-            block = X[start : start + BLOCK_ROWS]
-            acc.add(_core.split_kernel_sums(L, block, splits, core, n_threads))
-            if progress is not None:
-                progress(block.shape[0])
-        return acc.value()
-
-
-#: Rows per core call of the multi-column sums over an in-memory array.
-BLOCK_ROWS = 1 << 18
 
 __all__ = ["ArraySource"]

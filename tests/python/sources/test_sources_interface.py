@@ -14,6 +14,8 @@ from nystrom_kme.sources import (
     IterableSource,
     RowSource,
     as_source,
+    base,
+    concatenate,
     core_block_rows,
 )
 from references import dense_kernel
@@ -143,6 +145,25 @@ def test_split_sums_and_diagonal_match_dense(data, sources, rng):
         assert src.diagonal_sum(lin, weights=w) == pytest.approx(expected, rel=1e-13)
     with pytest.raises(ValueError, match="rows, the splits"):
         sources["memmap"].split_sums(L, KERNEL, nk.permutation.SplitSpec(4000, 5000, 3, seed=1))
+
+
+def test_split_sums_report_progress_in_blocks(data, monkeypatch):
+    # an in-memory sample is one chunk of all its rows; its split sums still go to the
+    # core in blocks of SPLIT_BLOCK_ROWS, with progress after each (a pooled sample too)
+    monkeypatch.setattr(base, "SPLIT_BLOCK_ROWS", 1000)
+    L, spec = data[:25], nk.permutation.SplitSpec(4000, 5001, 17, seed=99)
+    W = np.where(spec.labels(), 1 / 4000, -1 / 5001)
+    K = dense_kernel("gaussian", L, data, 1.3)
+    pooled = concatenate([as_source(data[:4000]), as_source(data[4000:])])
+    for src in (as_source(data), pooled):
+        seen: list[int] = []
+        got = src.split_sums(L, KERNEL, spec, progress=seen.append)
+        assert seen == [1000] * 4 + [1000] * 5 + [1] if src is pooled else seen == [1000] * 9 + [1]
+        np.testing.assert_allclose(got, K @ W, rtol=1e-12, atol=1e-14 * (K @ np.abs(W)).max())
+        seen.clear()
+        multi = src.split_sums_multi(L, [KERNEL, nk.Gaussian(0.7)], spec, progress=seen.append)
+        assert max(seen) == 1000 and sum(seen) == len(data)
+        np.testing.assert_allclose(multi[0], got, rtol=1e-12, atol=1e-14 * (K @ np.abs(W)).max())
 
 
 def test_bad_input_is_named(data, tmp_path):
