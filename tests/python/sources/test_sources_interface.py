@@ -154,11 +154,12 @@ def test_split_sums_report_progress_in_blocks(data, monkeypatch):
     L, spec = data[:25], nk.permutation.SplitSpec(4000, 5001, 17, seed=99)
     W = np.where(spec.labels(), 1 / 4000, -1 / 5001)
     K = dense_kernel("gaussian", L, data, 1.3)
-    pooled = concatenate([as_source(data[:4000]), as_source(data[4000:])])
-    for src in (as_source(data), pooled):
+    pooled = concatenate([as_source(data[:4500]), as_source(data[4500:])])  # 4500 + 4501 rows
+    blocks = {"array": [1000] * 9 + [1], "pooled": [1000] * 4 + [500] + [1000] * 4 + [501]}
+    for name, src in (("array", as_source(data)), ("pooled", pooled)):
         seen: list[int] = []
         got = src.split_sums(L, KERNEL, spec, progress=seen.append)
-        assert seen == [1000] * 4 + [1000] * 5 + [1] if src is pooled else seen == [1000] * 9 + [1]
+        assert seen == blocks[name]
         np.testing.assert_allclose(got, K @ W, rtol=1e-12, atol=1e-14 * (K @ np.abs(W)).max())
         seen.clear()
         multi = src.split_sums_multi(L, [KERNEL, nk.Gaussian(0.7)], spec, progress=seen.append)
