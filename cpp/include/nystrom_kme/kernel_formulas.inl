@@ -14,7 +14,7 @@
 //   M::positive_or_zero(t, x)  x where t > 0, else 0
 //   M::far_v, M::far_t  the clamps of v and t (radial kernels vanish far away: an
 //                       overflowed distance must give 0, never inf * 0)
-//   M::exp2            (the GPU's fast map only) 2^x
+//   M::exp2            2^x (the base-2 maps: the GPU's fast map, the CPU's float32 maps)
 //
 // v is the scaled distance of the kind's Distance: ||x - y||^2 / sigma^2 for the radial
 // kernels, ||x - y||_1 / sigma for laplacian_l1, <x, y> / sigma^2 for the dot-product
@@ -25,6 +25,9 @@
 
 template <KernelKind K>
 struct Formula;  // a kind without a formula fails to compile where it is used
+
+/// log2(e): the base-2 maps take the exponential family's exponent as q = t log2(e).
+constexpr double kLog2e = 1.4426950408889634;
 
 enum class Family { exponential, power, inner_product };
 
@@ -287,6 +290,17 @@ NYSTROM_KME_FORMULA typename M::V exponent_of(typename M::V v) {
   }
 }
 
+/// q = t log2(e) of a squared (or l1) scaled distance v, the exponent of exponential_of_q.
+template <class M, class F>
+NYSTROM_KME_FORMULA typename M::V exponent_in_base_2(typename M::V v) {
+  using T [[maybe_unused]] = typename M::T;
+  if constexpr (F::root) {
+    return M::sqrt(v) * T(F::rate * kLog2e);
+  } else {
+    return v * T(F::rate * kLog2e);
+  }
+}
+
 /// The kernel value for the scaled distance (or inner product) v; v = 0 gives exactly 1
 /// for every radial kernel.
 template <class M, KernelKind K>
@@ -323,9 +337,8 @@ NYSTROM_KME_FORMULA typename M::V gradient_factor(typename M::V v, typename M::V
 template <KernelKind K>
 NYSTROM_KME_FORMULA constexpr double fast_factor() {
   using F = Formula<K>;
-  constexpr double log2e = 1.4426950408889634;
   if constexpr (F::family == Family::exponential) {
-    return F::root ? (F::rate * log2e) * (F::rate * log2e) : F::rate * log2e;
+    return F::root ? (F::rate * kLog2e) * (F::rate * kLog2e) : F::rate * kLog2e;
   } else if constexpr (F::family == Family::power) {
     return F::scale(KernelParams{});
   } else {

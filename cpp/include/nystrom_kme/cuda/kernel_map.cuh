@@ -50,7 +50,8 @@ __device__ __forceinline__ float rsqrt_approx(float x) {
 }
 
 /// The accurate arithmetic of the formulas (kernel_formulas.inl) in T: the CPU core's
-/// kernel_map in the input's precision.
+/// kernel_map in the input's precision (whose float32 lanes take the exponential family
+/// in base 2: the same values to a few ulp).
 template <class Lane>
 struct AccurateMath {
   using V = Lane;

@@ -316,7 +316,7 @@ __attribute__((flatten)) void map_scaled(const ScaledKernel& map, const T* d2, c
           if constexpr (std::is_same_v<T, float>) {
             // in base 2 (exp2 needs no Cody-Waite reduction and a shorter polynomial):
             // two Gaussians' float sums 1.1x faster (test_bin_sums: 2e-6 of long double)
-            const T c = T(scale * 1.4426950408889634);  // log2(e)
+            const T c = T(scale * kLog2e);
             for (Index i = 0; i < n; i += L) store_into(kt + i, exponential_of_q<M, F>(load(v + i) * c));
           } else {
             const T c = T(scale);

@@ -357,8 +357,7 @@ inline vec_t<T> kernel_map(const Kernel& kernel, vec_t<T> v) {
       [&](auto tag) {
         using F = typename decltype(tag)::formula;
         if constexpr (std::is_same_v<T, float> && F::family == Family::exponential) {
-          const T c = T(F::rate * 1.4426950408889634);  // log2(e)
-          return exponential_of_q<SimdMath<T>, F>((F::root ? sqrt(v) : v) * c);
+          return exponential_of_q<SimdMath<T>, F>(exponent_in_base_2<SimdMath<T>, F>(v));
         } else {
           return kernel_value<SimdMath<T>, decltype(tag)::kind>(v, kernel.params());
         }
